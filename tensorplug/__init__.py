@@ -1,0 +1,69 @@
+"""tensorplug: a PyTorch-style eager tensor library whose backends are plugins.
+
+>>> import tensorplug as tp
+>>> x = tp.ones(2, 3)
+>>> (x + 1).sum().item()
+12.0
+"""
+from __future__ import annotations
+
+from . import backends, dispatcher
+from .frontend import methods as _methods  # attaches Tensor methods and operators
+from .frontend.device import device, get_default_device, set_default_device
+from .frontend.dtypes import (
+    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
+    int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+)
+from .frontend.factories import (
+    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor, zeros, zeros_like,
+)
+from .frontend.methods import add, clamp, clip, div, relu, sub, true_divide
+from .frontend.ops.copying import clone
+from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
+from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
+from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
+from .frontend.ops.reductions import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
+from .frontend.ops.shape_ops import cat, stack
+from .frontend.printing import set_printoptions
+from .frontend.random import Generator, initial_seed, manual_seed, seed
+from .frontend.shapes import broadcast_shapes
+from .frontend.tensor import Tensor, is_tensor
+from .frontend.views import (
+    as_strided, broadcast_tensors, broadcast_to, diagonal, expand, flatten, movedim, narrow, permute,
+    reshape, select, squeeze, swapaxes, t, transpose, unflatten, unsqueeze,
+)
+
+__version__ = "0.1.0"
+
+globals().update(_UNARY)
+globals().update({k: v for k, v in _BINARY.items() if k not in ("add", "sub", "div")})
+globals().update(_COMPARE)
+multiply, subtract, divide = _BINARY["mul"], sub, div
+greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
+negative = _UNARY["neg"]
+absolute = _UNARY["abs"]
+
+
+def set_num_threads(n: int) -> None:
+    """Threads used by CPU kernels (OpenMP and OpenBLAS together)."""
+    from .backends.cpu._load import load_kernels
+
+    load_kernels().set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    from .backends.cpu._load import load_kernels
+
+    return load_kernels().get_num_threads()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+from . import cpu  # noqa: E402  (tp.cpu.empty_cache(); needs the names above)

@@ -1,0 +1,146 @@
+"""The backend contract: what a backend plugin provides.
+
+This module is the public API that backend authors build against (docs/backend-contract.md
+describes it in full). A backend subclasses :class:`Backend` and returns an instance from the
+``tensorplug_register_backends`` hook. Constructing the instance must be cheap: heavy imports
+(a vendor SDK, CuPy, PyOpenCL) belong in :meth:`Backend.load`, which runs on the first use of the
+device.
+
+Kernels implement the primitive ops listed in :data:`PRIMITIVES`. Every kernel receives tensors
+whose shapes, dtypes and devices the frontend already checked; inputs are broadcast to the output
+shape (as stride-0 views) and cast to the computation dtype, and the output is already allocated.
+Kernels read tensors only through ``shape``, ``stride()``, ``storage_offset()``, ``dtype``,
+``device`` and ``untyped_storage()``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "PRIMITIVES",
+    "FAMILIES",
+    "REQUIRED_DTYPES",
+    "OPTIONAL_DTYPES",
+    "Backend",
+]
+
+#: Bumped whenever the primitive list or a calling convention changes.
+CONTRACT_VERSION = 1
+
+#: The primitive ops by family. Within a family every op has the same calling convention, so one
+#: generic kernel generator can serve the whole family.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    # copy_(dst, src): src broadcast to dst's shape, converted to dst's dtype; same device.
+    # fill_(dst, value): value a Python number.
+    "copy": ("copy_", "fill_"),
+    # name(out, a): same dtype in and out, except the predicates, whose out is bool.
+    "unary": (
+        "neg", "abs", "sign", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
+        "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid",
+        "erf", "erfinv", "floor", "ceil", "round", "trunc", "reciprocal", "square", "logical_not",
+        "bitwise_not", "isnan", "isinf", "isfinite",
+    ),
+    # name(out, a, b): a and b tensors of out's dtype, or one of them a Python number.
+    # The logical_* ops read a and b in the computation dtype and write a bool out.
+    "binary": (
+        "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum",
+        "minimum", "atan2", "copysign", "hypot", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
+    ),
+    # name(out, a, b): out is bool; a and b of one dtype, or one of them a Python number.
+    "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
+    # where(out, cond, a, b): cond bool; a, b of out's dtype or Python numbers.
+    "ternary": ("where",),
+    # name(out, a, dims): out has a's ndim with the reduced dims of size 1; dims a sorted tuple.
+    # sum/prod of integer or bool inputs write int64; argmax/argmin get one dim and write int64.
+    "reduce": ("sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin"),
+    # name(out, a, dim): inclusive scan along dim, out of a's dtype.
+    "scan": ("cumsum", "cumprod"),
+    # matmul(out, a, b): a (B, M, K), b (B, K, N), out (B, M, N), all of one dtype.
+    "matmul": ("matmul",),
+    # gather(out, a, dim, index); scatter_(self, dim, index, src, reduce) with src a tensor or
+    # number and reduce None or "add"; index_get(out, a, indices) and
+    # index_put_(self, indices, values, accumulate) with indices a tuple of int64 tensors that all
+    # have one shape and index a's leading dims. Out-of-range index values raise IndexError.
+    "index": ("gather", "scatter_", "index_get", "index_put_"),
+    # name(out, seed, offset, a, b): fill a contiguous out with Philox4x32-10 numbers (see the
+    # contract document for the exact mapping): uniform in [a, b), normal with mean a and std b,
+    # integers in [a, b).
+    "random": ("uniform_", "normal_", "randint_"),
+}
+
+#: Every primitive op name, mapped to its family.
+PRIMITIVES: dict[str, str] = {name: family for family, names in FAMILIES.items() for name in names}
+
+#: A conformant backend supports these dtypes for every primitive.
+REQUIRED_DTYPES = ("float32", "int64", "bool")
+#: A backend declares which of these it supports; what it declares must pass.
+OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
+
+
+class Backend:
+    """Base class of a backend. Subclass it, set ``device_type``, implement the methods.
+
+    The object is created when the plugin loads (keep that cheap); :meth:`load` runs once, on
+    the first use of the device, and is where heavy imports and device setup belong.
+    """
+
+    #: The device type users name: ``tp.ones(2, device="<device_type>")``.
+    device_type: str = ""
+    #: The contract version the backend was written for.
+    contract_version: int = CONTRACT_VERSION
+    #: dtype names the backend supports (must include REQUIRED_DTYPES to be conformant).
+    dtypes: frozenset[str] = frozenset(REQUIRED_DTYPES)
+
+    # --- discovery -------------------------------------------------------------------------
+    def is_available(self) -> tuple[bool, str]:
+        """Whether the device can be used here, and if not, why (shown to users)."""
+        return True, ""
+
+    def device_count(self) -> int:
+        return 1
+
+    def load(self) -> None:
+        """Import the runtime and prepare the device; called once, on first use."""
+
+    # --- storage and copies -----------------------------------------------------------------
+    def allocate(self, nbytes: int, device_index: int) -> Any:
+        """Return a new storage of ``nbytes`` bytes on the device (an object with ``nbytes``).
+
+        The storage's memory is released (or returned to the backend's cache) when the object
+        is garbage: tensorplug drops its last reference as soon as no tensor uses it.
+        """
+        raise NotImplementedError
+
+    def copy_from_host(self, dst: Any, array: Any) -> None:
+        """Copy the C-contiguous NumPy ``array`` into the contiguous tensor ``dst``."""
+        raise NotImplementedError
+
+    def to_host(self, src: Any) -> Any:
+        """Return ``src``'s values as a NumPy array of its shape (a copy, or a view for
+        backends whose memory is host memory)."""
+        raise NotImplementedError
+
+    def wrap_host(self, array: Any) -> Any:
+        """Optional, for backends whose memory is host memory (CPU): a storage sharing the
+        C-contiguous NumPy ``array``'s memory and keeping it alive (``tp.from_numpy``)."""
+        raise NotImplementedError(f"{self.device_type}: tensors cannot share host memory")
+
+    def synchronize(self, device_index: int) -> None:
+        """Wait for all queued work on the device; raise pending device errors."""
+
+    def memory_stats(self, device_index: int) -> dict[str, int]:
+        return {}
+
+    def empty_cache(self) -> None:
+        """Give cached, unused memory back to the system."""
+
+    # --- kernels -----------------------------------------------------------------------------
+    def kernels(self) -> dict[str, Callable[..., Any]]:
+        """The primitive kernels, by op name (see PRIMITIVES). Called after :meth:`load`."""
+        return {}
+
+    def fallback(self) -> Callable[..., Any] | None:
+        """An optional boxed kernel ``fallback(op, args, kwargs)`` for ops without a kernel."""
+        return None

@@ -1,0 +1,40 @@
+"""The CPU backend: C++ kernels (``csrc/``, built as ``_kernels``) over a caching host allocator.
+
+It registers through the ``tensorplug.backends`` entry point like any third-party backend; the
+compiled module is imported only in :meth:`CPUBackend.load`.
+"""
+from __future__ import annotations
+
+from ...plugins import hookimpl
+from ..api import REQUIRED_DTYPES, OPTIONAL_DTYPES, Backend
+
+__all__ = ["CPUBackend", "plugin"]
+
+
+class CPUBackend(Backend):
+    device_type = "cpu"
+    dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES)
+
+    def load(self) -> None:
+        from . import kernels, storage
+
+        self._kernels = kernels.table()
+        # Bound straight to the storage functions: allocation is on every op's path.
+        self.allocate = storage.allocate
+        self.copy_from_host = storage.copy_from_host
+        self.to_host = storage.to_host
+        self.wrap_host = storage.wrap_host
+        self.memory_stats = storage.memory_stats
+        self.empty_cache = storage.empty_cache
+
+    def kernels(self):
+        return self._kernels
+
+
+class _CPUPlugin:
+    @hookimpl
+    def tensorplug_register_backends(self):
+        return [CPUBackend()]
+
+
+plugin = _CPUPlugin()

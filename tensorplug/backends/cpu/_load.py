@@ -1,0 +1,33 @@
+"""Load the compiled CPU kernels (`_kernels`), making OpenBLAS findable first.
+
+The extension links against libscipy_openblas.so from the scipy-openblas32 wheel. Installed in
+site-packages it finds the library through its rpath; built in place (editable installs, running
+from the repository) it may not, so the library is loaded here with RTLD_GLOBAL before the import:
+the dynamic loader then resolves the extension's dependency by its soname.
+"""
+
+import ctypes
+import os
+
+_kernels = None
+
+
+def _preload_openblas():
+    import scipy_openblas32
+
+    lib_dir = scipy_openblas32.get_lib_dir()
+    for name in sorted(os.listdir(lib_dir)):
+        if name.startswith("libscipy_openblas") and ".so" in name:
+            ctypes.CDLL(os.path.join(lib_dir, name), mode=ctypes.RTLD_GLOBAL)
+            return
+
+
+def load_kernels():
+    """Return the `_kernels` extension module, preloading OpenBLAS on the first call."""
+    global _kernels
+    if _kernels is None:
+        _preload_openblas()
+        from . import _kernels as module
+
+        _kernels = module
+    return _kernels

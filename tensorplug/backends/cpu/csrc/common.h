@@ -1,0 +1,375 @@
+// Shared definitions for the CPU kernels: dtypes, 16-bit float types, errors, operand parsing
+// and the strided N-d loop that every elementwise family runs on.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace tp {
+
+// Arrays of this many dims live on the stack: no heap allocation on the hot path.
+constexpr int MAX_DIMS = 32;
+
+// Above this many elements a kernel releases the GIL and may use several threads.
+constexpr int64_t PARALLEL_THRESHOLD = 32768;
+
+enum DType : int {
+    kBool = 0,
+    kUInt8 = 1,
+    kInt8 = 2,
+    kInt16 = 3,
+    kInt32 = 4,
+    kInt64 = 5,
+    kFloat16 = 6,
+    kFloat32 = 7,
+    kFloat64 = 8,
+    kBFloat16 = 9,
+    kNumDTypes = 10,
+};
+
+extern const int kItemSize[kNumDTypes];
+extern const char* const kDTypeName[kNumDTypes];
+
+inline bool is_float_dtype(int d) { return d == kFloat16 || d == kFloat32 || d == kFloat64 || d == kBFloat16; }
+inline bool is_int_dtype(int d) { return d >= kUInt8 && d <= kInt64; }
+
+// ---------------------------------------------------------------------------------------------
+// Errors. Kernels throw KernelError; the Python entry points turn it into the named exception.
+struct KernelError {
+    PyObject* type;
+    std::string msg;
+};
+// Thrown when a Python error is already set (for example by a failed conversion).
+struct PythonErrorSet {};
+
+[[noreturn]] inline void raise(PyObject* type, const std::string& msg) { throw KernelError{type, msg}; }
+[[noreturn]] inline void value_error(const std::string& msg) { raise(PyExc_ValueError, msg); }
+
+// ---------------------------------------------------------------------------------------------
+// 16-bit floats: storage types that convert to and from float with round-to-nearest-even.
+inline uint32_t f32_bits(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+inline float bits_f32(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+
+inline uint16_t f32_to_f16(float f) {
+    uint32_t x = f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
+    if (ax < 0x38800000u) {
+        // Subnormal half: adding 0.5f puts the half's last unit at the float's last bit, so the
+        // float addition performs the round-to-nearest-even for us.
+        float af = bits_f32(ax) + 0.5f;
+        return static_cast<uint16_t>(sign | (f32_bits(af) - 0x3f000000u));
+    }
+    uint32_t odd = (ax >> 13) & 1u;
+    ax += 0xc8000fffu + odd;  // rebias the exponent and round
+    return static_cast<uint16_t>(sign | (ax >> 13));
+}
+
+inline float f16_to_f32(uint16_t h) {
+    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu;
+    uint32_t m = h & 0x3ffu;
+    if (e == 0) {
+        float f = static_cast<float>(m) * 5.9604644775390625e-08f;  // m * 2^-24
+        return bits_f32(f32_bits(f) | sign);
+    }
+    if (e == 31) return bits_f32(sign | 0x7f800000u | (m << 13));
+    return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+inline uint16_t f32_to_bf16(float f) {
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return static_cast<uint16_t>(x >> 16);
+}
+
+inline float bf16_to_f32(uint16_t b) { return bits_f32(static_cast<uint32_t>(b) << 16); }
+
+// double -> float rounding to odd, so that a second rounding to a 16-bit float is exact RNE.
+inline float f64_to_f32_odd(double d) {
+    float f = static_cast<float>(d);
+    if (static_cast<double>(f) != d && d == d && std::isfinite(f)) {
+        uint32_t x = f32_bits(f);
+        if (std::fabs(static_cast<double>(f)) > std::fabs(d)) x -= 1;
+        x |= 1u;
+        f = bits_f32(x);
+    }
+    return f;
+}
+
+struct half_t {
+    uint16_t x;
+    static half_t from_float(float f) { half_t h; h.x = f32_to_f16(f); return h; }
+    operator float() const { return f16_to_f32(x); }
+};
+struct bf16_t {
+    uint16_t x;
+    static bf16_t from_float(float f) { bf16_t h; h.x = f32_to_bf16(f); return h; }
+    operator float() const { return bf16_to_f32(x); }
+};
+
+template <class T> constexpr bool is_half_like = std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>;
+template <class T> constexpr bool is_floating = std::is_floating_point_v<T> || is_half_like<T>;
+template <class T> constexpr bool is_bool = std::is_same_v<T, bool>;
+template <class T> constexpr bool is_integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// The type arithmetic on T is done in: float for the 16-bit floats, T otherwise.
+template <class T> struct compute_type { using type = T; };
+template <> struct compute_type<half_t> { using type = float; };
+template <> struct compute_type<bf16_t> { using type = float; };
+template <class T> using compute_t = typename compute_type<T>::type;
+
+template <class T> inline compute_t<T> to_c(T v) { return static_cast<compute_t<T>>(v); }
+
+// Conversion between any two dtypes (torch/C semantics: float -> int truncates toward zero,
+// anything -> bool is != 0 so NaN is true). Out-of-range float -> int goes through int64.
+template <class D, class S> inline D convert(S s) {
+    if constexpr (std::is_same_v<D, S>) {
+        return s;
+    } else if constexpr (is_bool<D>) {
+        return to_c(s) != 0;
+    } else if constexpr (is_half_like<D>) {
+        if constexpr (std::is_same_v<S, double> || std::is_same_v<S, int64_t> || std::is_same_v<S, int32_t>) {
+            return D::from_float(f64_to_f32_odd(static_cast<double>(s)));
+        } else {
+            return D::from_float(static_cast<float>(to_c(s)));
+        }
+    } else if constexpr (std::is_floating_point_v<D>) {
+        return static_cast<D>(to_c(s));
+    } else {
+        if constexpr (is_floating<S>) {
+            double d = static_cast<double>(to_c(s));
+            int64_t v = (d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+                            ? static_cast<int64_t>(d)
+                            : std::numeric_limits<int64_t>::min();
+            return static_cast<D>(v);
+        } else {
+            return static_cast<D>(s);
+        }
+    }
+}
+
+// Calls the body with T bound to the C++ type of a dtype code.
+#define TP_DTYPE_CASE(code, ctype, T, ...) \
+    case code: {                            \
+        using T = ctype;                    \
+        __VA_ARGS__;                        \
+        break;                              \
+    }
+#define TP_DISPATCH(dtype, T, ...)                           \
+    switch (dtype) {                                         \
+        TP_DTYPE_CASE(::tp::kBool, bool, T, __VA_ARGS__)     \
+        TP_DTYPE_CASE(::tp::kUInt8, uint8_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kInt8, int8_t, T, __VA_ARGS__)   \
+        TP_DTYPE_CASE(::tp::kInt16, int16_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kInt32, int32_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kInt64, int64_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat16, ::tp::half_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat32, float, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat64, double, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kBFloat16, ::tp::bf16_t, T, __VA_ARGS__) \
+        default:                                             \
+            ::tp::value_error("invalid dtype code");         \
+    }
+
+// ---------------------------------------------------------------------------------------------
+// Storage: a Python object owning (or borrowing) host memory.
+struct StorageObject {
+    PyObject_HEAD
+    char* data;
+    int64_t nbytes;
+    int64_t block_size;  // > 0 when the memory is a caching-allocator block
+    int readonly;
+    int has_view;        // wrap(): the buffer of the wrapped object, released on dealloc
+    Py_buffer view;
+    PyObject* weakreflist;
+};
+extern PyTypeObject* StorageType;
+
+PyObject* storage_alloc(int64_t nbytes);
+
+// ---------------------------------------------------------------------------------------------
+// Argument parsing for the fast-call entry points.
+int64_t arg_int(PyObject* o, const char* fname, const char* what);
+double arg_double(PyObject* o, const char* fname, const char* what);
+int arg_dtype(PyObject* o, const char* fname);
+int parse_shape(PyObject* o, int64_t* shape, const char* fname, const char* what = "shape");
+void check_nargs(Py_ssize_t n, Py_ssize_t expected, const char* fname);
+inline bool is_py_scalar(PyObject* o) { return PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o); }
+
+// An operand: (storage, offset, strides) or a Python scalar turned into a stride-0 operand.
+struct Operand {
+    char* data;  // address of the element at `offset`
+    int64_t strides[MAX_DIMS];  // in elements
+    StorageObject* storage;
+    bool is_scalar;
+    alignas(16) char scalar_buf[16];
+    Operand() = default;
+    Operand(const Operand&) = delete;
+    Operand& operator=(const Operand&) = delete;
+};
+
+void parse_operand(PyObject* o, int dtype, int ndim, const int64_t* shape, Operand& op, const char* fname,
+                   const char* what, bool allow_scalar, bool writable);
+// Store a Python number converted to `dtype` at dst.
+void scalar_to_dtype(PyObject* o, int dtype, void* dst, const char* fname);
+
+inline int64_t numel_of(int ndim, const int64_t* shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads and the GIL.
+extern int g_num_threads;
+
+struct ReleaseGil {
+    PyThreadState* state = nullptr;
+    explicit ReleaseGil(bool on) {
+        if (on) state = PyEval_SaveThread();
+    }
+    ~ReleaseGil() {
+        if (state) PyEval_RestoreThread(state);
+    }
+    ReleaseGil(const ReleaseGil&) = delete;
+    ReleaseGil& operator=(const ReleaseGil&) = delete;
+};
+
+// fn(begin, end) over [0, total), split in contiguous ranges over threads when big enough.
+template <class F> void parallel_range(int64_t total, int64_t threshold, F&& fn) {
+#ifdef _OPENMP
+    if (total >= threshold && g_num_threads > 1) {
+        int nt = static_cast<int>(std::min<int64_t>(g_num_threads, total));
+#pragma omp parallel num_threads(nt)
+        {
+            int tid = omp_get_thread_num();
+            int nth = omp_get_num_threads();
+            int64_t chunk = (total + nth - 1) / nth;
+            int64_t b = tid * chunk;
+            int64_t e = std::min<int64_t>(total, b + chunk);
+            if (b < e) fn(b, e);
+        }
+        return;
+    }
+#endif
+    (void)threshold;
+    if (total > 0) fn(int64_t(0), total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The strided N-d loop: N operands over one shape, strides in bytes, dims coalesced.
+template <int N> struct Loop {
+    int ndim;
+    int64_t numel;
+    int64_t shape[MAX_DIMS];
+    int64_t st[N][MAX_DIMS];
+    char* ptr[N];
+
+    // ops[i] strides are in elements; itemsize[i] converts them to bytes.
+    void init(int nd, const int64_t* shp, Operand* const* ops, const int* itemsize) {
+        numel = numel_of(nd, shp);
+        ndim = 0;
+        for (int i = 0; i < N; ++i) ptr[i] = ops[i]->data;
+        for (int d = 0; d < nd; ++d) {
+            if (shp[d] == 1) continue;
+            if (ndim > 0) {
+                bool merge = true;
+                for (int i = 0; i < N; ++i)
+                    if (st[i][ndim - 1] != ops[i]->strides[d] * itemsize[i] * shp[d]) merge = false;
+                if (merge) {
+                    shape[ndim - 1] *= shp[d];
+                    for (int i = 0; i < N; ++i) st[i][ndim - 1] = ops[i]->strides[d] * itemsize[i];
+                    continue;
+                }
+            }
+            shape[ndim] = shp[d];
+            for (int i = 0; i < N; ++i) st[i][ndim] = ops[i]->strides[d] * itemsize[i];
+            ++ndim;
+        }
+        if (ndim == 0) {
+            ndim = 1;
+            shape[0] = 1;
+            for (int i = 0; i < N; ++i) st[i][0] = 0;
+        }
+    }
+
+    // f(char* p[N], int64_t n, const int64_t s[N]) for each inner run of the linear range.
+    template <class F> void run_range(int64_t begin, int64_t end, F& f) const { run_range_at(ptr, begin, end, f); }
+
+    // As run_range, with the operands' base pointers given instead of ptr.
+    template <class F> void run_range_at(char* const* base, int64_t begin, int64_t end, F& f) const {
+        const int nd = ndim;
+        const int64_t inner = shape[nd - 1];
+        int64_t idx[MAX_DIMS];
+        char* p[N];
+        int64_t is[N];
+        int64_t rem = begin;
+        for (int d = nd - 1; d >= 0; --d) {
+            idx[d] = rem % shape[d];
+            rem /= shape[d];
+        }
+        for (int i = 0; i < N; ++i) {
+            p[i] = base[i];
+            for (int d = 0; d < nd; ++d) p[i] += idx[d] * st[i][d];
+            is[i] = st[i][nd - 1];
+        }
+        int64_t pos = begin;
+        while (pos < end) {
+            int64_t n = std::min(inner - idx[nd - 1], end - pos);
+            f(p, n, is);
+            pos += n;
+            if (pos >= end) break;
+            for (int i = 0; i < N; ++i) p[i] += n * is[i];
+            idx[nd - 1] += n;
+            int d = nd - 1;
+            while (d > 0 && idx[d] >= shape[d]) {
+                for (int i = 0; i < N; ++i) p[i] -= shape[d] * st[i][d];
+                idx[d] = 0;
+                --d;
+                ++idx[d];
+                for (int i = 0; i < N; ++i) p[i] += st[i][d];
+            }
+        }
+    }
+
+    template <class F> void run(F&& f) const {
+        parallel_range(numel, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) { run_range(b, e, f); });
+    }
+};
+
+// Fixed-size fast-call entry point type and the wrapper that turns C++ errors into Python ones.
+using FastFn = PyObject* (*)(PyObject* const*, Py_ssize_t);
+
+template <FastFn F> PyObject* guarded(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    try {
+        return F(args, nargs);
+    } catch (const KernelError& e) {
+        PyErr_SetString(e.type, e.msg.c_str());
+    } catch (const PythonErrorSet&) {
+    } catch (const std::bad_alloc&) {
+        PyErr_SetString(PyExc_MemoryError, "cpu: out of memory");
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+}
+
+inline PyObject* none() { Py_RETURN_NONE; }
+
+}  // namespace tp

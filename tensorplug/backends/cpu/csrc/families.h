@@ -1,0 +1,27 @@
+// Each kernel family appends its fast-call entry points to the module's method table.
+#pragma once
+
+#include <vector>
+
+#include "common.h"
+
+namespace tp {
+
+void register_storage(PyObject* module, std::vector<PyMethodDef>& methods);
+void register_unary(std::vector<PyMethodDef>& methods);
+void register_binary(std::vector<PyMethodDef>& methods);
+void register_copy(std::vector<PyMethodDef>& methods);
+void register_reduce(std::vector<PyMethodDef>& methods);
+void register_matmul(std::vector<PyMethodDef>& methods);
+void register_index(std::vector<PyMethodDef>& methods);
+void register_random(std::vector<PyMethodDef>& methods);
+
+// Philox4x32-10: counter (4 words) and key (2 words) -> 4 words.
+void philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]);
+
+template <FastFn F> PyMethodDef fast_method(const char* name, const char* doc) {
+    return PyMethodDef{name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(guarded<F>)), METH_FASTCALL,
+                       doc};
+}
+
+}  // namespace tp

@@ -1,0 +1,203 @@
+// unary(op, dtype, shape, out, a)
+#include "elementwise.h"
+#include "families.h"
+#include "ops.h"
+
+namespace tp {
+
+namespace {
+
+// Inverse error function: a single-precision rational start (Giles, "Approximating the erfinv
+// function", 2010) refined by two Newton steps, on erfc near +-1 where erf loses precision.
+double erfinv_double(double y) {
+    if (!(y > -1.0 && y < 1.0)) {
+        if (y == 1.0) return std::numeric_limits<double>::infinity();
+        if (y == -1.0) return -std::numeric_limits<double>::infinity();
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    if (y == 0.0) return y;
+    double w = -std::log((1.0 - y) * (1.0 + y));
+    double p;
+    if (w < 5.0) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = std::sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    const double sign = y < 0 ? -1.0 : 1.0;
+    const double ay = std::fabs(y);
+    double x = std::fabs(p * y);
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    for (int i = 0; i < 2; ++i) {
+        double deriv = two_over_sqrt_pi * std::exp(-x * x);
+        if (deriv == 0.0) break;
+        if (ay <= 0.5)
+            x -= (std::erf(x) - ay) / deriv;
+        else
+            x += (std::erfc(x) - (1.0 - ay)) / deriv;
+    }
+    return sign * x;
+}
+
+bool unary_out_is_bool(int op) {
+    return op == U_LOGICAL_NOT || op == U_ISNAN || op == U_ISINF || op == U_ISFINITE;
+}
+
+bool unary_supported(int op, int dtype) {
+    if (is_float_dtype(dtype)) return op != U_BITWISE_NOT;
+    switch (op) {
+        case U_ABS: case U_SIGN: case U_FLOOR: case U_CEIL: case U_ROUND: case U_TRUNC: case U_SQUARE:
+        case U_LOGICAL_NOT: case U_BITWISE_NOT: case U_ISNAN: case U_ISINF: case U_ISFINITE:
+            return true;
+        case U_NEG: case U_RELU:
+            return dtype != kBool;
+        default:
+            return false;
+    }
+}
+
+#define FLOAT_ONLY(...)                        \
+    if constexpr (is_floating<T>) __VA_ARGS__; \
+    break
+
+template <class T> void unary_T(int op, const Loop<2>& L) {
+    using C = compute_t<T>;
+    switch (op) {
+        case U_NEG:
+            if constexpr (!is_bool<T>) run_unary<T, T>(L, [](C x) { return -x; });
+            break;
+        case U_ABS:
+            if constexpr (is_floating<T>)
+                run_unary<T, T>(L, [](C x) { return std::fabs(x); });
+            else if constexpr (std::is_signed_v<T>)
+                run_unary<T, T>(L, [](C x) { return x < 0 ? static_cast<C>(-x) : x; });
+            else
+                run_unary<T, T>(L, [](C x) { return x; });
+            break;
+        case U_SIGN:
+            if constexpr (is_floating<T>)
+                run_unary<T, T>(L, [](C x) { return x != x ? x : static_cast<C>((x > 0) - (x < 0)); });
+            else if constexpr (is_bool<T>)
+                run_unary<T, T>(L, [](C x) { return x; });
+            else
+                run_unary<T, T>(L, [](C x) { return static_cast<C>((x > 0) - (x < 0)); });
+            break;
+        case U_EXP: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::exp(x); }));
+        case U_EXP2: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::exp2(x); }));
+        case U_LOG: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log(x); }));
+        case U_LOG2: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log2(x); }));
+        case U_LOG10: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log10(x); }));
+        case U_LOG1P: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log1p(x); }));
+        case U_EXPM1: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::expm1(x); }));
+        case U_SQRT: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::sqrt(x); }));
+        case U_RSQRT: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return C(1) / std::sqrt(x); }));
+        case U_SIN: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::sin(x); }));
+        case U_COS: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::cos(x); }));
+        case U_TAN: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::tan(x); }));
+        case U_ASIN: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::asin(x); }));
+        case U_ACOS: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::acos(x); }));
+        case U_ATAN: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::atan(x); }));
+        case U_SINH: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::sinh(x); }));
+        case U_COSH: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::cosh(x); }));
+        case U_TANH: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::tanh(x); }));
+        case U_SIGMOID: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return C(1) / (C(1) + std::exp(-x)); }));
+        case U_ERF: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::erf(x); }));
+        case U_ERFINV:
+            FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return static_cast<C>(erfinv_double(static_cast<double>(x))); }));
+        case U_RECIPROCAL: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return C(1) / x; }));
+        case U_FLOOR:
+            if constexpr (is_floating<T>) run_unary<T, T>(L, [](C x) { return std::floor(x); });
+            else run_unary<T, T>(L, [](C x) { return x; });
+            break;
+        case U_CEIL:
+            if constexpr (is_floating<T>) run_unary<T, T>(L, [](C x) { return std::ceil(x); });
+            else run_unary<T, T>(L, [](C x) { return x; });
+            break;
+        case U_ROUND:  // half to even: nearbyint under the default rounding mode
+            if constexpr (is_floating<T>) run_unary<T, T>(L, [](C x) { return std::nearbyint(x); });
+            else run_unary<T, T>(L, [](C x) { return x; });
+            break;
+        case U_TRUNC:
+            if constexpr (is_floating<T>) run_unary<T, T>(L, [](C x) { return std::trunc(x); });
+            else run_unary<T, T>(L, [](C x) { return x; });
+            break;
+        case U_SQUARE:
+            if constexpr (is_bool<T>) run_unary<T, T>(L, [](C x) { return x; });
+            else run_unary<T, T>(L, [](C x) { return x * x; });
+            break;
+        case U_RELU:
+            if constexpr (!is_bool<T>) run_unary<T, T>(L, [](C x) { return x < 0 ? C(0) : x; });
+            break;
+        case U_LOGICAL_NOT:
+            run_unary<bool, T>(L, [](C x) { return !(x != 0); });
+            break;
+        case U_BITWISE_NOT:
+            if constexpr (is_bool<T>) run_unary<T, T>(L, [](C x) { return !x; });
+            else if constexpr (is_integer<T>) run_unary<T, T>(L, [](C x) { return static_cast<C>(~x); });
+            break;
+        case U_ISNAN:
+            if constexpr (is_floating<T>) run_unary<bool, T>(L, [](C x) { return x != x; });
+            else run_unary<bool, T>(L, [](C) { return false; });
+            break;
+        case U_ISINF:
+            if constexpr (is_floating<T>) run_unary<bool, T>(L, [](C x) { return std::isinf(x); });
+            else run_unary<bool, T>(L, [](C) { return false; });
+            break;
+        case U_ISFINITE:
+            if constexpr (is_floating<T>) run_unary<bool, T>(L, [](C x) { return std::isfinite(x); });
+            else run_unary<bool, T>(L, [](C) { return true; });
+            break;
+        default:
+            break;
+    }
+}
+
+PyObject* py_unary(PyObject* const* args, Py_ssize_t nargs) {
+    check_nargs(nargs, 5, "unary");
+    int64_t op = arg_int(args[0], "unary", "op");
+    if (op < 0 || op >= U_NUM_OPS) value_error("unary: invalid op code " + std::to_string(op));
+    int dtype = arg_dtype(args[1], "unary");
+    if (!unary_supported(static_cast<int>(op), dtype))
+        value_error(std::string("unary: ") + kUnaryOpNames[op].name + " is not supported for dtype " +
+                    kDTypeName[dtype]);
+    int64_t shape[MAX_DIMS];
+    int nd = parse_shape(args[2], shape, "unary");
+    const int out_dtype = unary_out_is_bool(static_cast<int>(op)) ? kBool : dtype;
+    Operand out, a;
+    parse_operand(args[3], out_dtype, nd, shape, out, "unary", "out", false, true);
+    parse_operand(args[4], dtype, nd, shape, a, "unary", "a", true, false);
+    Loop<2> L;
+    Operand* ops[2] = {&out, &a};
+    int isz[2] = {kItemSize[out_dtype], kItemSize[dtype]};
+    L.init(nd, shape, ops, isz);
+    if (L.numel == 0) return none();
+    ReleaseGil nogil(L.numel >= PARALLEL_THRESHOLD);
+    TP_DISPATCH(dtype, T, unary_T<T>(static_cast<int>(op), L));
+    return none();
+}
+
+}  // namespace
+
+void register_unary(std::vector<PyMethodDef>& methods) {
+    methods.push_back(fast_method<py_unary>(
+        "unary", "unary(op, dtype, shape, out, a): out = op(a); logical_not/isnan/isinf/isfinite write bool."));
+}
+
+}  // namespace tp

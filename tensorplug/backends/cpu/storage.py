@@ -1,0 +1,59 @@
+"""CPU storage: blocks from the C++ caching allocator, and copies to and from NumPy."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._load import load_kernels
+
+_K = load_kernels()
+_alloc = _K.alloc
+
+__all__ = ["allocate", "copy_from_host", "to_host", "wrap_host", "memory_stats", "empty_cache", "numpy_dtype"]
+
+_numpy_dtypes: dict = {}
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The NumPy dtype with the same name (bfloat16 through the optional ml_dtypes package)."""
+    found = _numpy_dtypes.get(dtype)
+    if found is None:
+        if dtype.name == "bfloat16":
+            import ml_dtypes
+
+            found = np.dtype(ml_dtypes.bfloat16)
+        else:
+            found = np.dtype(dtype.name)
+        _numpy_dtypes[dtype] = found
+    return found
+
+
+def allocate(nbytes: int, device_index=None):
+    return _alloc(nbytes)
+
+
+def wrap_host(array: np.ndarray):
+    return _K.wrap(array)
+
+
+def to_host(t) -> np.ndarray:
+    """A NumPy view of the CPU tensor ``t`` (shares memory)."""
+    dtype = numpy_dtype(t.dtype)
+    itemsize = dtype.itemsize
+    base = np.frombuffer(t.untyped_storage(), dtype=dtype)
+    if not t.shape:
+        return base[t.storage_offset():t.storage_offset() + 1].reshape(())
+    return np.lib.stride_tricks.as_strided(
+        base[t.storage_offset():], shape=t.shape, strides=tuple(s * itemsize for s in t.stride())
+    )
+
+
+def copy_from_host(dst, array: np.ndarray) -> None:
+    to_host(dst)[...] = array
+
+
+def memory_stats(device_index=None) -> dict:
+    return dict(_K.memory_stats())
+
+
+def empty_cache() -> None:
+    _K.empty_cache()

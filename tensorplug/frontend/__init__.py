@@ -1,0 +1,1 @@
+"""The frontend: Tensor, dtypes, devices, factories, views and op definitions."""

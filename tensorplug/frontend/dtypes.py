@@ -1,0 +1,167 @@
+"""dtypes and PyTorch's type promotion rules.
+
+Promotion follows ``torch.result_type``: operands fall in three priority groups (tensors with
+dimensions, zero-dim tensors, Python scalars); a lower group only matters when its category
+(bool < integer < floating) is higher than the higher group's. Python floats promote to the
+default dtype, Python ints to int64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "half", "float", "double", "short", "int", "long", "all_dtypes", "promote_types",
+    "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "dtype_of_scalar",
+]
+
+_builtin_bool, _builtin_int, _builtin_float = bool, int, float
+
+
+class dtype:
+    """A tensor element type: ``tp.float32``, ``tp.int64``, ``tp.bool``, ..."""
+
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "numpy", "_rank")
+
+    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, numpy_dtype, rank: int):
+        self.name = name
+        self.itemsize = itemsize
+        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = category == 2
+        self.is_signed = is_signed
+        self.numpy = numpy_dtype
+        self._rank = rank
+
+    def __repr__(self) -> str:
+        return f"tensorplug.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+def _bfloat16_numpy():
+    try:
+        import ml_dtypes  # optional: NumPy interop for bfloat16
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+bool = dtype("bool", 1, 0, False, np.dtype(np.bool_), 0)
+uint8 = dtype("uint8", 1, 1, False, np.dtype(np.uint8), 1)
+int8 = dtype("int8", 1, 1, True, np.dtype(np.int8), 2)
+int16 = dtype("int16", 2, 1, True, np.dtype(np.int16), 3)
+int32 = dtype("int32", 4, 1, True, np.dtype(np.int32), 4)
+int64 = dtype("int64", 8, 1, True, np.dtype(np.int64), 5)
+float16 = dtype("float16", 2, 2, True, np.dtype(np.float16), 6)
+bfloat16 = dtype("bfloat16", 2, 2, True, None, 7)
+float32 = dtype("float32", 4, 2, True, np.dtype(np.float32), 8)
+float64 = dtype("float64", 8, 2, True, np.dtype(np.float64), 9)
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_by_name = {d.name: d for d in all_dtypes}
+_by_numpy = {d.numpy: d for d in all_dtypes if d.numpy is not None}
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _by_name[name]
+
+
+def numpy_dtype(d: dtype) -> np.dtype:
+    """The NumPy dtype of ``d`` (bfloat16 needs the optional ``ml_dtypes`` package)."""
+    if d.numpy is None:
+        found = _bfloat16_numpy()
+        if found is None:
+            raise TypeError("bfloat16 tensors need the ml_dtypes package for NumPy interop: pip install ml_dtypes")
+        d.numpy = found
+        _by_numpy[found] = d
+    return d.numpy
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    found = _by_numpy.get(np.dtype(np_dtype))
+    if found is None:
+        if np.dtype(np_dtype).name == "bfloat16":
+            numpy_dtype(bfloat16)
+            return bfloat16
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        )
+    return found
+
+
+def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
+    table = {}
+    for a in all_dtypes:
+        for b in all_dtypes:
+            if a.category != b.category:
+                table[a, b] = a if a.category > b.category else b
+            elif a is b:
+                table[a, b] = a
+            elif a.category == 2:
+                # float16 with bfloat16 has no common 16-bit type; like PyTorch, use float32.
+                pair = {a.name, b.name}
+                table[a, b] = float32 if pair == {"float16", "bfloat16"} else max(a, b, key=lambda d: d.itemsize)
+            else:
+                table[a, b] = _promote_integers(a, b)
+    return table
+
+
+def _promote_integers(a: dtype, b: dtype) -> dtype:
+    if a.is_signed == b.is_signed:
+        return a if a.itemsize >= b.itemsize else b
+    unsigned, signed = (a, b) if not a.is_signed else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return {1: int16, 2: int32, 4: int64, 8: int64}[unsigned.itemsize]
+
+
+_promotion = _build_promotion_table()
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
+    return _promotion[a, b]
+
+
+_default_dtype = float32
+
+
+def get_default_dtype() -> dtype:
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype of Python floats and of float factories (float32 or float64, as PyTorch)."""
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    _default_dtype = d
+
+
+def dtype_of_scalar(value) -> dtype:
+    """The dtype a Python scalar takes when it stands alone (tp.tensor(3.0) -> default float)."""
+    if isinstance(value, _builtin_bool):
+        return bool
+    if isinstance(value, _builtin_int):
+        return int64
+    if isinstance(value, _builtin_float):
+        return _default_dtype
+    raise TypeError(f"expected a Python number, got {type(value).__name__}")
+
+
+def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """torch.result_type's rule for joining a higher-priority group's dtype with a lower one's."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == 2:
+        return higher
+    if higher is bool or lower.category == 2:
+        return _promotion[higher, lower]
+    return higher

@@ -1,0 +1,317 @@
+"""Tensor factories: tensor, empty, zeros, ones, full, arange, linspace, eye, the random ones,
+the ``*_like`` variants, and zero-copy ``from_numpy``."""
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+
+import numpy as np
+
+from ..dispatcher import Operator
+from . import dtypes as _dt
+from .ops._common import keyset, is_number
+from .ops.copying import copy_from_numpy, fill_, to_dtype
+from .random import blocks_for, default_generator
+from .shapes import check_shape
+from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
+    "eye", "rand", "randn", "randint", "empty_like", "zeros_like", "ones_like", "full_like",
+    "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli",
+]
+
+UNIFORM = Operator("uniform_", differentiable=False)
+NORMAL = Operator("normal_", differentiable=False)
+RANDINT = Operator("randint_", differentiable=False)
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _infer_dtype(array: np.ndarray, data) -> _dt.dtype:
+    """The dtype PyTorch gives Python data: floats -> default dtype, ints -> int64, bools -> bool."""
+    if isinstance(data, np.ndarray) or (isinstance(data, np.generic)):
+        return _dt.from_numpy_dtype(array.dtype)
+    kind = array.dtype.kind
+    if kind == "b":
+        return _dt.bool
+    if kind in "iu":
+        return _dt.int64
+    if kind == "f":
+        return _dt.get_default_dtype()
+    raise TypeError(f"tensor(): could not infer the dtype of {type(data).__name__} data (numpy kind {array.dtype!r})")
+
+
+def _nested_tensors_to_numpy(data):
+    if isinstance(data, Tensor):
+        return data.detach().cpu().numpy()
+    if isinstance(data, (list, tuple)):
+        return [_nested_tensors_to_numpy(item) for item in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
+    if isinstance(data, Tensor):
+        result = data.detach().to(device=device if device is not None else data._device, dtype=dtype or data._dtype, copy=True)
+        return _finish(result, requires_grad)
+    try:
+        array = np.asarray(_nested_tensors_to_numpy(data))
+    except ValueError as exc:
+        raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
+    if array.dtype == object:
+        raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
+    inferred = _infer_dtype(array, data)
+    dtype = inferred if dtype is None else dtype
+    dev = resolve_device(device)
+    if dtype is not inferred and not inferred.is_floating_point and dtype.is_floating_point:
+        array = array.astype(np.float64)
+    return _finish(copy_from_numpy(array.astype(_host_dtype(dtype), copy=False), dtype, dev), requires_grad)
+
+
+def _host_dtype(dtype: _dt.dtype):
+    return _dt.numpy_dtype(dtype)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
+    if isinstance(data, Tensor):
+        return data.to(device=device or data._device, dtype=dtype or data._dtype)
+    if isinstance(data, np.ndarray) and resolve_device(device).type == "cpu" and dtype is None:
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing ``array``'s memory (writes through either are seen by both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
+    dtype = _dt.from_numpy_dtype(array.dtype)
+    itemsize = array.dtype.itemsize
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "from_numpy(): At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a copy of your "
+            "array with array.copy().)"
+        )
+    if any(s % itemsize for s in array.strides):
+        raise ValueError(f"from_numpy(): given numpy array strides {array.strides} are not a multiple of the element byte size {itemsize}")
+    if not array.flags.writeable:
+        warnings.warn(
+            "The given NumPy array is not writable, and tensorplug does not support non-writable tensors. "
+            "This means writing to this tensor will result in undefined behavior.",
+            UserWarning,
+            stacklevel=2,
+        )
+    dev = resolve_device("cpu")
+    owner = _contiguous_owner(array)
+    if owner is None:  # no contiguous buffer holds this view (rare): share nothing, copy
+        return copy_from_numpy(array, dtype, dev)
+    storage = dev._backend.wrap_host(owner)
+    offset_bytes = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    strides = tuple(s // itemsize for s in array.strides)
+    return make_tensor(storage, tuple(array.shape), strides, offset_bytes // itemsize, dtype, dev)
+
+
+def _contiguous_owner(array: np.ndarray):
+    """``array`` itself if C-contiguous, else the nearest C-contiguous array it views, or None."""
+    candidate = array
+    while isinstance(candidate, np.ndarray):
+        if candidate.flags.c_contiguous:
+            start = array.__array_interface__["data"][0] - candidate.__array_interface__["data"][0]
+            if start % array.dtype.itemsize == 0 and start >= 0:
+                return candidate
+            return None
+        candidate = candidate.base
+    return None
+
+
+def _factory_dtype(dtype) -> _dt.dtype:
+    return _dt.get_default_dtype() if dtype is None else dtype
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+    shape = check_shape("empty", size)
+    return _finish(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = check_shape("full", (size,) if isinstance(size, int) else tuple(size))
+    if dtype is None:
+        dtype = _dt.dtype_of_scalar(fill_value) if is_number(fill_value) else _dt.get_default_dtype()
+    t = empty_tensor(shape, dtype, resolve_device(device))
+    return _finish(fill_(t, fill_value), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = check_shape("zeros", size)
+    return _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 0), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = check_shape("ones", size)
+    return _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 1), requires_grad)
+
+
+def _like(input: Tensor, dtype, device):
+    return (input._dtype if dtype is None else dtype), (input._device if device is None else resolve_device(device))
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+    dtype, dev = _like(input, dtype, device)
+    return _finish(empty_tensor(input._shape, dtype, dev), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+    return _finish(fill_(empty_like(input, dtype=dtype, device=device), 0), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+    return _finish(fill_(empty_like(input, dtype=dtype, device=device), 1), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+    return _finish(fill_(empty_like(input, dtype=dtype, device=device), fill_value), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
+    if end is None:
+        start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor):
+            v = v.item()
+        if not is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+            raise RuntimeError(f"arange(): {name} must be a finite number, got {v!r}")
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step sign (start={start}, end={end}, step={step})")
+    count = max(0, math.ceil((end - start) / step))
+    check_shape("arange", (count,))
+    if dtype is None:
+        dtype = _dt.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dt.get_default_dtype()
+    values = start + np.arange(count, dtype=np.float64 if dtype.is_floating_point else np.int64) * step
+    return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
+    values = np.linspace(float(start), float(end), steps, dtype=np.float64)
+    return _finish(copy_from_numpy(values, _factory_dtype(dtype), resolve_device(device)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    m = n if m is None else m
+    shape = check_shape("eye", (n, m))
+    t = fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 0)
+    if n and m:
+        from .views import diagonal
+
+        fill_(diagonal(t), 1)
+    t._version[0] = 0
+    return _finish(t, requires_grad)
+
+
+# --- random ---------------------------------------------------------------------------------
+def _random_fill(op: Operator, out: Tensor, generator, per_block: int, a, b) -> Tensor:
+    gen = default_generator(out._device) if generator is None else generator
+    if gen.device.type != out._device.type:
+        raise RuntimeError(f"Expected a '{out._device.type}' device type for generator but found '{gen.device.type}'")
+    n = out.numel()
+    seed, offset = gen.take(blocks_for(n, per_block))
+    if n == 0:
+        return out
+    target = out if out.is_contiguous() else empty_tensor(out._shape, out._dtype, out._device)
+    op.lookup(keyset(target))(target, seed, offset, a, b)
+    if target is not out:
+        from .ops.copying import copy_
+
+        copy_(out, target)
+    else:
+        out._version[0] += 1
+    return out
+
+
+def _uniform_per_block(dtype: _dt.dtype) -> int:
+    return 2 if dtype is _dt.float64 else 4
+
+
+def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
+    if not self._dtype.is_floating_point:
+        raise TypeError(f"uniform_(): expected a floating-point tensor, got {self._dtype.name}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_(): expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _random_fill(UNIFORM, self, generator, _uniform_per_block(self._dtype), float(from_), float(to))
+
+
+def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+    if not self._dtype.is_floating_point:
+        raise TypeError(f"normal_(): expected a floating-point tensor, got {self._dtype.name}")
+    if std < 0:
+        raise RuntimeError(f"normal_(): expects std >= 0.0, but found std {std}")
+    return _random_fill(NORMAL, self, generator, 4, float(mean), float(std))
+
+
+def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
+    """Fill with integers uniform in [from_, to)."""
+    if to is None:
+        from_, to = 0, from_ if from_ else (2 ** 24 if self._dtype.is_floating_point else 2 ** 63 - 1)
+    from_, to = operator.index(from_), operator.index(to)
+    if from_ >= to:
+        raise RuntimeError(f"random_(): expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    if self._dtype is _dt.bool and (from_, to) != (0, 2):
+        raise RuntimeError("random_(): a bool tensor takes values in [0, 2)")
+    span = to - from_
+    return _random_fill(RANDINT, self, generator, 4 if span <= 2**32 else 2, from_, to)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = check_shape("rand", size)
+    out = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
+    return _finish(uniform_(out, generator=generator), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = check_shape("randn", size)
+    out = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
+    return _finish(normal_(out, generator=generator), requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint(): missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    shape = check_shape("randint", (size,) if isinstance(size, int) else tuple(size))
+    out = empty_tensor(shape, _dt.int64 if dtype is None else dtype, resolve_device(device))
+    return _finish(random_(out, low, high, generator=generator), requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _finish(uniform_(empty_like(input, dtype=dtype, device=device), generator=generator), requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _finish(normal_(empty_like(input, dtype=dtype, device=device), generator=generator), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return random_(empty_like(input, dtype=dtype, device=device), low, high, generator=generator)
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
+    probs = input if p is None else p
+    draws = rand_like(input, dtype=input._dtype if input._dtype.is_floating_point else None, generator=generator)
+    return to_dtype(draws < probs, input._dtype)

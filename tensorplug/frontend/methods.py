@@ -1,0 +1,244 @@
+"""Tensor methods and Python operators, attached to :class:`Tensor` from the op modules.
+
+Keeping them here (rather than in ``tensor.py``) lets the op modules import ``Tensor`` without
+import cycles; every method is the same function as the ``tp.`` one, with ``self`` as input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import factories, printing, views
+from .ops import copying, indexing, linalg, reductions
+from .ops.elementwise import BINARY, COMPARE, UNARY, binary_inplace, where
+from .tensor import Tensor
+
+__all__ = ["add", "sub", "mul", "div", "true_divide", "clamp", "clip", "relu"]
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``."""
+    if alpha != 1:
+        other = BINARY["mul"](other, alpha)
+    return BINARY["add"](input, other, out=out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if alpha != 1:
+        other = BINARY["mul"](other, alpha)
+    return BINARY["sub"](input, other, out=out)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
+    if rounding_mode is None:
+        return BINARY["div"](input, other, out=out)
+    if rounding_mode == "floor":
+        return BINARY["floor_divide"](input, other, out=out)
+    if rounding_mode == "trunc":
+        both_integral = all(not (x._dtype.is_floating_point if isinstance(x, Tensor) else isinstance(x, float)) for x in (input, other))
+        if both_integral:
+            # Floor and trunc differ by one where the division is inexact and the signs differ.
+            quotient = BINARY["floor_divide"](input, other)
+            inexact = COMPARE["ne"](BINARY["fmod"](input, other), 0)
+            signs_differ = COMPARE["ne"](_is_negative(input), _is_negative(other))
+            result = BINARY["add"](quotient, BINARY["logical_and"](inexact, signs_differ))
+            return copying.copy_(out, result) if out is not None else result
+        return UNARY["trunc"](BINARY["div"](input, other), out=out)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+true_divide = div
+
+
+def _is_negative(x):
+    return COMPARE["lt"](x, 0) if isinstance(x, Tensor) else x < 0
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+    result = input
+    if min is not None:
+        result = BINARY["maximum"](result, min)
+    if max is not None:
+        result = BINARY["minimum"](result, max)
+    if out is not None:
+        return copying.copy_(out, result)
+    return result
+
+
+clip = clamp
+
+
+def relu(input):
+    return clamp(input, min=0)
+
+
+def _reflected(name):
+    func = BINARY[name]
+
+    def reflected(self, other):
+        return func(other, self)
+
+    reflected.__name__ = f"__r{name}__"
+    return reflected
+
+
+def _bool_guard(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {list(self._shape)})")
+    return bool(self.item())
+
+
+def _item(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+    return copying.to_numpy(self).reshape(()).item()
+
+
+def _tolist(self):
+    return copying.to_numpy(self).tolist() if self._dtype is not _dt.bfloat16 else copying.to_numpy(self).astype(np.float32).tolist()
+
+
+def _numpy(self, *, force=False):
+    if self.requires_grad and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    if self._device.type != "cpu":
+        if not force:
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        return copying.to_numpy(self)
+    return copying.to_numpy(self)
+
+
+def _array(self, dtype=None, copy=None):
+    array = copying.to_numpy(self.detach())
+    return array if dtype is None else array.astype(dtype, copy=False)
+
+
+def _len(self):
+    if not self._shape:
+        raise TypeError("len() of a 0-d tensor")
+    return self._shape[0]
+
+
+def _iter(self):
+    if not self._shape:
+        raise TypeError("iteration over a 0-d tensor")
+    return (views.select(self, 0, i) for i in range(self._shape[0]))
+
+
+def _index(self):
+    if self.numel() != 1 or self._dtype.is_floating_point:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self.item())
+
+
+def _cast_method(dtype):
+    def cast(self):
+        return copying.to_dtype(self, dtype)
+
+    cast.__name__ = dtype.name
+    return cast
+
+
+def _setitem(self, index, value):
+    indexing.setitem(self, index, value)
+
+
+def _inplace_unary(name):
+    func = UNARY[name]
+
+    def inplace(self):
+        return copying.copy_(self, func(self))
+
+    inplace.__name__ = name + "_"
+    return inplace
+
+
+def _attach() -> None:
+    T = Tensor
+    for name, func in BINARY.items():
+        setattr(T, name, func)
+        setattr(T, name + "_", binary_inplace(func))
+    for name, func in COMPARE.items():
+        setattr(T, name, func)
+        setattr(T, name + "_", binary_inplace(func))
+    for name, func in UNARY.items():
+        setattr(T, name, func)
+        setattr(T, name + "_", _inplace_unary(name))
+    T.add, T.sub, T.div, T.true_divide, T.divide = add, sub, div, div, div
+    T.subtract, T.multiply = sub, BINARY["mul"]
+    T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
+    T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
+    T.clamp = T.clip = clamp
+    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(self, min, max))
+    T.relu = relu
+    T.relu_ = lambda self: copying.copy_(self, relu(self))
+
+    operators = {
+        "__add__": BINARY["add"], "__sub__": BINARY["sub"], "__mul__": BINARY["mul"],
+        "__truediv__": BINARY["div"], "__floordiv__": BINARY["floor_divide"], "__mod__": BINARY["remainder"],
+        "__pow__": BINARY["pow"], "__and__": BINARY["bitwise_and"], "__or__": BINARY["bitwise_or"],
+        "__xor__": BINARY["bitwise_xor"], "__lshift__": BINARY["bitwise_left_shift"],
+        "__rshift__": BINARY["bitwise_right_shift"], "__matmul__": linalg.matmul,
+        "__eq__": COMPARE["eq"], "__ne__": COMPARE["ne"], "__lt__": COMPARE["lt"], "__le__": COMPARE["le"],
+        "__gt__": COMPARE["gt"], "__ge__": COMPARE["ge"],
+    }
+    for dunder, func in operators.items():
+        setattr(T, dunder, func)
+    for name, binary_name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floor_divide"),
+                              ("mod", "remainder"), ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+        setattr(T, f"__r{name}__", _reflected(binary_name))
+        setattr(T, f"__i{name}__", binary_inplace(BINARY[binary_name]))
+    T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
+    T.__neg__ = UNARY["neg"]
+    T.__abs__ = UNARY["abs"]
+    T.__invert__ = lambda self: UNARY["logical_not"](self) if self._dtype is _dt.bool else UNARY["bitwise_not"](self)
+    T.__pos__ = lambda self: self
+    T.__bool__ = _bool_guard
+    T.__float__ = lambda self: float(_item(self))
+    T.__int__ = lambda self: int(_item(self))
+    T.__index__ = _index
+    T.__len__ = _len
+    T.__iter__ = _iter
+    T.__getitem__ = indexing.getitem
+    T.__setitem__ = _setitem
+    T.__repr__ = printing.tensor_repr
+    T.__str__ = printing.tensor_repr
+    T.__array__ = _array
+    T.__format__ = lambda self, spec: format(self.item(), spec) if self.numel() == 1 and not self._shape else repr(self)
+    T.item, T.tolist, T.numpy = _item, _tolist, _numpy
+
+    for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
+                 "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",
+                 "unfold", "broadcast_to"):
+        setattr(T, name, getattr(views, name))
+    T.swapdims = views.transpose
+    T.reshape_as = lambda self, other: views.reshape(self, other._shape)
+    T.view_as = lambda self, other: views.view(self, other._shape)
+    T.T = property(lambda self: views.permute(self, tuple(reversed(range(self.ndim)))))
+    T.mT = property(lambda self: views.transpose(self, -2, -1))
+    for name in ("copy_", "fill_", "zero_", "to", "contiguous", "clone", "cpu"):
+        setattr(T, name, getattr(copying, name))
+    T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
+    T.char, T.short, T.int, T.long, T.byte, T.bool = (_cast_method(d) for d in (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.bool))
+    T.type = lambda self, dtype=None: (f"tensorplug.{self._dtype.name}" if dtype is None else copying.to_dtype(self, dtype))
+    for name in ("sum", "prod", "mean", "amax", "amin", "all", "any", "argmax", "argmin", "max", "min", "cumsum", "cumprod"):
+        setattr(T, name, getattr(reductions, name))
+    for name in ("matmul", "mm", "bmm", "dot", "mv"):
+        setattr(T, name, getattr(linalg, name))
+    T.where = lambda self, condition, other: where(condition, self, other)
+    for name in ("gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take", "index_put_"):
+        setattr(T, name, getattr(indexing, name))
+    T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
+    T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
+    T.bernoulli = factories.bernoulli
+    T.new_empty = lambda self, size, *, dtype=None, device=None, requires_grad=False: factories.empty(size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_zeros = lambda self, size, *, dtype=None, device=None, requires_grad=False: factories.zeros(size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_ones = lambda self, size, *, dtype=None, device=None, requires_grad=False: factories.ones(size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+_attach()

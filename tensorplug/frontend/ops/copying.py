@@ -1,0 +1,142 @@
+"""Copies, casts, fills and moves between devices (the ``copy`` primitive family)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...dispatcher import Operator
+from .. import dtypes as _dt
+from ..device import device as _device_type
+from ..shapes import broadcast_shapes
+from ..tensor import Tensor, empty_tensor, resolve_device
+from ..views import expand
+from ._common import bump_version, check_no_internal_overlap, is_number, keyset
+
+__all__ = ["copy_", "fill_", "zero_", "to_dtype", "to", "contiguous", "clone", "cpu", "to_numpy", "copy_from_numpy"]
+
+COPY = Operator("copy_")
+FILL = Operator("fill_", differentiable=False)
+
+
+def _same_layout(a: Tensor, b: Tensor) -> bool:
+    return a._offset == b._offset and a._stride == b._stride and a._shape == b._shape
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to ``self``'s shape, converted to its dtype) into ``self``."""
+    if is_number(src):
+        return fill_(self, src)
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    check_no_internal_overlap("copy_", self)
+    if src._shape != self._shape:
+        if broadcast_shapes(self._shape, src._shape) != self._shape:
+            raise RuntimeError(
+                f"copy_(): The size of the source tensor {list(src._shape)} must be broadcastable to the "
+                f"destination's size {list(self._shape)}"
+            )
+        src = expand(src, self._shape)
+    if src._device is not self._device:
+        src = _move(src, self._device)
+    elif src._storage is self._storage and not _same_layout(src, self):
+        src = clone(src)  # a partial overlap would read values the copy already overwrote
+    COPY.lookup(keyset(self, src))(self, src)
+    bump_version(self)
+    return self
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+        value = value.item()
+    if not is_number(value):
+        raise TypeError(f"fill_(): argument 'value' must be a Number, not {type(value).__name__}")
+    check_no_internal_overlap("fill_", self)
+    if not self._dtype.is_floating_point and isinstance(value, float) and value != value:
+        raise RuntimeError(f"fill_(): cannot fill a {self._dtype.name} tensor with nan")
+    FILL.lookup(keyset(self))(self, value)
+    bump_version(self)
+    return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    return fill_(self, 0)
+
+
+def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
+    """``t`` converted to ``dtype`` (``t`` itself when it already has it)."""
+    if t._dtype is dtype:
+        return t
+    out = empty_tensor(t._shape, dtype, t._device)
+    COPY.lookup(keyset(t))(out, t)
+    return out
+
+
+def contiguous(t: Tensor, memory_format=None) -> Tensor:
+    if t.is_contiguous():
+        return t
+    return clone(t)
+
+
+def clone(t: Tensor, memory_format=None) -> Tensor:
+    out = empty_tensor(t._shape, t._dtype, t._device)
+    COPY.lookup(keyset(t))(out, t)
+    return out
+
+
+def to_numpy(t: Tensor) -> np.ndarray:
+    """``t``'s values as a NumPy array (a view for host-memory backends, else a copy)."""
+    return t._device._backend.to_host(t)
+
+
+def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
+    """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
+    array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype))
+    out = empty_tensor(tuple(array.shape), dtype, dev)
+    if array.size:
+        dev._backend.copy_from_host(out, array)
+    return out
+
+
+def _move(t: Tensor, dev) -> Tensor:
+    # Between devices, data goes through host memory: every backend can copy to and from it.
+    host = to_numpy(t)
+    return copy_from_numpy(host, t._dtype, dev)
+
+
+def _parse_to_args(args, kwargs):
+    dev, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dev, dtype = arg._device, arg._dtype
+        elif isinstance(arg, _dt.dtype):
+            dtype = arg
+        elif isinstance(arg, (str, _device_type)):
+            dev = arg
+        elif isinstance(arg, bool):
+            continue  # non_blocking / copy given positionally
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    return dev, dtype, copy
+
+
+def to(t: Tensor, *args, **kwargs) -> Tensor:
+    """``t`` on another device and/or dtype: ``t.to("opencl")``, ``t.to(tp.float64)``,
+    ``t.to(other)``, ``t.to(device=..., dtype=..., copy=False)``."""
+    dev, dtype, copy = _parse_to_args(args, kwargs)
+    target = t._device if dev is None else resolve_device(dev)
+    dtype = t._dtype if dtype is None else dtype
+    if target is t._device:
+        if dtype is t._dtype:
+            return clone(t) if copy else t
+        return to_dtype(t, dtype)
+    return _move(to_dtype(t, dtype), target)
+
+
+def cpu(t: Tensor) -> Tensor:
+    return to(t, "cpu")

@@ -1,0 +1,321 @@
+"""Elementwise ops: the unary, binary, compare and where primitives and their public functions.
+
+Each family has one meta function, so every op of a family checks, promotes and broadcasts the
+same way and raises the same messages on every backend. A dtype rule per op says how the
+computation dtype follows from the promoted input dtype:
+
+* ``same``: compute in the promoted dtype (add, mul, maximum, ...);
+* ``float``: integers and bool are computed in the default float dtype (div, exp, sin, ...);
+* ``integral``: integers and bool only (bitwise ops);
+* ``to_bool``: compute in the promoted dtype, write bool (comparisons, logical ops, isnan).
+
+The fast path (both operands tensors of one shape, dtype and device, no ``out=``) skips
+promotion and broadcasting entirely: it is what ``a + b`` on small tensors pays.
+"""
+from __future__ import annotations
+
+from ...dispatcher import Operator, local_state
+from .. import dtypes as _dt
+from ..shapes import broadcast_shapes
+from ..tensor import Tensor, empty_tensor
+from ..views import expand
+from ._common import bump_version, check_out, check_same_device, is_number
+from .copying import copy_, to_dtype
+
+__all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
+
+_FLOATS = frozenset(d for d in _dt.all_dtypes if d.is_floating_point)
+_INTEGRALS = frozenset(d for d in _dt.all_dtypes if not d.is_floating_point)
+_ALL = frozenset(_dt.all_dtypes)
+
+
+def _compute_dtype(name: str, rule: str, promoted: _dt.dtype) -> _dt.dtype:
+    if rule == "float" and not promoted.is_floating_point:
+        return _dt.get_default_dtype()
+    if rule == "integral" and promoted.is_floating_point:
+        raise TypeError(f"{name}(): not implemented for floating-point dtype {promoted.name}; it needs integer or bool tensors")
+    return promoted
+
+
+def _result_dtype(a, b) -> _dt.dtype:
+    """torch.result_type for two operands (tensors or Python numbers)."""
+    dim = zero = wrapped = None
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            if x._shape:
+                dim = x._dtype if dim is None else _dt.promote_types(dim, x._dtype)
+            else:
+                zero = x._dtype if zero is None else _dt.promote_types(zero, x._dtype)
+        else:
+            scalar = _dt.dtype_of_scalar(x)
+            wrapped = scalar if wrapped is None else _dt.promote_types(wrapped, scalar)
+    return _dt.combine_categories(dim, _dt.combine_categories(zero, wrapped))
+
+
+def _scalar_as(value, dtype: _dt.dtype):
+    """A Python number in the Python type that matches ``dtype``'s category."""
+    if dtype.is_floating_point:
+        return float(value)
+    if dtype is _dt.bool:
+        return bool(value)
+    return int(value)
+
+
+def _check_operand(name: str, position: str, value) -> None:
+    if not isinstance(value, Tensor) and not is_number(value):
+        raise TypeError(f"{name}(): argument '{position}' must be Tensor or Number, not {type(value).__name__}")
+
+
+def _finish_out(name: str, result: Tensor, out: Tensor | None, shape: tuple, dev) -> Tensor:
+    if out is None:
+        return result
+    check_out(name, out, shape, result._dtype, dev)
+    copy_(out, result)
+    return out
+
+
+class _ElementwiseOp:
+    """What the meta functions need to know about one elementwise op."""
+
+    __slots__ = ("name", "op", "rule", "dtypes", "fast_dtypes", "bool_out")
+
+    def __init__(self, name: str, rule: str, dtypes=_ALL, differentiable: bool = True):
+        self.name = name
+        self.op = Operator(name, differentiable=differentiable and rule != "to_bool")
+        self.rule = rule
+        self.dtypes = dtypes
+        self.bool_out = rule == "to_bool"
+        # Dtypes for which the computation dtype is the input dtype (so the fast path applies).
+        self.fast_dtypes = dtypes & (_FLOATS if rule == "float" else _INTEGRALS if rule == "integral" else _ALL)
+
+    def check_dtype(self, dtype: _dt.dtype) -> None:
+        if dtype not in self.dtypes:
+            raise TypeError(f"{self.name}(): not supported for {dtype.name} tensors")
+
+
+def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = True):
+    """Define unary primitive ``name`` and return its public function ``f(input, *, out=None)``."""
+    spec = _ElementwiseOp(name, rule, dtypes, differentiable)
+    op, table, fast_dtypes = spec.op, spec.op.table, spec.fast_dtypes
+    bool_out = spec.bool_out
+
+    def unary(input, *, out=None):
+        if out is None and input._dtype in fast_dtypes:
+            result = empty_tensor(input._shape, _dt.bool if bool_out else input._dtype, input._device)
+            keys = (input._keys | local_state.include) & local_state.mask
+            (table.get(keys) or op.lookup(keys))(result, input)
+            return result
+        return _unary_slow(spec, input, out)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = f"Elementwise ``{name}`` of ``input`` (see torch.{name})."
+    return unary
+
+
+def _unary_slow(spec: _ElementwiseOp, input, out):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{spec.name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    spec.check_dtype(input._dtype)
+    dtype = _compute_dtype(spec.name, spec.rule, input._dtype)
+    x = to_dtype(input, dtype)
+    result = empty_tensor(x._shape, _dt.bool if spec.bool_out else dtype, x._device)
+    spec.op.lookup(_keys(x))(result, x)
+    return _finish_out(spec.name, result, out, x._shape, x._device)
+
+
+def _keys(*tensors) -> int:
+    keys = local_state.include
+    for t in tensors:
+        keys |= t._keys
+    return keys & local_state.mask
+
+
+def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = True):
+    """Define binary primitive ``name``; return ``f(input, other, *, out=None)``.
+
+    Either operand may be a Python number (passed to the kernel as a number, never a tensor).
+    """
+    spec = _ElementwiseOp(name, rule, dtypes, differentiable)
+    op, table, fast_dtypes = spec.op, spec.op.table, spec.fast_dtypes
+    bool_out = spec.bool_out
+
+    def binary(input, other, *, out=None):
+        # Fast path: two tensors of one shape, dtype and device.
+        if (
+            out is None
+            and isinstance(other, Tensor)
+            and isinstance(input, Tensor)
+            and input._shape == other._shape
+            and input._dtype is other._dtype
+            and input._device is other._device
+            and input._dtype in fast_dtypes
+        ):
+            result = empty_tensor(input._shape, _dt.bool if bool_out else input._dtype, input._device)
+            keys = (input._keys | other._keys | local_state.include) & local_state.mask
+            (table.get(keys) or op.lookup(keys))(result, input, other)
+            return result
+        return binary_meta(spec, input, other, out)
+
+    binary.__name__ = binary.__qualname__ = name
+    binary.__doc__ = f"Elementwise ``{name}`` of ``input`` and ``other`` with broadcasting (see torch.{name})."
+    binary.spec = spec
+    return binary
+
+
+def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tensor:
+    """The general binary path: checks, promotion, broadcasting, casts, out= and in-place."""
+    name = spec.name
+    _check_operand(name, "input", a)
+    _check_operand(name, "other", b)
+    a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if not a_is_tensor and not b_is_tensor:
+        raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
+    if a_is_tensor and b_is_tensor and a._device is not b._device:
+        # Like PyTorch, a 0-d CPU tensor may join a computation on another device as a number.
+        if not b._shape and b._device.type == "cpu":
+            b, b_is_tensor = b.item(), False
+        elif not a._shape and a._device.type == "cpu":
+            a, a_is_tensor = a.item(), False
+        else:
+            check_same_device(name, a, b)
+    promoted = _result_dtype(a, b)
+    spec.check_dtype(promoted)
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            spec.check_dtype(x._dtype)
+    dtype = _compute_dtype(name, spec.rule, promoted)
+    shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else ())
+    dev = a._device if a_is_tensor else b._device
+    if a_is_tensor:
+        a = to_dtype(a, dtype)
+        a = a if a._shape == shape else expand(a, shape)
+    else:
+        a = _scalar_as(a, dtype)
+    if b_is_tensor:
+        b = to_dtype(b, dtype)
+        b = b if b._shape == shape else expand(b, shape)
+    else:
+        b = _scalar_as(b, dtype)
+    result_dtype = _dt.bool if spec.bool_out else dtype
+    tensors = [x for x in (a, b) if isinstance(x, Tensor)]
+    if inplace:
+        target = out
+        check_out(name, target, shape, result_dtype, dev)
+        aliased = any(t._storage is target._storage for t in tensors)
+        if target._dtype is result_dtype and (not aliased or _exactly_aliased(target, tensors)):
+            spec.op.lookup(_keys(*tensors, target))(target, a, b)
+            bump_version(target)
+            return target
+    result = empty_tensor(shape, result_dtype, dev)
+    spec.op.lookup(_keys(*tensors))(result, a, b)
+    if inplace:
+        return copy_(out, result)
+    return _finish_out(name, result, out, shape, dev)
+
+
+def _exactly_aliased(target: Tensor, tensors) -> bool:
+    # Writing into an input is safe for elementwise kernels when the layouts are identical
+    # (each output element reads only the input element at the same place).
+    return all(
+        t._storage is not target._storage
+        or (t._offset == target._offset and t._stride == target._stride and t._dtype is target._dtype)
+        for t in tensors
+    )
+
+
+def binary_inplace(func):
+    """The in-place variant ``self.op_(other)`` of a function made by :func:`binary_op`."""
+    spec = func.spec
+
+    def inplace(self, other):
+        if not isinstance(self, Tensor):
+            raise TypeError(f"{spec.name}_(): 'self' must be a Tensor")
+        return binary_meta(spec, self, other, self, inplace=True)
+
+    inplace.__name__ = inplace.__qualname__ = spec.name + "_"
+    return inplace
+
+
+# --- definitions ---------------------------------------------------------------------------
+_NOT_BOOL = _ALL - {_dt.bool}
+
+UNARY = {
+    "neg": unary_op("neg", "same", _NOT_BOOL),
+    "abs": unary_op("abs", "same"),
+    "sign": unary_op("sign", "same"),
+    "floor": unary_op("floor", "same"),
+    "ceil": unary_op("ceil", "same"),
+    "round": unary_op("round", "same"),
+    "trunc": unary_op("trunc", "same"),
+    "square": unary_op("square", "same"),
+    "bitwise_not": unary_op("bitwise_not", "integral", _INTEGRALS),
+    "logical_not": unary_op("logical_not", "to_bool"),
+    "isnan": unary_op("isnan", "to_bool"),
+    "isinf": unary_op("isinf", "to_bool"),
+    "isfinite": unary_op("isfinite", "to_bool"),
+}
+for _name in (
+    "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfinv", "reciprocal",
+):
+    UNARY[_name] = unary_op(_name, "float")
+
+BINARY = {
+    "add": binary_op("add"),
+    "sub": binary_op("sub", "same", _NOT_BOOL),
+    "mul": binary_op("mul"),
+    "div": binary_op("div", "float"),
+    "floor_divide": binary_op("floor_divide", "same", _NOT_BOOL),
+    "remainder": binary_op("remainder", "same", _NOT_BOOL),
+    "fmod": binary_op("fmod", "same", _NOT_BOOL),
+    "pow": binary_op("pow", "same", _NOT_BOOL),
+    "maximum": binary_op("maximum"),
+    "minimum": binary_op("minimum"),
+    "atan2": binary_op("atan2", "float"),
+    "copysign": binary_op("copysign", "float"),
+    "hypot": binary_op("hypot", "float"),
+    "bitwise_and": binary_op("bitwise_and", "integral", _INTEGRALS),
+    "bitwise_or": binary_op("bitwise_or", "integral", _INTEGRALS),
+    "bitwise_xor": binary_op("bitwise_xor", "integral", _INTEGRALS),
+    "bitwise_left_shift": binary_op("bitwise_left_shift", "integral", _NOT_BOOL & _INTEGRALS),
+    "bitwise_right_shift": binary_op("bitwise_right_shift", "integral", _NOT_BOOL & _INTEGRALS),
+    "logical_and": binary_op("logical_and", "to_bool"),
+    "logical_or": binary_op("logical_or", "to_bool"),
+    "logical_xor": binary_op("logical_xor", "to_bool"),
+}
+
+COMPARE = {name: binary_op(name, "to_bool") for name in ("eq", "ne", "lt", "le", "gt", "ge")}
+
+WHERE = Operator("where")
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` is true, else ``other`` (broadcast together).
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+    """
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition._dtype is not _dt.bool:
+        raise TypeError(f"where(): expected condition to be a bool tensor, but got a tensor with dtype {condition._dtype.name}")
+    _check_operand("where", "input", input)
+    _check_operand("where", "other", other)
+    tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
+    check_same_device("where", *tensors)
+    dtype = _result_dtype(input, other)
+    shape = broadcast_shapes(*(t._shape for t in tensors))
+    cond = condition if condition._shape == shape else expand(condition, shape)
+    operands = []
+    for x in (input, other):
+        if isinstance(x, Tensor):
+            x = to_dtype(x, dtype)
+            operands.append(x if x._shape == shape else expand(x, shape))
+        else:
+            operands.append(_scalar_as(x, dtype))
+    result = empty_tensor(shape, dtype, condition._device)
+    WHERE.lookup(_keys(*tensors))(result, cond, operands[0], operands[1])
+    return _finish_out("where", result, out, shape, condition._device)

@@ -1,0 +1,260 @@
+"""Indexing: ``t[...]`` and ``t[...] = v`` with PyTorch's basic and advanced rules, and the
+``index`` primitive family (gather, scatter_, index_get, index_put_).
+
+Basic indices (ints, slices, None, Ellipsis) make views. Advanced indices (integer tensors or
+lists, bool masks) are broadcast together; the indexed dims are moved to the front so that the
+``index_get``/``index_put_`` kernels only ever index leading dims, and the result dims go where
+NumPy puts them (in place of the first indexed dim when those dims are adjacent, else first).
+"""
+from __future__ import annotations
+
+import operator
+
+from ...dispatcher import Operator
+from .. import dtypes as _dt
+from ..shapes import broadcast_shapes, normalize_dim
+from ..tensor import Tensor, empty_tensor
+from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
+from ._common import bump_version, check_same_device, is_number, keyset
+from .copying import copy_, fill_, to_dtype
+
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take"]
+
+GATHER = Operator("gather")
+SCATTER = Operator("scatter_")
+INDEX_GET = Operator("index_get")
+INDEX_PUT = Operator("index_put_")
+
+
+def _as_index_tensor(value, dev) -> Tensor:
+    from ..factories import tensor
+
+    if isinstance(value, Tensor):
+        return value
+    return tensor(value, device=dev)
+
+
+def _apply_basic(t: Tensor, index):
+    """Apply ints, slices, None and Ellipsis; return the view and [(dim, advanced index)]."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    # How many of t's dims the index uses up (a bool mask uses one per mask dim).
+    consumed = sum(
+        i.ndim if isinstance(i, Tensor) and i._dtype is _dt.bool else 1
+        for i in index
+        if i is not None and i is not Ellipsis and not isinstance(i, bool)
+    )
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    result, dim, advanced = t, 0, []
+    for item in index:
+        if item is Ellipsis:
+            dim += t.ndim - consumed
+        elif item is None:
+            result = unsqueeze(result, dim)
+            dim += 1
+        elif isinstance(item, slice):
+            result = slice_dim(result, dim, item.start, item.stop, item.step)
+            dim += 1
+        elif isinstance(item, bool):
+            result = unsqueeze(result, dim)
+            advanced.append((dim, _as_index_tensor([item], t._device)))
+            dim += 1
+        elif isinstance(item, int) or (hasattr(item, "__index__") and not isinstance(item, Tensor)):
+            size = result._shape[dim]
+            i = operator.index(item)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            result = select(result, dim, i)
+        elif isinstance(item, (Tensor, list, tuple)):
+            idx = _as_index_tensor(item, t._device)
+            if idx._dtype is _dt.bool or idx._dtype is _dt.uint8:
+                for k in range(idx.ndim):
+                    if idx._shape[k] != result._shape[dim + k]:
+                        raise IndexError(
+                            f"The shape of the mask {list(idx._shape)} at index {k} does not match the shape of the "
+                            f"indexed tensor {list(result._shape)} at index {dim + k}"
+                        )
+                for k, coordinate in enumerate(nonzero(idx, as_tuple=True)):
+                    advanced.append((dim + k, coordinate))
+                dim += idx.ndim
+            elif idx._dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            else:
+                advanced.append((dim, idx))
+                dim += 1
+        else:
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+                f"(got {type(item).__name__})"
+            )
+    return result, advanced
+
+
+def _prepare_advanced(view: Tensor, advanced):
+    """Move indexed dims first; return (permuted view, int64 indices of one shape, shape, where)."""
+    dims = [d for d, _ in advanced]
+    for _, idx in advanced:
+        check_same_device("index", view, idx)
+    indices = [to_dtype(idx, _dt.int64) for _, idx in advanced]
+    shape = broadcast_shapes(*(i._shape for i in indices))
+    indices = tuple(i if i._shape == shape else expand(i, shape) for i in indices)
+    rest = [d for d in range(view.ndim) if d not in dims]
+    moved = permute(view, dims + rest)
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    return moved, indices, shape, (dims[0] if adjacent else 0)
+
+
+def getitem(t: Tensor, index) -> Tensor:
+    view, advanced = _apply_basic(t, index)
+    if not advanced:
+        return view
+    moved, indices, shape, where = _prepare_advanced(view, advanced)
+    out_shape = shape + moved._shape[len(indices):]
+    out = empty_tensor(out_shape, t._dtype, t._device)
+    INDEX_GET.lookup(keyset(moved, *indices))(out, moved, indices)
+    if where:
+        order = list(range(len(shape), len(shape) + where)) + list(range(len(shape))) + list(range(len(shape) + where, out.ndim))
+        out = permute(out, order)
+    return out
+
+
+def setitem(t: Tensor, index, value) -> None:
+    view, advanced = _apply_basic(t, index)
+    if not advanced:
+        if isinstance(value, Tensor):
+            copy_(view, value)
+        elif is_number(value):
+            fill_(view, value)
+        else:
+            from ..factories import tensor
+
+            copy_(view, tensor(value, dtype=t._dtype, device=t._device))
+        return
+    moved, indices, shape, where = _prepare_advanced(view, advanced)
+    target_shape = shape + moved._shape[len(indices):]
+    if is_number(value):
+        values = value
+    else:
+        from ..factories import tensor
+
+        values = value if isinstance(value, Tensor) else tensor(value, device=t._device)
+        check_same_device("index_put_", t, values)
+        values = to_dtype(values, t._dtype)
+        # values come in the layout t[index] has; bring the indexed dims first, like `moved`.
+        k = len(shape)
+        result_shape = target_shape[k:k + where] + target_shape[:k] + target_shape[k + where:]
+        if values._shape != result_shape:
+            values = expand(values, result_shape)
+        if where:
+            values = permute(values, list(range(where, where + k)) + list(range(where)) + list(range(where + k, values.ndim)))
+    INDEX_PUT.lookup(keyset(moved, *indices))(moved, indices, values, False)
+    bump_version(t)
+
+
+def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    indices = tuple(_as_index_tensor(i, self._device) for i in indices)
+    moved, idx, shape, _ = _prepare_advanced(self, list(enumerate(indices)))
+    target_shape = shape + moved._shape[len(idx):]
+    values = to_dtype(values, self._dtype) if isinstance(values, Tensor) else values
+    if isinstance(values, Tensor) and values._shape != target_shape:
+        values = expand(values, target_shape)
+    INDEX_PUT.lookup(keyset(moved, *idx))(moved, idx, values, bool(accumulate))
+    bump_version(self)
+    return self
+
+
+def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> int:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._dtype is not _dt.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index, but got {index._dtype.name}")
+    check_same_device(op, input, index)
+    d = normalize_dim(op, dim, input.ndim)
+    if index.ndim != input.ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor ({index.ndim} vs {input.ndim})")
+    for k, (si, sx) in enumerate(zip(index._shape, input._shape)):
+        if k != d and si > sx:
+            raise RuntimeError(f"{op}(): Size does not match at dimension {k} expected index {list(index._shape)} to be no larger than self {list(input._shape)} apart from dimension {d}")
+    return d
+
+
+def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False) -> Tensor:
+    d = _check_gather_args("gather", input, dim, index)
+    out = empty_tensor(index._shape, input._dtype, input._device)
+    GATHER.lookup(keyset(input, index))(out, input, d, index)
+    return out
+
+
+def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    d = _check_gather_args("scatter_", self, dim, index)
+    source = value if src is None else src
+    if reduce not in (None, "add"):
+        raise RuntimeError(f"scatter_(): reduce argument must be None or 'add', got {reduce!r}")
+    if isinstance(source, Tensor):
+        check_same_device("scatter_", self, source)
+        if source.ndim != self.ndim or any(si > ss for si, ss in zip(index._shape, source._shape)):
+            raise RuntimeError(f"scatter_(): Expected index {list(index._shape)} to be no larger than src {list(source._shape)}")
+        source = to_dtype(source, self._dtype)
+        from ..views import as_strided
+
+        source = as_strided(source, index._shape, source._stride, source._offset)
+    elif not is_number(source):
+        raise TypeError("scatter_(): src must be a Tensor or a number")
+    SCATTER.lookup(keyset(self, index))(self, d, index, source, reduce)
+    bump_version(self)
+    return self
+
+
+def scatter(input: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor) -> Tensor:
+    return scatter_(input.clone(), dim, index, src, reduce="add")
+
+
+def index_select(input: Tensor, dim, index: Tensor) -> Tensor:
+    if not isinstance(index, Tensor) or index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"index_select(): Expected dtype int32/int64 for index, but got {index._dtype.name}")
+    d = normalize_dim("index_select", dim, input.ndim)
+    idx = to_dtype(reshape(index, (-1,)), _dt.int64)
+    return getitem(input, (slice(None),) * d + (idx,))
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    return getitem(reshape(input, (-1,)), index)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Coordinates of the non-zero elements, in row-major order.
+
+    Composite: positions come from a cumulative sum of the mask, and each non-zero element
+    scatters its flat index to its position; a backend needs no dedicated kernel.
+    """
+    from ..factories import arange
+    from .elementwise import BINARY, COMPARE, where
+    from .reductions import cumsum
+
+    flat = reshape(input, (-1,))
+    mask = COMPARE["ne"](flat, 0) if flat._dtype is not _dt.bool else flat
+    positions = BINARY["sub"](cumsum(mask, 0), 1)
+    count = int(positions[-1].item()) + 1 if flat._shape[0] else 0
+    slots = fill_(empty_tensor((count + 1,), _dt.int64, input._device), 0)
+    target = where(mask, positions, count)
+    scatter_(slots, 0, target, arange(flat._shape[0], device=input._device))
+    flat_indices = slots[:count]
+    coords, remaining = [], flat_indices
+    for size in reversed(input._shape):
+        coords.append(BINARY["remainder"](remaining, size) if size else remaining)
+        remaining = BINARY["floor_divide"](remaining, size) if size else remaining
+    coords.reverse()
+    if as_tuple:
+        return tuple(coords) if input.ndim else (flat_indices,)
+    from .shape_ops import stack
+
+    return stack(coords, 1) if coords else reshape(flat_indices, (count, 0))

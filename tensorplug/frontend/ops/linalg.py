@@ -1,0 +1,108 @@
+"""Matrix products: the batched ``matmul`` primitive and PyTorch's matmul/mm/bmm/dot rules."""
+from __future__ import annotations
+
+from ...dispatcher import Operator
+from .. import dtypes as _dt
+from ..shapes import broadcast_shapes, numel_of
+from ..tensor import Tensor, empty_tensor
+from ..views import expand, reshape, squeeze, unsqueeze
+from ._common import check_out, check_same_device, keyset
+from .copying import copy_
+
+__all__ = ["matmul", "mm", "bmm", "dot", "mv"]
+
+MATMUL = Operator("matmul")
+
+
+def _check(op: str, a, b) -> _dt.dtype:
+    for name, x in (("input", a), ("other", b)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    check_same_device(op, a, b)
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"{op}(): expected both operands to have the same dtype, but got {a._dtype.name} and {b._dtype.name}")
+    if a._dtype is _dt.bool:
+        raise RuntimeError(f"{op}(): not implemented for bool tensors")
+    return a._dtype
+
+
+def _batched(a3: Tensor, b3: Tensor) -> Tensor:
+    """(B, M, K) @ (B, K, N) -> (B, M, N) through the primitive."""
+    batch, m, k = a3._shape
+    n = b3._shape[2]
+    out = empty_tensor((batch, m, n), a3._dtype, a3._device)
+    MATMUL.lookup(keyset(a3, b3))(out, a3, b3)
+    return out
+
+
+def _shape_error(op: str, a: Tensor, b: Tensor) -> RuntimeError:
+    sa = "x".join(map(str, a._shape[-2:] if a.ndim > 1 else (1,) + a._shape))
+    sb = "x".join(map(str, b._shape[-2:] if b.ndim > 1 else b._shape + (1,)))
+    return RuntimeError(f"{op}(): mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+
+
+def matmul(input, other, *, out=None) -> Tensor:
+    """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+    _check("matmul", input, other)
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
+    a = unsqueeze(input, 0) if input.ndim == 1 else input
+    b = unsqueeze(other, -1) if other.ndim == 1 else other
+    if a._shape[-1] != b._shape[-2]:
+        raise _shape_error("matmul", input, other)
+    m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
+    batch_shape = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    batch = numel_of(batch_shape)
+    a3 = reshape(expand(a, batch_shape + (m, k)), (batch, m, k))
+    b3 = reshape(expand(b, batch_shape + (k, n)), (batch, k, n))
+    result = reshape(_batched(a3, b3), batch_shape + (m, n))
+    if input.ndim == 1:
+        result = squeeze(result, -2)
+    if other.ndim == 1:
+        result = squeeze(result, -1)
+    if out is not None:
+        check_out("matmul", out, result._shape, result._dtype, result._device)
+        return copy_(out, result)
+    return result
+
+
+def mm(input, mat2, *, out=None) -> Tensor:
+    _check("mm", input, mat2)
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm(): expected 2D tensors, but got {input.ndim}D and {mat2.ndim}D")
+    if input._shape[1] != mat2._shape[0]:
+        raise _shape_error("mm", input, mat2)
+    return matmul(input, mat2, out=out)
+
+
+def bmm(input, mat2, *, out=None) -> Tensor:
+    _check("bmm", input, mat2)
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm(): batch1 must be a 3D tensor and batch2 must be a 3D tensor, got {input.ndim}D and {mat2.ndim}D")
+    if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
+        raise RuntimeError(
+            f"bmm(): Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
+        )
+    return matmul(input, mat2, out=out)
+
+
+def dot(input, other) -> Tensor:
+    _check("dot", input, other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"dot(): 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input._shape != other._shape:
+        raise RuntimeError(
+            f"dot(): inconsistent tensor size, expected tensor [{input._shape[0]}] and src [{other._shape[0]}] "
+            f"to have the same number of elements, but got {input._shape[0]} and {other._shape[0]} elements respectively"
+        )
+    return matmul(input, other)
+
+
+def mv(input, vec) -> Tensor:
+    _check("mv", input, vec)
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv(): expected a 2D matrix and a 1D vector, got {input.ndim}D and {vec.ndim}D")
+    return matmul(input, vec)
+
+

@@ -1,0 +1,170 @@
+"""Reductions and scans: the ``reduce`` and ``scan`` primitives and the functions built on them.
+
+Kernels receive an output with the input's ndim and size 1 on each reduced dim; the frontend
+drops those dims afterwards unless ``keepdim``.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from ...dispatcher import Operator
+from .. import dtypes as _dt
+from ..shapes import normalize_dim, normalize_dims, numel_of
+from ..tensor import Tensor, empty_tensor
+from ..views import reshape, squeeze
+from ._common import keyset
+from .copying import to_dtype
+
+__all__ = ["sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod"]
+
+_builtin_sum, _builtin_max, _builtin_min = sum, max, min
+
+REDUCE = {name: Operator(name, differentiable=name in ("sum", "prod", "amax", "amin")) for name in
+          ("sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin")}
+SCAN = {name: Operator(name) for name in ("cumsum", "cumprod")}
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _check_tensor(op: str, input) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+
+
+def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *, needs_elements: bool = False) -> Tensor:
+    _check_tensor(op, input)
+    # As in PyTorch, an empty dim list reduces over every dim.
+    dims = normalize_dims(op, dim, input.ndim) or tuple(range(input.ndim))
+    shape = input._shape
+    if needs_elements:
+        empty = [d for d in dims if shape[d] == 0] if dims else ([0] if numel_of(shape) == 0 else [])
+        if empty:
+            raise IndexError(f"{op}(): Expected reduction dim {empty[0]} to have non-zero size (input shape {list(shape)}).")
+    if not shape:  # a 0-d tensor: reduce its one element, so the kernel still converts the dtype
+        x = reshape(input, (1,))
+        out = empty_tensor((1,), out_dtype, input._device)
+        REDUCE[op].lookup(keyset(x))(out, x, (0,))
+        return reshape(out, ())
+    kept = tuple(1 if d in dims else s for d, s in enumerate(shape))
+    out = empty_tensor(kept, out_dtype, input._device)
+    REDUCE[op].lookup(keyset(input))(out, input, dims)
+    return out if keepdim else squeeze(out, dims)
+
+
+def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
+    if dtype is not None:
+        return to_dtype(input, dtype), dtype
+    if not input._dtype.is_floating_point:
+        return input, _dt.int64
+    return input, input._dtype
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+    _check_tensor("sum", input)
+    x, out_dtype = _sum_dtype(input, dtype)
+    return _reduce("sum", x, dim, keepdim, out_dtype)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    _check_tensor("prod", input)
+    x, out_dtype = _sum_dtype(input, dtype)
+    return _reduce("prod", x, dim, keepdim, out_dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    _check_tensor("mean", input)
+    x = input if dtype is None else to_dtype(input, dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+            f"Got: {x._dtype.name}"
+        )
+    dims = normalize_dims("mean", dim, x.ndim) or tuple(range(x.ndim))
+    count = numel_of([x._shape[d] for d in dims])
+    return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
+
+
+def amax(input, dim=(), keepdim=False) -> Tensor:
+    return _reduce("amax", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+
+
+def amin(input, dim=(), keepdim=False) -> Tensor:
+    return _reduce("amin", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+
+
+def all(input, dim=None, keepdim=False) -> Tensor:
+    return _reduce("all", input, dim, keepdim, _dt.bool)
+
+
+def any(input, dim=None, keepdim=False) -> Tensor:
+    return _reduce("any", input, dim, keepdim, _dt.bool)
+
+
+def _arg_reduce(op: str, input, dim, keepdim: bool) -> Tensor:
+    _check_tensor(op, input)
+    if dim is None:
+        flat = reshape(input, (-1,))
+        if flat._shape[0] == 0:
+            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        result = _reduce(op, flat, 0, False, _dt.int64, needs_elements=True)
+        return reshape(result, (1,) * input.ndim) if keepdim else result
+    d = normalize_dim(op, dim, input.ndim)
+    return _reduce(op, input, d, keepdim, _dt.int64, needs_elements=True)
+
+
+def argmax(input, dim=None, keepdim=False) -> Tensor:
+    return _arg_reduce("argmax", input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False) -> Tensor:
+    return _arg_reduce("argmin", input, dim, keepdim)
+
+
+def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
+    from .elementwise import BINARY
+
+    if isinstance(dim, Tensor) and other is None:
+        return BINARY["maximum" if op == "max" else "minimum"](input, dim)
+    if other is not None:
+        return BINARY["maximum" if op == "max" else "minimum"](input, other)
+    if dim is None:
+        return _reduce(reducer, input, None, False, input._dtype, needs_elements=True)
+    values = _reduce(reducer, input, dim, keepdim, input._dtype, needs_elements=True)
+    indices = _arg_reduce(arg_op, input, dim, keepdim)
+    return values_indices(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
+    ``max(input, other)``: the elementwise maximum."""
+    return _extreme("max", "amax", "argmax", input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _extreme("min", "amin", "argmin", input, dim, keepdim, other)
+
+
+def _scan(op: str, input, dim, dtype) -> Tensor:
+    _check_tensor(op, input)
+    x = input
+    if dtype is not None:
+        x = to_dtype(x, dtype)
+    elif not x._dtype.is_floating_point:
+        x = to_dtype(x, _dt.int64)
+    if not x._shape:
+        from .copying import clone
+
+        return clone(x)
+    d = normalize_dim(op, dim, x.ndim)
+    out = empty_tensor(x._shape, x._dtype, x._device)
+    SCAN[op].lookup(keyset(x))(out, x, d)
+    return out
+
+
+def cumsum(input, dim, *, dtype=None) -> Tensor:
+    return _scan("cumsum", input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None) -> Tensor:
+    return _scan("cumprod", input, dim, dtype)

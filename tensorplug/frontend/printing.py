@@ -1,0 +1,91 @@
+"""A torch-like ``repr``: ``tensor([1., 2.], dtype=tensorplug.float64, device='opencl:0')``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+
+__all__ = ["tensor_repr", "set_printoptions"]
+
+_options = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    if profile == "default":
+        _options.update(precision=4, threshold=1000, edgeitems=3, linewidth=80)
+    elif profile == "short":
+        _options.update(precision=2, threshold=1000, edgeitems=2, linewidth=80)
+    elif profile == "full":
+        _options.update(precision=4, threshold=2**62, edgeitems=3, linewidth=80)
+    for key, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            _options[key] = value
+    _options["sci_mode"] = sci_mode
+
+
+def _float_formatter(values: np.ndarray):
+    finite = values[np.isfinite(values)]
+    precision = _options["precision"]
+    if finite.size == 0:
+        return lambda v: _special(v) or f"{v}"
+    nonzero = np.abs(finite[finite != 0])
+    integral = bool(np.all(finite == np.round(finite)))
+    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
+    sci = _options["sci_mode"]
+    if sci is None:
+        sci = bool(nonzero.size) and (big >= 1e8 or (not integral and (small < 1e-4 or big / small > 1e3 and big >= 1e3)))
+    if sci:
+        return lambda v: _special(v) or f"{v:.{precision}e}"
+    if integral:
+        return lambda v: _special(v) or f"{v:.0f}."
+    return lambda v: _special(v) or f"{v:.{precision}f}"
+
+
+def _special(v) -> str:
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return ""
+
+
+def _format_values(t) -> str:
+    array = t.detach().cpu().numpy()
+    if t._dtype is _dt.bfloat16 or t._dtype is _dt.float16:
+        array = array.astype(np.float32)
+    summarize = array.size > _options["threshold"]
+    kwargs = dict(separator=", ", prefix="tensor(", threshold=_options["threshold"], edgeitems=_options["edgeitems"],
+                  max_line_width=_options["linewidth"])
+    if t._dtype.is_floating_point:
+        shown = array if not summarize else _edges(array)
+        fmt = _float_formatter(shown.astype(np.float64).ravel())
+        kwargs["formatter"] = {"float_kind": fmt}
+    elif t._dtype is _dt.bool:
+        kwargs["formatter"] = {"bool": lambda v: "True" if v else "False"}
+    return np.array2string(array, **kwargs)
+
+
+def _edges(array: np.ndarray) -> np.ndarray:
+    e = _options["edgeitems"]
+    for axis in range(array.ndim):
+        if array.shape[axis] > 2 * e:
+            array = np.concatenate([np.take(array, range(e), axis), np.take(array, range(-e, 0), axis)], axis)
+    return array
+
+
+def tensor_repr(t) -> str:
+    suffixes = []
+    empty = t.numel() == 0
+    body = "[]" if empty else _format_values(t)
+    if empty and t._shape != (0,):
+        suffixes.append(f"size={tuple(t._shape)}")
+    if t._device.type != "cpu":
+        suffixes.append(f"device='{t._device}'")
+    default_dtypes = (_dt.get_default_dtype(), _dt.int64, _dt.bool)
+    if t._dtype not in default_dtypes or (empty and t._dtype is not _dt.get_default_dtype()):
+        suffixes.append(f"dtype={t._dtype!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return "tensor(" + ", ".join([body] + suffixes) + ")"

@@ -1,0 +1,96 @@
+"""Random number generators: (seed, offset) state per device, consumed by the random primitives.
+
+Every backend implements the same counter-based generator (Philox4x32-10) with the same mapping
+from counters to values, so one seed gives the same uniform numbers on every device. A call
+that fills n elements consumes a whole number of 4-word Philox blocks and advances the offset
+by that many blocks.
+"""
+from __future__ import annotations
+
+import threading
+
+from .device import canonical_device
+
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator", "blocks_for"]
+
+DEFAULT_SEED = 67280421310721
+_MASK64 = (1 << 64) - 1
+
+
+class Generator:
+    """A random number generator for one device: ``tp.Generator(device="cpu").manual_seed(0)``."""
+
+    __slots__ = ("device", "_seed", "_offset", "_lock")
+
+    def __init__(self, device="cpu"):
+        self.device = canonical_device(device)
+        self._seed = DEFAULT_SEED
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    def manual_seed(self, seed: int) -> "Generator":
+        seed = int(seed)
+        if not -(1 << 63) <= seed <= _MASK64:
+            raise RuntimeError(f"manual_seed(): seed must be within [-2**63, 2**64), got {seed}")
+        self._seed = seed & _MASK64
+        self._offset = 0
+        return self
+
+    def seed(self) -> int:
+        """Re-seed from a non-deterministic source and return the new seed."""
+        import os
+
+        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        return self._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> tuple[int, int]:
+        """(seed, offset): everything needed to replay this generator's future numbers."""
+        return (self._seed, self._offset)
+
+    def set_state(self, state) -> "Generator":
+        seed, offset = (int(v) for v in (state.tolist() if hasattr(state, "tolist") else state))
+        self._seed, self._offset = seed & _MASK64, offset
+        return self
+
+    def take(self, blocks: int) -> tuple[int, int]:
+        """Reserve ``blocks`` Philox blocks; return (seed, first block's offset)."""
+        with self._lock:
+            offset = self._offset
+            self._offset = offset + blocks
+        return self._seed, offset
+
+
+_default_generators: dict = {}
+
+
+def default_generator(device) -> Generator:
+    dev = canonical_device(device)
+    gen = _default_generators.get(dev)
+    if gen is None:
+        gen = _default_generators.setdefault(dev, Generator(dev))
+    return gen
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator of every device; returns the CPU one."""
+    cpu = default_generator("cpu").manual_seed(seed)
+    for gen in _default_generators.values():
+        gen.manual_seed(seed)
+    return cpu
+
+
+def seed() -> int:
+    new = default_generator("cpu").seed()
+    manual_seed(new)
+    return new
+
+
+def initial_seed() -> int:
+    return default_generator("cpu").initial_seed()
+
+
+def blocks_for(count: int, values_per_block: int) -> int:
+    return (count + values_per_block - 1) // values_per_block

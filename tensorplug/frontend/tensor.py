@@ -1,0 +1,265 @@
+"""The Tensor object: a strided view of a backend storage, plus the helpers that make tensors.
+
+A tensor is metadata over a storage owned by its device's backend: shape, strides and offset in
+elements, a dtype, a device, and its dispatch key set. Views share the storage and the version
+counter (a one-element list), so an in-place change through any view is seen by autograd.
+
+Operators, views and methods are attached by ``frontend.methods``; this module holds only the
+object and its construction, so that every other module can import it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dispatcher
+from ..backends import _registry
+from . import dtypes as _dt
+from .device import canonical_device, device
+from .shapes import contiguous_layout
+
+__all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor"]
+
+_AUTOGRAD_MASK = dispatcher.AUTOGRAD.mask
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with PyTorch's semantics.
+
+    Create tensors with factories (``tp.tensor``, ``tp.zeros``, ``tp.randn``, ...), not with
+    this class directly.
+    """
+
+    __slots__ = (
+        "_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_keys", "_version",
+        "_base", "grad", "grad_fn", "_autograd", "__weakref__",
+    )
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with tp.tensor(), tp.empty(), tp.zeros(), ... rather than tp.Tensor()")
+
+    # --- the attributes backends read -------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        from .shapes import normalize_dim
+
+        return self._stride[normalize_dim("stride", dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def untyped_storage(self):
+        """The backend's storage object that this tensor views."""
+        return self._storage
+
+    # --- plain metadata ---------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._shape
+        from .shapes import normalize_dim
+
+        return self._shape[normalize_dim("size", dim, len(self._shape))]
+
+    def numel(self) -> int:
+        return contiguous_layout(self._shape)[1]
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._stride)):
+            if size != 1:
+                if stride != expected:
+                    return False
+                expected *= size
+        return True
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def _version_count(self) -> int:
+        return self._version[0]
+
+    @property
+    def _version_counter(self) -> int:
+        return self._version[0]
+
+    def data_ptr(self) -> int:
+        """Address of the first element, for backends whose storage has one (CPU)."""
+        return self._storage.data_ptr + self._offset * self._dtype.itemsize
+
+    # --- autograd flags (the engine lives in frontend.autograd) ------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._keys & _AUTOGRAD_MASK != 0
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {self._dtype}")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad:
+            self._keys |= _AUTOGRAD_MASK
+        else:
+            self._keys &= ~_AUTOGRAD_MASK
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's storage and version counter, outside the graph."""
+        return make_tensor(self._storage, self._shape, self._stride, self._offset, self._dtype, self._device, self._version, self)
+
+    # --- identity -------------------------------------------------------------------------
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol):
+        # Pickling (for DataLoader workers and multiprocessing) goes through host memory.
+        return (_rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self._device), self.requires_grad))
+
+
+def _rebuild_tensor(array: np.ndarray, device_name: str, requires_grad: bool) -> Tensor:
+    from .factories import from_numpy
+
+    t = from_numpy(np.ascontiguousarray(array))
+    if device_name != "cpu":
+        t = t.to(device_name)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+_new = object.__new__
+
+
+def make_tensor(storage, shape: tuple, stride: tuple, offset: int, dtype: _dt.dtype, dev: device, version=None, base=None) -> Tensor:
+    """A tensor over ``storage`` (no checks: callers pass a layout that fits the storage)."""
+    t = _new(Tensor)
+    t._storage = storage
+    t._shape = shape
+    t._stride = stride
+    t._offset = offset
+    t._dtype = dtype
+    t._device = dev
+    t._keys = dev._keymask or bind_device(dev)._keymask
+    t._version = [0] if version is None else version
+    t._base = base
+    t.grad = None
+    t.grad_fn = None
+    t._autograd = None
+    return t
+
+
+def empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
+    """A new contiguous tensor with uninitialized memory; ``dev`` must be canonical."""
+    backend = dev._backend
+    if backend is None:
+        backend = bind_device(dev)._backend
+    stride, numel = contiguous_layout(shape)
+    storage = backend.allocate(numel * dtype.itemsize, dev.index)
+    t = _new(Tensor)
+    t._storage = storage
+    t._shape = shape
+    t._stride = stride
+    t._offset = 0
+    t._dtype = dtype
+    t._device = dev
+    t._keys = dev._keymask
+    t._version = [0]
+    t._base = None
+    t.grad = None
+    t.grad_fn = None
+    t._autograd = None
+    return t
+
+
+def bind_device(dev: device) -> device:
+    """Load ``dev``'s backend (first use of a device type) and cache it on the device object."""
+    if dev._backend is None:
+        if dev.index is None and dev.type != "cpu":
+            raise RuntimeError(f"internal error: device {dev} has no index")
+        backend = _registry.backend_for(dev.type)
+        if dev.index is not None:
+            count = backend.device_count()
+            if dev.index >= count:
+                raise RuntimeError(f"invalid device {dev}: the {dev.type!r} backend has {count} device(s)")
+        dev._keymask = _registry.backend_key(dev.type).mask
+        dev._backend = backend
+    return dev
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def resolve_device(spec) -> device:
+    """A canonical, ready device from a user's ``device=`` argument (None: the default)."""
+    dev = canonical_device(spec)
+    if dev._backend is None:
+        bind_device(dev)
+    return dev
+
+
+def _keyset_from_args(args: tuple, kwargs: dict) -> int:
+    # The dispatcher's generic path (dispatcher.call, explain) asks the frontend for key sets.
+    keys = 0
+    for value in args:
+        if isinstance(value, Tensor):
+            keys |= value._keys
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, Tensor):
+                    keys |= item._keys
+    for value in kwargs.values():
+        if isinstance(value, Tensor):
+            keys |= value._keys
+    return keys
+
+
+dispatcher.set_keyset_extractor(_keyset_from_args)

@@ -1,0 +1,300 @@
+"""View ops: new shape/stride/offset metadata over the same storage; no backend is involved.
+
+Every view shares its base's storage and version counter, so writes through a view are seen by
+the base (and by autograd's version checks).
+"""
+from __future__ import annotations
+
+import operator
+
+from .shapes import broadcast_shapes, normalize_dim, numel_of, view_strides
+from .tensor import Tensor, make_tensor
+
+__all__ = [
+    "as_strided", "view", "reshape", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
+    "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten",
+    "unflatten", "select", "narrow", "slice_dim", "diagonal", "unfold",
+]
+
+
+def _view(t: Tensor, shape: tuple, stride: tuple, offset: int) -> Tensor:
+    return make_tensor(t._storage, shape, stride, offset, t._dtype, t._device, t._version, t._base if t._base is not None else t)
+
+
+def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """A view with explicit size, stride and offset (checked against the storage's size)."""
+    size, stride = tuple(operator.index(s) for s in size), tuple(operator.index(s) for s in stride)
+    offset = input._offset if storage_offset is None else operator.index(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided(): mismatch in length of strides ({len(stride)}) and shape ({len(size)})")
+    if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0:
+        raise RuntimeError(f"as_strided(): sizes, strides and offset must be non-negative, got {size}, {stride}, {offset}")
+    if numel_of(size) > 0:
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        capacity = input._storage.nbytes // input._dtype.itemsize
+        if last >= capacity:
+            raise RuntimeError(
+                f"as_strided(): setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
+                f"require {last + 1} elements, but the storage holds {capacity}"
+            )
+    return _view(input, size, stride, offset)
+
+
+def _infer_size(op: str, shape, numel: int) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        shape = [operator.index(s) for s in shape]
+    except TypeError:
+        raise TypeError(f"{op}(): shape must be a sequence of ints, got {shape!r}") from None
+    infer = [i for i, s in enumerate(shape) if s == -1]
+    if len(infer) > 1:
+        raise RuntimeError(f"{op}(): only one dimension can be inferred")
+    for s in shape:
+        if s < -1:
+            raise RuntimeError(f"{op}(): invalid shape dimension {s}")
+    known = numel_of([s for s in shape if s != -1])
+    if infer:
+        if known == 0 or numel % known != 0:
+            raise RuntimeError(f"{op}(): shape '{shape}' is invalid for input of size {numel}")
+        shape[infer[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"{op}(): shape '{shape}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def view(input: Tensor, *shape) -> Tensor:
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
+        raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+    new_shape = _infer_size("view", shape, input.numel())
+    strides = view_strides(input._shape, input._stride, new_shape)
+    if strides is None:
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            f"across two contiguous subspaces): size {list(input._shape)}, stride {list(input._stride)}, "
+            f"requested view {list(new_shape)}. Use .reshape(...) instead."
+        )
+    return _view(input, new_shape, strides, input._offset)
+
+
+def reshape(input: Tensor, *shape) -> Tensor:
+    """A view when the strides allow it, else a contiguous copy."""
+    new_shape = _infer_size("reshape", shape, input.numel())
+    strides = view_strides(input._shape, input._stride, new_shape)
+    if strides is not None:
+        return _view(input, new_shape, strides, input._offset)
+    return view(input.contiguous(), new_shape)
+
+
+def expand(input: Tensor, *sizes) -> Tensor:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    sizes = tuple(operator.index(s) for s in sizes)
+    ndim = len(input._shape)
+    if len(sizes) < ndim:
+        raise RuntimeError(
+            f"expand(): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({ndim})"
+        )
+    lead = len(sizes) - ndim
+    shape, stride = list(sizes), [0] * len(sizes)
+    for i, size in enumerate(sizes):
+        if i < lead:
+            if size < 0:
+                raise RuntimeError(f"expand(): the expanded size {size} is not allowed in a leading, non-existing dimension {i}")
+            continue
+        own = input._shape[i - lead]
+        if size == -1:
+            shape[i] = own
+        elif size != own and own != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size}) must match the existing size ({own}) at non-singleton "
+                f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(input._shape)}"
+            )
+        stride[i] = input._stride[i - lead] if shape[i] == own else 0
+    return _view(input, tuple(shape), tuple(stride), input._offset)
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other._shape)
+
+
+def broadcast_to(input: Tensor, shape) -> Tensor:
+    return expand(input, tuple(shape))
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(t._shape for t in tensors))
+    return tuple(t if t._shape == shape else expand(t, shape) for t in tensors)
+
+
+def transpose(input: Tensor, dim0, dim1) -> Tensor:
+    ndim = len(input._shape)
+    d0, d1 = normalize_dim("transpose", dim0, ndim), normalize_dim("transpose", dim1, ndim)
+    if ndim == 0:
+        return _view(input, (), (), input._offset)
+    shape, stride = list(input._shape), list(input._stride)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    stride[d0], stride[d1] = stride[d1], stride[d0]
+    return _view(input, tuple(shape), tuple(stride), input._offset)
+
+
+swapaxes = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    if len(input._shape) > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(input._shape)}D")
+    return transpose(input, 0, -1) if len(input._shape) == 2 else input.view(input._shape)
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    ndim = len(input._shape)
+    if len(dims) != ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    order = [normalize_dim("permute", d, ndim) for d in dims]
+    if len(set(order)) != ndim:
+        raise RuntimeError(f"permute(): repeated dim in {list(dims)}")
+    return _view(input, tuple(input._shape[d] for d in order), tuple(input._stride[d] for d in order), input._offset)
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    ndim = len(input._shape)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim(): Invalid source or destination dims: source ({src}) and destination ({dst}) must have the same number of elements")
+    src = [normalize_dim("movedim", d, ndim) for d in src]
+    dst = [normalize_dim("movedim", d, ndim) for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim(): repeated dim in source or destination")
+    order = [None] * ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return permute(input, order)
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    ndim = len(input._shape)
+    if dim is None:
+        dims = {i for i, s in enumerate(input._shape) if s == 1}
+    else:
+        dims = {normalize_dim("squeeze", d, ndim) for d in ((dim,) if isinstance(dim, int) else dim)}
+        dims = {d for d in dims if d < ndim and input._shape[d] == 1}
+    keep = [i for i in range(ndim) if i not in dims]
+    return _view(input, tuple(input._shape[i] for i in keep), tuple(input._stride[i] for i in keep), input._offset)
+
+
+def unsqueeze(input: Tensor, dim) -> Tensor:
+    ndim = len(input._shape)
+    d = normalize_dim("unsqueeze", dim, ndim + 1)
+    stride_here = input._shape[d] * input._stride[d] if d < ndim else 1
+    shape = input._shape[:d] + (1,) + input._shape[d:]
+    stride = input._stride[:d] + (stride_here,) + input._stride[d:]
+    return _view(input, shape, stride, input._offset)
+
+
+def flatten(input: Tensor, start_dim=0, end_dim=-1) -> Tensor:
+    ndim = len(input._shape)
+    if ndim == 0:
+        return reshape(input, (1,))
+    s, e = normalize_dim("flatten", start_dim, ndim), normalize_dim("flatten", end_dim, ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input._shape[:s] + (numel_of(input._shape[s:e + 1]),) + input._shape[e + 1:]
+    return reshape(input, shape)
+
+
+def unflatten(input: Tensor, dim, sizes) -> Tensor:
+    ndim = len(input._shape)
+    d = normalize_dim("unflatten", dim, ndim)
+    sizes = _infer_size("unflatten", tuple(sizes), input._shape[d])
+    return view(input, input._shape[:d] + sizes + input._shape[d + 1:])
+
+
+def select(input: Tensor, dim, index) -> Tensor:
+    ndim = len(input._shape)
+    if ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = normalize_dim("select", dim, ndim)
+    size = input._shape[d]
+    index = operator.index(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._shape)} at dimension {d}")
+    if index < 0:
+        index += size
+    return _view(
+        input,
+        input._shape[:d] + input._shape[d + 1:],
+        input._stride[:d] + input._stride[d + 1:],
+        input._offset + index * input._stride[d],
+    )
+
+
+def slice_dim(input: Tensor, dim: int, start, stop, step) -> Tensor:
+    """``input[..., start:stop:step, ...]`` along ``dim`` (Python slice rules, positive step)."""
+    if step is None:
+        step = 1
+    step = operator.index(step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = input._shape[dim]
+    start, stop, _ = slice(start, stop, 1).indices(size)
+    length = max(0, (stop - start + step - 1) // step)
+    shape = input._shape[:dim] + (length,) + input._shape[dim + 1:]
+    stride = input._stride[:dim] + (input._stride[dim] * step,) + input._stride[dim + 1:]
+    offset = input._offset + (start * input._stride[dim] if length else 0)
+    return _view(input, shape, stride, offset)
+
+
+def narrow(input: Tensor, dim, start, length) -> Tensor:
+    ndim = len(input._shape)
+    d = normalize_dim("narrow", dim, ndim)
+    size = input._shape[d]
+    start, length = operator.index(start), operator.index(length)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return slice_dim(input, d, start, start + length, 1)
+
+
+def diagonal(input: Tensor, offset=0, dim1=0, dim2=1) -> Tensor:
+    ndim = len(input._shape)
+    d1, d2 = normalize_dim("diagonal", dim1, ndim), normalize_dim("diagonal", dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = input._shape[d1], input._shape[d2]
+    if offset >= 0:
+        length, start = max(0, min(n1, n2 - offset)), offset * input._stride[d2]
+    else:
+        length, start = max(0, min(n1 + offset, n2)), -offset * input._stride[d1]
+    keep = [i for i in range(ndim) if i not in (d1, d2)]
+    shape = tuple(input._shape[i] for i in keep) + (length,)
+    stride = tuple(input._stride[i] for i in keep) + (input._stride[d1] + input._stride[d2],)
+    return _view(input, shape, stride, input._offset + (start if length else 0))
+
+
+def unfold(input: Tensor, dimension, size, step) -> Tensor:
+    ndim = len(input._shape)
+    d = normalize_dim("unfold", dimension, ndim)
+    length = input._shape[d] if ndim else 1
+    if size > length:
+        raise RuntimeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"unfold(): step is {step} but must be > 0")
+    count = (length - size) // step + 1
+    shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
+    stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d] if ndim else 1,)
+    return _view(input, shape, stride, input._offset)
