@@ -251,26 +251,33 @@ template <class Op, class T> void reduce_inner(const Geom& g, int op, int out_dt
 
 template <class Op, class T> void reduce_outer(const Geom& g, int op, int out_dtype) {
     using A = typename Op::A;
-    constexpr int64_t CB = 512;
     const int64_t C = g.kshape[g.nk - 1];
     const int64_t KO = g.kn / C;
-    const int64_t nb = (C + CB - 1) / CB;
     const int64_t work = g.kn * g.rn;
-    const int64_t threshold = work >= PARALLEL_THRESHOLD ? 1 : std::numeric_limits<int64_t>::max();
-    parallel_range(KO * nb, threshold, [&](int64_t wb, int64_t we) {
-        A acc[CB];
+    const bool parallel = work >= PARALLEL_THRESHOLD && g_num_threads > 1;
+    // Column blocks wide enough that each row segment streams (prefetch-friendly), small enough
+    // that the accumulators stay in L2, and enough of them for every thread.
+    int64_t CB = parallel ? (C + g_num_threads - 1) / g_num_threads : C;
+    CB = std::min<int64_t>(std::max<int64_t>(CB, 512), 16384);
+    const int64_t nb = (C + CB - 1) / CB;
+    parallel_range(KO * nb, parallel ? 1 : std::numeric_limits<int64_t>::max(), [&](int64_t wb, int64_t we) {
+        struct Slot {
+            A v;
+        };
+        std::vector<Slot> accbuf(static_cast<size_t>(std::min(CB, C)));
+        Slot* acc = accbuf.data();
         for (int64_t w = wb; w < we; ++w) {
             const int64_t ko = w / nb, cb = w % nb;
             const int64_t len = std::min(CB, C - cb * CB);
             const char* a;
             char* o;
             kept_ptrs(g, ko * C + cb * CB, a, o);
-            for (int64_t j = 0; j < len; ++j) acc[j] = Op::init();
+            for (int64_t j = 0; j < len; ++j) acc[j].v = Op::init();
             int64_t idx[MAX_DIMS] = {0};
             const char* row = a;
             for (int64_t r = 0; r < g.rn; ++r) {
                 const T* x = reinterpret_cast<const T*>(row);
-                for (int64_t j = 0; j < len; ++j) Op::step(acc[j], x[j], r);
+                for (int64_t j = 0; j < len; ++j) Op::step(acc[j].v, x[j], r);
                 int d = g.nr - 1;
                 row += g.ra[d];
                 ++idx[d];
@@ -282,7 +289,7 @@ template <class Op, class T> void reduce_outer(const Geom& g, int op, int out_dt
                     row += g.ra[d];
                 }
             }
-            for (int64_t j = 0; j < len; ++j) finish<Op>(op, out_dtype, o + j * g.ko[g.nk - 1], acc[j], g.rn);
+            for (int64_t j = 0; j < len; ++j) finish<Op>(op, out_dtype, o + j * g.ko[g.nk - 1], acc[j].v, g.rn);
         }
     });
 }
