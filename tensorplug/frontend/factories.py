@@ -214,7 +214,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
         from .views import diagonal
 
         fill_(diagonal(t), 1)
-    t._version[0] = 0
+    t._version_ref[0] = 0
     return _finish(t, requires_grad)
 
 
@@ -234,7 +234,7 @@ def _random_fill(op: Operator, out: Tensor, generator, per_block: int, a, b) -> 
 
         copy_(out, target)
     else:
-        out._version[0] += 1
+        out._version_ref[0] += 1
     return out
 
 

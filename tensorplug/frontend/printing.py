@@ -57,9 +57,11 @@ def _format_values(t) -> str:
     kwargs = dict(separator=", ", prefix="tensor(", threshold=_options["threshold"], edgeitems=_options["edgeitems"],
                   max_line_width=_options["linewidth"])
     if t._dtype.is_floating_point:
-        shown = array if not summarize else _edges(array)
-        fmt = _float_formatter(shown.astype(np.float64).ravel())
-        kwargs["formatter"] = {"float_kind": fmt}
+        shown = (array if not summarize else _edges(array)).astype(np.float64).ravel()
+        fmt = _float_formatter(shown)
+        # Pad every value to the widest one so that columns line up, as PyTorch prints them.
+        width = max((len(fmt(v)) for v in shown), default=0)
+        kwargs["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
     elif t._dtype is _dt.bool:
         kwargs["formatter"] = {"bool": lambda v: "True" if v else "False"}
     return np.array2string(array, **kwargs)

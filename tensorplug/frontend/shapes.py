@@ -65,7 +65,7 @@ def check_shape(op: str, size) -> tuple:
     return shape
 
 
-def broadcast_shapes(*shapes: tuple) -> tuple:
+def broadcast_shapes(*shapes: tuple, op: str = "broadcast_shapes") -> tuple:
     """The shape every argument broadcasts to, by NumPy/PyTorch rules; raises if incompatible."""
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
@@ -79,7 +79,7 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
                 result[offset + i] = size
             else:
                 raise RuntimeError(
-                    f"shape mismatch: shapes {', '.join(str(list(s)) for s in shapes)} cannot be broadcast "
+                    f"{op}(): shape mismatch: shapes {', '.join(str(list(s)) for s in shapes)} cannot be broadcast "
                     f"(size {current} vs {size} at dimension {offset + i - ndim})"
                 )
     return tuple(result)

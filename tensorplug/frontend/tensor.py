@@ -30,7 +30,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_keys", "_version",
+        "_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_keys", "_version_ref",
         "_base", "grad", "grad_fn", "_autograd", "__weakref__",
     )
 
@@ -112,12 +112,9 @@ class Tensor:
         return self._device.type == "cpu"
 
     @property
-    def _version_count(self) -> int:
-        return self._version[0]
-
-    @property
-    def _version_counter(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """How many in-place changes the storage has seen (shared by all views), as in PyTorch."""
+        return self._version_ref[0]
 
     def data_ptr(self) -> int:
         """Address of the first element, for backends whose storage has one (CPU)."""
@@ -156,7 +153,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage and version counter, outside the graph."""
-        return make_tensor(self._storage, self._shape, self._stride, self._offset, self._dtype, self._device, self._version, self)
+        return make_tensor(self._storage, self._shape, self._stride, self._offset, self._dtype, self._device, self._version_ref, self)
 
     # --- identity -------------------------------------------------------------------------
     __hash__ = object.__hash__
@@ -188,7 +185,7 @@ def make_tensor(storage, shape: tuple, stride: tuple, offset: int, dtype: _dt.dt
     t._dtype = dtype
     t._device = dev
     t._keys = dev._keymask or bind_device(dev)._keymask
-    t._version = [0] if version is None else version
+    t._version_ref = [0] if version is None else version
     t._base = base
     t.grad = None
     t.grad_fn = None
@@ -211,7 +208,7 @@ def empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     t._dtype = dtype
     t._device = dev
     t._keys = dev._keymask
-    t._version = [0]
+    t._version_ref = [0]
     t._base = None
     t.grad = None
     t.grad_fn = None

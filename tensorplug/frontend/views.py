@@ -18,7 +18,7 @@ __all__ = [
 
 
 def _view(t: Tensor, shape: tuple, stride: tuple, offset: int) -> Tensor:
-    return make_tensor(t._storage, shape, stride, offset, t._dtype, t._device, t._version, t._base if t._base is not None else t)
+    return make_tensor(t._storage, shape, stride, offset, t._dtype, t._device, t._version_ref, t._base if t._base is not None else t)
 
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:

@@ -62,4 +62,4 @@ def check_no_internal_overlap(op: str, t: Tensor) -> None:
 
 def bump_version(t: Tensor) -> None:
     """Record an in-place change (the counter is shared by every view of the storage)."""
-    t._version[0] += 1
+    t._version_ref[0] += 1

@@ -184,7 +184,7 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
         if isinstance(x, Tensor):
             spec.check_dtype(x._dtype)
     dtype = _compute_dtype(name, spec.rule, promoted)
-    shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else ())
+    shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else (), op=name)
     dev = a._device if a_is_tensor else b._device
     if a_is_tensor:
         a = to_dtype(a, dtype)
@@ -307,7 +307,7 @@ def where(condition, input=None, other=None, *, out=None):
     tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
     check_same_device("where", *tensors)
     dtype = _result_dtype(input, other)
-    shape = broadcast_shapes(*(t._shape for t in tensors))
+    shape = broadcast_shapes(*(t._shape for t in tensors), op="where")
     cond = condition if condition._shape == shape else expand(condition, shape)
     operands = []
     for x in (input, other):

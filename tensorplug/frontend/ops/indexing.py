@@ -99,7 +99,7 @@ def _prepare_advanced(view: Tensor, advanced):
     for _, idx in advanced:
         check_same_device("index", view, idx)
     indices = [to_dtype(idx, _dt.int64) for _, idx in advanced]
-    shape = broadcast_shapes(*(i._shape for i in indices))
+    shape = broadcast_shapes(*(i._shape for i in indices), op="index")
     indices = tuple(i if i._shape == shape else expand(i, shape) for i in indices)
     rest = [d for d in range(view.ndim) if d not in dims]
     moved = permute(view, dims + rest)

@@ -51,7 +51,7 @@ def matmul(input, other, *, out=None) -> Tensor:
     if a._shape[-1] != b._shape[-2]:
         raise _shape_error("matmul", input, other)
     m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
-    batch_shape = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    batch_shape = broadcast_shapes(a._shape[:-2], b._shape[:-2], op="matmul")
     batch = numel_of(batch_shape)
     a3 = reshape(expand(a, batch_shape + (m, k)), (batch, m, k))
     b3 = reshape(expand(b, batch_shape + (k, n)), (batch, k, n))
