@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 from . import backends, dispatcher
+from .frontend import autograd
 from .frontend import methods as _methods  # attaches Tensor methods and operators
+from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
     bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
@@ -67,3 +69,5 @@ def numel(input: Tensor) -> int:
 
 
 from . import cpu  # noqa: E402  (tp.cpu.empty_cache(); needs the names above)
+
+autograd.register_derivatives()

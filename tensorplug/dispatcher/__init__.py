@@ -18,13 +18,14 @@ from ._operator import (
     register_kernel,
     set_keyset_extractor,
 )
-from ._state import ExcludeKeys, local_state
+from ._state import ExcludeKeys, IncludeKeys, local_state
 
 __all__ = [
     "AUTOGRAD",
     "INPLACE_OR_VIEW",
     "DispatchKey",
     "ExcludeKeys",
+    "IncludeKeys",
     "Operator",
     "Resolution",
     "allocate_backend_key",

@@ -11,6 +11,7 @@ from . import dtypes as _dt
 from . import factories, printing, views
 from .ops import copying, indexing, linalg, reductions
 from .ops.elementwise import BINARY, COMPARE, UNARY, binary_inplace, where
+from .autograd import functional as _autograd
 from .tensor import Tensor
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "clamp", "clip", "relu"]
@@ -156,6 +157,16 @@ def _inplace_unary(name):
     return inplace
 
 
+def _detach_(self):
+    """Detach in place: this tensor leaves the graph and becomes a leaf not requiring grad."""
+    if self._base is not None and self._base.requires_grad:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self.grad_fn = None
+    self._autograd = None
+    self.requires_grad_(False)
+    return self
+
+
 def _attach() -> None:
     T = Tensor
     for name, func in BINARY.items():
@@ -209,6 +220,11 @@ def _attach() -> None:
     T.__array__ = _array
     T.__format__ = lambda self, spec: format(self.item(), spec) if self.numel() == 1 and not self._shape else repr(self)
     T.item, T.tolist, T.numpy = _item, _tolist, _numpy
+    T.backward = _autograd.tensor_backward
+    T.retain_grad = _autograd.retain_grad
+    T.register_hook = _autograd.register_hook
+    T.retains_grad = property(lambda self: bool(getattr(self._autograd, "retains_grad", False)))
+    T.detach_ = _detach_
 
     for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
                  "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",

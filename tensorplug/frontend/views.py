@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import operator
 
+from ..dispatcher import AUTOGRAD, local_state
+from .autograd.views import maybe_record
 from .shapes import broadcast_shapes, normalize_dim, numel_of, view_strides
 from .tensor import Tensor, make_tensor
+
+_AUTOGRAD_MASK = AUTOGRAD.mask
 
 __all__ = [
     "as_strided", "view", "reshape", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
@@ -17,8 +21,13 @@ __all__ = [
 ]
 
 
-def _view(t: Tensor, shape: tuple, stride: tuple, offset: int) -> Tensor:
-    return make_tensor(t._storage, shape, stride, offset, t._dtype, t._device, t._version_ref, t._base if t._base is not None else t)
+def _view(t: Tensor, shape: tuple, stride: tuple, offset: int, op: str = "view", kind: str = "reshape", arg=None) -> Tensor:
+    """A view of ``t``; when ``t`` requires grad, it records how gradients go back (see
+    autograd.views.ViewNode for the kinds)."""
+    v = make_tensor(t._storage, shape, stride, offset, t._dtype, t._device, t._version_ref, t._base if t._base is not None else t)
+    if t._keys & _AUTOGRAD_MASK and local_state.mask & _AUTOGRAD_MASK:
+        maybe_record(v, t, op, kind, arg)
+    return v
 
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
@@ -37,7 +46,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
                 f"as_strided(): setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
                 f"require {last + 1} elements, but the storage holds {capacity}"
             )
-    return _view(input, size, stride, offset)
+    return _view(input, size, stride, offset, "as_strided", "replay", (as_strided, (size, stride, offset - input._offset)))
 
 
 def _infer_size(op: str, shape, numel: int) -> tuple:
@@ -74,7 +83,7 @@ def view(input: Tensor, *shape) -> Tensor:
             f"across two contiguous subspaces): size {list(input._shape)}, stride {list(input._stride)}, "
             f"requested view {list(new_shape)}. Use .reshape(...) instead."
         )
-    return _view(input, new_shape, strides, input._offset)
+    return _view(input, new_shape, strides, input._offset, "view")
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -82,7 +91,7 @@ def reshape(input: Tensor, *shape) -> Tensor:
     new_shape = _infer_size("reshape", shape, input.numel())
     strides = view_strides(input._shape, input._stride, new_shape)
     if strides is not None:
-        return _view(input, new_shape, strides, input._offset)
+        return _view(input, new_shape, strides, input._offset, "reshape")
     return view(input.contiguous(), new_shape)
 
 
@@ -112,7 +121,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(input._shape)}"
             )
         stride[i] = input._stride[i - lead] if shape[i] == own else 0
-    return _view(input, tuple(shape), tuple(stride), input._offset)
+    return _view(input, tuple(shape), tuple(stride), input._offset, "expand", "expand")
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -134,11 +143,13 @@ def transpose(input: Tensor, dim0, dim1) -> Tensor:
     ndim = len(input._shape)
     d0, d1 = normalize_dim("transpose", dim0, ndim), normalize_dim("transpose", dim1, ndim)
     if ndim == 0:
-        return _view(input, (), (), input._offset)
+        return _view(input, (), (), input._offset, "transpose")
     shape, stride = list(input._shape), list(input._stride)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
-    return _view(input, tuple(shape), tuple(stride), input._offset)
+    order = list(range(ndim))
+    order[d0], order[d1] = order[d1], order[d0]
+    return _view(input, tuple(shape), tuple(stride), input._offset, "transpose", "permute", order)
 
 
 swapaxes = transpose
@@ -162,7 +173,7 @@ def permute(input: Tensor, *dims) -> Tensor:
     order = [normalize_dim("permute", d, ndim) for d in dims]
     if len(set(order)) != ndim:
         raise RuntimeError(f"permute(): repeated dim in {list(dims)}")
-    return _view(input, tuple(input._shape[d] for d in order), tuple(input._stride[d] for d in order), input._offset)
+    return _view(input, tuple(input._shape[d] for d in order), tuple(input._stride[d] for d in order), input._offset, "permute", "permute", order)
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
@@ -191,7 +202,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {normalize_dim("squeeze", d, ndim) for d in ((dim,) if isinstance(dim, int) else dim)}
         dims = {d for d in dims if d < ndim and input._shape[d] == 1}
     keep = [i for i in range(ndim) if i not in dims]
-    return _view(input, tuple(input._shape[i] for i in keep), tuple(input._stride[i] for i in keep), input._offset)
+    return _view(input, tuple(input._shape[i] for i in keep), tuple(input._stride[i] for i in keep), input._offset, "squeeze")
 
 
 def unsqueeze(input: Tensor, dim) -> Tensor:
@@ -200,7 +211,7 @@ def unsqueeze(input: Tensor, dim) -> Tensor:
     stride_here = input._shape[d] * input._stride[d] if d < ndim else 1
     shape = input._shape[:d] + (1,) + input._shape[d:]
     stride = input._stride[:d] + (stride_here,) + input._stride[d:]
-    return _view(input, shape, stride, input._offset)
+    return _view(input, shape, stride, input._offset, "unsqueeze")
 
 
 def flatten(input: Tensor, start_dim=0, end_dim=-1) -> Tensor:
@@ -239,6 +250,9 @@ def select(input: Tensor, dim, index) -> Tensor:
         input._shape[:d] + input._shape[d + 1:],
         input._stride[:d] + input._stride[d + 1:],
         input._offset + index * input._stride[d],
+        "select",
+        "replay",
+        (select, (d, index)),
     )
 
 
@@ -255,7 +269,7 @@ def slice_dim(input: Tensor, dim: int, start, stop, step) -> Tensor:
     shape = input._shape[:dim] + (length,) + input._shape[dim + 1:]
     stride = input._stride[:dim] + (input._stride[dim] * step,) + input._stride[dim + 1:]
     offset = input._offset + (start * input._stride[dim] if length else 0)
-    return _view(input, shape, stride, offset)
+    return _view(input, shape, stride, offset, "slice", "replay", (slice_dim, (dim, start, stop, step)))
 
 
 def narrow(input: Tensor, dim, start, length) -> Tensor:
@@ -283,7 +297,7 @@ def diagonal(input: Tensor, offset=0, dim1=0, dim2=1) -> Tensor:
     keep = [i for i in range(ndim) if i not in (d1, d2)]
     shape = tuple(input._shape[i] for i in keep) + (length,)
     stride = tuple(input._stride[i] for i in keep) + (input._stride[d1] + input._stride[d2],)
-    return _view(input, shape, stride, input._offset + (start if length else 0))
+    return _view(input, shape, stride, input._offset + (start if length else 0), "diagonal", "replay", (diagonal, (offset, d1, d2)))
 
 
 def unfold(input: Tensor, dimension, size, step) -> Tensor:
@@ -297,4 +311,4 @@ def unfold(input: Tensor, dimension, size, step) -> Tensor:
     count = (length - size) // step + 1
     shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
     stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d] if ndim else 1,)
-    return _view(input, shape, stride, input._offset)
+    return _view(input, shape, stride, input._offset, "unfold", "replay", (unfold, (d, size, step)))

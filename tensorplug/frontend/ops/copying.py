@@ -91,8 +91,9 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
-    array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype))
-    out = empty_tensor(tuple(array.shape), dtype, dev)
+    shape = tuple(np.shape(array))  # ascontiguousarray turns 0-d arrays into 1-d ones
+    array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
+    out = empty_tensor(shape, dtype, dev)
     if array.size:
         dev._backend.copy_from_host(out, array)
     return out

@@ -251,25 +251,37 @@ struct ReleaseGil {
     ReleaseGil& operator=(const ReleaseGil&) = delete;
 };
 
-// fn(begin, end) over [0, total), split in contiguous ranges over threads when big enough.
-template <class F> void parallel_range(int64_t total, int64_t threshold, F&& fn) {
+// fn(chunk, begin, end) for fixed chunks of [0, total) (boundaries depend only on total and
+// nchunks, so results never depend on the thread count or on scheduling), handed out dynamically:
+// on a shared 2-core machine a descheduled thread must not hold back the whole op.
+template <class F> void parallel_chunks(int64_t total, int64_t nchunks, F&& fn) {
+    if (total <= 0) return;
+    nchunks = std::max<int64_t>(1, std::min(nchunks, total));
+    const int64_t chunk = (total + nchunks - 1) / nchunks;
+    nchunks = (total + chunk - 1) / chunk;
 #ifdef _OPENMP
-    if (total >= threshold && g_num_threads > 1) {
-        int nt = static_cast<int>(std::min<int64_t>(g_num_threads, total));
-#pragma omp parallel num_threads(nt)
-        {
-            int tid = omp_get_thread_num();
-            int nth = omp_get_num_threads();
-            int64_t chunk = (total + nth - 1) / nth;
-            int64_t b = tid * chunk;
-            int64_t e = std::min<int64_t>(total, b + chunk);
-            if (b < e) fn(b, e);
-        }
+    if (nchunks > 1 && g_num_threads > 1) {
+        const int nt = static_cast<int>(std::min<int64_t>(g_num_threads, nchunks));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (int64_t c = 0; c < nchunks; ++c) fn(c, c * chunk, std::min(total, (c + 1) * chunk));
         return;
     }
 #endif
-    (void)threshold;
-    if (total > 0) fn(int64_t(0), total);
+    for (int64_t c = 0; c < nchunks; ++c) fn(c, c * chunk, std::min(total, (c + 1) * chunk));
+}
+
+// Chunks per thread in parallel_range: enough to rebalance when a core is busy elsewhere.
+constexpr int64_t CHUNKS_PER_THREAD = 4;
+
+// fn(begin, end) over [0, total): in one call when small, else in chunks over threads.
+template <class F> void parallel_range(int64_t total, int64_t threshold, F&& fn) {
+    if (total <= 0) return;
+    if (total >= threshold && g_num_threads > 1) {
+        parallel_chunks(total, g_num_threads * CHUNKS_PER_THREAD,
+                        [&](int64_t, int64_t b, int64_t e) { fn(b, e); });
+        return;
+    }
+    fn(int64_t(0), total);
 }
 
 // ---------------------------------------------------------------------------------------------

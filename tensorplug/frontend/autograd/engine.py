@@ -1,0 +1,204 @@
+"""The backward engine: walks the graph iteratively, in a deterministic order.
+
+1. Count, for every node reachable from the roots, how many edges point at it (an iterative
+   depth-first walk: no recursion limit, so a 100,000-op chain works).
+2. Run nodes whose gradients are complete, latest-created first (like PyTorch: a node is only
+   run after every node that feeds it), summing gradients that meet at one input.
+3. Leaves' accumulators add into ``.grad``; ``autograd.grad`` captures instead.
+Saved tensors are released after each node runs unless ``retain_graph``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from ..tensor import Tensor
+from .grad_mode import enable_grad, no_grad
+from .graph import AccumulateGrad, AutogradMeta, Node, anomaly_mode, gradient_edge
+
+__all__ = ["run_backward"]
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _dependencies(roots: list[Node]) -> dict[Node, int]:
+    counts: dict[Node, int] = {}
+    seen = set()
+    stack = [node for node in roots if node is not None]
+    for node in stack:
+        seen.add(node)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_functions:
+            if edge is None or edge[0] is None:
+                continue
+            nxt = edge[0]
+            counts[nxt] = counts.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return counts
+
+
+def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
+    meta = leaf._autograd
+    if isinstance(meta, AutogradMeta) and meta.hooks:
+        for hook in meta.hooks:
+            replaced = hook(grad)
+            if replaced is not None:
+                grad = replaced
+    if grad._shape != leaf._shape:
+        raise RuntimeError(f"AccumulateGrad: gradient of shape {list(grad._shape)} for a leaf of shape {list(leaf._shape)}")
+    if leaf.grad is None:
+        # A gradient may be shared with other leaves (add returns the same tensor twice): own a copy.
+        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph:
+        leaf.grad = leaf.grad + grad
+    else:
+        leaf.grad.add_(grad.detach())
+
+
+def _check_output(node: Node, index: int, grad, edge) -> None:
+    if anomaly_mode.enabled and anomaly_mode.check_nan and isinstance(grad, Tensor) and grad._dtype.is_floating_point:
+        if bool((grad != grad).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {index}th output.")
+
+
+def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inputs=None, accumulate: bool = True, allow_unused: bool = False):
+    """Backpropagate from ``roots`` (tensors) seeded with ``grad_roots``.
+
+    With ``inputs`` and ``accumulate=False`` (autograd.grad) returns their gradients instead of
+    adding into ``.grad``; with ``inputs`` and ``accumulate=True`` (backward(inputs=...)) only
+    those leaves accumulate.
+    """
+    buffers: dict[Node, list] = {}
+    root_nodes = []
+    for tensor, grad in zip(roots, grad_roots):
+        edge = gradient_edge(tensor)
+        if edge is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        node, nr = edge
+        if isinstance(node, AccumulateGrad):
+            root_nodes.append(node)
+            buffers.setdefault(node, [None])[0] = _add(buffers.get(node, [None])[0], grad)
+            continue
+        slots = buffers.setdefault(node, [None] * _output_count(node, nr))
+        if len(slots) <= nr:
+            slots.extend([None] * (nr + 1 - len(slots)))
+        slots[nr] = _add(slots[nr], grad)
+        root_nodes.append(node)
+
+    captures = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            edge = gradient_edge(t)
+            if edge is None:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+            captures.setdefault(edge, []).append(i)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    counts = _dependencies(root_nodes)
+    needed = _nodes_leading_to(captures, set(counts) | set(root_nodes)) if inputs is not None and not accumulate else None
+    ready = []
+    queued = set()
+    for node in dict.fromkeys(root_nodes):
+        if counts.get(node, 0) == 0 and node not in queued:
+            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+            queued.add(node)
+
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, [None])
+            if captures:
+                for nr, g in enumerate(grads):
+                    for i in captures.get((node, nr), ()):
+                        captured[i] = _add(captured[i], g)
+            if isinstance(node, AccumulateGrad):
+                if accumulate and grads[0] is not None and (inputs is None or (node, 0) in captures):
+                    _accumulate_into_leaf(node.variable, grads[0], create_graph)
+                continue
+            if needed is not None and node not in needed:
+                results = (None,) * len(node.next_functions)
+                if not retain_graph:
+                    node.release()
+            else:
+                results = _apply(node, tuple(grads), retain_graph)
+            for index, (edge, grad) in enumerate(zip(node.next_functions, results)):
+                if edge is None or edge[0] is None:
+                    continue
+                nxt, nr = edge
+                if grad is not None:
+                    _check_output(node, index, grad, edge)
+                    slots = buffers.get(nxt)
+                    if slots is None:
+                        slots = buffers[nxt] = [None] * _output_count(nxt, nr)
+                    elif len(slots) <= nr:
+                        slots.extend([None] * (nr + 1 - len(slots)))
+                    slots[nr] = _add(slots[nr], grad)
+                counts[nxt] -= 1
+                if counts[nxt] == 0 and nxt not in queued:
+                    queued.add(nxt)
+                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+    if inputs is not None and not accumulate:
+        for i, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    f"Set allow_unused=True if this is the desired behavior."
+                )
+        return tuple(captured)
+    return None
+
+
+def _nodes_leading_to(captures: dict, nodes: set) -> set:
+    """The nodes from which some captured edge is reachable (autograd.grad runs only those).
+
+    A node's inputs were recorded before it, so visiting nodes in creation order sees every
+    input's answer before the node's own.
+    """
+    needed = set()
+    for node in sorted(nodes, key=lambda n: n._sequence_nr):
+        for edge in node.next_functions:
+            if edge is not None and edge[0] is not None and (edge in captures or edge[0] in needed):
+                needed.add(node)
+                break
+    return needed
+
+
+def _output_count(node: Node, nr: int) -> int:
+    return max(getattr(node, "num_outputs", 1), nr + 1)
+
+
+def _apply(node: Node, grads: tuple, retain_graph: bool) -> tuple:
+    if node._pre_hooks:
+        for hook in node._pre_hooks:
+            replaced = hook(grads)
+            if replaced is not None:
+                grads = tuple(replaced)
+    try:
+        results = node.backward(grads)
+    except Exception as exc:
+        if node._forward_trace is not None:
+            raise RuntimeError(
+                f"Error in {node.name()} during backward: {exc}\n\nTraceback of the forward call that caused the error:\n"
+                f"{node._forward_trace}"
+            ) from exc
+        raise
+    finally:
+        if not retain_graph:
+            node.release()
+    if not isinstance(results, tuple):
+        results = (results,)
+    if node._hooks:
+        for hook in node._hooks:
+            replaced = hook(results, grads)
+            if replaced is not None:
+                results = tuple(replaced)
+    return results

@@ -1,0 +1,226 @@
+"""``backward``, ``grad``, gradient checks and anomaly detection: the functions users call."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .engine import run_backward
+from .graph import anomaly_mode, autograd_meta
+
+__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "tensor_backward", "retain_grad", "register_hook"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _seed_gradients(outputs: tuple, grad_outputs, create_graph: bool) -> tuple:
+    import tensorplug as tp
+
+    grads = []
+    for i, out in enumerate(outputs):
+        g = None if grad_outputs is None else grad_outputs[i]
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape {list(out._shape)})")
+            if not out._dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs, got {out._dtype.name}")
+            g = tp.ones_like(out)
+        elif isinstance(g, Tensor) and g._shape != out._shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g._shape)} and output[{i}] has a shape of {list(out._shape)}.")
+        grads.append(g)
+    return tuple(grads)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on."""
+    outputs = _as_tuple(tensors)
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    grads = _seed_gradients(outputs, _as_tuple(grad_tensors), create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    run_backward(outputs, grads, retain, create_graph, inputs=_as_tuple(inputs), accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    for i, out in enumerate(outs):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    grads = _seed_gradients(outs, _as_tuple(grad_outputs), create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    result = run_backward(outs, grads, retain, create_graph, inputs=ins, accumulate=False, allow_unused=allow_unused or materialize_grads)
+    if materialize_grads:
+        import tensorplug as tp
+
+        result = tuple(tp.zeros_like(i) if g is None else g for g, i in zip(result, ins))
+    return result
+
+
+def tensor_backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Keep ``.grad`` for a non-leaf tensor after backward."""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None:
+        return
+    meta = autograd_meta(self)
+    if meta.retains_grad:
+        return
+    meta.retains_grad = True
+    import weakref
+
+    ref = weakref.ref(self)
+    nr = meta.output_nr
+
+    def keep(grads):
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            t.grad = grads[nr].detach().clone() if t.grad is None else t.grad + grads[nr].detach()
+        return None
+
+    self.grad_fn.register_prehook(keep)
+
+
+def register_hook(self: Tensor, hook):
+    """``hook(grad)`` runs when this tensor's gradient is computed and may return a replacement."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    meta = autograd_meta(self)
+    if self.grad_fn is None:
+        if meta.hooks is None:
+            meta.hooks = []
+        meta.hooks.append(hook)
+        from .graph import _RemovableHandle
+
+        return _RemovableHandle(meta.hooks, hook)
+    nr = meta.output_nr
+
+    def on_grad(grads):
+        replaced = hook(grads[nr]) if grads[nr] is not None else None
+        if replaced is None:
+            return None
+        return grads[:nr] + (replaced,) + grads[nr + 1:]
+
+    return self.grad_fn.register_prehook(on_grad)
+
+
+class set_detect_anomaly:
+    """Record the forward traceback of every op, and report it when its backward fails."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self._previous = (anomaly_mode.enabled, anomaly_mode.check_nan)
+        anomaly_mode.enabled, anomaly_mode.check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        anomaly_mode.enabled, anomaly_mode.check_nan = self._previous
+        return False
+
+
+class detect_anomaly(set_detect_anomaly):
+    def __init__(self, check_nan: bool = True):
+        super().__init__(True, check_nan)
+
+
+def _outputs(result):
+    return (result,) if isinstance(result, Tensor) else tuple(r for r in result if isinstance(r, Tensor))
+
+
+def _flat_outputs(func, inputs):
+    import numpy as np
+
+    outs = _outputs(func(*inputs))
+    with _no_grad():
+        return np.concatenate([o.detach().cpu().numpy().astype(np.float64).reshape(-1) for o in outs]) if outs else np.zeros(0)
+
+
+def _no_grad():
+    from .grad_mode import no_grad
+
+    return no_grad()
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **ignored) -> bool:
+    """Compare analytical gradients with central finite differences (use float64 inputs).
+
+    Builds both Jacobians: numerically, one input element at a time; analytically, one output
+    element at a time through ``autograd.grad``.
+    """
+    import numpy as np
+
+    import tensorplug as tp
+
+    inputs = _as_tuple(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    outputs = _outputs(func(*inputs))
+    sizes = [o.numel() for o in outputs]
+    total = sum(sizes)
+    # Finite differences perturb copies, so the graph built on the real inputs stays valid.
+    # (They keep requires_grad: gradgradcheck's function differentiates inside.)
+    work = [x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs]
+    for i in differentiable:
+        x = inputs[i]
+        flat = work[i].detach().reshape(-1)
+        numerical = np.zeros((x.numel(), total))
+        for k in range(x.numel()):
+            original = float(flat[k].item())
+            flat[k] = original + eps
+            plus = _flat_outputs(func, work)
+            flat[k] = original - eps
+            minus = _flat_outputs(func, work)
+            flat[k] = original
+            numerical[k] = (plus - minus) / (2 * eps)
+        analytical = np.zeros_like(numerical)
+        column = 0
+        for out, size in zip(outputs, sizes):
+            for j in range(size):
+                if out.requires_grad:
+                    seed = np.zeros(size)
+                    seed[j] = 1.0
+                    grad_out = tp.tensor(seed.reshape(out._shape), dtype=out._dtype, device=out._device)
+                    (g,) = grad([out], [x], [grad_out], retain_graph=True, allow_unused=True)
+                    if g is not None:
+                        analytical[:, column] = g.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                column += 1
+        if not np.allclose(analytical, numerical, atol=atol, rtol=rtol):
+            worst = np.unravel_index(np.argmax(np.abs(analytical - numerical)), numerical.shape)
+            message = (
+                f"Jacobian mismatch for output {worst[1]} with respect to input {i}, element {worst[0]}: "
+                f"numerical {numerical[worst]} vs analytical {analytical[worst]}"
+            )
+            if raise_exception:
+                raise RuntimeError(message)
+            return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **ignored) -> bool:
+    """gradcheck of the first derivative (checks that backward is itself differentiable)."""
+    import tensorplug as tp
+
+    inputs = _as_tuple(inputs)
+    outputs = _outputs(func(*inputs))
+    if grad_outputs is None:
+        grad_outputs = tuple(tp.randn(o._shape, dtype=o._dtype, device=o._device, requires_grad=True) for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivative(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        outs = _outputs(func(*ins))
+        grads = grad(outs, [ins[i] for i in differentiable], gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

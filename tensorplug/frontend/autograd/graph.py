@@ -1,0 +1,203 @@
+"""The autograd graph: nodes, edges, saved tensors and leaf accumulators.
+
+A node is the backward of one recorded operation. Its ``next_functions`` are edges
+``(node, input_nr)`` to the nodes that produced its inputs (an ``AccumulateGrad`` for a leaf,
+None for an input that needs no gradient). Tensors point to their node (``grad_fn``); nodes
+point only backwards, and a node never holds the tensor it produced with its grad_fn, so the
+graph has no reference cycles and is freed by reference counting alone.
+"""
+from __future__ import annotations
+
+import itertools
+import traceback
+import weakref
+
+from ...dispatcher import AUTOGRAD
+from ..tensor import Tensor, make_tensor
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "set_history", "anomaly_mode"]
+
+_AUTOGRAD_MASK = AUTOGRAD.mask
+_sequence = itertools.count()
+
+
+class _AnomalyMode:
+    enabled = False
+    check_nan = True
+
+
+anomaly_mode = _AnomalyMode()
+
+
+class Node:
+    """Backward of one operation. Subclasses implement :meth:`backward`."""
+
+    __slots__ = ("next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace", "__weakref__")
+
+    def __init__(self, next_functions: tuple):
+        self.next_functions = next_functions
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = None
+        self._hooks = None
+        self._forward_trace = "".join(traceback.format_stack(limit=12)[:-3]) if anomaly_mode.enabled else None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def backward(self, grads: tuple) -> tuple:
+        """Gradients for each input edge, given gradients for each output."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Drop saved tensors (after a backward without retain_graph)."""
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` runs after this node's backward."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` runs before this node's backward and may replace them."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return _RemovableHandle(self._pre_hooks, hook)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class _RemovableHandle:
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds incoming gradients into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        super().__init__(())
+        self.variable = variable
+
+    def backward(self, grads: tuple) -> tuple:
+        raise RuntimeError("AccumulateGrad is applied by the engine")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had, checked when it is unpacked.
+
+    An op's own output is saved without its grad_fn (the node would otherwise hold itself);
+    :meth:`unpack` re-attaches the node when the saved value is needed for a double backward.
+    """
+
+    __slots__ = ("_alias", "_version", "_is_output", "_op_name", "_output_nr")
+
+    def __init__(self, t: Tensor, op_name: str, is_output: bool = False):
+        self._alias = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
+        if t._keys & _AUTOGRAD_MASK and not is_output:
+            # The alias must lead to the same graph edge as t, for double backward.
+            self._alias._keys |= _AUTOGRAD_MASK
+            self._alias.grad_fn = t.grad_fn
+            if t.grad_fn is not None:
+                self._alias._autograd = t._autograd
+            else:
+                self._alias._autograd = t._autograd if isinstance(t._autograd, _LeafRef) else _LeafRef(t)
+        self._version = t._version_ref[0]
+        self._is_output = is_output
+        self._op_name = op_name
+        self._output_nr = 0
+
+    def unpack(self, node: Node | None = None) -> Tensor:
+        alias = self._alias
+        if alias is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+                "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second "
+                "time or if you need to access saved tensors after calling backward."
+            )
+        if alias._version_ref[0] != self._version:
+            what = f"output {self._output_nr} of {self._op_name}" if self._is_output else f"an input of {self._op_name}"
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{alias._dtype.name} {list(alias._shape)}], which is {what}, is at version "
+                f"{alias._version_ref[0]}; expected version {self._version} instead. Hint: enable anomaly detection "
+                f"to find the operation that failed to compute its gradient, with tp.autograd.set_detect_anomaly(True)."
+            )
+        if self._is_output and node is not None:
+            # Re-attach the producing node so that create_graph can differentiate through it.
+            t = make_tensor(alias._storage, alias._shape, alias._stride, alias._offset, alias._dtype, alias._device, alias._version_ref, alias._base)
+            t._keys |= _AUTOGRAD_MASK
+            t.grad_fn = node
+            return t
+        return alias
+
+    def release(self) -> None:
+        self._alias = None
+
+
+class _LeafRef:
+    """Lets a saved alias of a leaf find the leaf's accumulator without a strong reference."""
+
+    __slots__ = ("leaf",)
+
+    def __init__(self, leaf: Tensor):
+        self.leaf = weakref.ref(leaf)
+
+
+class AutogradMeta:
+    """Per-tensor autograd state that most tensors never need (kept in ``Tensor._autograd``)."""
+
+    __slots__ = ("output_nr", "accumulator", "hooks", "retains_grad")
+
+    def __init__(self):
+        self.output_nr = 0
+        self.accumulator = None  # weakref to the leaf's AccumulateGrad
+        self.hooks = None
+        self.retains_grad = False
+
+
+def autograd_meta(t: Tensor) -> AutogradMeta:
+    meta = t._autograd
+    if not isinstance(meta, AutogradMeta):
+        meta = AutogradMeta()
+        t._autograd = meta
+    return meta
+
+
+def gradient_edge(t: Tensor):
+    """The edge a gradient for ``t`` flows into: (grad_fn, output_nr), or the leaf's accumulator."""
+    if t.grad_fn is not None:
+        meta = t._autograd
+        return (t.grad_fn, meta.output_nr if isinstance(meta, AutogradMeta) else 0)
+    if not t._keys & _AUTOGRAD_MASK:
+        return None
+    leaf = t
+    if isinstance(t._autograd, _LeafRef):  # a saved alias standing in for a leaf
+        leaf = t._autograd.leaf()
+        if leaf is None:
+            return None
+    meta = autograd_meta(leaf)
+    accumulator = meta.accumulator() if meta.accumulator is not None else None
+    if accumulator is None:
+        accumulator = AccumulateGrad(leaf)
+        meta.accumulator = weakref.ref(accumulator)
+    return (accumulator, 0)
+
+
+def set_history(t: Tensor, node: Node, output_nr: int = 0) -> None:
+    """Make ``t`` the ``output_nr``-th output of ``node``."""
+    t.grad_fn = node
+    t._keys |= _AUTOGRAD_MASK
+    if output_nr or isinstance(t._autograd, AutogradMeta):
+        autograd_meta(t).output_nr = output_nr
