@@ -173,7 +173,8 @@ def _nodes_leading_to(captures: dict, nodes: set) -> set:
 
 
 def _output_count(node: Node, nr: int) -> int:
-    return max(getattr(node, "num_outputs", 1), nr + 1)
+    count = node.num_outputs
+    return count if count > nr else nr + 1
 
 
 def _apply(node: Node, grads: tuple, retain_graph: bool) -> tuple:

@@ -47,14 +47,17 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("function", "ctx", "num_outputs", "output_meta")
+    __slots__ = ("function", "ctx", "output_meta")
 
     def __init__(self, function, ctx: FunctionCtx, edges: tuple, output_meta: list):
         super().__init__(edges)
         self.function = function
         self.ctx = ctx
-        self.num_outputs = len(output_meta)
         self.output_meta = output_meta
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.output_meta)
 
     def name(self) -> str:
         return f"{self.function.__name__}Backward"

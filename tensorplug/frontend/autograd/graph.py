@@ -33,6 +33,7 @@ class Node:
     """Backward of one operation. Subclasses implement :meth:`backward`."""
 
     __slots__ = ("next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace", "__weakref__")
+    num_outputs = 1
 
     def __init__(self, next_functions: tuple):
         self.next_functions = next_functions

@@ -226,8 +226,26 @@ def _exactly_aliased(target: Tensor, tensors) -> bool:
 def binary_inplace(func):
     """The in-place variant ``self.op_(other)`` of a function made by :func:`binary_op`."""
     spec = func.spec
+    op, fast_dtypes = spec.op, spec.fast_dtypes
 
     def inplace(self, other):
+        # Fast path (gradient accumulation, optimizer steps): a separate tensor of the same
+        # shape, dtype and device, written into a target with no repeated elements.
+        if (
+            isinstance(other, Tensor)
+            and isinstance(self, Tensor)
+            and other._shape == self._shape
+            and other._dtype is self._dtype
+            and other._device is self._device
+            and self._dtype in fast_dtypes
+            and not spec.bool_out
+            and other._storage is not self._storage
+            and 0 not in self._stride
+        ):
+            keys = (self._keys | other._keys | local_state.include) & local_state.mask
+            op.lookup(keys)(self, self, other)
+            self._version_ref[0] += 1
+            return self
         if not isinstance(self, Tensor):
             raise TypeError(f"{spec.name}_(): 'self' must be a Tensor")
         return binary_meta(spec, self, other, self, inplace=True)
