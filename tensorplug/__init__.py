@@ -27,6 +27,9 @@ from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatt
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
 from .frontend.ops.reductions import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
 from .frontend.ops.shape_ops import cat, stack
+from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
+from .frontend.ops.shaping import *  # noqa: F401,F403
+from .frontend.ops.sorting import *  # noqa: F401,F403
 from .frontend.printing import set_printoptions
 from .frontend.random import Generator, initial_seed, manual_seed, seed
 from .frontend.shapes import broadcast_shapes
@@ -68,6 +71,6 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import cpu  # noqa: E402  (tp.cpu.empty_cache(); needs the names above)
+from . import cpu, nn  # noqa: E402  (need the names above)
 
 autograd.register_derivatives()

@@ -256,5 +256,13 @@ def _attach() -> None:
     T.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
+    # Op-library modules list their methods in TENSOR_METHODS (issue 3).
+    from ..nn import functional as nn_functional
+    from .ops import math_ops, shaping, sorting
+
+    for module in (shaping, math_ops, sorting, nn_functional):
+        for name, func in module.TENSOR_METHODS.items():
+            setattr(T, name, func)
+
 
 _attach()

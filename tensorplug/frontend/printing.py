@@ -87,7 +87,7 @@ def tensor_repr(t) -> str:
     if t._dtype not in default_dtypes or (empty and t._dtype is not _dt.get_default_dtype()):
         suffixes.append(f"dtype={t._dtype!r}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + suffixes) + ")"
