@@ -100,7 +100,7 @@ def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = 
     bool_out = spec.bool_out
 
     def unary(input, *, out=None):
-        if out is None and input._dtype in fast_dtypes:
+        if out is None and isinstance(input, Tensor) and input._dtype in fast_dtypes:
             result = empty_tensor(input._shape, _dt.bool if bool_out else input._dtype, input._device)
             keys = (input._keys | local_state.include) & local_state.mask
             (table.get(keys) or op.lookup(keys))(result, input)

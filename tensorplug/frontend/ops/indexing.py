@@ -257,4 +257,4 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
         return tuple(coords) if input.ndim else (flat_indices,)
     from .shape_ops import stack
 
-    return stack(coords, 1) if coords else reshape(flat_indices, (count, 0))
+    return stack(coords, 1) if coords else empty_tensor((count, 0), _dt.int64, input._device)

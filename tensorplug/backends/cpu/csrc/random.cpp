@@ -2,8 +2,9 @@
 // (seed, offset, element index), so results are identical for any thread count and, following
 // the shared mapping below, bit-identical with the other backends.
 //   key = (lo32(seed), hi32(seed)); block j uses counter (lo32(offset + j), hi32(offset + j), 0, 0)
-//   uniform 32-bit: element i <- word i % 4 of block i / 4: u = (w >> 8) * 2^-24,
-//                   value = low + (high - low) * u in float32
+//   uniform 32-bit: element i <- word i % 4 of block i / 4: u = (w >> (32 - b)) * 2^-b with
+//                   b = 24 (float32), 11 (float16), 8 (bfloat16); value = low + (high - low) * u
+//                   in float32
 //   uniform 64-bit: element i <- words (2(i%2), 2(i%2)+1) = (lo, hi) of block i / 2:
 //                   u = ((hi << 32 | lo) >> 11) * 2^-53, value in double
 //   normal: element i <- block i / 4; words (w0, w1) give elements 4j (cos) and 4j+1 (sin), (w2, w3)
@@ -120,7 +121,10 @@ PyObject* py_uniform(PyObject* const* args, Py_ssize_t nargs) {
             for (int q = 0; q < 4; ++q) {
                 const int64_t i = 4 * j + q;
                 if (i < n) {
-                    const float u = static_cast<float>(w[q] >> 8) * 0x1.0p-24f;
+                    // Only as many bits as the dtype's significand holds, so that rounding to
+                    // float16/bfloat16 can never produce 1.0: float32 24, float16 11, bfloat16 8.
+                    constexpr int bits = std::is_same_v<T, half_t> ? 11 : std::is_same_v<T, bf16_t> ? 8 : 24;
+                    const float u = static_cast<float>(w[q] >> (32 - bits)) * (1.0f / static_cast<float>(1u << bits));
                     o[i] = convert<T>(lo + range * u);
                 }
             }
