@@ -20,7 +20,7 @@ from .frontend.factories import (
     arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
     ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor, zeros, zeros_like,
 )
-from .frontend.methods import add, clamp, clip, div, relu, sub, true_divide
+from .frontend.methods import add, clamp, clip, div, sub, true_divide
 from .frontend.ops.copying import clone
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
@@ -72,5 +72,6 @@ def numel(input: Tensor) -> int:
 
 
 from . import cpu, nn  # noqa: E402  (need the names above)
+from .nn.functional import relu  # noqa: E402
 
 autograd.register_derivatives()

@@ -68,6 +68,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # contract document for the exact mapping): uniform in [a, b), normal with mean a and std b,
     # integers in [a, b).
     "random": ("uniform_", "normal_", "randint_"),
+    # sort(values_out, indices_out, a, dim, descending, stable): values_out of a's dtype and
+    # indices_out int64, both of a's shape; NaN sorts as the largest value (last ascending, first
+    # descending); equal values keep their order when stable is asked for.
+    "sort": ("sort",),
 }
 
 #: Every primitive op name, mapped to its family.

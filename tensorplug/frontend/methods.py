@@ -5,16 +5,16 @@ import cycles; every method is the same function as the ``tp.`` one, with ``self
 """
 from __future__ import annotations
 
-import numpy as np
 
 from . import dtypes as _dt
 from . import factories, printing, views
 from .ops import copying, indexing, linalg, reductions
 from .ops.elementwise import BINARY, COMPARE, UNARY, binary_inplace, where
 from .autograd import functional as _autograd
+from .ops._composite import composite
 from .tensor import Tensor
 
-__all__ = ["add", "sub", "mul", "div", "true_divide", "clamp", "clip", "relu"]
+__all__ = ["add", "sub", "mul", "div", "true_divide", "clamp", "clip"]
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
@@ -56,24 +56,45 @@ def _is_negative(x):
     return COMPARE["lt"](x, 0) if isinstance(x, Tensor) else x < 0
 
 
-def clamp(input, min=None, max=None, *, out=None):
-    if min is None and max is None:
-        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+def _clamp_derivative(grad, args, output, kwargs, needs):
+    import tensorplug as tp
+
+    input, low, high = args
+    # Like PyTorch, the boundary values themselves pass the gradient to the input.
+    inside = tp.ones_like(input, dtype=tp.bool)
+    if low is not None:
+        inside = inside & (input >= low)
+    if high is not None:
+        inside = inside & (input <= high)
+    g_input = tp.where(inside, grad, 0.0) if needs[0] else None
+    g_low = tp.where(input < low, grad, 0.0) if needs[1] and isinstance(low, Tensor) else None
+    g_high = tp.where(input > high, grad, 0.0) if needs[2] and isinstance(high, Tensor) else None
+    return (g_input, g_low, g_high)
+
+
+@composite("clamp", derivative=_clamp_derivative, differentiable=(0, 1, 2))
+def _clamp(input, min, max):
     result = input
     if min is not None:
         result = BINARY["maximum"](result, min)
     if max is not None:
         result = BINARY["minimum"](result, max)
+    return result
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp(): argument 'input' must be Tensor, not {type(input).__name__}")
+    result = _clamp(input, min, max)
     if out is not None:
         return copying.copy_(out, result)
     return result
 
 
 clip = clamp
-
-
-def relu(input):
-    return clamp(input, min=0)
 
 
 def _reflected(name):
@@ -92,14 +113,21 @@ def _bool_guard(self):
     return bool(self.item())
 
 
+def _host_values(t):
+    """A NumPy array of ``t``'s values (bfloat16 goes through float32: NumPy lacks it)."""
+    if t._dtype is _dt.bfloat16:
+        t = copying.to_dtype(t, _dt.float32)
+    return copying.to_numpy(t)
+
+
 def _item(self):
     if self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-    return copying.to_numpy(self).reshape(()).item()
+    return _host_values(self).reshape(()).item()
 
 
 def _tolist(self):
-    return copying.to_numpy(self).tolist() if self._dtype is not _dt.bfloat16 else copying.to_numpy(self).astype(np.float32).tolist()
+    return _host_values(self).tolist()
 
 
 def _numpy(self, *, force=False):
@@ -149,9 +177,20 @@ def _setitem(self, index, value):
 
 def _inplace_unary(name):
     func = UNARY[name]
+    spec = func.spec
 
     def inplace(self):
-        return copying.copy_(self, func(self))
+        if not isinstance(self, Tensor):
+            raise TypeError(f"{name}_(): 'self' must be a Tensor")
+        if self._dtype not in spec.fast_dtypes or spec.bool_out:
+            # The result needs another dtype: compute out of place, then cast into self.
+            return copying.copy_(self, func(self))
+        from .ops._common import check_no_internal_overlap, keyset
+
+        check_no_internal_overlap(name + "_", self)
+        spec.op.lookup(keyset(self))(self, self)
+        self._version_ref[0] += 1
+        return self
 
     inplace.__name__ = name + "_"
     return inplace
@@ -183,9 +222,8 @@ def _attach() -> None:
     T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
     T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
     T.clamp = T.clip = clamp
-    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(self, min, max))
-    T.relu = relu
-    T.relu_ = lambda self: copying.copy_(self, relu(self))
+    # Computed on a copy when recording: the graph must not save the values being overwritten.
+    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(self.clone() if self.requires_grad else self, min, max))
 
     operators = {
         "__add__": BINARY["add"], "__sub__": BINARY["sub"], "__mul__": BINARY["mul"],

@@ -50,9 +50,9 @@ def _special(v) -> str:
 
 
 def _format_values(t) -> str:
-    array = t.detach().cpu().numpy()
     if t._dtype is _dt.bfloat16 or t._dtype is _dt.float16:
-        array = array.astype(np.float32)
+        t = t.float()  # printed through float32 (NumPy has no bfloat16 without ml_dtypes)
+    array = t.detach().cpu().numpy()
     summarize = array.size > _options["threshold"]
     kwargs = dict(separator=", ", prefix="tensor(", threshold=_options["threshold"], edgeitems=_options["edgeitems"],
                   max_line_width=_options["linewidth"])

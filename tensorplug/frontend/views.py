@@ -46,7 +46,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
                 f"as_strided(): setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
                 f"require {last + 1} elements, but the storage holds {capacity}"
             )
-    return _view(input, size, stride, offset, "as_strided", "replay", (as_strided, (size, stride, offset - input._offset)))
+    return _view(input, size, stride, offset, "as_strided", "replay_sum", (as_strided, (size, stride, offset - input._offset)))
 
 
 def _infer_size(op: str, shape, numel: int) -> tuple:
@@ -311,4 +311,4 @@ def unfold(input: Tensor, dimension, size, step) -> Tensor:
     count = (length - size) // step + 1
     shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
     stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d] if ndim else 1,)
-    return _view(input, shape, stride, input._offset, "unfold", "replay", (unfold, (d, size, step)))
+    return _view(input, shape, stride, input._offset, "unfold", "replay_sum", (unfold, (d, size, step)))

@@ -1,10 +1,232 @@
-"""``tp.nn.functional``: activations, losses, convolutions, pooling and normalization.
+"""``tp.nn.functional``: activations, losses, convolutions, pooling and normalization, with
+PyTorch's names, arguments, defaults and semantics.
 
-(Filled by the op-library work, issue 3.)
+Every function is composite (written with tensorplug ops), so it runs on any backend whose
+primitives pass and gets gradients from them. The ops that backends typically fuse (softmax,
+log_softmax, nll_loss, cross_entropy, layer_norm, batch_norm, conv2d, max_pool2d, avg_pool2d)
+also carry explicit derivatives, which is what lets a backend override them.
+
+>>> import tensorplug as tp
+>>> import tensorplug.nn.functional as F
+>>> F.softmax(tp.tensor([[1.0, 1.0]]), dim=1).tolist()
+[[0.5, 0.5]]
+
+The groups live in private modules: ``_activations`` (activations, softmax, dropout),
+``_conv``, ``_pooling`` (pooling, interpolate), ``_normalization`` and ``_losses``; the rest
+(linear layers, embeddings, attention, padding) is here.
 """
 from __future__ import annotations
 
-__all__: list = []
+import math
+
+from ..frontend import dtypes as _dt
+from ..frontend.factories import arange
+from ..frontend.ops import copying, reductions
+from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.pad)
+from ..frontend.ops._composite import composite
+from ..frontend.ops.elementwise import COMPARE, where
+from ..frontend.tensor import Tensor
+from . import _activations, _conv, _losses, _normalization, _pooling
+from ._activations import *  # noqa: F401,F403
+from ._activations import _dropout, _softmax, check_tensor
+from ._conv import *  # noqa: F401,F403
+from ._losses import *  # noqa: F401,F403
+from ._normalization import *  # noqa: F401,F403
+from ._pooling import *  # noqa: F401,F403
+
+__all__ = (
+    _activations.__all__ + _conv.__all__ + _pooling.__all__ + _normalization.__all__ + _losses.__all__
+    + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance"]
+)
+
+
+# --- linear layers -------------------------------------------------------------------------
+@composite("linear", differentiable=(0, 1, 2))
+def _linear(input, weight, bias):
+    out = input @ weight.t() if weight.ndim == 2 else input @ weight
+    return out + bias if bias is not None else out
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``: weight is (out_features, in_features).
+
+    >>> linear(tp.ones(2, 3), tp.ones(4, 3)).shape
+    (2, 4)
+    """
+    check_tensor("linear", input)
+    check_tensor("linear", weight, "weight")
+    if weight.ndim not in (1, 2):
+        raise RuntimeError(f"linear(): weight should be 1-D or 2-D, but got weight of size {list(weight._shape)}")
+    if input.ndim == 0 or input._shape[-1] != weight._shape[-1]:
+        rows = "x".join(map(str, input._shape[-2:] if input.ndim > 1 else (1,) + input._shape))
+        raise RuntimeError(
+            f"linear(): mat1 and mat2 shapes cannot be multiplied ({rows} and "
+            f"{'x'.join(map(str, reversed(weight._shape)))})"
+        )
+    return _linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``; weight is (out, in1, in2)."""
+    check_tensor("bilinear", input1, "input1")
+    check_tensor("bilinear", input2, "input2")
+    check_tensor("bilinear", weight, "weight")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional, but got weight of size {list(weight._shape)}")
+    if input1._shape[:-1] != input2._shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(input1._shape[:-1])} and {list(input2._shape[:-1])}"
+        )
+    if input1._shape[-1] != weight._shape[1] or input2._shape[-1] != weight._shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input1 size {input1._shape[-1]} and input2 size {input2._shape[-1]} do not match "
+            f"weight size {list(weight._shape)}"
+        )
+    lead = input1._shape[:-1]
+    x1 = input1.reshape(-1, 1, 1, input1._shape[-1])
+    x2 = input2.reshape(-1, 1, input2._shape[-1])
+    out = ((x1 @ weight).squeeze(-2) * x2).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(lead + (weight._shape[0],))
+
+
+# --- embeddings ----------------------------------------------------------------------------
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer ``input``; row ``padding_idx`` gets no gradient.
+    With ``max_norm``, the picked rows are renormalized in place first (as PyTorch)."""
+    check_tensor("embedding", input)
+    check_tensor("embedding", weight, "weight")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding(): 'weight' must be 2-D, but got weight of size {list(weight._shape)}")
+    if input._dtype.is_floating_point or input._dtype is _dt.bool:
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input._dtype.name} instead (while checking arguments for embedding)"
+        )
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse are not supported")
+    rows = weight._shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx + rows if padding_idx < 0 else padding_idx
+    flat = copying.to_dtype(input, _dt.int64).reshape(-1)
+    if max_norm is not None:
+        _renorm_rows(weight, flat, float(max_norm), float(norm_type))
+    out = weight.index_select(0, flat)
+    if padding_idx is not None:
+        padded = COMPARE["eq"](flat, padding_idx).unsqueeze(1)
+        out = where(padded, out.detach(), out)
+    return out.reshape(input._shape + (weight._shape[1],))
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    from ..frontend.autograd import no_grad
+
+    with no_grad():
+        picked = weight.index_select(0, indices)
+        norms = (picked.abs() ** norm_type).sum(1, keepdim=True) ** (1.0 / norm_type)
+        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_put_((indices,), picked * scale)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding with a new last dim of ``num_classes`` (max + 1 when -1)."""
+    check_tensor("one_hot", tensor, "tensor")
+    if tensor._dtype is not _dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        # Data-dependent checks, as PyTorch makes them (they read two numbers back).
+        if reductions.amin(tensor).item() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        largest = reductions.amax(tensor).item()
+        if num_classes == -1:
+            num_classes = largest + 1
+        elif largest >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = arange(num_classes, device=tensor._device)
+    return copying.to_dtype(COMPARE["eq"](tensor.unsqueeze(-1), classes), _dt.int64)
+
+
+# --- attention and distances -------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value over (..., L, E) / (..., S, E) inputs.
+
+    A bool ``attn_mask`` marks the positions that take part; a float one is added to the scores;
+    ``is_causal`` masks the upper triangle (top-left aligned).
+    """
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        check_tensor("scaled_dot_product_attention", t, name)
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention(): query, key and value must be at least 2-dimensional")
+    if query._shape[-1] != key._shape[-1]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): query and key must have the same embedding size, but got "
+            f"query {list(query._shape)} and key {list(key._shape)}"
+        )
+    if key._shape[-2] != value._shape[-2]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): key and value must have the same sequence length, but got "
+            f"key {list(key._shape)} and value {list(value._shape)}"
+        )
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key._shape[-3] != query._shape[-3]:
+        heads, kv_heads = query._shape[-3], key._shape[-3]
+        if heads % kv_heads:
+            raise RuntimeError(f"scaled_dot_product_attention(): {heads} query heads are not a multiple of {kv_heads} key/value heads")
+        key, value = _repeat_heads(key, heads // kv_heads), _repeat_heads(value, heads // kv_heads)
+    length, source = query._shape[-2], key._shape[-2]
+    factor = 1.0 / math.sqrt(query._shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if is_causal:
+        rows = arange(length, device=query._device).unsqueeze(1)
+        attn_mask = COMPARE["ge"](rows, arange(source, device=query._device))
+    if attn_mask is not None:
+        if attn_mask._dtype is _dt.bool:
+            scores = where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = _softmax(scores, scores.ndim - 1)
+    if dropout_p > 0.0:
+        weights = _dropout(weights, float(dropout_p), weights._shape)
+    return weights @ value
+
+
+def _repeat_heads(t: Tensor, times: int) -> Tensor:
+    """(..., H, S, E) -> (..., H * times, S, E), each head repeated ``times`` times in a row."""
+    shape = t._shape
+    expanded = t.unsqueeze(-3).expand(shape[:-2] + (times,) + shape[-2:])
+    return expanded.reshape(shape[:-3] + (shape[-3] * times,) + shape[-2:])
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    check_tensor("pairwise_distance", x1, "x1")
+    check_tensor("pairwise_distance", x2, "x2")
+    from ._normalization import _vector_norm
+
+    diff = x1 - x2 + eps
+    norm = _vector_norm(diff, float(p), diff.ndim - 1)
+    return norm if keepdim else norm.squeeze(-1)
+
+
+def _softmax_method(self, dim, dtype=None):
+    return softmax(self, dim, dtype=dtype)  # noqa: F405
+
+
+def _log_softmax_method(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype=dtype)  # noqa: F405
+
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).
-TENSOR_METHODS: dict = {}
+TENSOR_METHODS: dict = {
+    "softmax": _softmax_method,
+    "log_softmax": _log_softmax_method,
+    "relu": relu,  # noqa: F405
+    "relu_": relu_,  # noqa: F405
+}

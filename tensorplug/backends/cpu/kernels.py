@@ -114,11 +114,16 @@ def _random(entry):
     return kernel
 
 
+def _sort(values, indices, a, dim, descending, stable):
+    _K.sort(_code(a.dtype), a.shape, _operand(values), _operand(indices), _operand(a), dim, bool(descending), bool(stable))
+
+
 def table() -> dict:
     """Primitive op name -> kernel, for every primitive of the contract."""
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
                "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put,
-               "uniform_": _random(_K.uniform), "normal_": _random(_K.normal), "randint_": _random(_K.randint)}
+               "uniform_": _random(_K.uniform), "normal_": _random(_K.normal), "randint_": _random(_K.randint),
+               "sort": _sort}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

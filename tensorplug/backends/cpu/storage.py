@@ -18,8 +18,13 @@ def numpy_dtype(dtype) -> np.dtype:
     found = _numpy_dtypes.get(dtype)
     if found is None:
         if dtype.name == "bfloat16":
-            import ml_dtypes
-
+            try:
+                import ml_dtypes  # optional: NumPy has no bfloat16 of its own
+            except ImportError:
+                raise TypeError(
+                    "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
+                    "(or convert first: t.float().numpy())"
+                ) from None
             found = np.dtype(ml_dtypes.bfloat16)
         else:
             found = np.dtype(dtype.name)

@@ -17,7 +17,7 @@ from ... import dispatcher
 from ...dispatcher import AUTOGRAD
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from .graph import Node, SavedTensor, gradient_edge, set_history
+from .graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
 
 __all__ = ["register_all", "FormulaNode"]
 
@@ -31,7 +31,7 @@ class FormulaNode(Node):
     __slots__ = ("formula", "saved", "output", "extra", "op_name")
 
     def __init__(self, op_name: str, formula, next_functions: tuple, saved: tuple, output, extra):
-        super().__init__(next_functions)
+        Node.__init__(self, next_functions)
         self.op_name = op_name
         self.formula = formula
         self.saved = saved
@@ -47,7 +47,7 @@ class FormulaNode(Node):
             return (None,) * len(self.next_functions)
         inputs = tuple(s.unpack() if isinstance(s, SavedTensor) else s for s in self.saved)
         output = self.output.unpack(self) if self.output is not None else None
-        needs = tuple(edge is not None for edge in self.next_functions)
+        needs = tuple(edge[0] is not None for edge in self.next_functions)
         return self.formula(grad, inputs, output, self.extra, needs)
 
     def release(self) -> None:
@@ -86,6 +86,7 @@ class CopySlices(Node):
     def __init__(self, base_edge, inner: FormulaNode, view_geometry: tuple, base_shape: tuple):
         self.inner = inner
         self.self_slot = inner.next_functions.index(_OLD_SELF)
+        base_edge = NO_EDGE if base_edge is None else base_edge
         others = tuple(e for i, e in enumerate(inner.next_functions) if i != self.self_slot)
         super().__init__((base_edge,) + others)
         self.view_geometry = view_geometry
@@ -122,11 +123,20 @@ def _view_geometry(view: Tensor, base: Tensor):
     return (view._shape, view._stride, view._offset - base._offset)
 
 
+class TensorMeta:
+    """What a formula may know of an unsaved tensor argument: its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, t: Tensor):
+        self.shape, self.dtype = t._shape, t._dtype
+
+
 def _extra(args: tuple, keep: tuple) -> tuple:
     """The arguments a formula may read besides saved tensors: numbers, dims, and the
-    non-differentiable tensors in ``keep`` (indices, conditions). Other tensors are replaced by
-    their dtype, so a node never keeps an input alive behind the saved-tensor checks."""
-    return tuple(a if i in keep or not isinstance(a, Tensor) else a._dtype for i, a in enumerate(args))
+    non-differentiable tensors in ``keep`` (indices, conditions). Other tensors become their
+    TensorMeta, so a node never keeps an input alive behind the saved-tensor checks."""
+    return tuple(a if i in keep or not isinstance(a, Tensor) else TensorMeta(a) for i, a in enumerate(args))
 
 
 def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, save_inputs: bool, save_output: bool, inplace: bool, keep: tuple = ()):
@@ -138,17 +148,26 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
     name = op.name
     node_name = _node_name(name)
 
+    always_self = inplace and -1 in differentiable_args
+    positions = tuple(i for i in differentiable_args if i >= 0)
+
     def autograd_kernel(below, out, *args):
-        self_pos = -1 if inplace and -1 in differentiable_args else next(
-            (i for i in differentiable_args if i >= 0 and args[i] is out), None
-        )
+        self_pos = -1 if always_self else None
+        if not always_self:
+            for i in positions:
+                if args[i] is out:
+                    self_pos = i
+                    break
+        if not out._dtype.is_floating_point:  # integer and bool results are not differentiable
+            op.lookup(below)(out, *args)
+            return
         written_in_place = self_pos is not None or out._keys & _AUTOGRAD_MASK or out._base is not None
-        inputs_need = [i for i in differentiable_args if i >= 0 and _requires_grad(args[i]) and i != self_pos]
+        inputs_need = [i for i in positions if i != self_pos and _requires_grad(args[i])]
         if not written_in_place:
             if not inputs_need:
                 op.lookup(below)(out, *args)
                 return
-            edges = tuple(gradient_edge(args[i]) if i in inputs_need else None for i in differentiable_args)
+            edges = tuple(gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args)
             saved = tuple(SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args) if save_inputs else ()
             op.lookup(below)(out, *args)
             saved_out = SavedTensor(out, node_name, True) if save_output else None
@@ -170,13 +189,13 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
             geometry = _view_geometry(out, base)
             if geometry is None:
                 raise RuntimeError(f"{name}: in-place operation on a view of a non-contiguous tensor that requires grad is not supported")
-        old_edge = gradient_edge(target) if _requires_grad(target) else None
+        old_edge = gradient_edge(target) if _requires_grad(target) else NO_EDGE
         edges = []
         for i in differentiable_args:
             if i == self_pos:
-                edges.append(_OLD_SELF if base is not None else (gradient_edge(out) if _requires_grad(out) else None))
+                edges.append(_OLD_SELF if base is not None else (gradient_edge(out) if _requires_grad(out) else NO_EDGE))
             else:
-                edges.append(gradient_edge(args[i]) if i in inputs_need else None)
+                edges.append(gradient_edge(args[i]) if i in inputs_need else NO_EDGE)
         if save_inputs:
             # The overwritten input's old value is needed later: keep a copy of it.
             saved = tuple(
@@ -282,7 +301,7 @@ def _binary(fa, fb):
     """A formula from d/da and d/db; either operand may be a Python number (no gradient)."""
 
     def formula(grad, inputs, output, extra, needs):
-        a, b = inputs
+        a, b = inputs if inputs else (None, None)
         return (fa(grad, a, b, output) if needs[0] else None, fb(grad, a, b, output) if needs[1] else None)
 
     return formula
@@ -323,8 +342,7 @@ _OUTPUT_BINARY = {"hypot", "copysign"}
 
 # --- reductions, scans, matmul, indexing, copies --------------------------------------------------
 def _sum_formula(grad, inputs, output, extra, needs):
-    a = inputs[0]
-    return (grad.expand(a._shape),)
+    return (grad.expand(extra[0].shape),)
 
 
 def _prod_formula(grad, inputs, output, extra, needs):
@@ -353,9 +371,29 @@ def _cumsum_formula(grad, inputs, output, extra, needs):
 
 def _cumprod_formula(grad, inputs, output, extra, needs):
     a, dim = inputs[0], extra[1]
-    weighted = grad * output
-    reversed_cumsum = weighted.sum(dim=dim, keepdim=True) - weighted.cumsum(dim) + weighted
-    return (reversed_cumsum / a,)
+    if not bool((a == 0).any()):
+        weighted = grad * output
+        reversed_cumsum = weighted.sum(dim=dim, keepdim=True) - weighted.cumsum(dim) + weighted
+        return (reversed_cumsum / a,)
+    # With zeros, dividing by a fails: use d out_j / d a_i = prod_{k <= j, k != i} a_k (j >= i),
+    # built as n cumulative products of a with one element replaced by 1 (O(n^2) memory).
+    tp = _tp()
+    x = a.movedim(dim, -1)
+    g = grad.movedim(dim, -1)
+    n = x._shape[-1]
+    eye = tp.eye(n, dtype=tp.bool, device=a._device)
+    rows = tp.where(eye, 1.0, x.unsqueeze(-2).expand(*x._shape[:-1], n, n))
+    partial = rows.cumprod(-1)
+    later = _upper_mask(n, a._device)
+    result = (tp.where(later, partial, 0.0) * g.unsqueeze(-2)).sum(-1)
+    return (result.movedim(-1, dim),)
+
+
+def _upper_mask(n: int, device) -> Tensor:
+    """mask[i, j] = j >= i."""
+    tp = _tp()
+    index = tp.arange(n, device=device)
+    return index.unsqueeze(0) >= index.unsqueeze(1)
 
 
 def _matmul_formula(grad, inputs, output, extra, needs):
@@ -377,8 +415,8 @@ def _index_get_formula(grad, inputs, output, extra, needs):
 
 def _copy_formula(grad, inputs, output, extra, needs):
     # copy_(dst, src): dst's old values are overwritten (no gradient); src gets grad in its dtype.
-    src_dtype = extra[0]
-    return (grad.to(src_dtype) if needs[0] else None,)
+    src = extra[0]
+    return (grad.to(src.dtype) if needs[0] else None,)
 
 
 def _where_formula(grad, inputs, output, extra, needs):
@@ -409,8 +447,8 @@ def register_all() -> None:
     for name, (f, uses_output) in UNARY_FORMULAS.items():
         _register(name, _unary(f), (0,), save_inputs=not uses_output, save_output=uses_output)
     for name, (fa, fb) in BINARY_FORMULAS.items():
-        _register(name, _binary(fa, fb), (0, 1), save_inputs=True, save_output=name in _OUTPUT_BINARY)
-    _register("sum", _sum_formula, (0,))
+        _register(name, _binary(fa, fb), (0, 1), save_inputs=name not in ("add", "sub"), save_output=name in _OUTPUT_BINARY)
+    _register("sum", _sum_formula, (0,), save_inputs=False)
     _register("prod", _prod_formula, (0,), save_output=True)
     _register("amax", _extreme_formula, (0,), save_output=True)
     _register("amin", _extreme_formula, (0,), save_output=True)
@@ -424,3 +462,4 @@ def register_all() -> None:
     _register("scatter_", _scatter_formula, (-1, 2), save_inputs=False, inplace=True, keep=(1,))
     _register("index_put_", _index_put_formula, (-1, 1), save_inputs=False, inplace=True, keep=(0,))
     _register("fill_", _no_gradient, (), save_inputs=False, inplace=True)
+    _register("sort", lambda grad, inputs, output, extra, needs: (_zeros_like(grad).scatter(extra[2], extra[0], grad),), (1,), save_inputs=False, keep=(0,))

@@ -146,6 +146,11 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+    if inputs is not None and accumulate:
+        # backward(inputs=[...]) with non-leaf inputs: their gradient goes into their .grad.
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:
+                t.grad = g.detach().clone() if t.grad is None else t.grad + g.detach()
     if inputs is not None and not accumulate:
         for i, g in enumerate(captured):
             if g is None and not allow_unused:
@@ -166,7 +171,7 @@ def _nodes_leading_to(captures: dict, nodes: set) -> set:
     needed = set()
     for node in sorted(nodes, key=lambda n: n._sequence_nr):
         for edge in node.next_functions:
-            if edge is not None and edge[0] is not None and (edge in captures or edge[0] in needed):
+            if edge[0] is not None and (edge in captures or edge[0] in needed):
                 needed.add(node)
                 break
     return needed

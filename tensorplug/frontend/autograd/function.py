@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import Node, SavedTensor, gradient_edge, set_history
+from .graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -99,7 +99,7 @@ class Function:
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         if record:
-            edges = tuple(gradient_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
+            edges = tuple(gradient_edge(a) if needs else NO_EDGE for a, needs in zip(args, ctx.needs_input_grad))
             meta = [(o._shape, o._dtype, o._device) if isinstance(o, Tensor) else (None, None, None) for o in outs]
             node = _FunctionNode(cls, ctx, edges, meta)
             marked = []

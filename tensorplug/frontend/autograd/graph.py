@@ -2,7 +2,7 @@
 
 A node is the backward of one recorded operation. Its ``next_functions`` are edges
 ``(node, input_nr)`` to the nodes that produced its inputs (an ``AccumulateGrad`` for a leaf,
-None for an input that needs no gradient). Tensors point to their node (``grad_fn``); nodes
+``(None, 0)`` for an input that needs no gradient). Tensors point to their node (``grad_fn``); nodes
 point only backwards, and a node never holds the tensor it produced with its grad_fn, so the
 graph has no reference cycles and is freed by reference counting alone.
 """
@@ -15,7 +15,10 @@ import weakref
 from ...dispatcher import AUTOGRAD
 from ..tensor import Tensor, make_tensor
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "set_history", "anomaly_mode"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "NO_EDGE", "gradient_edge", "set_history", "anomaly_mode"]
+
+#: The edge of an input that needs no gradient, as PyTorch shows it in next_functions.
+NO_EDGE = (None, 0)
 
 _AUTOGRAD_MASK = AUTOGRAD.mask
 _sequence = itertools.count()
@@ -97,63 +100,47 @@ class AccumulateGrad(Node):
 class SavedTensor:
     """A tensor saved for backward, with the version it had, checked when it is unpacked.
 
-    An op's own output is saved without its grad_fn (the node would otherwise hold itself);
-    :meth:`unpack` re-attaches the node when the saved value is needed for a double backward.
+    An input is kept as it is (it leads to older nodes only). An op's own output is kept as an
+    alias without its grad_fn, since the node would otherwise hold itself; :meth:`unpack`
+    re-attaches the node when the value is needed for a double backward.
     """
 
-    __slots__ = ("_alias", "_version", "_is_output", "_op_name", "_output_nr")
+    __slots__ = ("_tensor", "_version", "_is_output", "_op_name")
 
     def __init__(self, t: Tensor, op_name: str, is_output: bool = False):
-        self._alias = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
-        if t._keys & _AUTOGRAD_MASK and not is_output:
-            # The alias must lead to the same graph edge as t, for double backward.
-            self._alias._keys |= _AUTOGRAD_MASK
-            self._alias.grad_fn = t.grad_fn
-            if t.grad_fn is not None:
-                self._alias._autograd = t._autograd
-            else:
-                self._alias._autograd = t._autograd if isinstance(t._autograd, _LeafRef) else _LeafRef(t)
+        if is_output:
+            t = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
+        self._tensor = t
         self._version = t._version_ref[0]
         self._is_output = is_output
         self._op_name = op_name
-        self._output_nr = 0
 
     def unpack(self, node: Node | None = None) -> Tensor:
-        alias = self._alias
-        if alias is None:
+        t = self._tensor
+        if t is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after they "
                 "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
                 "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second "
                 "time or if you need to access saved tensors after calling backward."
             )
-        if alias._version_ref[0] != self._version:
-            what = f"output {self._output_nr} of {self._op_name}" if self._is_output else f"an input of {self._op_name}"
+        if t._version_ref[0] != self._version:
+            what = f"output 0 of {self._op_name}" if self._is_output else f"an input of {self._op_name}"
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{alias._dtype.name} {list(alias._shape)}], which is {what}, is at version "
-                f"{alias._version_ref[0]}; expected version {self._version} instead. Hint: enable anomaly detection "
+                f"[{t._dtype.name} {list(t._shape)}], which is {what}, is at version "
+                f"{t._version_ref[0]}; expected version {self._version} instead. Hint: enable anomaly detection "
                 f"to find the operation that failed to compute its gradient, with tp.autograd.set_detect_anomaly(True)."
             )
         if self._is_output and node is not None:
             # Re-attach the producing node so that create_graph can differentiate through it.
-            t = make_tensor(alias._storage, alias._shape, alias._stride, alias._offset, alias._dtype, alias._device, alias._version_ref, alias._base)
+            t = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
             t._keys |= _AUTOGRAD_MASK
             t.grad_fn = node
-            return t
-        return alias
+        return t
 
     def release(self) -> None:
-        self._alias = None
-
-
-class _LeafRef:
-    """Lets a saved alias of a leaf find the leaf's accumulator without a strong reference."""
-
-    __slots__ = ("leaf",)
-
-    def __init__(self, leaf: Tensor):
-        self.leaf = weakref.ref(leaf)
+        self._tensor = None
 
 
 class AutogradMeta:
@@ -178,20 +165,16 @@ def autograd_meta(t: Tensor) -> AutogradMeta:
 
 def gradient_edge(t: Tensor):
     """The edge a gradient for ``t`` flows into: (grad_fn, output_nr), or the leaf's accumulator."""
-    if t.grad_fn is not None:
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
         meta = t._autograd
-        return (t.grad_fn, meta.output_nr if isinstance(meta, AutogradMeta) else 0)
+        return (grad_fn, 0 if meta is None else meta.output_nr)
     if not t._keys & _AUTOGRAD_MASK:
         return None
-    leaf = t
-    if isinstance(t._autograd, _LeafRef):  # a saved alias standing in for a leaf
-        leaf = t._autograd.leaf()
-        if leaf is None:
-            return None
-    meta = autograd_meta(leaf)
+    meta = autograd_meta(t)
     accumulator = meta.accumulator() if meta.accumulator is not None else None
     if accumulator is None:
-        accumulator = AccumulateGrad(leaf)
+        accumulator = AccumulateGrad(t)
         meta.accumulator = weakref.ref(accumulator)
     return (accumulator, 0)
 

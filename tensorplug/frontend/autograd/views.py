@@ -22,6 +22,8 @@ class ViewNode(Node):
     * ``expand``: sum over the broadcast dims;
     * ``replay``: scatter into zeros of the input's shape through the same view op
       (``replay(zeros)`` is the view's region), for select, slices, narrow, diagonal, ...;
+    * ``replay_sum``: the same, adding up repeated elements, for views that may overlap
+      (unfold, as_strided);
     * ``strided``: as ``replay`` through an as_strided geometry on a contiguous input.
     """
 
@@ -57,6 +59,14 @@ class ViewNode(Node):
         import tensorplug as tp
 
         zeros = tp.zeros(self.input_shape, dtype=self.dtype, device=self.device)
+        if kind == "replay_sum":
+            # The view may repeat input elements (unfold, as_strided): replay it on the
+            # inputs' flat positions and add every gradient element into its position.
+            replay, args = self.arg
+            positions = replay(tp.arange(zeros.numel(), device=self.device).reshape(self.input_shape), *args)
+            flat = zeros.reshape(-1)
+            flat.index_put_((positions.reshape(-1),), grad.reshape(-1), accumulate=True)
+            return (flat.reshape(self.input_shape),)
         if kind == "replay":
             replay, args = self.arg
             region = replay(zeros, *args)

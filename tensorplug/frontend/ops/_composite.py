@@ -47,7 +47,7 @@ def register_derivative(op: Operator, formula, differentiable: tuple = (0,), sav
     """Give composite ``op`` an explicit derivative (its Autograd kernel), which allows backends
     to override it with fused kernels."""
     from ..autograd.derivatives import FormulaNode
-    from ..autograd.graph import SavedTensor, gradient_edge, set_history
+    from ..autograd.graph import NO_EDGE, SavedTensor, gradient_edge, set_history
     from ..tensor import Tensor
 
     mask = AUTOGRAD.mask
@@ -57,7 +57,7 @@ def register_derivative(op: Operator, formula, differentiable: tuple = (0,), sav
         if not needs:
             with ExcludeKeys(mask):
                 return op.lookup(below)(*args, **kwargs)
-        edges = tuple(gradient_edge(args[i]) if i in needs else None for i in differentiable)
+        edges = tuple(gradient_edge(args[i]) if i in needs else NO_EDGE for i in differentiable)
         saved = tuple(SavedTensor(a, op.name) if isinstance(a, Tensor) else a for a in args)
         # Below autograd, nested ops (a decomposition) must not record: they are covered by
         # this op's own derivative.

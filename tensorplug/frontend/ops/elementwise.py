@@ -109,6 +109,7 @@ def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = 
 
     unary.__name__ = unary.__qualname__ = name
     unary.__doc__ = f"Elementwise ``{name}`` of ``input`` (see torch.{name})."
+    unary.spec = spec
     return unary
 
 

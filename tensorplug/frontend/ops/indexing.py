@@ -102,7 +102,9 @@ def _prepare_advanced(view: Tensor, advanced):
     shape = broadcast_shapes(*(i._shape for i in indices), op="index")
     indices = tuple(i if i._shape == shape else expand(i, shape) for i in indices)
     rest = [d for d in range(view.ndim) if d not in dims]
-    moved = permute(view, dims + rest)
+    order = dims + rest
+    # An identity order keeps the tensor itself (not a view), so in-place writes stay simple.
+    moved = view if order == list(range(view.ndim)) else permute(view, order)
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     return moved, indices, shape, (dims[0] if adjacent else 0)
 
@@ -150,7 +152,8 @@ def setitem(t: Tensor, index, value) -> None:
             values = expand(values, result_shape)
         if where:
             values = permute(values, list(range(where, where + k)) + list(range(where)) + list(range(where + k, values.ndim)))
-    INDEX_PUT.lookup(keyset(moved, *indices))(moved, indices, values, False)
+    value_keys = (values,) if isinstance(values, Tensor) else ()
+    INDEX_PUT.lookup(keyset(moved, *indices, *value_keys))(moved, indices, values, False)
     bump_version(t)
 
 
@@ -161,7 +164,8 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
     values = to_dtype(values, self._dtype) if isinstance(values, Tensor) else values
     if isinstance(values, Tensor) and values._shape != target_shape:
         values = expand(values, target_shape)
-    INDEX_PUT.lookup(keyset(moved, *idx))(moved, idx, values, bool(accumulate))
+    value_keys = (values,) if isinstance(values, Tensor) else ()
+    INDEX_PUT.lookup(keyset(moved, *idx, *value_keys))(moved, idx, values, bool(accumulate))
     bump_version(self)
     return self
 
@@ -203,7 +207,8 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         source = as_strided(source, index._shape, source._stride, source._offset)
     elif not is_number(source):
         raise TypeError("scatter_(): src must be a Tensor or a number")
-    SCATTER.lookup(keyset(self, index))(self, d, index, source, reduce)
+    source_keys = (source,) if isinstance(source, Tensor) else ()
+    SCATTER.lookup(keyset(self, index, *source_keys))(self, d, index, source, reduce)
     bump_version(self)
     return self
 

@@ -1,7 +1,571 @@
-"""(Filled by the op-library work, issue 3.)"""
+"""Math ops built from primitives: interpolation, statistics, norms, log-sum-exp, fused matrix
+products and einsum, all composite.
+
+Each public function checks and normalizes its arguments (dims, dtypes, shapes), then calls the
+op's decomposition through the dispatcher, so a backend may later replace it with a fused kernel.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..shapes import broadcast_shapes, normalize_dims, numel_of
+from ..tensor import Tensor
+from ..views import diagonal, expand, permute, reshape, squeeze
+from ._common import check_same_device, is_number
+from ._composite import composite
+from .copying import copy_, to_dtype
+from .elementwise import BINARY, COMPARE, UNARY, where
+
+__all__ = [
+    "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
+    "logsumexp", "count_nonzero", "addmm", "addmv", "outer", "ger", "einsum", "positive", "frac", "xlogy",
+]
+
+var_mean_result = namedtuple("var_mean", ["var", "mean"])
+std_mean_result = namedtuple("std_mean", ["std", "mean"])
+
+
+def _check_tensor(op: str, input, name: str = "input") -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(input).__name__}")
+
+
+def _finish(result: Tensor, out) -> Tensor:
+    return result if out is None else copy_(out, result)
+
+
+# --- elementwise composites ---------------------------------------------------------------------
+@composite("lerp", differentiable=(0, 1, 2))
+def _lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    # PyTorch's formula: exact at both ends (weight 0 gives input, weight 1 gives end).
+    diff = end - input
+    if is_number(weight):
+        return input + diff * weight if abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
+
+
+def lerp(input, end, weight, *, out=None) -> Tensor:
+    """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
+    _check_tensor("lerp", input)
+    _check_tensor("lerp", end, "end")
+    if not (is_number(weight) or isinstance(weight, Tensor)):
+        raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
+    tensors = [t for t in (input, end, weight) if isinstance(t, Tensor)]
+    check_same_device("lerp", *tensors)
+    for t in tensors:
+        if not t._dtype.is_floating_point:
+            raise RuntimeError(f"lerp(): expected floating point tensors, but got {t._dtype.name}")
+        if t._dtype is not input._dtype:
+            which = "end" if t is end else "weight"
+            raise RuntimeError(f"lerp(): expected dtype {input._dtype.name} for `{which}` but got dtype {t._dtype.name}")
+    broadcast_shapes(*(t._shape for t in tensors), op="lerp")
+    return _finish(_lerp(input, end, weight), out)
+
+
+def _lerp_(self, end, weight):
+    result = lerp(self, end, weight)
+    if result._shape != self._shape:
+        raise RuntimeError(f"lerp_(): output with shape {list(self._shape)} doesn't match the broadcast shape {list(result._shape)}")
+    return copy_(self, result)
+
+
+def _largest_finite(dtype: _dt.dtype) -> float:
+    if dtype is _dt.bfloat16:  # (2 - 2**-7) * 2**127, without needing ml_dtypes
+        return 3.3895313892515355e38
+    return float(np.finfo(_dt.numpy_dtype(dtype)).max)
+
+
+@composite("nan_to_num")
+def _nan_to_num(input: Tensor, nan: float, posinf: float, neginf: float) -> Tensor:
+    isinf = UNARY["isinf"](input)
+    result = where(UNARY["isnan"](input), nan, input)
+    result = where(isinf & (input > 0), posinf, result)
+    return where(isinf & (input < 0), neginf, result)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+    dtype's largest and lowest finite values)."""
+    _check_tensor("nan_to_num", input)
+    if not input._dtype.is_floating_point:
+        return _finish(input.clone(), out)
+    largest = _largest_finite(input._dtype)
+    posinf = largest if posinf is None else float(posinf)
+    neginf = -largest if neginf is None else float(neginf)
+    return _finish(_nan_to_num(input, float(nan), posinf, neginf), out)
+
+
+def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return copy_(self, nan_to_num(self, nan, posinf, neginf))
+
+
+def clamp_min(input, min, *, out=None) -> Tensor:
+    """``max(input, min)`` elementwise (NaN propagates)."""
+    return BINARY["maximum"](input, min, out=out)
+
+
+def clamp_max(input, max, *, out=None) -> Tensor:
+    """``min(input, max)`` elementwise (NaN propagates)."""
+    return BINARY["minimum"](input, max, out=out)
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input``."""
+    _check_tensor("rsub", input)
+    scaled = input if alpha == 1 else BINARY["mul"](input, alpha)
+    return BINARY["sub"](other, scaled)
+
+
+def positive(input) -> Tensor:
+    """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
+    _check_tensor("positive", input)
+    if input._dtype is _dt.bool:
+        raise TypeError("positive(): the `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@composite("frac")
+def _frac(input: Tensor) -> Tensor:
+    return input - UNARY["trunc"](input)
+
+
+def frac(input, *, out=None) -> Tensor:
+    """The fractional part ``input - trunc(input)`` (sign of input kept)."""
+    _check_tensor("frac", input)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"frac(): not implemented for '{input._dtype.name}'")
+    return _finish(_frac(input), out)
+
+
+@composite("xlogy", differentiable=(0, 1))
+def _xlogy(input, other) -> Tensor:
+    result = where(COMPARE["eq"](input, 0), 0.0, input * UNARY["log"](other))
+    # NaN in other wins even where input is 0.
+    return where(UNARY["isnan"](other), float("nan"), result)
+
+
+def xlogy(input, other, *, out=None) -> Tensor:
+    """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("xlogy(): expected at least one Tensor argument")
+    from .elementwise import _result_dtype
+
+    dtype = _result_dtype(input, other)
+    if not dtype.is_floating_point:
+        dtype = _dt.get_default_dtype()
+    from ..factories import tensor
+
+    dev = (input if isinstance(input, Tensor) else other)._device
+    a, b = (to_dtype(x, dtype) if isinstance(x, Tensor) else tensor(float(x), dtype=dtype, device=dev) for x in (input, other))
+    check_same_device("xlogy", a, b)
+    broadcast_shapes(a._shape, b._shape, op="xlogy")
+    return _finish(_xlogy(a, b), out)
+
+
+# --- statistics ---------------------------------------------------------------------------------
+def _stat_args(op: str, input, dim, unbiased, keepdim, correction):
+    """Normalize var/std arguments: returns (dims tuple, correction)."""
+    _check_tensor(op, input)
+    if isinstance(dim, bool):  # the legacy call var(input, unbiased)
+        dim, unbiased = None, dim
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes, but got {input._dtype.name}")
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{op}(): cannot pass both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = normalize_dims(op, dim, input.ndim) or tuple(range(input.ndim))
+    return dims, correction
+
+
+@composite("var_mean")
+def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool):
+    from .reductions import mean as _mean
+    from .reductions import sum as _sum
+
+    count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
+    mean = _mean(input, dims, keepdim=True) if input._shape else input
+    centered = input - mean
+    squares = _sum(centered * centered, dims, keepdim=keepdim) if input._shape else centered * centered
+    var = squares / max(0, count - correction)
+    if not keepdim and input._shape:
+        mean = squeeze(mean, dims)
+    return var, mean
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
+    """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is
+    ``correction=0``).
+
+    >>> tp.var(tp.tensor([1.0, 2.0, 3.0])).item()
+    1.0
+    """
+    dims, correction = _stat_args("var", input, dim, unbiased, keepdim, correction)
+    return _finish(_var_mean(input, dims, correction, bool(keepdim))[0], out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
+    """Standard deviation: the square root of :func:`var` (same arguments)."""
+    dims, correction = _stat_args("std", input, dim, unbiased, keepdim, correction)
+    return _finish(UNARY["sqrt"](_var_mean(input, dims, correction, bool(keepdim))[0]), out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
+    dims, correction = _stat_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return var_mean_result(*_var_mean(input, dims, correction, bool(keepdim)))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
+    dims, correction = _stat_args("std_mean", input, dim, unbiased, keepdim, correction)
+    variance, mean = _var_mean(input, dims, correction, bool(keepdim))
+    return std_mean_result(UNARY["sqrt"](variance), mean)
+
+
+@composite("norm")
+def _norm(input: Tensor, p, dims: tuple, keepdim: bool) -> Tensor:
+    from .reductions import amax, amin
+    from .reductions import sum as _sum
+
+    if not input._shape:
+        dims = None
+    magnitude = UNARY["abs"](input)
+    if p == math.inf:
+        return amax(magnitude, dims, keepdim) if dims is not None else magnitude
+    if p == -math.inf:
+        return amin(magnitude, dims, keepdim) if dims is not None else magnitude
+    if p == 0:
+        return _sum(to_dtype(COMPARE["ne"](input, 0), input._dtype), dims, keepdim)
+    if p == 1:
+        return _sum(magnitude, dims, keepdim)
+    if p == 2:
+        return UNARY["sqrt"](_sum(input * input, dims, keepdim))
+    return BINARY["pow"](_sum(BINARY["pow"](magnitude, float(p)), dims, keepdim), 1.0 / p)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean /
+    Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
+    _check_tensor("norm", input)
+    x = input if dtype is None else to_dtype(input, dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {x._dtype.name} instead.")
+    if p == "fro" or p is None:
+        p = 2
+    elif p == "nuc":
+        raise NotImplementedError("norm(): the nuclear norm needs a singular value decomposition, which tensorplug does not have")
+    elif isinstance(p, str) or not is_number(p):
+        raise RuntimeError(f"norm(): unsupported p {p!r}; expected a number, inf, -inf or 'fro'")
+    dims = normalize_dims("norm", dim, x.ndim) or tuple(range(x.ndim))
+    if x.numel() == 0 and p < 0:
+        raise RuntimeError(f"norm(): cannot compute the {p} norm of an empty tensor because the operation does not have an identity")
+    return _norm(x, p, dims, bool(keepdim))
+
+
+@composite("logsumexp")
+def _logsumexp(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    from .reductions import amax
+    from .reductions import sum as _sum
+
+    if not input._shape or input.numel() == 0:
+        return UNARY["log"](_sum(UNARY["exp"](input), dims if input._shape else None, keepdim))
+    # Shift by the (constant, detached) maximum so that exp never overflows; an infinite maximum
+    # is not subtracted (inf - inf would be NaN).
+    shift = amax(input.detach(), dims, keepdim=True)
+    shift = where(UNARY["isinf"](shift), 0.0, shift)
+    total = UNARY["log"](_sum(UNARY["exp"](input - shift), dims, keepdim=True)) + shift
+    return total if keepdim else squeeze(total, dims)
+
+
+def logsumexp(input, dim=None, keepdim=False, *, out=None) -> Tensor:
+    """``log(sum(exp(input), dim))``, computed without overflow."""
+    _check_tensor("logsumexp", input)
+    x = input if input._dtype.is_floating_point else to_dtype(input, _dt.get_default_dtype())
+    dims = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(x.ndim))
+    return _finish(_logsumexp(x, dims, bool(keepdim)), out)
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """How many elements are non-zero, over ``dim`` (int64)."""
+    from .reductions import sum as _sum
+
+    _check_tensor("count_nonzero", input)
+    dims = normalize_dims("count_nonzero", dim, input.ndim) or tuple(range(input.ndim))
+    return _sum(COMPARE["ne"](input, 0), dims if input._shape else None)
+
+
+# --- fused matrix products --------------------------------------------------------------------------
+def _check_matrices(op: str, *tensors) -> None:
+    for i, t in enumerate(tensors):
+        _check_tensor(op, t, ("input", "mat1", "mat2")[i] if op == "addmm" else ("input", "mat", "vec")[i])
+    check_same_device(op, *tensors)
+    for t in tensors[1:]:
+        if t._dtype is not tensors[0]._dtype:
+            raise RuntimeError(f"{op}(): expected all tensors to have the same dtype, but got {tensors[0]._dtype.name} and {t._dtype.name}")
+
+
+@composite("addmm", differentiable=(0, 1, 2))
+def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
+    from .linalg import matmul
+
+    product = matmul(mat1, mat2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:  # input is ignored, NaN included (as in PyTorch)
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
+    _check_matrices("addmm", input, mat1, mat2)
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"addmm(): mat1 must be a matrix, got {mat1.ndim}-D tensor; mat2 must be a matrix, got {mat2.ndim}-D tensor")
+    if mat1._shape[1] != mat2._shape[0]:
+        raise RuntimeError(
+            f"addmm(): mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} and "
+            f"{mat2._shape[0]}x{mat2._shape[1]})"
+        )
+    shape = (mat1._shape[0], mat2._shape[1])
+    if broadcast_shapes(input._shape, shape, op="addmm") != shape:
+        raise RuntimeError(f"addmm(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
+    return _finish(_addmm(input, mat1, mat2, beta, alpha), out)
+
+
+@composite("addmv", differentiable=(0, 1, 2))
+def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
+    from .linalg import matmul
+
+    product = matmul(mat, vec)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    _check_matrices("addmv", input, mat, vec)
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"addmv(): vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    if mat._shape[1] != vec._shape[0]:
+        raise RuntimeError(f"addmv(): size mismatch, got input ({input.numel()}), mat ({mat._shape[0]}x{mat._shape[1]}), vec ({vec._shape[0]})")
+    shape = (mat._shape[0],)
+    if broadcast_shapes(input._shape, shape, op="addmv") != shape:
+        raise RuntimeError(f"addmv(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
+    return _finish(_addmv(input, mat, vec, beta, alpha), out)
+
+
+def outer(input, vec2, *, out=None) -> Tensor:
+    """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
+    _check_tensor("outer", input)
+    _check_tensor("outer", vec2, "vec2")
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer(): expected 1-D tensors, got {input.ndim}-D and {vec2.ndim}-D")
+    return BINARY["mul"](reshape(input, (-1, 1)), vec2, out=out)
+
+
+ger = outer
+
+
+# --- einsum ---------------------------------------------------------------------------------------
+# Labels for the dims an ellipsis stands for: characters that cannot appear in an equation.
+_ELLIPSIS_LABELS = "0123456789!#$%&*+/:;<=?@^_|~"
+
+
+def _parse_einsum(equation: str, operands: tuple):
+    """Per operand, the labels of its dims (ellipsis expanded), and the output labels."""
+    equation = equation.replace(" ", "")
+    if "->" in equation:
+        inputs, output = equation.split("->")
+        explicit = True
+    else:
+        inputs, output, explicit = equation, "", False
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum(): {len(terms)} operands in the equation {equation!r} but {len(operands)} were given")
+    ellipsis_dims = 0
+    labels = []
+    for i, (term, t) in enumerate(zip(terms, operands)):
+        letters = term.replace("...", "")
+        if not all(c.isalpha() for c in letters) or term.count("...") > 1:
+            raise ValueError(f"einsum(): invalid subscript {term!r} for operand {i}: use letters and at most one '...'")
+        if "..." in term:
+            k = t.ndim - len(letters)
+            if k < 0:
+                raise RuntimeError(f"einsum(): the subscript {term!r} has more dims than operand {i} ({t.ndim}-D)")
+            ellipsis_dims = max(ellipsis_dims, k)
+        elif len(letters) != t.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in {term!r} ({len(letters)}) does not match the number of "
+                f"dimensions ({t.ndim}) of operand {i}"
+            )
+    if ellipsis_dims > len(_ELLIPSIS_LABELS):
+        raise RuntimeError(f"einsum(): an ellipsis may stand for at most {len(_ELLIPSIS_LABELS)} dims")
+    for term, t in zip(terms, operands):
+        letters = term.replace("...", "")
+        k = t.ndim - len(letters)
+        # Ellipsis dims align on the right, as in broadcasting.
+        stand_in = _ELLIPSIS_LABELS[ellipsis_dims - k:ellipsis_dims] if "..." in term else ""
+        labels.append(term.replace("...", stand_in))
+    all_ellipsis = _ELLIPSIS_LABELS[:ellipsis_dims]
+    if explicit:
+        # Ellipsis dims absent from an explicit output are summed.
+        output = output.replace("...", all_ellipsis)
+        if not all(c.isalpha() or c in all_ellipsis for c in output) or len(set(output)) != len(output):
+            raise ValueError(f"einsum(): invalid output subscript in {equation!r}")
+        present = set("".join(labels))
+        for c in output:
+            if c not in present:
+                raise ValueError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
+    else:
+        counts = {}
+        for term in labels:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        output = all_ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c.isalpha()))
+    return labels, output
+
+
+def _einsum_diagonals(t: Tensor, labels: str):
+    """Take diagonals for labels repeated within one operand: 'ii' -> 'i'."""
+    while len(set(labels)) != len(labels):
+        for i, c in enumerate(labels):
+            j = labels.find(c, i + 1)
+            if j >= 0:
+                if t._shape[i] != t._shape[j]:
+                    raise RuntimeError(
+                        f"einsum(): subscript {c} is repeated for operand but the sizes don't match, "
+                        f"{t._shape[i]} != {t._shape[j]}"
+                    )
+                t = diagonal(t, 0, i, j)
+                labels = labels[:i] + labels[i + 1:j] + labels[j + 1:] + c
+                break
+    return t, labels
+
+
+def _sum_labels(t: Tensor, labels: str, drop: set):
+    from .reductions import sum as _sum
+
+    dims = tuple(i for i, c in enumerate(labels) if c in drop)
+    if not dims:
+        return t, labels
+    return _sum(t, dims), "".join(c for c in labels if c not in drop)
+
+
+def _contract(a: Tensor, la: str, b: Tensor, lb: str, keep: set):
+    """Multiply two operands and sum the labels they share that are not kept, via matmul."""
+    from .linalg import matmul
+
+    size = {}
+    for t, labels in ((a, la), (b, lb)):
+        for c, n in zip(labels, t._shape):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes: subscript {c} has sizes {size[c]} and {n}")
+            size[c] = n if size.get(c, 1) == 1 else size[c]
+    batch = [c for c in la if c in lb and c in keep]
+    summed = [c for c in la if c in lb and c not in keep]
+    only_a = [c for c in la if c not in lb]
+    only_b = [c for c in lb if c not in la]
+    a = expand(permute(a, [la.index(c) for c in batch + only_a + summed]), tuple(size[c] for c in batch + only_a + summed))
+    b = expand(permute(b, [lb.index(c) for c in batch + summed + only_b]), tuple(size[c] for c in batch + summed + only_b))
+    nb = numel_of([size[c] for c in batch])
+    m, k, n = numel_of([size[c] for c in only_a]), numel_of([size[c] for c in summed]), numel_of([size[c] for c in only_b])
+    product = matmul(reshape(a, (nb, m, k)), reshape(b, (nb, k, n)))
+    labels = "".join(batch + only_a + only_b)
+    return reshape(product, tuple(size[c] for c in labels)), labels
+
+
+@composite("einsum")
+def _einsum(equation: str, operands: tuple) -> Tensor:
+    labels, output = _parse_einsum(equation, operands)
+    terms = []
+    for t, la in zip(operands, labels):
+        terms.append(_einsum_diagonals(t, la))
+    # Sum each label that no other operand and not the output needs, then contract left to right.
+    for i, (t, la) in enumerate(terms):
+        elsewhere = set(output).union(*(set(l) for j, (_, l) in enumerate(terms) if j != i))
+        terms[i] = _sum_labels(t, la, set(la) - elsewhere)
+    result, lr = terms[0]
+    for i in range(1, len(terms)):
+        t, lt = terms[i]
+        keep = set(output).union(*(set(l) for _, l in terms[i + 1:]))
+        result, lr = _contract(result, lr, t, lt, keep)
+    result, lr = _sum_labels(result, lr, set(lr) - set(output))
+    return permute(result, [lr.index(c) for c in output]) if lr != output else result
+
+
+def einsum(equation, *operands) -> Tensor:
+    """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports
+    repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to
+    right through matmul.
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): the equation must be a str, not {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): must provide at least one operand")
+    for i, t in enumerate(operands):
+        _check_tensor("einsum", t, f"operands[{i}]")
+    check_same_device("einsum", *operands)
+    dtype = operands[0]._dtype
+    for t in operands[1:]:
+        dtype = _dt.promote_types(dtype, t._dtype)
+    operands = tuple(to_dtype(t, dtype) for t in operands)
+    _parse_einsum(equation, operands)  # raises for a bad equation before anything runs
+    return _einsum(equation, operands)
+
+
+def _xlogy_(self, other):
+    return copy_(self, xlogy(self, other))
+
+
+def _frac_(self):
+    return copy_(self, frac(self))
+
+
+def _clamp_min_(self, min):
+    return copy_(self, clamp_min(self, min))
+
+
+def _clamp_max_(self, max):
+    return copy_(self, clamp_max(self, max))
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return copy_(self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).
-TENSOR_METHODS: dict = {}
+TENSOR_METHODS: dict = {
+    "lerp": lerp,
+    "lerp_": _lerp_,
+    "nan_to_num": nan_to_num,
+    "nan_to_num_": _nan_to_num_,
+    "clamp_min": clamp_min,
+    "clamp_max": clamp_max,
+    "clamp_min_": _clamp_min_,
+    "clamp_max_": _clamp_max_,
+    "var": var,
+    "std": std,
+    "norm": norm,
+    "logsumexp": logsumexp,
+    "count_nonzero": count_nonzero,
+    "addmm": addmm,
+    "addmm_": _addmm_,
+    "addmv": addmv,
+    "outer": outer,
+    "ger": ger,
+    "positive": positive,
+    "frac": frac,
+    "frac_": _frac_,
+    "xlogy": xlogy,
+    "xlogy_": _xlogy_,
+}

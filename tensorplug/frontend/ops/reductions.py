@@ -11,7 +11,7 @@ from ...dispatcher import Operator
 from .. import dtypes as _dt
 from ..shapes import normalize_dim, normalize_dims, numel_of
 from ..tensor import Tensor, empty_tensor
-from ..views import reshape, squeeze
+from ..views import reshape, squeeze, view
 from ._common import keyset
 from .copying import to_dtype
 
@@ -23,6 +23,8 @@ REDUCE = {name: Operator(name, differentiable=name in ("sum", "prod", "amax", "a
           ("sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin")}
 SCAN = {name: Operator(name) for name in ("cumsum", "cumprod")}
 
+_all_dims = tuple(tuple(range(n)) for n in range(9))
+
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
@@ -33,9 +35,12 @@ def _check_tensor(op: str, input) -> None:
 
 def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *, needs_elements: bool = False) -> Tensor:
     _check_tensor(op, input)
-    # As in PyTorch, an empty dim list reduces over every dim.
-    dims = normalize_dims(op, dim, input.ndim) or tuple(range(input.ndim))
     shape = input._shape
+    # As in PyTorch, an empty dim list reduces over every dim.
+    if dim is None or dim == ():
+        dims = _all_dims[len(shape)] if len(shape) < len(_all_dims) else tuple(range(len(shape)))
+    else:
+        dims = normalize_dims(op, dim, len(shape)) or tuple(range(len(shape)))
     if needs_elements:
         empty = [d for d in dims if shape[d] == 0] if dims else ([0] if numel_of(shape) == 0 else [])
         if empty:
@@ -45,10 +50,13 @@ def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *,
         out = empty_tensor((1,), out_dtype, input._device)
         REDUCE[op].lookup(keyset(x))(out, x, (0,))
         return reshape(out, ())
-    kept = tuple(1 if d in dims else s for d, s in enumerate(shape))
+    every_dim = len(dims) == len(shape)
+    kept = (1,) * len(shape) if every_dim else tuple(1 if d in dims else s for d, s in enumerate(shape))
     out = empty_tensor(kept, out_dtype, input._device)
     REDUCE[op].lookup(keyset(input))(out, input, dims)
-    return out if keepdim else squeeze(out, dims)
+    if keepdim:
+        return out
+    return view(out, ()) if every_dim else squeeze(out, dims)
 
 
 def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
@@ -130,8 +138,15 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
         return BINARY["maximum" if op == "max" else "minimum"](input, other)
     if dim is None:
         return _reduce(reducer, input, None, False, input._dtype, needs_elements=True)
-    values = _reduce(reducer, input, dim, keepdim, input._dtype, needs_elements=True)
-    indices = _arg_reduce(arg_op, input, dim, keepdim)
+    # Values are gathered at the indices, so the gradient goes to the chosen element only
+    # (as in PyTorch), not spread over ties like amax's.
+    from .indexing import gather
+
+    indices = _arg_reduce(arg_op, input, dim, True)
+    values = gather(input, normalize_dim(op, dim, input.ndim), indices) if input.ndim else input.clone()
+    if not keepdim and input.ndim:
+        d = normalize_dim(op, dim, input.ndim)
+        values, indices = squeeze(values, d), squeeze(indices, d)
     return values_indices(values, indices)
 
 

@@ -53,6 +53,7 @@ PYBIND11_MODULE(_kernels, m) {
     register_matmul(*methods);
     register_index(*methods);
     register_random(*methods);
+    register_sort(*methods);
     py::str modname("tensorplug.backends.cpu._kernels");
     for (PyMethodDef& def : *methods) {
         PyObject* f = PyCFunction_NewEx(&def, nullptr, modname.ptr());

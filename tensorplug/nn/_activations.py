@@ -1,0 +1,363 @@
+"""Activations, softmax and dropout for ``tp.nn.functional`` (composite ops).
+
+Pointwise activations are decompositions into elementwise primitives. Where a branch that
+``where`` discards could overflow (``exp`` of a large input), its input is clamped first: an
+unselected branch still receives a zero gradient, and ``0 * inf`` would poison it with NaN.
+softmax and log_softmax subtract the row maximum and carry explicit derivatives, so a backend
+may replace them with fused kernels.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..frontend.ops import copying, reductions
+from ..frontend.ops._composite import composite
+from ..frontend.ops.elementwise import UNARY, where
+from ..frontend.shapes import normalize_dim
+from ..frontend.tensor import Tensor
+
+__all__ = [
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "gelu", "silu",
+    "mish", "softplus", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "sigmoid", "tanh", "logsigmoid",
+    "softsign", "tanhshrink", "threshold", "threshold_", "glu", "softmax", "softmin", "log_softmax",
+    "dropout", "dropout1d", "dropout2d",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def check_tensor(op: str, value, name: str = "input") -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(value).__name__}")
+
+
+def check_floating(op: str, input: Tensor) -> None:
+    check_tensor(op, input)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
+
+
+def _at_most(x: Tensor, bound: float) -> Tensor:
+    """min(x, bound), with the whole gradient going to x at x == bound (``minimum`` would split it)."""
+    return where(x > bound, bound, x)
+
+
+def _inplace(input: Tensor, result: Tensor) -> Tensor:
+    return copying.copy_(input, result)
+
+
+# --- pointwise -----------------------------------------------------------------------------
+@composite("relu")
+def _relu(input):
+    return where(input > 0, input, 0)
+
+
+def relu(input, inplace=False):
+    """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
+    check_tensor("relu", input)
+    result = _relu(input)
+    return _inplace(input, result) if inplace else result
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+@composite("hardtanh")
+def _hardtanh(input, min_val, max_val):
+    return where(input <= min_val, min_val, where(input >= max_val, max_val, input))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    check_floating("hardtanh", input)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    result = _hardtanh(input, min_val, max_val)
+    return _inplace(input, result) if inplace else result
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@composite("leaky_relu")
+def _leaky_relu(input, negative_slope):
+    return where(input > 0, input, input * negative_slope)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    check_floating("leaky_relu", input)
+    result = _leaky_relu(input, negative_slope)
+    return _inplace(input, result) if inplace else result
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+@composite("elu")
+def _elu(input, alpha, scale):
+    negative = UNARY["expm1"](_at_most(input, 0.0)) * alpha
+    result = where(input > 0, input, negative)
+    return result * scale if scale != 1.0 else result
+
+
+def elu(input, alpha=1.0, inplace=False):
+    check_floating("elu", input)
+    result = _elu(input, alpha, 1.0)
+    return _inplace(input, result) if inplace else result
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    check_floating("selu", input)
+    result = _elu(input, _SELU_ALPHA, _SELU_SCALE)
+    return _inplace(input, result) if inplace else result
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    check_floating("celu", input)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    result = where(input > 0, input, UNARY["expm1"](_at_most(input, 0.0) / alpha) * alpha)
+    return _inplace(input, result) if inplace else result
+
+
+@composite("gelu")
+def _gelu(input, approximate):
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (UNARY["tanh"](inner) + 1.0)
+    return input * 0.5 * (UNARY["erf"](input * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x); ``approximate='tanh'`` uses the tanh approximation."""
+    check_floating("gelu", input)
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate)
+
+
+@composite("silu")
+def _silu(input):
+    return input * UNARY["sigmoid"](input)
+
+
+def silu(input, inplace=False):
+    check_floating("silu", input)
+    result = _silu(input)
+    return _inplace(input, result) if inplace else result
+
+
+@composite("softplus")
+def _softplus(input, beta, threshold):
+    scaled = input * beta if beta != 1 else input
+    # exp only sees values up to the threshold: the other branch is the identity.
+    soft = UNARY["log1p"](UNARY["exp"](_at_most(scaled, float(threshold))))
+    if beta != 1:
+        soft = soft / beta
+    return where(scaled > threshold, input, soft)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, reverting to x where beta * x > threshold."""
+    check_floating("softplus", input)
+    return _softplus(input, beta, threshold)
+
+
+@composite("mish")
+def _mish(input):
+    return input * UNARY["tanh"](_softplus(input, 1.0, 20.0))
+
+
+def mish(input, inplace=False):
+    check_floating("mish", input)
+    result = _mish(input)
+    return _inplace(input, result) if inplace else result
+
+
+def hardsigmoid(input, inplace=False):
+    check_floating("hardsigmoid", input)
+    result = _hardtanh(input / 6.0 + 0.5, 0.0, 1.0)
+    return _inplace(input, result) if inplace else result
+
+
+def hardswish(input, inplace=False):
+    check_floating("hardswish", input)
+    result = where(input <= -3.0, 0.0, where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    return _inplace(input, result) if inplace else result
+
+
+def sigmoid(input):
+    return UNARY["sigmoid"](input)
+
+
+def tanh(input):
+    return UNARY["tanh"](input)
+
+
+def logsigmoid(input):
+    check_floating("logsigmoid", input)
+    return -_softplus(-input, 1.0, 20.0)
+
+
+def softsign(input):
+    return input / (UNARY["abs"](input) + 1)
+
+
+def tanhshrink(input):
+    return input - UNARY["tanh"](input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, else ``value``."""
+    check_tensor("threshold", input)
+    result = where(input > threshold, input, value)
+    return _inplace(input, result) if inplace else result
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def glu(input, dim=-1):
+    check_floating("glu", input)
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = normalize_dim("glu", dim, input.ndim)
+    size = input._shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = size // 2
+    return input.narrow(d, 0, half) * UNARY["sigmoid"](input.narrow(d, half, half))
+
+
+# --- softmax -------------------------------------------------------------------------------
+def _softmax_backward(grad, args, output, kwargs, needs):
+    dim = args[1]
+    return (output * (grad - (grad * output).sum(dim, keepdim=True)),)
+
+
+def _log_softmax_backward(grad, args, output, kwargs, needs):
+    dim = args[1]
+    return (grad - UNARY["exp"](output) * grad.sum(dim, keepdim=True),)
+
+
+@composite("softmax", derivative=_softmax_backward, save_output=True)
+def _softmax(input, dim):
+    # Subtracting the maximum keeps exp from overflowing; the maximum carries no gradient.
+    shifted = input - reductions.amax(input, dim, keepdim=True).detach()
+    exps = UNARY["exp"](shifted)
+    return exps / exps.sum(dim, keepdim=True)
+
+
+@composite("log_softmax", derivative=_log_softmax_backward, save_output=True)
+def _log_softmax(input, dim):
+    shifted = input - reductions.amax(input, dim, keepdim=True).detach()
+    return shifted - UNARY["log"](UNARY["exp"](shifted).sum(dim, keepdim=True))
+
+
+def _softmax_dim(op: str, input: Tensor, dim, stacklevel: int) -> int:
+    if dim is None:
+        warnings.warn(
+            f"Implicit dimension choice for {op} has been deprecated. Change the call to include dim=X as an argument.",
+            stacklevel=stacklevel,
+        )
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return normalize_dim(op, dim, input.ndim)
+
+
+def _softmax_input(op: str, input, dim, dtype, stacklevel: int):
+    check_tensor(op, input)
+    if dtype is not None:
+        input = copying.to_dtype(input, dtype)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
+    if input.ndim == 0:
+        # A 0-d tensor is one row of one element.
+        return input, 0, True
+    return input, _softmax_dim(op, input, dim, stacklevel + 1), False
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / exp(x).sum(dim), computed stably (in ``dtype`` when given)."""
+    x, d, scalar = _softmax_input("softmax", input, dim, dtype, _stacklevel)
+    if scalar:
+        return _softmax(x.reshape(1), 0).reshape(())
+    return _softmax(x, d)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    check_tensor("softmin", input)
+    return softmax(-input if dtype is None else -copying.to_dtype(input, dtype), dim, _stacklevel + 1)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)), computed stably as x - max - log(sum(exp(x - max)))."""
+    x, d, scalar = _softmax_input("log_softmax", input, dim, dtype, _stacklevel)
+    if scalar:
+        return _log_softmax(x.reshape(1), 0).reshape(())
+    return _log_softmax(x, d)
+
+
+# --- dropout -------------------------------------------------------------------------------
+def _check_p(p) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+@composite("dropout")
+def _dropout(input, p, mask_shape):
+    from ..frontend.factories import rand
+
+    if p == 1.0:
+        return input * 0.0
+    keep = rand(mask_shape, dtype=input._dtype, device=input._device) >= p
+    return input * copying.to_dtype(keep, input._dtype) * (1.0 / (1.0 - p))
+
+
+def _dropout_any(op, input, p, training, inplace, mask_shape):
+    check_tensor(op, input)
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
+    result = _dropout(input, float(p), tuple(mask_shape))
+    return _inplace(input, result) if inplace else result
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` (from ``tp.rand``) and scale the rest by 1/(1-p)."""
+    return _dropout_any("dropout", input, p, training, inplace, getattr(input, "_shape", ()))
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a (N, C, L) or (C, L) input."""
+    check_tensor("dropout1d", input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input.")
+    return _dropout_any("dropout1d", input, p, training, inplace, input._shape[:-1] + (1,))
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a (N, C, H, W) or (C, H, W) input."""
+    check_tensor("dropout2d", input)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"dropout2d: Expected 3D or 4D input, but received a {input.ndim}D input.")
+    return _dropout_any("dropout2d", input, p, training, inplace, input._shape[:-2] + (1, 1))
+

@@ -1,0 +1,370 @@
+"""Loss functions for ``tp.nn.functional``.
+
+nll_loss and cross_entropy (with class-index targets) are composite ops with explicit
+derivatives over a canonical (N, C, R) input, R being the flattened extra dims, so a backend may
+fuse them; the public functions check and reshape, then call the op. Everything else is a short
+decomposition whose gradient comes from the primitives.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..frontend import dtypes as _dt
+from ..frontend.factories import zeros_like
+from ..frontend.ops import copying
+from ..frontend.ops._composite import composite
+from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
+from ..frontend.tensor import Tensor
+from ..frontend.views import broadcast_tensors
+from ._activations import _log_softmax, _softplus, check_tensor
+
+__all__ = [
+    "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "poisson_nll_loss",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    """PyTorch's mapping of the deprecated size_average/reduce flags to a reduction."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+        "none" if not reduce else "mean" if size_average else "sum"), stacklevel=3)
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduction(reduction: str, size_average=None, reduce=None, allowed=_REDUCTIONS) -> str:
+    if size_average is not None or reduce is not None:
+        return _legacy_reduction(size_average, reduce)
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# --- nll_loss and cross_entropy -----------------------------------------------------------
+def _class_weights(target_safe: Tensor, weight, valid: Tensor, dtype) -> Tensor:
+    """Per-target weight w[t] (1 without weights), zero where the target is ignored."""
+    mask = copying.to_dtype(valid, dtype)
+    if weight is None:
+        return mask
+    return weight.index_select(0, target_safe.reshape(-1)).reshape(target_safe._shape) * mask
+
+
+def _targets(target: Tensor, ignore_index: int):
+    valid = COMPARE["ne"](target, ignore_index)
+    return where(valid, target, 0), valid
+
+
+def _loss_scale(grad, reduction, denominator):
+    """The gradient of each per-sample loss, given the reduced loss's gradient."""
+    if reduction == "none":
+        return grad
+    if reduction == "mean":
+        return grad / denominator
+    return grad
+
+
+def _nll_loss_backward(grad, args, output, kwargs, needs):
+    input, target, weight, reduction, ignore_index = args
+    safe, valid = _targets(target, ignore_index)
+    w = _class_weights(safe, weight, valid, input._dtype)
+    scale = _loss_scale(grad, reduction, w.sum())
+    picked = -(scale * w)
+    return (zeros_like(input).scatter(1, safe.unsqueeze(1), picked.unsqueeze(1)),)
+
+
+@composite("nll_loss", derivative=_nll_loss_backward)
+def _nll_loss(input, target, weight, reduction, ignore_index):
+    safe, valid = _targets(target, ignore_index)
+    w = _class_weights(safe, weight, valid, input._dtype)
+    losses = -(input.gather(1, safe.unsqueeze(1)).squeeze(1) * w)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / w.sum()
+
+
+def _smoothed_targets(input, target, weight, ignore_index, label_smoothing):
+    """q[n, c, r]: the weight each log-probability gets in the per-sample loss."""
+    safe, valid = _targets(target, ignore_index)
+    w_target = _class_weights(safe, weight, valid, input._dtype)
+    classes = input._shape[1]
+    q = zeros_like(input).scatter(1, safe.unsqueeze(1), (w_target * (1.0 - label_smoothing)).unsqueeze(1))
+    if label_smoothing:
+        spread = copying.to_dtype(valid, input._dtype).unsqueeze(1) * (label_smoothing / classes)
+        q = q + (spread * weight.reshape(1, classes, 1) if weight is not None else spread)
+    return q, w_target
+
+
+def _cross_entropy_backward(grad, args, output, kwargs, needs):
+    input, target, weight, reduction, ignore_index, label_smoothing = args
+    q, w_target = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
+    scale = _loss_scale(grad, reduction, w_target.sum())
+    probabilities = UNARY["exp"](_log_softmax(input, 1))
+    if reduction == "none":
+        scale = scale.unsqueeze(1)
+    return (scale * (probabilities * q.sum(1, keepdim=True) - q),)
+
+
+@composite("cross_entropy", derivative=_cross_entropy_backward)
+def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
+    log_probs = _log_softmax(input, 1)
+    q, w_target = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
+    losses = -(log_probs * q).sum(1)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / w_target.sum()
+
+
+# PyTorch's names for dtypes in messages ("Long", "Float", ...).
+_TORCH_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
+    "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def _check_target_dtype(target: Tensor) -> None:
+    if target._dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_NAMES[target._dtype.name]}")
+
+
+def _check_index_target(op: str, input: Tensor, target: Tensor):
+    """Validate (input, class-index target); return both in canonical (N, C, R) / (N, R) form and
+    the shape of an unreduced loss."""
+    if input.ndim == 0:
+        raise ValueError(f"{op}(): Expected 1 or more dimensions (got 0)")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError(f"{op}(): 0D target tensor expected for 1D input, but got target of size {list(target._shape)}")
+        _check_target_dtype(target)
+        return input.reshape(1, -1, 1), copying.to_dtype(target, _dt.int64).reshape(1, 1), ()
+    if target.ndim != 0 and input._shape[0] != target._shape[0]:
+        raise ValueError(f"Expected input batch_size ({input._shape[0]}) to match target batch_size ({target._shape[0]}).")
+    if input.ndim == 2 and target.ndim != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim > 2 and target._shape != input._shape[:1] + input._shape[2:]:
+        raise RuntimeError(f"Expected target size {list(input._shape[:1] + input._shape[2:])}, got {list(target._shape)}")
+    _check_target_dtype(target)
+    n, c = input._shape[:2]
+    return input.reshape(n, c, -1), copying.to_dtype(target, _dt.int64).reshape(n, -1), target._shape
+
+
+def _check_weight(op: str, weight, input: Tensor):
+    if weight is None:
+        return None
+    check_tensor(op, weight, "weight")
+    classes = input._shape[0] if input.ndim == 1 else input._shape[1]
+    if weight.ndim != 1 or weight._shape[0] != classes:
+        raise RuntimeError(
+            f"{op}(): weight tensor should be defined either for all {classes} classes or no classes but got weight "
+            f"tensor of shape: {list(weight._shape)}"
+        )
+    return copying.to_dtype(weight, input._dtype)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class-index targets given log-probabilities (class dim 1)."""
+    check_tensor("nll_loss", input)
+    check_tensor("nll_loss", target, "target")
+    reduction = _reduction(reduction, size_average, reduce)
+    x, t, loss_shape = _check_index_target("nll_loss", input, target)
+    w = _check_weight("nll_loss", weight, input)
+    result = _nll_loss(x, t, w, reduction, int(ignore_index))
+    return result.reshape(loss_shape) if reduction == "none" else result
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy of unnormalized logits (class dim 1) against class indices or class
+    probabilities (a float target of the input's shape), with optional label smoothing."""
+    check_tensor("cross_entropy", input)
+    check_tensor("cross_entropy", target, "target")
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"cross_entropy(): expected a floating-point input, but got {input._dtype.name}")
+    w = _check_weight("cross_entropy", weight, input)
+    if target._dtype.is_floating_point and target._shape == input._shape:
+        return _cross_entropy_probabilities(input, target, w, ignore_index, reduction, label_smoothing)
+    x, t, loss_shape = _check_index_target("cross_entropy", input, target)
+    result = _cross_entropy(x, t, w, reduction, int(ignore_index), float(label_smoothing))
+    return result.reshape(loss_shape) if reduction == "none" else result
+
+
+def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing):
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim == 1:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+        squeeze = True
+    else:
+        squeeze = False
+    classes = input._shape[1]
+    if label_smoothing:
+        target = target * (1.0 - label_smoothing) + label_smoothing / classes
+    product = _log_softmax(input, 1) * copying.to_dtype(target, input._dtype)
+    if weight is not None:
+        product = product * weight.reshape((1, classes) + (1,) * (input.ndim - 2))
+    losses = -product.sum(1)
+    if reduction == "none":
+        return losses.squeeze(0) if squeeze else losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / (input.numel() // classes)
+
+
+# --- regression losses ---------------------------------------------------------------------
+def _pair_inputs(op: str, input, target, warn_size: bool = True):
+    check_tensor(op, input)
+    check_tensor(op, target, "target")
+    if warn_size and target._shape != input._shape:
+        warnings.warn(
+            f"Using a target size ({list(target._shape)}) that is different to the input size ({list(input._shape)}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+    return broadcast_tensors(input, target)
+
+
+def _weighted(op: str, loss: Tensor, weight, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight._shape != input._shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (``weight`` multiplies each squared error; the mean then divides by
+    the weights' sum, as PyTorch)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _pair_inputs("mse_loss", input, target)
+    diff = a - b
+    return _weighted("mse_loss", diff * diff, weight, input, reduction, True)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _pair_inputs("l1_loss", input, target)
+    return _weighted("l1_loss", UNARY["abs"](a - b), weight, input, reduction, True)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    a, b = _pair_inputs("smooth_l1_loss", input, target)
+    d = UNARY["abs"](a - b)
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = _pair_inputs("huber_loss", input, target)
+    d = UNARY["abs"](a - b)
+    loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return _weighted("huber_loss", loss, weight, input, reduction, False)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _pair_inputs("soft_margin_loss", input, target)
+    return _reduce(_softplus(-a * b, 1.0, 20.0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    a, b = _pair_inputs("poisson_nll_loss", input, target, warn_size=False)
+    loss = UNARY["exp"](a) - b * a if log_input else a - b * UNARY["log"](a + eps)
+    if full:
+        safe = where(b > 1, b, 1.0)
+        stirling = safe * UNARY["log"](safe) - safe + UNARY["log"](safe * (2 * 3.141592653589793)) * 0.5
+        loss = loss + where(b > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+# --- probability losses --------------------------------------------------------------------
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100 as in PyTorch."""
+    reduction = _reduction(reduction, size_average, reduce)
+    check_tensor("binary_cross_entropy", input)
+    check_tensor("binary_cross_entropy", target, "target")
+    if target._shape != input._shape:
+        raise ValueError(
+            f"Using a target size ({list(target._shape)}) that is different to the input size ({list(input._shape)}) is "
+            "deprecated. Please ensure they have the same size."
+        )
+    log_x = BINARY["maximum"](UNARY["log"](input), -100.0)
+    log_1mx = BINARY["maximum"](UNARY["log1p"](-input), -100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    """Sigmoid plus binary cross entropy in one stable expression; ``pos_weight`` weighs the
+    positive term per class."""
+    reduction = _reduction(reduction, size_average, reduce)
+    check_tensor("binary_cross_entropy_with_logits", input)
+    check_tensor("binary_cross_entropy_with_logits", target, "target")
+    if target._shape != input._shape:
+        raise ValueError(f"Target size ({list(target._shape)}) must be the same as input size ({list(input._shape)})")
+    # log(1 + exp(-x)), computed without overflow.
+    log_sigmoid_neg = _softplus(-input, 1.0, 20.0)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * log_sigmoid_neg
+    else:
+        loss = (1 - target) * input + log_sigmoid_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || exp(input)) pointwise: target * (log(target) - input); ``batchmean`` divides
+    the sum by the batch size."""
+    reduction = _reduction(reduction, size_average, reduce, _REDUCTIONS + ("batchmean",))
+    check_tensor("kl_div", input)
+    check_tensor("kl_div", target, "target")
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
+    if log_target:
+        loss = UNARY["exp"](target) * (target - input)
+    else:
+        positive = target > 0
+        # xlogy: 0 * log(0) is 0; log sees 1 there so no NaN leaks into the gradient.
+        loss = where(positive, target * UNARY["log"](where(positive, target, 1.0)), 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input._shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)

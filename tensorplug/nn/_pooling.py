@@ -1,0 +1,336 @@
+"""Pooling and resampling for ``tp.nn.functional``: max/avg pooling, adaptive average pooling
+and interpolate.
+
+max_pool2d and avg_pool2d reduce the stacked windows of a padded input (see ``_conv.windows``)
+and carry explicit derivatives: max pooling sends each gradient to the first maximum of its
+window (PyTorch's choice, where the decomposition's amax would split ties), average pooling
+spreads it back over each window with col2im. Adaptive pooling and interpolation are products
+with small resampling matrices built from the shapes alone, one matrix per spatial dim.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..frontend.factories import arange, tensor, zeros
+from ..frontend.ops import reductions
+from ..frontend.ops._composite import composite
+from ..frontend.tensor import Tensor
+from ._activations import check_tensor
+from ._conv import col2im, constant_pad, windows
+
+__all__ = [
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "interpolate", "upsample",
+]
+
+
+def _pair(op: str, name: str, value) -> tuple:
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            return (int(value[0]),) * 2
+        if len(value) != 2:
+            raise RuntimeError(f"{op}(): {name} must either be a single int, or a tuple of two ints")
+        return tuple(int(v) for v in value)
+    return (int(value),) * 2
+
+
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    # The last window must start inside the input or its left padding.
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_geometry(op, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Validate a 2-D pooling call; return (4-D input, kernel, stride, padding, dilation, out, batched)."""
+    check_tensor(op, input)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{op}(): Expected 3D or 4D (batch mode) tensor for input, but got input of size: {list(input._shape)}")
+    kernel = _pair(op, "kernel_size", kernel_size)
+    stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _pair(op, "stride", stride)
+    padding, dilation = _pair(op, "padding", padding), _pair(op, "dilation", dilation)
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{op}(): kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{op}(): stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{op}(): dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: {dilation[1]}")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                f"{op}(): pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
+            )
+    batched = input.ndim == 4
+    x = input if batched else input.unsqueeze(0)
+    c, h, w = x._shape[1:]
+    out = tuple(_pool_out(size, k, s, p, d, ceil_mode) for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    if out[0] < 1 or out[1] < 1:
+        raise RuntimeError(
+            f"{op}(): Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    return x, kernel, stride, padding, dilation, out, batched
+
+
+def _padded(input: Tensor, kernel, stride, padding, dilation, out, value) -> Tensor:
+    """``input`` padded by ``padding`` on each side, plus whatever ceil_mode's last windows need."""
+    pads = []
+    for size, k, s, p, d, o in zip(input._shape[2:], kernel, stride, padding, dilation, out):
+        needed = (o - 1) * s + d * (k - 1) + 1
+        pads.append((p, max(p, needed - size - p)))
+    if not any(a or b for a, b in pads):
+        return input
+    return constant_pad(input, tuple(pads), value)
+
+
+def _lowest(dtype):
+    if dtype.is_floating_point:
+        return float("-inf")
+    return int(np.iinfo(np.dtype(dtype.name)).min) if dtype.name != "bool" else False
+
+
+# --- max pooling ---------------------------------------------------------------------------
+def _max_indices(input, kernel, stride, padding, dilation, ceil_mode):
+    """Flat (H * W) index of each window's first maximum, as PyTorch's return_indices."""
+    h, w = input._shape[2:]
+    out = tuple(_pool_out(size, k, s, p, d, ceil_mode) for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    padded = _padded(input, kernel, stride, padding, dilation, out, _lowest(input._dtype))
+    offset = reductions.argmax(windows(padded, kernel, stride, dilation, out), 2)
+    dev = input._device
+    rows = arange(out[0], device=dev).reshape(out[0], 1) * stride[0] - padding[0] + (offset // kernel[1]) * dilation[0]
+    cols = arange(out[1], device=dev) * stride[1] - padding[1] + (offset % kernel[1]) * dilation[1]
+    return rows * w + cols
+
+
+def _max_pool2d_backward(grad, args, output, kwargs, needs):
+    input = args[0]
+    n, c, h, w = input._shape
+    indices = _max_indices(*args)
+    flat = zeros((n, c, h * w), dtype=grad._dtype, device=grad._device)
+    return (flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(n, c, h, w),)
+
+
+@composite("max_pool2d", derivative=_max_pool2d_backward)
+def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
+    h, w = input._shape[2:]
+    out = tuple(_pool_out(size, k, s, p, d, ceil_mode) for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    padded = _padded(input, kernel, stride, padding, dilation, out, _lowest(input._dtype))
+    return reductions.amax(windows(padded, kernel, stride, dilation, out), 2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Maximum over each window; padding counts as -inf. With ``return_indices``, also the flat
+    index (within each H x W plane) of every maximum."""
+    x, kernel, stride, padding, dilation, out, batched = _pool_geometry(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    args = (x, kernel, stride, padding, dilation, bool(ceil_mode))
+    values = _max_pool2d(*args)
+    if not batched:
+        values = values.squeeze(0)
+    if not return_indices:
+        return values
+    indices = _max_indices(*args)
+    return values, indices if batched else indices.squeeze(0)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    check_tensor("max_pool1d", input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d(): Expected 2D or 3D input, but got input of size: {list(input._shape)}")
+    one = lambda v: (1, v[0] if isinstance(v, (tuple, list)) else v)  # noqa: E731
+    result = max_pool2d(
+        input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride), (0, padding if not isinstance(padding, (tuple, list)) else padding[0]),
+        one(dilation), ceil_mode, return_indices,
+    )
+    if return_indices:
+        return result[0].squeeze(-2), result[1].squeeze(-2)
+    return result.squeeze(-2)
+
+
+# --- average pooling -------------------------------------------------------------------------
+def _avg_divisor(hw, kernel, stride, padding, out, count_include_pad, divisor_override, dtype, dev) -> Tensor:
+    """The (OH, OW) divisor of each window, as PyTorch counts it."""
+    if divisor_override:
+        return tensor(np.full(out, float(divisor_override)), dtype=dtype, device=dev)
+    counts = []
+    for size, k, s, p, o in zip(hw, kernel, stride, padding, out):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, size + p)
+        with_pad = end - start
+        inside = np.minimum(end, size) - np.maximum(start, 0)
+        counts.append(with_pad if count_include_pad else inside)
+    return tensor(np.outer(counts[0], counts[1]).astype(np.float64), dtype=dtype, device=dev)
+
+
+def _avg_pool2d_backward(grad, args, output, kwargs, needs):
+    input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = args
+    n, c, h, w = input._shape
+    out = grad._shape[2:]
+    scaled = grad / _avg_divisor((h, w), kernel, stride, padding, out, count_include_pad, divisor_override, grad._dtype, grad._device)
+    full_h = max(h + 2 * padding[0], (out[0] - 1) * stride[0] + kernel[0])
+    full_w = max(w + 2 * padding[1], (out[1] - 1) * stride[1] + kernel[1])
+    result = col2im(lambda i, j: scaled, (n, c, full_h, full_w), kernel, stride, (1, 1), out, grad._dtype, grad._device)
+    return (result[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w],)
+
+
+@composite("avg_pool2d", derivative=_avg_pool2d_backward)
+def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    h, w = input._shape[2:]
+    out = tuple(_pool_out(size, k, s, p, 1, ceil_mode) for size, k, s, p in zip((h, w), kernel, stride, padding))
+    padded = _padded(input, kernel, stride, padding, (1, 1), out, 0)
+    total = windows(padded, kernel, stride, (1, 1), out).sum(2)
+    return total / _avg_divisor((h, w), kernel, stride, padding, out, count_include_pad, divisor_override, input._dtype, input._device)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """Mean over each window (``count_include_pad`` counts the zero padding in the divisor)."""
+    x, kernel, stride, padding, _, out, batched = _pool_geometry("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"avg_pool2d(): expected a floating-point input, but got {x._dtype.name}")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool2d(): divisor must be not zero")
+    result = _avg_pool2d(x, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override)
+    return result if batched else result.squeeze(0)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    check_tensor("avg_pool1d", input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d(): Expected 2D or 3D input, but got input of size: {list(input._shape)}")
+    first = lambda v: v[0] if isinstance(v, (tuple, list)) else v  # noqa: E731
+    result = avg_pool2d(
+        input.unsqueeze(-2), (1, first(kernel_size)), None if stride is None else (1, first(stride)), (0, first(padding)),
+        ceil_mode, count_include_pad,
+    )
+    return result.squeeze(-2)
+
+
+# --- resampling matrices ---------------------------------------------------------------------
+def _apply_matrices(input: Tensor, matrices: list) -> Tensor:
+    """Multiply each trailing spatial dim of ``input`` by its (out, in) matrix."""
+    x = input
+    spatial = len(matrices)
+    for k, m in enumerate(matrices):
+        if m is None:
+            continue
+        d = x.ndim - spatial + k
+        mt = tensor(m.T, dtype=x._dtype, device=x._device)
+        x = (x.transpose(d, -1) @ mt).transpose(d, -1)
+    return x
+
+
+def _adaptive_matrix(size: int, out: int) -> np.ndarray:
+    m = np.zeros((out, size))
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _adaptive_avg(op: str, input, output_size, nd: int):
+    check_tensor(op, input)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got input of size: {list(input._shape)}")
+    sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * nd
+    if len(sizes) != nd:
+        raise RuntimeError(f"{op}(): output_size must be {nd} values, but got {list(sizes)}")
+    spatial = input._shape[-nd:]
+    sizes = [s if o is None else int(o) for s, o in zip(spatial, sizes)]
+    if any(o < 0 for o in sizes) or any(s == 0 for s in spatial):
+        raise RuntimeError(f"{op}(): elements of output_size must be non-negative and the input non-empty, got {sizes}")
+    matrices = [None if s == o else _adaptive_matrix(s, o) for s, o in zip(spatial, sizes)]
+    return _apply_matrices(input, matrices)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (OH, OW): window i covers [floor(i*H/OH), ceil((i+1)*H/OH))."""
+    return _adaptive_avg("adaptive_avg_pool2d", input, output_size, 2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
+
+
+def _interp_matrix(size: int, out: int, mode: str, align_corners, scale) -> np.ndarray:
+    """(out, size) weights for one dim; ``scale`` is the user's scale factor, when used."""
+    m = np.zeros((out, size))
+    dst = np.arange(out, dtype=np.float64)
+    if mode in ("nearest", "nearest-exact"):
+        ratio = (1.0 / scale) if scale else size / out
+        src = np.floor((dst + 0.5) * ratio) if mode == "nearest-exact" else np.floor(dst * ratio)
+        m[np.arange(out), np.minimum(src.astype(np.int64), size - 1)] = 1.0
+        return m
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        ratio = (1.0 / scale) if scale else size / out
+        src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+    low = np.minimum(np.floor(src).astype(np.int64), size - 1)
+    high = np.minimum(low + 1, size - 1)
+    frac = src - low
+    rows = np.arange(out)
+    np.add.at(m, (rows, low), 1.0 - frac)
+    np.add.at(m, (rows, high), frac)
+    return m
+
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of a (N, C, *spatial) input: nearest, nearest-exact, (bi/tri)linear
+    (``align_corners``) or area."""
+    check_tensor("interpolate", input)
+    nd = input.ndim - 2
+    if mode not in ("nearest", "nearest-exact", "area") and mode not in _LINEAR_MODES:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: "
+            f"nearest | linear | bilinear | trilinear | area | nearest-exact (got {mode})"
+        )
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != nd:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+    if nd < 1 or nd > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: nearest | linear | bilinear | trilinear | area | nearest-exact (got {mode})")
+    if align_corners is not None and mode not in _LINEAR_MODES:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not supported")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size is not None else "either size or scale_factor should be defined")
+    spatial = input._shape[2:]
+    scales = [None] * nd
+    if size is not None:
+        sizes = list(size) if isinstance(size, (tuple, list)) else [size] * nd
+        if len(sizes) != nd:
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got input with spatial dimensions "
+                f"of {list(spatial)} and output size of {sizes}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                f"and output size in (o1, o2, ...,oK) format."
+            )
+        sizes = [int(s) for s in sizes]
+    else:
+        factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else [scale_factor] * nd
+        if len(factors) != nd:
+            raise ValueError(
+                f"Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
+                f"dimensions of {list(spatial)} and scale_factor of shape {factors}."
+            )
+        sizes = [int(math.floor(s * float(f))) for s, f in zip(spatial, factors)]
+        if not recompute_scale_factor:
+            scales = [float(f) for f in factors]
+    if any(s <= 0 for s in sizes):
+        raise RuntimeError(f"interpolate(): output size {sizes} must be positive (input spatial size {list(spatial)})")
+    if mode == "area":
+        return _adaptive_avg("interpolate", input, sizes, nd)
+    matrices = [
+        _interp_matrix(s, o, mode, align_corners, sc) for s, o, sc in zip(spatial, sizes, scales)
+    ]
+    return _apply_matrices(input, matrices)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)

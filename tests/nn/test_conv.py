@@ -1,0 +1,105 @@
+"""Convolutions against PyTorch: conv1d, conv2d, conv_transpose1d/2d."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+import tensorplug.nn.functional as F
+from nn_reference import check
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+# PyTorch (the reference) warns about padding='same' with an even kernel; we do not.
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")
+
+CONV2D_CASES = [
+    dict(),
+    dict(padding=1),
+    dict(stride=2, padding=(1, 2)),
+    dict(dilation=(2, 1), padding=2),
+    dict(groups=2, stride=(1, 2)),
+    dict(padding="same"),
+    dict(padding="same", dilation=2),
+    dict(padding="valid"),
+]
+
+
+@pytest.mark.parametrize("kwargs", CONV2D_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv2d_matches_torch(kwargs, dtype):
+    """Values and gradients (input, weight, bias) on a non-contiguous input."""
+    groups = kwargs.get("groups", 1)
+    x = np.random.randn(2, 4, 7, 6)
+    w = np.random.randn(6, 4 // groups, 3, 2)
+    b = np.random.randn(6)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else None
+    check(torch, lambda *a: F.conv2d(*a, **kwargs), lambda *a: TF.conv2d(*a, **kwargs), [x, w, b], dtype, True, tol=tol)
+
+
+def test_conv2d_unbatched_and_no_bias():
+    x, w = np.random.randn(3, 5, 5), np.random.randn(2, 3, 3, 3)
+    check(torch, lambda a, b: F.conv2d(a, b, padding=1), lambda a, b: TF.conv2d(a, b, padding=1), [x, w])
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=3), dict(groups=3)], ids=str)
+def test_conv1d_matches_torch(kwargs):
+    x, w, b = np.random.randn(2, 3, 11), np.random.randn(6, 3 // kwargs.get("groups", 1), 4), np.random.randn(6)
+    check(torch, lambda *a: F.conv1d(*a, **kwargs), lambda *a: TF.conv1d(*a, **kwargs), [x, w, b], noncontiguous=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(groups=2, dilation=2), dict(stride=(2, 1), padding=(0, 1))],
+    ids=str,
+)
+def test_conv_transpose2d_matches_torch(kwargs):
+    x = np.random.randn(2, 4, 5, 4)
+    w = np.random.randn(4, 3, 3, 2)
+    b = np.random.randn(3 * kwargs.get("groups", 1))
+    check(torch, lambda *a: F.conv_transpose2d(*a, **kwargs), lambda *a: TF.conv_transpose2d(*a, **kwargs), [x, w, b], noncontiguous=True)
+
+
+def test_conv_transpose1d_matches_torch():
+    x, w = np.random.randn(2, 3, 6), np.random.randn(3, 2, 3)
+    check(torch, lambda a, b: F.conv_transpose1d(a, b, stride=2), lambda a, b: TF.conv_transpose1d(a, b, stride=2), [x, w])
+
+
+def test_conv2d_explicit_derivative_matches_decomposition_and_gradcheck():
+    """The registered derivative equals the decomposition's own gradient; gradcheck in float64."""
+    op = F._conv._conv2d
+    args = ((2, 1), (1, 1), (1, 2), 2)
+    x, w, b = np.random.randn(2, 4, 6, 5), np.random.randn(4, 2, 3, 2), np.random.randn(4)
+    leaves = [[tp.tensor(v, requires_grad=True) for v in (x, w, b)] for _ in range(2)]
+    g = tp.tensor(np.random.randn(*op(*leaves[0], *args).shape))
+    (op(*leaves[0], *args) * g).sum().backward()
+    (op.op.decomposition(*leaves[1], *args) * g).sum().backward()
+    for a, c in zip(*leaves):
+        np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=1e-10, atol=1e-12)
+    small = [tp.tensor(np.random.randn(*s), requires_grad=True) for s in ((1, 2, 4, 4), (2, 2, 2, 2), (2,))]
+    assert tp.autograd.gradcheck(lambda *a: F.conv2d(*a, stride=2, padding=1), small)
+
+
+def test_conv2d_errors():
+    """Shape checks before computing, with PyTorch's messages."""
+    x = tp.randn(1, 3, 5, 5)
+    with pytest.raises(RuntimeError, match=r"expected 4-dimensional weight .* \[4, 3, 3\]"):
+        F.conv2d(x, tp.randn(4, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[4, 2, 3, 3\], expected input\[1, 3, 5, 5\] to have 2 channels, but got 3 channels instead"):
+        F.conv2d(x, tp.randn(4, 2, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Calculated padded input size per channel: \(2 x 2\). Kernel size: \(3 x 3\)"):
+        F.conv2d(tp.randn(1, 3, 2, 2), tp.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got input of size: \[3, 5\]"):
+        F.conv2d(tp.randn(3, 5), tp.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="expected weight to be divisible by 3 at dimension 0"):
+        F.conv2d(tp.randn(1, 6, 5, 5), tp.randn(4, 2, 3, 3), groups=3)
+    with pytest.raises(RuntimeError, match=r"expected bias to be 1-dimensional with 4 elements, but got bias of size \[3\]"):
+        F.conv2d(x, tp.randn(4, 3, 3, 3), bias=tp.randn(3))
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided convolutions"):
+        F.conv2d(x, tp.randn(4, 3, 3, 3), stride=2, padding="same")
+    with pytest.raises(RuntimeError, match="Invalid padding string: 'foo'"):
+        F.conv2d(x, tp.randn(4, 3, 3, 3), padding="foo")
+    with pytest.raises(RuntimeError, match="should be the same"):
+        F.conv2d(x, tp.randn(4, 3, 3, 3, dtype=tp.float64))
+    with pytest.raises(RuntimeError, match="Given transposed=1"):
+        F.conv_transpose2d(x, tp.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
+        F.conv_transpose2d(x, tp.randn(3, 3, 3, 3), output_padding=1)

@@ -1,0 +1,118 @@
+"""Pooling and interpolation against PyTorch."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+import tensorplug.nn.functional as F
+from nn_reference import check
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+MAX_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(2, 1), dilation=(1, 2)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=2, stride=3, padding=1, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", MAX_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool2d_matches_torch(kwargs, dtype):
+    """Values, indices and gradients (to the first maximum of each window)."""
+    x = np.random.randn(2, 3, 7, 8)
+    check(torch, lambda a: F.max_pool2d(a, **kwargs), lambda a: TF.max_pool2d(a, **kwargs), [x], dtype, True)
+    values, indices = F.max_pool2d(tp.tensor(x), return_indices=True, **kwargs)
+    ref_values, ref_indices = TF.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(indices.numpy(), ref_indices.numpy())
+    np.testing.assert_array_equal(values.numpy(), ref_values.numpy())
+
+
+def test_max_pool2d_ties_go_to_first_maximum():
+    """With ties the gradient goes to the first maximum (PyTorch's choice), unbatched input."""
+    x = np.ones((1, 4, 4))
+    check(torch, lambda a: F.max_pool2d(a, 2), lambda a: TF.max_pool2d(a, 2), [x])
+
+
+def test_max_pool1d_and_avg_pool1d():
+    x = np.random.randn(2, 3, 10)
+    check(torch, lambda a: F.max_pool1d(a, 3, 2, 1), lambda a: TF.max_pool1d(a, 3, 2, 1), [x])
+    check(torch, lambda a: F.avg_pool1d(a, 3, 2, 1), lambda a: TF.avg_pool1d(a, 3, 2, 1), [x])
+
+
+AVG_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=(2, 3), divisor_override=5),
+]
+
+
+@pytest.mark.parametrize("kwargs", AVG_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_avg_pool2d_matches_torch(kwargs, dtype):
+    x = np.random.randn(2, 3, 7, 8)
+    check(torch, lambda a: F.avg_pool2d(a, **kwargs), lambda a: TF.avg_pool2d(a, **kwargs), [x], dtype, True)
+
+
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d"])
+def test_pool_explicit_derivative_matches_decomposition(name):
+    op = getattr(F._pooling, "_" + name)
+    args = ((3, 3), (2, 2), (1, 1), (1, 1), True) if name == "max_pool2d" else ((3, 3), (2, 2), (1, 1), True, False, None)
+    x = np.random.randn(2, 2, 7, 6)
+    a, b = tp.tensor(x, requires_grad=True), tp.tensor(x, requires_grad=True)
+    g = tp.tensor(np.random.randn(*op(a, *args).shape))
+    (op(a, *args) * g).sum().backward()
+    (op.op.decomposition(b, *args) * g).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert tp.autograd.gradcheck(lambda t: op(t, *args), (tp.tensor(np.random.randn(1, 1, 5, 4), requires_grad=True),))
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 4), (5, 3), (7, None)], ids=str)
+def test_adaptive_avg_pool2d_matches_torch(size):
+    x = np.random.randn(2, 3, 7, 9)
+    check(torch, lambda a: F.adaptive_avg_pool2d(a, size), lambda a: TF.adaptive_avg_pool2d(a, size), [x], noncontiguous=True)
+
+
+INTERP_CASES = [
+    dict(size=(5, 7), mode="nearest"),
+    dict(scale_factor=2, mode="nearest"),
+    dict(scale_factor=0.5, mode="nearest"),
+    dict(size=(6, 9), mode="nearest-exact"),
+    dict(size=(5, 7), mode="bilinear", align_corners=False),
+    dict(size=(5, 7), mode="bilinear", align_corners=True),
+    dict(scale_factor=(1.5, 2.5), mode="bilinear"),
+    dict(size=(2, 3), mode="bilinear", align_corners=False),
+    dict(size=(3, 2), mode="area"),
+]
+
+
+@pytest.mark.parametrize("kwargs", INTERP_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_interpolate_matches_torch(kwargs, dtype):
+    x = np.random.randn(2, 3, 4, 6)
+    check(torch, lambda a: F.interpolate(a, **kwargs), lambda a: TF.interpolate(a, **kwargs), [x], dtype, True)
+
+
+def test_interpolate_linear_1d():
+    x = np.random.randn(2, 3, 5)
+    check(torch, lambda a: F.interpolate(a, size=8, mode="linear"), lambda a: TF.interpolate(a, size=8, mode="linear"), [x])
+
+
+def test_pooling_errors():
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x2x2\). Calculated output size: \(1x0x0\). Output size is too small"):
+        F.max_pool2d(tp.randn(1, 1, 2, 2), 3)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"):
+        F.max_pool2d(tp.randn(1, 1, 5, 5), 3, padding=2)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.avg_pool2d(tp.randn(1, 1, 2, 2), 3)
+    with pytest.raises(RuntimeError, match="3D or 4D"):
+        F.max_pool2d(tp.randn(5, 5), 2)
+    with pytest.raises(NotImplementedError, match="got foo"):
+        F.interpolate(tp.randn(1, 1, 4, 4), size=(2, 2), mode="foo")
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(tp.randn(1, 1, 4, 4))
