@@ -1,0 +1,1 @@
+"""``tp.optim``: optimizers and learning-rate schedulers. (Filled by issue 8.)"""

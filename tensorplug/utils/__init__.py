@@ -1,0 +1,4 @@
+"""``tp.utils``: data loading (``tp.utils.data``)."""
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,1 @@
+"""``tp.utils.data``: datasets, samplers and the DataLoader. (Filled by issue 8.)"""
