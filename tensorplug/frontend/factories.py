@@ -28,6 +28,7 @@ RANDINT = Operator("randint_", differentiable=False)
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    t._version_ref[0] = 0  # filling a new tensor is not a change anyone could observe
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -69,11 +70,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = resolve_device(device)
     if dtype is not inferred and not inferred.is_floating_point and dtype.is_floating_point:
         array = array.astype(np.float64)
-    return _finish(copy_from_numpy(array.astype(_host_dtype(dtype), copy=False), dtype, dev), requires_grad)
-
-
-def _host_dtype(dtype: _dt.dtype):
-    return _dt.numpy_dtype(dtype)
+    return _finish(copy_from_numpy(array, dtype, dev), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -218,6 +218,7 @@ def _attach() -> None:
         setattr(T, name, func)
         setattr(T, name + "_", _inplace_unary(name))
     T.add, T.sub, T.div, T.true_divide, T.divide = add, sub, div, div, div
+    T.true_divide_ = T.divide_ = T.div_
     T.subtract, T.multiply = sub, BINARY["mul"]
     T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
     T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)

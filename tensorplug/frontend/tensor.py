@@ -159,14 +159,20 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
-        # Pickling (for DataLoader workers and multiprocessing) goes through host memory.
-        return (_rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self._device), self.requires_grad))
+        # Pickling (for DataLoader workers and multiprocessing) goes through host memory;
+        # bfloat16 travels as float32 (exact), since NumPy may lack bfloat16.
+        values = self.detach().cpu()
+        if values._dtype is _dt.bfloat16:
+            values = values.float()
+        return (_rebuild_tensor, (values.numpy().copy(), str(self._device), self.requires_grad, self._dtype.name))
 
 
-def _rebuild_tensor(array: np.ndarray, device_name: str, requires_grad: bool) -> Tensor:
+def _rebuild_tensor(array: np.ndarray, device_name: str, requires_grad: bool, dtype_name: str | None = None) -> Tensor:
     from .factories import from_numpy
 
     t = from_numpy(np.ascontiguousarray(array))
+    if dtype_name is not None and dtype_name != t._dtype.name:
+        t = t.to(getattr(_dt, dtype_name))
     if device_name != "cpu":
         t = t.to(device_name)
     return t.requires_grad_(requires_grad) if requires_grad else t

@@ -1,4 +1,30 @@
-"""``tp.nn``: neural-network building blocks (``tp.nn.functional`` for now)."""
-from . import functional
+"""``tp.nn``: neural-network building blocks with torch.nn's names and semantics.
 
-__all__ = ["functional"]
+``Module`` and ``Parameter`` are the base; layers, containers, recurrent and transformer layers
+build on them; ``tp.nn.functional`` holds the stateless functions, ``tp.nn.init`` the
+initializations and ``tp.nn.utils`` gradient clipping.
+
+>>> import tensorplug as tp
+>>> model = tp.nn.Sequential(tp.nn.Linear(4, 8), tp.nn.ReLU(), tp.nn.Linear(8, 2))
+>>> model(tp.randn(3, 4)).shape
+(3, 2)
+"""
+from . import functional, init, utils
+from .activation import *  # noqa: F401,F403
+from .activation import __all__ as _activation_all
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import *  # noqa: F401,F403
+from .layers import __all__ as _layers_all
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _loss_all
+from .module import Module, RemovableHandle
+from .parameter import Buffer, Parameter
+from .rnn import GRU, LSTM, RNN, RNNBase
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+
+__all__ = (
+    ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
+     "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "MultiheadAttention",
+     "TransformerEncoderLayer", "TransformerEncoder"]
+    + _activation_all + _layers_all + _loss_all
+)

@@ -26,6 +26,10 @@ def load_kernels():
     """Return the `_kernels` extension module, preloading OpenBLAS on the first call."""
     global _kernels
     if _kernels is None:
+        # OpenMP threads that keep spinning after a parallel kernel starve OpenBLAS's threads
+        # on the same cores (a 13 ms conv2d gemm was measured at 540 ms): let them sleep.
+        # Read once by libgomp when the extension loads; a user's own setting wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         _preload_openblas()
         from . import _kernels as module
 

@@ -3,11 +3,17 @@
 Each adapter reads tensors through the contract's public attributes and hands the C++ module
 operands as ``(storage, offset, strides)`` tuples; Python numbers pass through unchanged. The
 C++ side checks every operand against its storage before touching memory.
+
+Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d, max_pool2d,
+avg_pool2d, layer_norm). They get the composite's own arguments, allocate their result with the
+public ``Tensor.new_empty`` and return it; a case the C++ kernel does not cover (another dtype)
+runs the op's decomposition instead. Gradients come from each op's explicit derivative.
 """
 from __future__ import annotations
 
 import math
 
+from ...dispatcher import get_operator
 from ..api import FAMILIES
 from ._load import load_kernels
 
@@ -118,12 +124,115 @@ def _sort(values, indices, a, dim, descending, stable):
     _K.sort(_code(a.dtype), a.shape, _operand(values), _operand(indices), _operand(a), dim, bool(descending), bool(stable))
 
 
+# --- fused composite ops ------------------------------------------------------------------------
+_FUSED_DTYPES = ("float32", "float64")
+
+
+def _decomposition(name: str):
+    """The composite op's own decomposition: what runs where a fused kernel does not apply."""
+    return get_operator(name).decomposition
+
+
+def _contiguous(t):
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _softmax(log: bool):
+    name = "log_softmax" if log else "softmax"
+    entry = _K.softmax
+
+    def kernel(input, dim):
+        if input.dtype.name not in _FUSED_DTYPES or input.ndim == 0:
+            return _decomposition(name)(input, dim)
+        x = _contiguous(input)
+        shape = x.shape
+        dim %= len(shape)
+        size, inner = shape[dim], math.prod(shape[dim + 1:])
+        strides = (size * inner, inner, 1)
+        out = x.new_empty(shape)
+        entry(_code(x.dtype), log, math.prod(shape[:dim]), size, inner,
+              (out.untyped_storage(), out.storage_offset(), strides), (x.untyped_storage(), x.storage_offset(), strides))
+        return out
+
+    return kernel
+
+
+def _conv2d(input, weight, bias, stride, padding, dilation, groups):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("conv2d")(input, weight, bias, stride, padding, dilation, groups)
+    n, _, h, w = input.shape
+    o, _, kh, kw = weight.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = input.new_empty((n, o, oh, ow))
+    weight = _contiguous(weight)
+    _K.conv2d(_code(input.dtype), input.shape, weight.shape, _operand(out), _operand(input), _operand(weight),
+              None if bias is None else _operand(bias), tuple(stride), tuple(padding), tuple(dilation), groups)
+    return out
+
+
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """Output size of one pooled dim (the formula of tensorplug.nn._pooling, which backends may
+    not import): ceil_mode's last window must start inside the input or its left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_hw(input, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    return tuple(_pool_out(size, k, s, p, d, ceil_mode)
+                 for size, k, s, p, d in zip(input.shape[2:], kernel, stride, padding, dilation))
+
+
+def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("max_pool2d")(input, kernel, stride, padding, dilation, ceil_mode)
+    out_hw = _pool_hw(input, kernel, stride, padding, dilation, ceil_mode)
+    out = input.new_empty(input.shape[:2] + out_hw)
+    _K.max_pool2d(_code(input.dtype), input.shape, out_hw, _operand(out), None, _operand(input),
+                  tuple(kernel), tuple(stride), tuple(padding), tuple(dilation))
+    return out
+
+
+def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("avg_pool2d")(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    out_hw = _pool_hw(input, kernel, stride, padding, (1, 1), ceil_mode)
+    out = input.new_empty(input.shape[:2] + out_hw)
+    _K.avg_pool2d(_code(input.dtype), input.shape, out_hw, _operand(out), _operand(input), tuple(kernel),
+                  tuple(stride), tuple(padding), bool(count_include_pad), int(divisor_override or 0))
+    return out
+
+
+def _flat(t, length: int):
+    """A contiguous tensor as a (storage, offset, strides) operand of shape (length,)."""
+    t = _contiguous(t)
+    return (t.untyped_storage(), t.storage_offset(), (1,))
+
+
+def _layer_norm(input, normalized_shape, weight, bias, eps):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("layer_norm")(input, normalized_shape, weight, bias, eps)
+    x = _contiguous(input)
+    cols = math.prod(normalized_shape)
+    rows = x.numel() // cols if cols else 0
+    out = x.new_empty(x.shape)
+    strides = (cols, 1)
+    _K.layer_norm(_code(x.dtype), rows, cols, (out.untyped_storage(), out.storage_offset(), strides),
+                  (x.untyped_storage(), x.storage_offset(), strides),
+                  None if weight is None else _flat(weight, cols), None if bias is None else _flat(bias, cols), float(eps))
+    return out
+
+
 def table() -> dict:
-    """Primitive op name -> kernel, for every primitive of the contract."""
+    """Op name -> kernel: every primitive of the contract, and the fused composite ops."""
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
                "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put,
                "uniform_": _random(_K.uniform), "normal_": _random(_K.normal), "randint_": _random(_K.randint),
-               "sort": _sort}
+               "sort": _sort,
+               "softmax": _softmax(False), "log_softmax": _softmax(True), "conv2d": _conv2d,
+               "max_pool2d": _max_pool2d, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

@@ -91,6 +91,9 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
+    if dtype is _dt.bfloat16:
+        # NumPy has no bfloat16 of its own: stage through float32 (exact) and convert on device.
+        return to_dtype(copy_from_numpy(np.asarray(array, dtype=np.float32), _dt.float32, dev), dtype)
     shape = tuple(np.shape(array))  # ascontiguousarray turns 0-d arrays into 1-d ones
     array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
     out = empty_tensor(shape, dtype, dev)
@@ -101,6 +104,8 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
 
 def _move(t: Tensor, dev) -> Tensor:
     # Between devices, data goes through host memory: every backend can copy to and from it.
+    if t._dtype is _dt.bfloat16:
+        return to_dtype(_move(to_dtype(t, _dt.float32), dev), _dt.bfloat16)
     host = to_numpy(t)
     return copy_from_numpy(host, t._dtype, dev)
 

@@ -136,8 +136,15 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
         return BINARY["maximum" if op == "max" else "minimum"](input, dim)
     if other is not None:
         return BINARY["maximum" if op == "max" else "minimum"](input, other)
+    _check_tensor(op, input)
     if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+                f"with the 'dim' argument."
+            )
         return _reduce(reducer, input, None, False, input._dtype, needs_elements=True)
+    normalize_dim(op, dim, input.ndim)  # a bad dim names this op, not the helpers below
     # Values are gathered at the indices, so the gradient goes to the chosen element only
     # (as in PyTorch), not spread over ties like amax's.
     from .indexing import gather

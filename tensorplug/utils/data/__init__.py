@@ -1,1 +1,12 @@
-"""``tp.utils.data``: datasets, samplers and the DataLoader. (Filled by issue 8.)"""
+"""``tp.utils.data``: datasets, samplers, collation and the DataLoader, as ``torch.utils.data``."""
+from ._worker import WorkerInfo, get_worker_info
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+
+__all__ = [
+    "Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
+    "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "default_collate", "default_convert",
+    "DataLoader", "get_worker_info", "WorkerInfo",
+]

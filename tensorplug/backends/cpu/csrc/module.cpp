@@ -54,6 +54,8 @@ PYBIND11_MODULE(_kernels, m) {
     register_index(*methods);
     register_random(*methods);
     register_sort(*methods);
+    register_nn(*methods);
+    register_conv(*methods);
     py::str modname("tensorplug.backends.cpu._kernels");
     for (PyMethodDef& def : *methods) {
         PyObject* f = PyCFunction_NewEx(&def, nullptr, modname.ptr());

@@ -1,0 +1,496 @@
+// Fused kernels for composite nn ops (the backend overrides the decomposition; autograd uses the
+// op's own derivative):
+//   softmax(dtype, log, outer, size, inner, out, a)          softmax / log_softmax over `size`
+//   max_pool2d(dtype, shape, out, indices, a, kernel, stride, padding, dilation)
+//   avg_pool2d(dtype, shape, out, a, kernel, stride, padding, count_include_pad, divisor)
+//   layer_norm(dtype, rows, cols, out, a, weight, bias, eps)
+// float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
+// storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
+// lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
+#include <immintrin.h>
+
+#include <vector>
+
+#include "families.h"
+
+namespace tp {
+
+namespace {
+
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+
+bool have_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
+
+#define TP_AVX2 __attribute__((target("avx2,fma")))
+
+// exp of eight floats: Cephes expf (x = n ln2 + r, |r| <= ln2/2, degree-5 polynomial), with 2^n
+// applied as two factors so that results down to the subnormals stay right. x > 88.72 gives
+// +inf, x < -103.97 gives 0, NaN stays NaN.
+TP_AVX2 inline __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f);
+    const __m256 lo = _mm256_set1_ps(-103.97208404541016f);
+    __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r);
+    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(kInfF), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+// The last n < 8 elements, padded with `fill`, and their store back.
+TP_AVX2 inline __m256 load_tail(const float* x, int64_t n, float fill) {
+    alignas(32) float buf[8];
+    for (int i = 0; i < 8; ++i) buf[i] = i < n ? x[i] : fill;
+    return _mm256_load_ps(buf);
+}
+TP_AVX2 inline void store_tail(float* y, __m256 v, int64_t n) {
+    alignas(32) float buf[8];
+    _mm256_store_ps(buf, v);
+    for (int64_t i = 0; i < n; ++i) y[i] = buf[i];
+}
+
+// --- one contiguous row --------------------------------------------------------------------
+// A NaN need not win the maximum: it reaches the exp-sum and turns the whole row into NaN.
+TP_AVX2 float row_max_avx2(const float* x, int64_t n) {
+    __m256 m0 = _mm256_set1_ps(-kInfF), m1 = m0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+    }
+    m0 = _mm256_max_ps(m0, m1);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m0);
+    float m = -kInfF;
+    for (float v : lanes) m = v > m ? v : m;
+    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+// sum(exp(x - shift)) accumulated in double; the exps are stored into y unless y is null.
+TP_AVX2 double row_expsum_avx2(const float* x, float* y, int64_t n, float shift) {
+    const __m256 s = _mm256_set1_ps(shift);
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
+        if (y) _mm256_storeu_ps(y + i, e);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    if (i < n) {
+        // Padding with -inf adds exp(-inf) = 0 (or NaN when shift is -inf: the row is NaN then anyway).
+        __m256 e = exp8(_mm256_sub_ps(load_tail(x + i, n - i, -kInfF), s));
+        if (y) store_tail(y + i, e, n - i);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, _mm256_add_pd(a0, a1));
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+TP_AVX2 void row_scale_avx2(float* y, int64_t n, float factor) {
+    const __m256 f = _mm256_set1_ps(factor);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), f));
+    for (; i < n; ++i) y[i] *= factor;
+}
+
+// y = (x - shift) - c, rounded as the decomposition rounds it.
+TP_AVX2 void row_shift2_avx2(const float* x, float* y, int64_t n, float shift, float c) {
+    const __m256 s = _mm256_set1_ps(shift), cv = _mm256_set1_ps(c);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), s), cv));
+    for (; i < n; ++i) y[i] = (x[i] - shift) - c;
+}
+
+template <class T> T row_max(const T* x, int64_t n) {
+    if constexpr (std::is_same_v<T, float>)
+        if (have_avx2()) return row_max_avx2(x, n);
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
+    if constexpr (std::is_same_v<T, float>)
+        if (have_avx2()) return row_expsum_avx2(x, y, n, shift);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        T e = std::exp(x[i] - shift);
+        if (y) y[i] = e;
+        s += e;
+    }
+    return s;
+}
+
+// softmax (or log_softmax) of one contiguous row; x and y may be the same buffer.
+template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
+    const T m = row_max(x, n);
+    if (log) {
+        const T c = static_cast<T>(std::log(row_expsum<T>(x, nullptr, n, m)));
+        if constexpr (std::is_same_v<T, float>) {
+            if (have_avx2()) return row_shift2_avx2(x, y, n, m, c);
+        }
+        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - c;
+        return;
+    }
+    const T inv = static_cast<T>(1.0 / row_expsum<T>(x, y, n, m));
+    if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2()) return row_scale_avx2(y, n, inv);
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+}
+
+// Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer.
+template <class T> void softmax_T(int64_t outer, int64_t size, int64_t inner, Operand& out, Operand& a, bool log) {
+    const int64_t rows = outer * inner;
+    const int64_t *as = a.strides, *os = out.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const bool direct = (size == 1 || (as[1] == 1 && os[1] == 1));
+    const int64_t nchunks = rows * size >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
+        std::vector<T> buf(direct ? 0 : static_cast<size_t>(size));
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t o = r / inner, i = r % inner;
+            const T* x = A + o * as[0] + i * as[2];
+            T* y = O + o * os[0] + i * os[2];
+            if (direct) {
+                softmax_row<T>(x, y, size, log);
+                continue;
+            }
+            for (int64_t k = 0; k < size; ++k) buf[k] = x[k * as[1]];
+            softmax_row<T>(buf.data(), buf.data(), size, log);
+            for (int64_t k = 0; k < size; ++k) y[k * os[1]] = buf[k];
+        }
+    });
+}
+
+int float_dtype(PyObject* o, const char* fname) {
+    int dtype = arg_dtype(o, fname);
+    if (dtype != kFloat32 && dtype != kFloat64)
+        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
+    return dtype;
+}
+
+// A tuple of n ints, each >= minimum.
+void parse_ints(PyObject* o, int64_t* v, int n, int64_t minimum, const char* fname, const char* what) {
+    int64_t tmp[MAX_DIMS];
+    int got = parse_shape(o, tmp, fname, what);  // also rejects negative values
+    if (got != n) value_error(std::string(fname) + ": " + what + " must have " + std::to_string(n) + " values");
+    for (int i = 0; i < n; ++i) {
+        if (tmp[i] < minimum)
+            value_error(std::string(fname) + ": " + what + " must be >= " + std::to_string(minimum));
+        v[i] = tmp[i];
+    }
+}
+
+PyObject* py_softmax(PyObject* const* args, Py_ssize_t nargs) {
+    const char* fname = "softmax";
+    check_nargs(nargs, 7, fname);
+    int dtype = float_dtype(args[0], fname);
+    int is_log = PyObject_IsTrue(args[1]);
+    if (is_log < 0) throw PythonErrorSet{};
+    int64_t shape[3];
+    for (int i = 0; i < 3; ++i) {
+        shape[i] = arg_int(args[2 + i], fname, "size");
+        if (shape[i] < 0) value_error("softmax: sizes must be >= 0");
+    }
+    Operand out, a;
+    parse_operand(args[5], dtype, 3, shape, out, fname, "out", false, true);
+    parse_operand(args[6], dtype, 3, shape, a, fname, "a", false, false);
+    if (numel_of(3, shape) == 0) return none();
+    ReleaseGil nogil(numel_of(3, shape) >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) softmax_T<float>(shape[0], shape[1], shape[2], out, a, is_log);
+    else softmax_T<double>(shape[0], shape[1], shape[2], out, a, is_log);
+    return none();
+}
+
+// --- pooling -------------------------------------------------------------------------------
+// Taps of a window along one dim: k in [lo, hi) land inside [0, size).
+struct TapRange {
+    int64_t start, lo, hi;
+};
+TapRange taps(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t k, int64_t size) {
+    const int64_t start = o * stride - pad;
+    int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+    int64_t hi = size - start <= 0 ? 0 : std::min<int64_t>(k, (size - start + dil - 1) / dil);
+    return {start, lo, std::max(lo, hi)};
+}
+
+struct PoolGeometry {
+    int64_t n, c, h, w, oh, ow;
+    int64_t k[2], s[2], p[2], d[2];
+};
+
+// Each output is the maximum of its window's taps inside the input (padding is -inf), the first
+// maximum in row-major tap order winning, a NaN winning for good; its index is the tap's flat
+// position h * W + w in the input plane (the first tap inside the input when every value is -inf).
+template <class T>
+void max_pool_T(const PoolGeometry& g, Operand& out, Operand* indices, Operand& a) {
+    const int64_t *as = a.strides, *os = out.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    std::vector<TapRange> cols(static_cast<size_t>(g.ow));
+    for (int64_t x = 0; x < g.ow; ++x) cols[x] = taps(x, g.s[1], g.p[1], g.d[1], g.k[1], g.w);
+    const int64_t planes = g.n * g.c;
+    const int64_t work = planes * g.oh * g.ow * g.k[0] * g.k[1];
+    const int64_t nchunks = work >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(planes, nchunks, [&](int64_t, int64_t p0, int64_t p1) {
+        for (int64_t pl = p0; pl < p1; ++pl) {
+            const int64_t ni = pl / g.c, ci = pl % g.c;
+            const T* plane = A + ni * as[0] + ci * as[1];
+            T* oplane = O + ni * os[0] + ci * os[1];
+            int64_t* iplane = indices ? reinterpret_cast<int64_t*>(indices->data) + ni * indices->strides[0] +
+                                            ci * indices->strides[1]
+                                      : nullptr;
+            for (int64_t y = 0; y < g.oh; ++y) {
+                const TapRange rr = taps(y, g.s[0], g.p[0], g.d[0], g.k[0], g.h);
+                for (int64_t x = 0; x < g.ow; ++x) {
+                    const TapRange& cr = cols[x];
+                    T m = -std::numeric_limits<T>::infinity();
+                    int64_t best = (rr.lo < rr.hi && cr.lo < cr.hi)
+                                       ? (rr.start + rr.lo * g.d[0]) * g.w + cr.start + cr.lo * g.d[1]
+                                       : -1;
+                    for (int64_t ki = rr.lo; ki < rr.hi && m == m; ++ki) {
+                        const int64_t ih = rr.start + ki * g.d[0];
+                        const T* row = plane + ih * as[2];
+                        for (int64_t kj = cr.lo; kj < cr.hi; ++kj) {
+                            const int64_t iw = cr.start + kj * g.d[1];
+                            const T v = row[iw * as[3]];
+                            if (v > m || v != v) {
+                                m = v;
+                                best = ih * g.w + iw;
+                                if (v != v) break;
+                            }
+                        }
+                    }
+                    oplane[y * os[2] + x * os[3]] = m;
+                    if (iplane) iplane[y * indices->strides[2] + x * indices->strides[3]] = best;
+                }
+            }
+        }
+    });
+}
+
+// The PyTorch divisor: the window clipped to the padded input, or to the input itself when
+// padding is not counted, unless a divisor is given.
+template <class T>
+void avg_pool_T(const PoolGeometry& g, Operand& out, Operand& a, bool count_include_pad, int64_t divisor) {
+    const int64_t *as = a.strides, *os = out.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t planes = g.n * g.c;
+    const int64_t work = planes * g.oh * g.ow * g.k[0] * g.k[1];
+    const int64_t nchunks = work >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(planes, nchunks, [&](int64_t, int64_t p0, int64_t p1) {
+        for (int64_t pl = p0; pl < p1; ++pl) {
+            const int64_t ni = pl / g.c, ci = pl % g.c;
+            const T* plane = A + ni * as[0] + ci * as[1];
+            T* oplane = O + ni * os[0] + ci * os[1];
+            for (int64_t y = 0; y < g.oh; ++y) {
+                const int64_t h0 = y * g.s[0] - g.p[0];
+                const int64_t h1 = std::min(h0 + g.k[0], g.h + g.p[0]);
+                const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h1, g.h);
+                for (int64_t x = 0; x < g.ow; ++x) {
+                    const int64_t w0 = x * g.s[1] - g.p[1];
+                    const int64_t w1 = std::min(w0 + g.k[1], g.w + g.p[1]);
+                    const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w1, g.w);
+                    double total = 0;
+                    for (int64_t ih = hs; ih < he; ++ih)
+                        for (int64_t iw = ws; iw < we; ++iw) total += plane[ih * as[2] + iw * as[3]];
+                    int64_t count = divisor > 0 ? divisor
+                                    : count_include_pad ? (h1 - h0) * (w1 - w0)
+                                                        : std::max<int64_t>(he - hs, 0) * std::max<int64_t>(we - ws, 0);
+                    oplane[y * os[2] + x * os[3]] = static_cast<T>(total) / static_cast<T>(count);
+                }
+            }
+        }
+    });
+}
+
+// Shared argument parsing: dtype, shape (N, C, H, W), out_hw (OH, OW), out (N, C, OH, OW), a
+// (N, C, H, W) and kernel, stride, padding. Taps are clipped to the input, so any window
+// parameters are memory-safe.
+int parse_pool(PyObject* const* args, PoolGeometry& g, const char* fname, int a_pos, int window_pos, Operand& out,
+               Operand& a) {
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[MAX_DIMS], out_hw[2];
+    if (parse_shape(args[1], shape, fname) != 4) value_error(std::string(fname) + ": shape must be (N, C, H, W)");
+    parse_ints(args[2], out_hw, 2, 0, fname, "out_hw");
+    parse_ints(args[window_pos], g.k, 2, 1, fname, "kernel");
+    parse_ints(args[window_pos + 1], g.s, 2, 1, fname, "stride");
+    parse_ints(args[window_pos + 2], g.p, 2, 0, fname, "padding");
+    g.n = shape[0], g.c = shape[1], g.h = shape[2], g.w = shape[3], g.oh = out_hw[0], g.ow = out_hw[1];
+    int64_t oshape[4] = {g.n, g.c, g.oh, g.ow};
+    parse_operand(args[3], dtype, 4, oshape, out, fname, "out", false, true);
+    parse_operand(args[a_pos], dtype, 4, shape, a, fname, "a", false, false);
+    return dtype;
+}
+
+PyObject* py_max_pool2d(PyObject* const* args, Py_ssize_t nargs) {
+    // max_pool2d(dtype, shape, out_hw, out, indices, a, kernel, stride, padding, dilation)
+    const char* fname = "max_pool2d";
+    check_nargs(nargs, 10, fname);
+    PoolGeometry g;
+    Operand out, a, idx;
+    int dtype = parse_pool(args, g, fname, 5, 6, out, a);
+    parse_ints(args[9], g.d, 2, 1, fname, "dilation");
+    Operand* indices = nullptr;
+    if (args[4] != Py_None) {
+        int64_t oshape[4] = {g.n, g.c, g.oh, g.ow};
+        parse_operand(args[4], kInt64, 4, oshape, idx, fname, "indices", false, true);
+        indices = &idx;
+    }
+    const int64_t total = g.n * g.c * g.oh * g.ow;
+    if (total == 0) return none();
+    ReleaseGil nogil(total * g.k[0] * g.k[1] >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) max_pool_T<float>(g, out, indices, a);
+    else max_pool_T<double>(g, out, indices, a);
+    return none();
+}
+
+PyObject* py_avg_pool2d(PyObject* const* args, Py_ssize_t nargs) {
+    // avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor)
+    const char* fname = "avg_pool2d";
+    check_nargs(nargs, 10, fname);
+    PoolGeometry g;
+    Operand out, a;
+    int dtype = parse_pool(args, g, fname, 4, 5, out, a);
+    g.d[0] = g.d[1] = 1;
+    int include_pad = PyObject_IsTrue(args[8]);
+    if (include_pad < 0) throw PythonErrorSet{};
+    int64_t divisor = arg_int(args[9], fname, "divisor");
+    if (divisor < 0) value_error("avg_pool2d: divisor must be >= 0 (0: none)");
+    const int64_t total = g.n * g.c * g.oh * g.ow;
+    if (total == 0) return none();
+    ReleaseGil nogil(total * g.k[0] * g.k[1] >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) avg_pool_T<float>(g, out, a, include_pad, divisor);
+    else avg_pool_T<double>(g, out, a, include_pad, divisor);
+    return none();
+}
+
+// --- layer_norm ----------------------------------------------------------------------------
+// One row; Unit = 1 promises unit strides everywhere, so that the loops vectorize. The sums are
+// four interleaved double partial sums (no reassociation is needed for the compiler to keep them).
+template <class T, int Unit>
+void normalize_row(const T* x, T* y, int64_t n, int64_t xs, int64_t ys, const T* W, const T* B, double eps,
+                   int64_t ws = 1, int64_t bs = 1) {
+    if (Unit) xs = ys = ws = bs = 1;
+    double s[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; ++j) s[j] += x[(i + j) * xs];
+    for (; i < n; ++i) s[0] += x[i * xs];
+    const T mean = static_cast<T>(((s[0] + s[1]) + (s[2] + s[3])) / static_cast<double>(n));
+    double q[4] = {0, 0, 0, 0};
+    for (i = 0; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; ++j) {
+            const double c = x[(i + j) * xs] - mean;
+            q[j] += c * c;
+        }
+    for (; i < n; ++i) {
+        const double c = x[i * xs] - mean;
+        q[0] += c * c;
+    }
+    const T var = static_cast<T>(((q[0] + q[1]) + (q[2] + q[3])) / static_cast<double>(n));
+    const T rstd = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var + static_cast<T>(eps))));
+    if (W && B) {
+        for (i = 0; i < n; ++i) y[i * ys] = (x[i * xs] - mean) * rstd * W[i * ws] + B[i * bs];
+    } else if (W) {
+        for (i = 0; i < n; ++i) y[i * ys] = (x[i * xs] - mean) * rstd * W[i * ws];
+    } else if (B) {
+        for (i = 0; i < n; ++i) y[i * ys] = (x[i * xs] - mean) * rstd + B[i * bs];
+    } else {
+        for (i = 0; i < n; ++i) y[i * ys] = (x[i * xs] - mean) * rstd;
+    }
+}
+
+// Each row: mean and (biased) variance in double, two passes; out = (x - mean) * rstd * w + b.
+// Weight and bias are 1-d (stride 0 or more).
+template <class T>
+void layer_norm_T(int64_t rows, int64_t cols, Operand& out, Operand& a, const Operand* w, const Operand* b, double eps) {
+    const T* A = reinterpret_cast<const T*>(a.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const T* W = w ? reinterpret_cast<const T*>(w->data) : nullptr;
+    const T* B = b ? reinterpret_cast<const T*>(b->data) : nullptr;
+    const int64_t ws = w ? w->strides[0] : 0, bs = b ? b->strides[0] : 0;
+    const int64_t nchunks = rows * cols >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const T* x = A + r * a.strides[0];
+            T* y = O + r * out.strides[0];
+            const int64_t xs = a.strides[1], ys = out.strides[1];
+            if (xs == 1 && ys == 1 && (!W || ws == 1 || cols == 1) && (!B || bs == 1 || cols == 1))
+                normalize_row<T, 1>(x, y, cols, 1, 1, W, B, eps);
+            else
+                normalize_row<T, 0>(x, y, cols, xs, ys, W, B, eps, ws, bs);
+        }
+    });
+}
+
+PyObject* py_layer_norm(PyObject* const* args, Py_ssize_t nargs) {
+    // layer_norm(dtype, rows, cols, out, a, weight, bias, eps); weight and bias may be None
+    const char* fname = "layer_norm";
+    check_nargs(nargs, 8, fname);
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[2] = {arg_int(args[1], fname, "rows"), arg_int(args[2], fname, "cols")};
+    if (shape[0] < 0 || shape[1] < 0) value_error("layer_norm: sizes must be >= 0");
+    double eps = arg_double(args[7], fname, "eps");
+    Operand out, a, w, b;
+    parse_operand(args[3], dtype, 2, shape, out, fname, "out", false, true);
+    parse_operand(args[4], dtype, 2, shape, a, fname, "a", false, false);
+    const Operand *wp = nullptr, *bp = nullptr;
+    if (args[5] != Py_None) {
+        parse_operand(args[5], dtype, 1, shape + 1, w, fname, "weight", false, false);
+        wp = &w;
+    }
+    if (args[6] != Py_None) {
+        parse_operand(args[6], dtype, 1, shape + 1, b, fname, "bias", false, false);
+        bp = &b;
+    }
+    if (shape[0] == 0 || shape[1] == 0) return none();
+    ReleaseGil nogil(shape[0] * shape[1] >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) layer_norm_T<float>(shape[0], shape[1], out, a, wp, bp, eps);
+    else layer_norm_T<double>(shape[0], shape[1], out, a, wp, bp, eps);
+    return none();
+}
+
+}  // namespace
+
+void register_nn(std::vector<PyMethodDef>& methods) {
+    methods.push_back(fast_method<py_softmax>(
+        "softmax", "softmax(dtype, log, outer, size, inner, out, a): (log_)softmax over dim 1 of (outer, size, inner)."));
+    methods.push_back(fast_method<py_max_pool2d>(
+        "max_pool2d", "max_pool2d(dtype, shape, out_hw, out, indices, a, kernel, stride, padding, dilation); "
+                      "indices may be None."));
+    methods.push_back(fast_method<py_avg_pool2d>(
+        "avg_pool2d", "avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor); "
+                      "divisor 0: none."));
+    methods.push_back(fast_method<py_layer_norm>(
+        "layer_norm", "layer_norm(dtype, rows, cols, out, a, weight, bias, eps): normalize each row of (rows, cols)."));
+}
+
+}  // namespace tp

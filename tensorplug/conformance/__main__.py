@@ -1,0 +1,179 @@
+"""``tensorplug-conformance --device NAME [--ops PATTERN] [--report-dir DIR] [--quick]``
+
+Runs the conformance suite (pytest with the conformance plugin) in a child process that records
+each item to a progress file before running it; if a kernel kills the process, the item that was
+running is reported as a crash and the suite resumes in a new process after it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+_SUITES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suites")
+_MAX_RESTARTS = 50
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="tensorplug-conformance", description="Run the tensorplug conformance suite on a backend.")
+    p.add_argument("--device", required=True, help="device type to test (e.g. cpu)")
+    p.add_argument("--ops", default=None, help="only ops matching these comma-separated globs or regexes (e.g. 'add,log*')")
+    p.add_argument("--report-dir", default="conformance-report", help="where report.json and report.html go")
+    p.add_argument("--quick", action="store_true", help="skip large samples, fewer random numbers")
+    p.add_argument("--plugin", action="append", default=[], metavar="NAME=module:attr",
+                   help="register a backend plugin in-process first (for backends not installed as packages)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _check_device(device: str, plugins) -> str | None:
+    """An error message if ``device`` is unknown or unusable, else None."""
+    import tensorplug as tp
+    from tensorplug.backends import plugin_manager
+
+    for spec in plugins:
+        name, _, target = spec.partition("=")
+        if name not in plugin_manager.records:
+            plugin_manager.add(name, target)
+    report = {s.device_type: s for s in tp.backends.status()}
+    if device not in report:
+        installed = ", ".join(f"{n} ({s.state})" for n, s in sorted(report.items()))
+        return f"unknown device {device!r}; installed backends: {installed}"
+    status = report[device]
+    if status.state in ("unavailable", "failed", "disabled"):
+        return f"device {device!r} is {status.state}: {status.detail or 'no reason given'}"
+    try:
+        tp.backends.backend_for(device)
+    except Exception as exc:
+        return f"device {device!r} cannot be used: {exc}"
+    return None
+
+
+def _read(progress: str) -> list[dict]:
+    if not os.path.exists(progress):
+        return []
+    records = []
+    with open(progress) as f:
+        for line in f:
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut short by a crash
+                pass
+    return records
+
+
+class _Bar:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.last = 0.0
+
+    def update(self, done: int, total: int, label: str, force=False):
+        now = time.monotonic()
+        if not self.enabled or (not force and now - self.last < 0.2) or not total:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * min(done, total) / total)
+        text = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:60]:<60}"
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def run(args) -> int:
+    message = _check_device(args.device, args.plugin)
+    if message:
+        print(f"tensorplug-conformance: {message}", file=sys.stderr)
+        return 2
+    os.makedirs(args.report_dir, exist_ok=True)
+    progress = os.path.join(args.report_dir, "progress.jsonl")
+    log_path = os.path.join(args.report_dir, "pytest.log")
+    for path in (progress, log_path):
+        if os.path.exists(path):
+            os.remove(path)
+    work = tempfile.mkdtemp(prefix="tensorplug-conformance-")
+    ini = os.path.join(work, "pytest.ini")
+    with open(ini, "w") as f:  # our own config: the caller's pytest settings must not change results
+        f.write("[pytest]\naddopts =\nxfail_strict = true\n")
+    command = [sys.executable, "-m", "pytest", _SUITES, "-c", ini, "--rootdir", work, "-p", "tensorplug.conformance.plugin",
+               "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--tensorplug-device", args.device,
+               "--tensorplug-progress", progress, "--tensorplug-report-dir", args.report_dir]
+    if args.ops:
+        command += ["--tensorplug-ops", args.ops]
+    if args.quick:
+        command.append("--tensorplug-quick")
+    for spec in args.plugin:
+        command += ["--tensorplug-plugin", spec]
+    env = dict(os.environ)
+    # Make plugins given as module paths importable in the child as they are here.
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")])
+    bar = _Bar(not args.no_progress)
+    started = time.time()
+    total = None
+    crashes = 0
+    with open(log_path, "a") as log:
+        for attempt in range(_MAX_RESTARTS):
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            while child.poll() is None:
+                time.sleep(0.2)
+                records = _read(progress)
+                total = total or next((r["count"] for r in records if r.get("event") == "collected"), None)
+                done = sum(1 for r in records if r.get("event") in ("result", "crash") and r.get("status") != "not supported" or
+                           r.get("event") == "result" and r.get("status") == "not supported")
+                done = len({r["nodeid"] for r in records if r.get("event") in ("result", "crash")})
+                current = next((r for r in reversed(records) if r.get("event") == "start"), None)
+                bar.update(done, total or 0, f"{current['category']} {current['op']} {current['dtype']}" if current else "collecting")
+            records = _read(progress)
+            finished = {r["nodeid"] for r in records if r.get("event") in ("result", "crash")}
+            running = [r for r in records if r.get("event") == "start" and r["nodeid"] not in finished]
+            if child.returncode in (0, 1, 5) or not running:
+                if child.returncode not in (0, 1, 5):
+                    bar.close()
+                    print(f"tensorplug-conformance: pytest exited with status {child.returncode}; see {log_path}", file=sys.stderr)
+                    return 3
+                break
+            culprit = running[-1]
+            crashes += 1
+            how = f"signal {-child.returncode}" if child.returncode < 0 else f"exit status {child.returncode}"
+            crash = {"event": "crash", "nodeid": culprit["nodeid"], **{k: culprit[k] for k in ("category", "op", "dtype", "level")},
+                     "status": "crash", "message": f"the process died ({how}) while running {culprit['nodeid']}; "
+                                                   "the suite resumed after it in a new process", "max_error": None, "duration": None}
+            with open(progress, "a") as f:
+                f.write(json.dumps(crash) + "\n")
+    bar.update(total or 0, total or 0, "done", force=True)
+    bar.close()
+
+    from tensorplug.backends import backend_for
+
+    from .report import build_report, summary_table, write_reports
+
+    results = {}
+    for r in _read(progress):
+        if r.get("event") in ("result", "crash"):
+            results[r["nodeid"]] = r  # a crash record wins over nothing; a result is final
+    report = build_report(list(results.values()), args.device, backend_for(args.device), time.time(),
+                          quick=bool(args.quick), ops=args.ops, duration_s=round(time.time() - started, 2),
+                          process_restarts=crashes)
+    json_path, html_path = write_reports(report, args.report_dir)
+    print(summary_table(report))
+    print(f"\ntime: {time.time() - started:.1f} s; reports: {json_path}, {html_path}")
+    return 0 if report["summary"]["conformant"] else 1
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    code = run(args)
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Matrix products: matmul and the ops built on it."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import FLOAT_DTYPES, INT_DTYPES, Arg, ErrorCase, OpEntry, Sample
+
+_TOL = {"float32": (1e-4, 1e-4), "float16": (4e-3, 2e-2), "bfloat16": (2e-2, 1e-1)}
+DTYPES = FLOAT_DTYPES + INT_DTYPES
+
+
+def _tp():
+    import tensorplug
+
+    return tensorplug
+
+
+def _pair_samples(pairs, large=None):
+    def samples(dtype):
+        for name, a, b in pairs:
+            yield Sample((Arg(a[0], layout=a[1] if len(a) > 1 else "contiguous"),
+                          Arg(b[0], layout=b[1] if len(b) > 1 else "contiguous")), name=name)
+        if large and dtype in ("float32", "float64", "int64"):
+            yield Sample((Arg(large[0]), Arg(large[1])), name="large", large=True)
+
+    return samples
+
+
+def _grad(pairs):
+    def samples():
+        for name, a, b in pairs:
+            yield Sample((Arg(a), Arg(b)), name=name)
+
+    return samples
+
+
+_MATMUL = [
+    ("matrix", ((3, 4),), ((4, 5),)),
+    ("batched broadcast", ((2, 3, 4),), ((4, 5),)),
+    ("vector-matrix", ((4,),), ((4, 3),)),
+    ("matrix-vector", ((3, 4),), ((4,),)),
+    ("dot", ((5,),), ((5,),)),
+    ("transposed", ((3, 4), "transposed"), ((4, 5), "transposed")),
+    ("strided", ((3, 4), "strided"), ((4, 2), "strided")),
+    ("empty K", ((3, 0),), ((0, 4),)),
+]
+
+ENTRIES = [
+    OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80))), dtypes=DTYPES, method="matmul",
+            grad_samples=_grad([("matrix", (2, 3), (3, 2)), ("batched", (2, 2, 3), (3, 2))]), primitive="matmul",
+            tolerances=_TOL, errors=(ErrorCase(lambda d: _tp().matmul(_tp().ones(2, 3, device=d), _tp().ones(2, 3, device=d)),
+                                               RuntimeError, r"cannot be multiplied", "shape mismatch"),)),
+    OpEntry("mm", "linalg", np.matmul, _pair_samples([m for m in _MATMUL if len(m[1][0]) == 2 and len(m[2][0]) == 2]),
+            dtypes=DTYPES, method="mm", grad_samples=_grad([("matrix", (2, 3), (3, 2))]), tolerances=_TOL,
+            errors=(ErrorCase(lambda d: _tp().mm(_tp().ones(2, 3, device=d), _tp().ones(2, 3, device=d)), RuntimeError,
+                              r"mm\(\): mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)", "shape mismatch"),)),
+    OpEntry("bmm", "linalg", np.matmul, _pair_samples([("batched", ((2, 3, 4),), ((2, 4, 5),)),
+                                                       ("transposed", ((2, 3, 4), "transposed"), ((2, 4, 5),))]),
+            dtypes=DTYPES, method="bmm", grad_samples=_grad([("batched", (2, 2, 3), (2, 3, 2))]), tolerances=_TOL),
+    OpEntry("mv", "linalg", np.matmul, _pair_samples([("matrix-vector", ((3, 4),), ((4,),))]), dtypes=DTYPES, method="mv",
+            grad_samples=_grad([("matrix-vector", (2, 3), (3,))]), tolerances=_TOL),
+    OpEntry("dot", "linalg", np.dot, _pair_samples([("vectors", ((5,),), ((5,),)), ("strided", ((4,), "strided"), ((4,),))]),
+            dtypes=DTYPES, method="dot", grad_samples=_grad([("vectors", (3,), (3,))]), tolerances=_TOL),
+    OpEntry("outer", "linalg", np.outer, _pair_samples([("vectors", ((3,),), ((4,),))]), dtypes=DTYPES, method="outer",
+            grad_samples=_grad([("vectors", (3,), (2,))]), tolerances=_TOL),
+    OpEntry("addmm", "linalg", lambda c, a, b: c + a @ b,
+            lambda dtype: iter([Sample((Arg((3, 5)), Arg((3, 4)), Arg((4, 5))), name="matrices"),
+                                Sample((Arg((5,)), Arg((3, 4)), Arg((4, 5))), name="broadcast bias")]),
+            dtypes=FLOAT_DTYPES, method="addmm", tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 2)), Arg((2, 3)), Arg((3, 2))), name="matrices")])),
+    OpEntry("einsum", "linalg", lambda a, b: np.einsum("ij,jk->ik", a, b), _pair_samples([("ij,jk->ik", ((3, 4),), ((4, 5),))]),
+            dtypes=FLOAT_DTYPES, call=lambda tp, a, b: tp.einsum("ij,jk->ik", a, b), tolerances=_TOL,
+            grad_samples=_grad([("ij,jk->ik", (2, 3), (3, 2))])),
+]

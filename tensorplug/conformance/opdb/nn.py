@@ -1,0 +1,115 @@
+"""tp.nn.functional: activations, normalization, losses, linear, convolution and pooling."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _refs
+from ._core import Arg, OpEntry, Sample
+
+DTYPES = ("float32", "float64", "float16", "bfloat16")
+_TOL = {"float32": (1e-4, 1e-5), "float16": (5e-3, 2e-3), "bfloat16": (3e-2, 2e-2)}
+
+
+def _fn(name):
+    def call(tp, *args, **kwargs):
+        return getattr(tp.nn.functional, name)(*args, **kwargs)
+
+    return call
+
+
+def _act_samples(dtype):
+    yield Sample((Arg((4, 5)),), name="contiguous")
+    yield Sample((Arg((5, 4), layout="transposed"),), name="transposed")
+    yield Sample((Arg(()),), name="0-d")
+
+
+def _act(name, ref, **kw):
+    return OpEntry(name, "nn", ref, _act_samples, dtypes=DTYPES, func=None, call=_fn(name), tolerances=_TOL,
+                   grad_samples=lambda: iter([Sample((Arg((2, 3)),), name="2x3")]), **kw)
+
+
+def _conv2d(x, w, b=None, stride=1, padding=0):
+    x = np.pad(x, [(0, 0), (0, 0), (padding, padding), (padding, padding)])
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            out[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3]))
+    return out + (b.reshape(1, -1, 1, 1) if b is not None else 0)
+
+
+def _pool(x, k, reduce):
+    n, c, h, w = x.shape
+    return reduce(x[:, :, : h // k * k, : w // k * k].reshape(n, c, h // k, k, w // k, k), axis=(3, 5))
+
+
+def _layer_norm(x, shape, w, b, eps=1e-5):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+def _cross_entropy(x, target):
+    logp = _refs.log_softmax(x, 1)
+    return -logp[np.arange(x.shape[0]), target.astype(np.int64)].mean()
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + _refs.erf(x / np.sqrt(2)))
+
+
+_TARGET = Arg((4,), dtype="int64", values=[0, 2, 1, 2], grad=False)
+
+ENTRIES = [
+    _act("gelu", _gelu),
+    _act("silu", lambda x: x * _refs.sigmoid(x)),
+    _act("softplus", lambda x: np.log1p(np.exp(x))),
+    _act("elu", lambda x: np.where(x > 0, x, np.expm1(x))),
+    _act("leaky_relu", lambda x: np.where(x > 0, x, 0.01 * x)),
+    _act("hardtanh", lambda x: np.clip(x, -1, 1)),
+    _act("logsigmoid", lambda x: -np.log1p(np.exp(-x))),
+    OpEntry("softmax", "nn", lambda x, dim: _refs.softmax(x, dim),
+            lambda dtype: iter([Sample((Arg((4, 5)), 1), name="dim=1"), Sample((Arg((5, 4), layout="transposed"), 0), name="transposed")]),
+            dtypes=DTYPES, func=None, call=_fn("softmax"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 3)), 1), name="dim=1")])),
+    OpEntry("log_softmax", "nn", lambda x, dim: _refs.log_softmax(x, dim),
+            lambda dtype: iter([Sample((Arg((4, 5)), 1), name="dim=1"), Sample((Arg((5, 4), layout="transposed"), 0), name="transposed")]),
+            dtypes=DTYPES, func=None, call=_fn("log_softmax"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 3)), 1), name="dim=1")])),
+    OpEntry("linear", "nn", lambda x, w, b: x @ w.T + b,
+            lambda dtype: iter([Sample((Arg((4, 3)), Arg((5, 3)), Arg((5,))), name="with bias")]),
+            dtypes=DTYPES, func=None, call=_fn("linear"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 3)), Arg((2, 3)), Arg((2,))), name="with bias")])),
+    OpEntry("layer_norm", "nn", lambda x, shape, w, b: _layer_norm(x, shape, w, b),
+            lambda dtype: iter([Sample((Arg((3, 6)), (6,), Arg((6,)), Arg((6,))), name="last dim")]),
+            dtypes=DTYPES, func=None, call=_fn("layer_norm"), tolerances={**_TOL, "float32": (1e-4, 1e-4)},
+            grad_samples=lambda: iter([Sample((Arg((2, 4)), (4,), Arg((4,)), Arg((4,))), name="last dim")])),
+    OpEntry("conv2d", "nn", _conv2d,
+            lambda dtype: iter([Sample((Arg((2, 3, 6, 5)), Arg((4, 3, 3, 3)), Arg((4,))), name="3x3 with bias"),
+                                Sample((Arg((1, 2, 5, 5)), Arg((3, 2, 2, 2))), {"stride": 2, "padding": 1}, name="stride 2, padding 1")]),
+            dtypes=DTYPES, func=None, call=_fn("conv2d"), tolerances={"float32": (1e-4, 1e-4), "float16": (5e-3, 2e-2), "bfloat16": (3e-2, 2e-1)},
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 4, 4)), Arg((2, 2, 2, 2)), Arg((2,))), name="2x2")])),
+    OpEntry("max_pool2d", "nn", lambda x, k: _pool(x, k, np.max), lambda dtype: iter([Sample((Arg((2, 3, 6, 5)), 2), name="2x2")]),
+            dtypes=DTYPES, func=None, call=_fn("max_pool2d"), exact=True,
+            grad_samples=lambda: iter([Sample((Arg((1, 1, 4, 4)), 2), name="2x2")])),
+    OpEntry("avg_pool2d", "nn", lambda x, k: _pool(x, k, np.mean), lambda dtype: iter([Sample((Arg((2, 3, 6, 5)), 2), name="2x2")]),
+            dtypes=DTYPES, func=None, call=_fn("avg_pool2d"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((1, 1, 4, 4)), 2), name="2x2")])),
+    OpEntry("cross_entropy", "nn", _cross_entropy, lambda dtype: iter([Sample((Arg((4, 3)), _TARGET), name="class indices")]),
+            dtypes=DTYPES, func=None, call=_fn("cross_entropy"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((4, 3)), _TARGET), name="class indices")])),
+    OpEntry("mse_loss", "nn", lambda a, b: np.mean((a - b) ** 2), lambda dtype: iter([Sample((Arg((3, 4)), Arg((3, 4))), name="mean")]),
+            dtypes=DTYPES, func=None, call=_fn("mse_loss"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 3)), Arg((2, 3))), name="mean")])),
+    OpEntry("embedding", "nn", lambda i, w: w[i.astype(np.int64)],
+            lambda dtype: iter([Sample((Arg((2, 3), dtype="int64", values=[[0, 4, 2], [4, 4, 1]], grad=False), Arg((5, 3))), name="2-d ids")]),
+            dtypes=DTYPES, func=None, call=_fn("embedding"), exact=True,
+            grad_samples=lambda: iter([Sample((Arg((3,), dtype="int64", values=[0, 2, 0], grad=False), Arg((3, 2))), name="repeated ids")])),
+    OpEntry("one_hot", "nn", lambda i, n: np.eye(n)[i.astype(np.int64)],
+            lambda dtype: iter([Sample((Arg((4,), dtype="int64", values=[0, 3, 1, 3], grad=False), 4), name="4 classes")]),
+            dtypes=("int64",), func=None, call=_fn("one_hot"), exact=True, differentiable=False, out_dtype="int64"),
+]

@@ -1,0 +1,109 @@
+"""Parameter and Buffer: tensors that a Module registers when they are assigned to it.
+
+A Parameter is a Tensor (a subclass with no extra fields) over the same storage and version
+counter as the data it was made from, so in-place changes through either are seen by both, as in
+PyTorch. It requires grad by default and prints as ``Parameter containing:``.
+"""
+from __future__ import annotations
+
+from ..frontend.factories import empty
+from ..frontend.printing import tensor_repr
+from ..frontend.tensor import Tensor, _AUTOGRAD_MASK
+
+__all__ = ["Parameter", "Buffer", "replace_tensor_data"]
+
+
+def replace_tensor_data(target: Tensor, source: Tensor) -> None:
+    """Make ``target`` view ``source``'s data (storage, layout, dtype, device) in place, keeping its
+    identity and its requires_grad flag: what ``param.data = x`` does in PyTorch."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(source).__name__}")
+    grad_bit = target._keys & _AUTOGRAD_MASK
+    target._storage = source._storage
+    target._shape = source._shape
+    target._stride = source._stride
+    target._offset = source._offset
+    target._dtype = source._dtype
+    target._device = source._device
+    target._version_ref = source._version_ref
+    target._keys = (source._keys & ~_AUTOGRAD_MASK) | grad_bit
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: assigning one to a Module attribute registers it.
+
+    >>> import tensorplug as tp
+    >>> p = tp.nn.Parameter(tp.zeros(2))
+    >>> p.requires_grad, isinstance(p, tp.Tensor)
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): data must be a Tensor, not {type(data).__name__}")
+        param = object.__new__(cls)
+        param._base = None
+        param.grad = None
+        param.grad_fn = None
+        param._autograd = None
+        param._keys = 0
+        replace_tensor_data(param, data)
+        if requires_grad:
+            param.requires_grad_(True)
+        return param
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        pass  # everything happens in __new__ (Tensor.__init__ refuses direct construction)
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        replace_tensor_data(self, value)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(self.detach().clone(), self.requires_grad)
+        if self.grad is not None:
+            result.grad = self.grad.detach().clone()
+        memo[id(self)] = result
+        return result
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)
+
+
+class Buffer:
+    """Marks a tensor to be registered as a buffer when assigned to a Module attribute:
+    ``self.running = tp.nn.Buffer(tp.zeros(3))``; ``persistent=False`` keeps it out of the
+    state_dict. Registration stores the plain tensor (see docs/deviations.md: torch.nn.Buffer is a
+    Tensor subclass; here it is only a marker)."""
+
+    __slots__ = ("data", "persistent")
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}")
+        self.data = data
+        self.persistent = persistent
+
+    def __repr__(self) -> str:
+        return "Buffer containing:\n" + tensor_repr(self.data)

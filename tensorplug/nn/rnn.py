@@ -1,0 +1,260 @@
+"""Recurrent layers (RNN, LSTM, GRU) written with tensorplug ops: one matmul over the whole
+sequence for the input projections, then a Python loop over time steps for the recurrence.
+
+Parameter names, shapes, gate order and initialization are PyTorch's, so a torch state_dict
+loads as is: ``weight_ih_l0`` is (4*hidden, input) for LSTM with gates (i, f, g, o) and
+(3*hidden, input) for GRU with gates (r, z, n); the reverse direction adds ``_reverse``.
+
+>>> import tensorplug as tp
+>>> out, (h, c) = tp.nn.LSTM(4, 8, batch_first=True)(tp.randn(2, 5, 4))
+>>> out.shape, h.shape
+((2, 5, 8), (1, 2, 8))
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..frontend.factories import empty, zeros
+from ..frontend.ops.shape_ops import cat, stack
+from ..frontend.tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+class RNNBase(Module):
+    """Shared parameters, checks and layer/direction loop of RNN, LSTM and GRU."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                stacklevel=3,
+            )
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be a positive integer")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be a positive integer")
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = 0
+        directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        factory = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                for name, shape in shapes:
+                    setattr(self, name + suffix, Parameter(empty(shape, **factory)))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self) -> list:
+        return [[getattr(self, name) for name in self._flat_weights_names[i:i + (4 if self.bias else 2)]]
+                for i in range(0, len(self._flat_weights_names), 4 if self.bias else 2)]
+
+    def _layer_weights(self, layer: int, direction: int) -> tuple:
+        suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+        w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
+        if self.bias:
+            return w_ih, w_hh, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)
+        return w_ih, w_hh, None, None
+
+    def _check_input(self, input) -> bool:
+        """Checks the input's shape and returns whether it is batched."""
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{self._get_name()}: expected a Tensor input, got {type(input).__name__}")
+        if input.ndim not in (2, 3):
+            raise ValueError(
+                f"{self._get_name()}({self.extra_repr()}): Expected input to be 2D or 3D, got {input.ndim}D instead "
+                f"(shape {list(input.shape)})"
+            )
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"{self._get_name()}({self.extra_repr()}): expected input with last dimension {self.input_size} "
+                f"(input_size), got shape {list(input.shape)}"
+            )
+        return input.ndim == 3
+
+    def _check_hidden(self, hx: Tensor, batch: int, name: str) -> None:
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        if tuple(hx.shape) != expected:
+            raise RuntimeError(f"Expected {name} size {tuple(expected)}, got {tuple(hx.shape)}")
+
+    def _run(self, x: Tensor, states: list) -> tuple:
+        """x: (L, N, input); states: per (layer, direction) a tuple of (N, H) tensors.
+        Returns the (L, N, D*H) output and the final states in the same order."""
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                weights = self._layer_weights(layer, direction)
+                out, final = self._run_direction(x, states[layer * directions + direction], weights, direction == 1)
+                outputs.append(out)
+                finals.append(final)
+            x = outputs[0] if directions == 1 else cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, finals
+
+    def _run_direction(self, x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
+        w_ih, w_hh, b_ih, b_hh = weights
+        # The input projection of every time step in one matmul.
+        projected = F.linear(x, w_ih, b_ih)
+        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+        outputs = [None] * x.shape[0]
+        for t in steps:
+            state = self._cell(projected[t], state, w_hh, b_hh)
+            outputs[t] = state[0]
+        return stack(outputs, 0), state
+
+    def forward(self, input, hx=None):
+        batched = self._check_input(input)
+        x = input if batched else input.unsqueeze(1)
+        if self.batch_first and batched:
+            x = x.transpose(0, 1)
+        batch = x.shape[1]
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        hidden = self._initial_states(hx, batch, batched, layers, x)
+        output, finals = self._run(x, hidden)
+        if self.batch_first and batched:
+            output = output.transpose(0, 1)
+        if not batched:
+            output = output.squeeze(1)
+        return output, self._pack_finals(finals, batched)
+
+    def _zeros(self, layers: int, batch: int, x: Tensor) -> Tensor:
+        return zeros(layers, batch, self.hidden_size, dtype=x.dtype, device=x.device)
+
+    def _prepare(self, h: Tensor, batched: bool, batch: int, name: str) -> Tensor:
+        if not batched:
+            if h.ndim != 2:
+                raise RuntimeError(f"For unbatched 2-D input, {name} should also be 2-D but got {h.ndim}-D tensor")
+            h = h.unsqueeze(1)
+        elif h.ndim != 3:
+            raise RuntimeError(f"For batched 3-D input, {name} should also be 3-D but got {h.ndim}-D tensor")
+        self._check_hidden(h, batch, name)
+        return h
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class _SingleStateRNN(RNNBase):
+    """RNN and GRU: one hidden state ``h``."""
+
+    def _initial_states(self, hx, batch, batched, layers, x) -> list:
+        h = self._zeros(layers, batch, x) if hx is None else self._prepare(hx, batched, batch, "hx")
+        return [(h[i],) for i in range(layers)]
+
+    def _pack_finals(self, finals: list, batched: bool):
+        h = stack([state[0] for state in finals], 0)
+        return h if batched else h.squeeze(1)
+
+
+class RNN(_SingleStateRNN):
+    """Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh", bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def _cell(self, projected, state, w_hh, b_hh):
+        pre = projected + F.linear(state[0], w_hh, b_hh)
+        return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; returns ``output, (h_n, c_n)``. Gates (i, f, g, o):
+    ``c' = f * c + i * g``, ``h' = o * tanh(c')``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
+        if proj_size:
+            raise NotImplementedError("LSTM(proj_size > 0) is not supported")
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
+
+    def _initial_states(self, hx, batch, batched, layers, x) -> list:
+        if hx is None:
+            h = c = self._zeros(layers, batch, x)
+        else:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
+            h = self._prepare(hx[0], batched, batch, "h_0")
+            c = self._prepare(hx[1], batched, batch, "c_0")
+        return [(h[i], c[i]) for i in range(layers)]
+
+    def _pack_finals(self, finals: list, batched: bool):
+        h = stack([state[0] for state in finals], 0)
+        c = stack([state[1] for state in finals], 0)
+        return (h, c) if batched else (h.squeeze(1), c.squeeze(1))
+
+    def _cell(self, projected, state, w_hh, b_hh):
+        h, c = state
+        gates = projected + F.linear(h, w_hh, b_hh)
+        i, f, g, o = gates.chunk(4, -1)
+        c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+        h = F.sigmoid(o) * F.tanh(c)
+        return h, c
+
+
+class GRU(_SingleStateRNN):
+    """Gated recurrent unit; returns ``output, h_n``. Gates (r, z, n):
+    ``n = tanh(x_n + r * (h W_hn^T + b_hn))``, ``h' = (1 - z) * n + z * h``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
+
+    def _cell(self, projected, state, w_hh, b_hh):
+        h = state[0]
+        x_r, x_z, x_n = projected.chunk(3, -1)
+        h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
+        r = F.sigmoid(x_r + h_r)
+        z = F.sigmoid(x_z + h_z)
+        n = F.tanh(x_n + r * h_n)
+        return ((1 - z) * n + z * h,)

@@ -1,0 +1,96 @@
+"""Adam and AdamW (decoupled weight decay), as PyTorch's single-tensor implementation."""
+from __future__ import annotations
+
+from ..frontend import dtypes as _dt
+from ..frontend.factories import tensor, zeros_like
+from ..frontend.ops.elementwise import BINARY
+from .optimizer import Optimizer, _use_grad, check_unsupported
+
+__all__ = ["Adam", "AdamW"]
+
+_maximum = BINARY["maximum"]
+
+
+def _check_adam_args(lr, betas, eps, weight_decay) -> None:
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    """``torch.optim.Adam``: the same arguments, defaults, state and update.
+
+    ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``, then
+    ``p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)`` (``v`` replaced by
+    its running maximum with ``amsgrad``). ``decoupled_weight_decay=True`` is AdamW.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
+                 amsgrad: bool = False, *, foreach=None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None, decoupled_weight_decay: bool = False) -> None:
+        _check_adam_args(lr, betas, eps, weight_decay)
+        check_unsupported(type(self).__name__, capturable=capturable, differentiable=differentiable, fused=fused)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    @_use_grad
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, maximize = group["amsgrad"], group["maximize"]
+            decoupled = group.get("decoupled_weight_decay", False)
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = tensor(0.0, dtype=_dt.float32)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = zeros_like(p)
+                grad = -p.grad if maximize else p.grad
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                state["step"].add_(1)
+                if weight_decay != 0:
+                    if decoupled:
+                        p.mul_(1 - lr * weight_decay)
+                    else:
+                        grad = grad.add(p, alpha=weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                step = state["step"].item()
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2**0.5
+                if amsgrad:
+                    max_exp_avg_sq = state["max_exp_avg_sq"]
+                    max_exp_avg_sq.copy_(_maximum(max_exp_avg_sq, exp_avg_sq))
+                    denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                else:
+                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                p.add_(exp_avg / denom, alpha=-step_size)
+        return loss
+
+
+class AdamW(Adam):
+    """``torch.optim.AdamW``: Adam with decoupled weight decay (``p *= 1 - lr * wd`` first)."""
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
+                 amsgrad: bool = False, *, maximize: bool = False, foreach=None, capturable: bool = False,
+                 differentiable: bool = False, fused=None) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

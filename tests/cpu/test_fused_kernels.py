@@ -1,0 +1,325 @@
+"""The CPU backend's fused nn kernels (softmax, log_softmax, conv2d, max_pool2d, avg_pool2d,
+layer_norm) against each op's own decomposition and against PyTorch, forward and backward."""
+import math
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+import tensorplug.nn.functional as F
+from tensorplug.backends.cpu._load import load_kernels
+from tensorplug.dispatcher import get_operator
+
+torch = pytest.importorskip("torch")
+tf = torch.nn.functional
+
+FUSED = ("softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm")
+FLOATS = [tp.float32, tp.float64]
+TOL = {tp.float32: dict(rtol=2e-5, atol=2e-6), tp.float64: dict(rtol=1e-11, atol=1e-12)}
+
+
+def _data(rng, shape, dtype, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.dtype(dtype.name))
+
+
+def _decomposed(name, *args):
+    return get_operator(name).decomposition(*args)
+
+
+def _check(result, decomposed, reference, dtype, scale=1.0):
+    """result equals the decomposition and PyTorch's value within dtype tolerance (NaN where they
+    are); ``scale`` widens the absolute tolerance for sums of many terms that may cancel."""
+    got = result.numpy()
+    tol = dict(TOL[dtype], atol=TOL[dtype]["atol"] * scale)
+    np.testing.assert_allclose(got, decomposed.numpy(), equal_nan=True, **tol)
+    np.testing.assert_allclose(got, reference.detach().numpy(), equal_nan=True, **tol)
+
+
+def _strided(x: np.ndarray, layout: str) -> tp.Tensor:
+    """x as a tensorplug tensor in the given layout: contiguous, transposed-back or sliced."""
+    if layout == "contiguous":
+        return tp.tensor(x)
+    if layout == "transposed":
+        return tp.tensor(np.ascontiguousarray(np.swapaxes(x, 0, -1))).transpose(0, -1)
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    return tp.tensor(wide)[..., ::2]
+
+
+def test_fused_kernels_are_registered():
+    """Each fused op dispatches to the CPU backend's kernel, not to its decomposition."""
+    tp.zeros(1)  # loads the CPU backend
+    for name in FUSED:
+        kernels = [k for k in get_operator(name).kernels.values() if getattr(k, "__module__", "").endswith("cpu.kernels")]
+        assert kernels, name
+
+
+# --- softmax and log_softmax ---------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("shape", [(7,), (3, 33), (4, 5, 6, 9), (2, 1, 17)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_every_dim(dtype, layout, shape, log):
+    """softmax/log_softmax along every dim, any layout, equal the decomposition and PyTorch."""
+    rng = np.random.default_rng(1)
+    x = _data(rng, shape, dtype, 3.0)
+    name, fn, ref = ("log_softmax", F.log_softmax, torch.log_softmax) if log else ("softmax", F.softmax, torch.softmax)
+    t = _strided(x, layout)
+    for dim in range(len(shape)):
+        _check(fn(t, dim), _decomposed(name, t, dim), ref(torch.from_numpy(x), dim), dtype)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_special_rows(log):
+    """Rows with -inf, all -inf, +inf, NaN and huge values behave as the decomposition and PyTorch."""
+    inf, nan = math.inf, math.nan
+    rows = [
+        [0.0, -inf, 1.0, -inf, 2.0, 3.0, 4.0, 5.0, 6.0, -inf],
+        [-inf] * 10,
+        [inf, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        [0.0, 1.0, nan, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        [3e38, -3e38, 1e30, 0.0, -1e30, 5.0, 6.0, 7.0, 8.0, 9.0],
+        [-100.0, -90.0, -80.0, -70.0, -60.0, 0.0, 1.0, 2.0, 3.0, 4.0],
+    ]
+    x = np.array(rows, np.float32)
+    name, fn, ref = ("log_softmax", F.log_softmax, torch.log_softmax) if log else ("softmax", F.softmax, torch.softmax)
+    t = tp.tensor(x)
+    for dim in (1, 0):
+        _check(fn(t, dim), _decomposed(name, t, dim), ref(torch.from_numpy(x), dim), tp.float32)
+
+
+def test_softmax_float32_accuracy():
+    """float32 softmax (polynomial exp) is within a few ulp of a float64 reference, down to subnormals."""
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-110, 0, (64, 1000)), np.zeros((64, 1))], 1).astype(np.float32)
+    wide = x.astype(np.float64)
+    e = np.exp(wide - wide.max(1, keepdims=True))
+    expected = e / e.sum(1, keepdims=True)
+    got = F.softmax(tp.tensor(x), 1).numpy().astype(np.float64)
+    tiny = np.finfo(np.float32).tiny
+    normal = expected > tiny
+    assert np.max(np.abs(got - expected)[normal] / expected[normal]) < 4 * 2.0**-24
+    assert np.max(np.abs(got - expected)[~normal]) < 2 * 2.0**-149
+    log_expected = wide - wide.max(1, keepdims=True) - np.log(e.sum(1, keepdims=True))
+    np.testing.assert_allclose(F.log_softmax(tp.tensor(x), 1).numpy(), log_expected, rtol=2e-7, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (1, 1)])
+def test_softmax_degenerate_shapes(shape):
+    """Empty and single-element inputs work."""
+    x = np.ones(shape, np.float32)
+    np.testing.assert_array_equal(F.softmax(tp.tensor(x), 1).numpy(), torch.softmax(torch.from_numpy(x), 1).numpy())
+
+
+# --- conv2d --------------------------------------------------------------------------------
+CONV_CASES = [
+    # (input shape, weight shape, stride, padding, dilation, groups, bias)
+    ((2, 3, 9, 10), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),
+    ((2, 3, 9, 10), (4, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1, False),
+    ((1, 4, 11, 8), (6, 2, 3, 2), (2, 1), (2, 1), (2, 3), 2, True),
+    ((3, 6, 7, 7), (6, 1, 3, 3), (1, 1), (1, 1), (1, 1), 6, True),  # depthwise
+    ((2, 8, 5, 6), (4, 8, 1, 1), (1, 1), (0, 0), (1, 1), 1, True),  # 1x1: columns are the input
+    ((2, 8, 5, 6), (4, 4, 1, 1), (1, 1), (0, 0), (1, 1), 2, False),  # 1x1 grouped
+    ((2, 8, 9, 9), (4, 8, 1, 1), (2, 2), (1, 1), (1, 1), 1, True),  # 1x1 strided and padded
+    ((5, 3, 40, 60), (7, 3, 5, 5), (1, 1), (2, 2), (1, 1), 1, True),  # one image per gemm
+    ((4, 2, 3, 3), (3, 2, 3, 3), (1, 1), (0, 0), (1, 1), 1, True),  # 1x1 output
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-s{c[2]}-p{c[3]}-d{c[4]}-g{c[5]}")
+def test_conv2d(dtype, case):
+    """conv2d with padding, stride, dilation, groups and 1x1 kernels equals the decomposition and PyTorch."""
+    shape, wshape, stride, padding, dilation, groups, with_bias = case
+    rng = np.random.default_rng(3)
+    x, w = _data(rng, shape, dtype), _data(rng, wshape, dtype)
+    b = _data(rng, (wshape[0],), dtype) if with_bias else None
+    tx, tw, tb = tp.tensor(x), tp.tensor(w), None if b is None else tp.tensor(b)
+    got = F.conv2d(tx, tw, tb, stride, padding, dilation, groups)
+    expected = tf.conv2d(torch.from_numpy(x), torch.from_numpy(w), None if b is None else torch.from_numpy(b),
+                         stride, padding, dilation, groups)
+    terms = math.prod(wshape[1:])
+    _check(got, _decomposed("conv2d", tx, tw, tb, stride, padding, dilation, groups), expected, dtype, terms)
+
+
+def test_conv2d_strided_operands():
+    """A channels-last input view and a transposed weight view give the same result."""
+    rng = np.random.default_rng(4)
+    x, w, b = _data(rng, (2, 5, 7, 6), tp.float32), _data(rng, (4, 5, 3, 3), tp.float32), _data(rng, (4,), tp.float32)
+    tx = tp.tensor(np.ascontiguousarray(x.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+    tw = tp.tensor(np.ascontiguousarray(w.transpose(1, 0, 2, 3))).transpose(0, 1)
+    tb = tp.tensor(np.stack([b, b], 1))[:, 0]
+    assert not tx.is_contiguous() and not tw.is_contiguous()
+    got = F.conv2d(tx, tw, tb, padding=1)
+    expected = tf.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), padding=1)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_conv1d_and_unbatched_use_the_fused_kernel():
+    """conv1d (a conv2d of height 1) and unbatched conv2d agree with PyTorch."""
+    rng = np.random.default_rng(5)
+    x, w = _data(rng, (2, 3, 20), tp.float32), _data(rng, (4, 3, 5), tp.float32)
+    got = F.conv1d(tp.tensor(x), tp.tensor(w), stride=2, padding=2)
+    np.testing.assert_allclose(got.numpy(), tf.conv1d(torch.from_numpy(x), torch.from_numpy(w), stride=2, padding=2).numpy(),
+                               rtol=2e-5, atol=2e-5)
+    x2 = _data(rng, (3, 8, 8), tp.float32)
+    w2 = _data(rng, (2, 3, 3, 3), tp.float32)
+    np.testing.assert_allclose(F.conv2d(tp.tensor(x2), tp.tensor(w2), padding="same").numpy(),
+                               tf.conv2d(torch.from_numpy(x2), torch.from_numpy(w2), padding="same").numpy(),
+                               rtol=2e-5, atol=2e-5)
+
+
+# --- pooling -------------------------------------------------------------------------------
+POOL_CASES = [
+    # (kernel, stride, padding, dilation, ceil_mode)
+    ((2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((3, 3), (2, 2), (1, 1), (1, 1), False),
+    ((3, 2), (2, 3), (1, 0), (1, 1), True),
+    ((3, 3), (2, 2), (1, 1), (2, 1), True),
+    ((2, 2), (3, 3), (0, 0), (1, 1), True),
+    ((1, 1), (1, 1), (0, 0), (1, 1), False),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("case", POOL_CASES, ids=str)
+def test_max_pool2d(dtype, layout, case):
+    """max_pool2d with padding, stride, dilation and ceil_mode equals the decomposition and PyTorch."""
+    kernel, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(6)
+    x = _data(rng, (2, 3, 10, 11), dtype)
+    t = _strided(x, layout)
+    got = F.max_pool2d(t, kernel, stride, padding, dilation, ceil_mode)
+    expected = tf.max_pool2d(torch.from_numpy(x), kernel, stride, padding, dilation, ceil_mode)
+    _check(got, _decomposed("max_pool2d", t, kernel, stride, padding, dilation, ceil_mode), expected, dtype)
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=str)
+def test_max_pool2d_indices_kernel(case):
+    """The C++ kernel's indices (flat positions in each input plane) equal PyTorch's return_indices."""
+    kernel, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 10, 11)).astype(np.float32)
+    values, indices = tf.max_pool2d(torch.from_numpy(x), kernel, stride, padding, dilation, ceil_mode, return_indices=True)
+    t = tp.tensor(x)
+    out, idx = tp.empty(tuple(values.shape)), tp.empty(tuple(values.shape), dtype=tp.int64)
+    op = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    load_kernels().max_pool2d(7, t.shape, tuple(values.shape[2:]), op(out), op(idx), op(t), kernel, stride, padding, dilation)
+    np.testing.assert_array_equal(out.numpy(), values.numpy())
+    np.testing.assert_array_equal(idx.numpy(), indices.numpy())
+    # tensorplug's own return_indices path agrees too.
+    _, tp_indices = F.max_pool2d(t, kernel, stride, padding, dilation, ceil_mode, return_indices=True)
+    np.testing.assert_array_equal(tp_indices.numpy(), indices.numpy())
+
+
+def test_max_pool2d_nan_and_inf():
+    """A NaN in a window wins; -inf windows give -inf, as in PyTorch and the decomposition."""
+    x = np.arange(2 * 6 * 6, dtype=np.float32).reshape(1, 2, 6, 6)
+    x[0, 0, 1, 1] = np.nan
+    x[0, 1, :2, :2] = -np.inf
+    x[0, 1, 4, 4] = np.inf
+    t = tp.tensor(x)
+    got = F.max_pool2d(t, 2, 2, 1)
+    _check(got, _decomposed("max_pool2d", t, (2, 2), (2, 2), (1, 1), (1, 1), False),
+           tf.max_pool2d(torch.from_numpy(x), 2, 2, 1), tp.float32)
+
+
+def test_max_pool2d_integer_input_falls_back():
+    """Dtypes without a fused kernel run the decomposition."""
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.int64).reshape(2, 3, 6, 6) % 17
+    got = F.max_pool2d(tp.tensor(x), 3, 2, 1)
+    np.testing.assert_array_equal(got.numpy(), tf.max_pool2d(torch.from_numpy(x).double(), 3, 2, 1).long().numpy())
+
+
+AVG_CASES = [
+    # (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    ((2, 2), (2, 2), (0, 0), False, True, None),
+    ((3, 3), (2, 2), (1, 1), False, True, None),
+    ((3, 3), (2, 2), (1, 1), True, False, None),
+    ((3, 2), (2, 3), (1, 1), True, True, None),
+    ((2, 3), (1, 2), (1, 0), False, True, 5),
+    ((4, 4), (3, 3), (2, 1), True, False, None),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", AVG_CASES, ids=str)
+def test_avg_pool2d(dtype, case):
+    """avg_pool2d with padding, ceil_mode, count_include_pad and divisor_override equals the
+    decomposition and PyTorch."""
+    kernel, stride, padding, ceil_mode, include_pad, divisor = case
+    rng = np.random.default_rng(8)
+    x = _data(rng, (2, 3, 9, 11), dtype)
+    t = _strided(x, "transposed")
+    got = F.avg_pool2d(t, kernel, stride, padding, ceil_mode, include_pad, divisor)
+    expected = tf.avg_pool2d(torch.from_numpy(x), kernel, stride, padding, ceil_mode, include_pad, divisor)
+    _check(got, _decomposed("avg_pool2d", t, kernel, stride, padding, ceil_mode, include_pad, divisor), expected, dtype)
+
+
+# --- layer_norm ----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, normalized", [((6, 33), (33,)), ((2, 3, 4, 5), (4, 5)), ((7,), (7,)), ((3, 1), (1,))])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm(dtype, shape, normalized, affine):
+    """layer_norm with and without weight and bias equals the decomposition and PyTorch."""
+    rng = np.random.default_rng(9)
+    x = _data(rng, shape, dtype, 2.0) + 3
+    w = _data(rng, normalized, dtype) if affine else None
+    b = _data(rng, normalized, dtype) if affine else None
+    tx = _strided(x, "sliced")
+    tw, tb = (tp.tensor(w), tp.tensor(b)) if affine else (None, None)
+    got = F.layer_norm(tx, normalized, tw, tb, 1e-5)
+    expected = tf.layer_norm(torch.from_numpy(x), normalized, None if w is None else torch.from_numpy(w),
+                             None if b is None else torch.from_numpy(b), 1e-5)
+    _check(got, _decomposed("layer_norm", tx, normalized, tw, tb, 1e-5), expected, dtype)
+
+
+# --- gradients through the overridden ops --------------------------------------------------
+def _grads(tp_fn, torch_fn, arrays, seed=10):
+    """Gradients of sum(output * r) for random r, from tensorplug and from PyTorch."""
+    tps = [tp.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.from_numpy(a).requires_grad_() for a in arrays]
+    out_tp, out_t = tp_fn(*tps), torch_fn(*ts)
+    r = np.random.default_rng(seed).standard_normal(tuple(out_t.shape)).astype(arrays[0].dtype)
+    (out_tp * tp.tensor(r)).sum().backward()
+    (out_t * torch.from_numpy(r)).sum().backward()
+    np.testing.assert_allclose(out_tp.detach().numpy(), out_t.detach().numpy(), rtol=1e-9, atol=1e-10)
+    for a, b in zip(tps, ts):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def test_gradients_through_fused_ops():
+    """Backward through each overridden op (its explicit derivative) matches PyTorch in float64."""
+    rng = np.random.default_rng(11)
+    x4 = rng.standard_normal((2, 4, 9, 8))
+    _grads(lambda x: F.softmax(x, 1), lambda x: torch.softmax(x, 1), [x4])
+    _grads(lambda x: F.log_softmax(x, -1), lambda x: torch.log_softmax(x, -1), [x4])
+    w, b = rng.standard_normal((6, 2, 3, 3)), rng.standard_normal(6)
+    _grads(lambda x, w, b: F.conv2d(x, w, b, 2, 1, 1, 2), lambda x, w, b: tf.conv2d(x, w, b, 2, 1, 1, 2), [x4, w, b])
+    _grads(lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda x: tf.max_pool2d(x, 3, 2, 1, ceil_mode=True), [x4])
+    _grads(lambda x: F.avg_pool2d(x, 3, 2, 1, True, False), lambda x: tf.avg_pool2d(x, 3, 2, 1, True, False), [x4])
+    lw, lb = rng.standard_normal((9, 8)), rng.standard_normal((9, 8))
+    _grads(lambda x, w, b: F.layer_norm(x, (9, 8), w, b), lambda x, w, b: tf.layer_norm(x, (9, 8), w, b), [x4, lw, lb])
+    target = rng.integers(0, 4, (2, 9, 8))
+    _grads(lambda x: F.cross_entropy(x, tp.tensor(target)), lambda x: tf.cross_entropy(x, torch.from_numpy(target)), [x4])
+
+
+# --- the C++ entry points check what they are given -----------------------------------------
+def test_kernels_reject_bad_operands():
+    """Operands that do not fit their storage, or inconsistent shapes, raise instead of crashing."""
+    K = load_kernels()
+    t = tp.zeros(4, 5)
+    op = (t.untyped_storage(), t.storage_offset(), (5, 5, 1))
+    with pytest.raises(ValueError, match="storage"):
+        K.softmax(7, False, 4, 6, 1, op, op)  # 4 x 6 does not fit 20 elements
+    with pytest.raises(ValueError, match="float32 and float64"):
+        K.softmax(5, False, 4, 5, 1, op, op)
+    x, w, out = tp.zeros(1, 4, 5, 5), tp.zeros(2, 3, 3, 3), tp.zeros(1, 2, 3, 3)
+    opx = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    with pytest.raises(ValueError, match="groups"):
+        K.conv2d(7, x.shape, w.shape, opx(out), opx(x), opx(w), None, (1, 1), (0, 0), (1, 1), 1)
+    with pytest.raises(ValueError, match="storage"):
+        K.max_pool2d(7, (1, 4, 9, 9), (4, 4), opx(out), None, opx(x), (2, 2), (2, 2), (0, 0), (1, 1))
+    with pytest.raises(ValueError, match="kernel"):
+        K.avg_pool2d(7, x.shape, (2, 2), opx(out), opx(x), (0, 2), (2, 2), (0, 0), True, 0)
