@@ -5,6 +5,13 @@ and reports the median per call; ratios compare libraries measured in the same r
 """
 from __future__ import annotations
 
+import os
+
+# Both libraries share one libgomp in this process; whichever loads it first fixes its wait
+# policy. tensorplug asks for PASSIVE (spinning OpenMP threads starve OpenBLAS on 2 cores), so
+# set it before either import for a like-for-like comparison.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import statistics
 import time
 from typing import Callable
