@@ -241,38 +241,33 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: one constructor and forward, the functional op chosen by ``_conv``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         0, device, dtype)
+
+    def forward(self, input):
+        self._check_input(input)
+        if self.padding_mode != "zeros":
+            return self._conv(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return self._conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-D convolution over (N, C, L) or (C, L) inputs."""
 
     _nd = 1
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
-                         0, device, dtype)
-
-    def forward(self, input):
-        self._check_input(input)
-        if self.padding_mode != "zeros":
-            return F.conv1d(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    _conv = staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-D convolution over (N, C, H, W) or (C, H, W) inputs."""
 
     _nd = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
-                         0, device, dtype)
-
-    def forward(self, input):
-        self._check_input(input)
-        if self.padding_mode != "zeros":
-            return F.conv2d(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    _conv = staticmethod(F.conv2d)
 
 
 class _ConvTransposeNd(_ConvNd):
