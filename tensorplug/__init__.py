@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import backends, dispatcher
 from .frontend import autograd
+from .frontend import fallback as _fallback, kernel_checks as _kernel_checks  # the registry's CPU fallback and check mode
 from .frontend import methods as _methods  # attaches Tensor methods and operators
 from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .frontend.device import device, get_default_device, set_default_device

@@ -64,19 +64,24 @@ class Generator:
 
 
 _default_generators: dict = {}
+# The last global seed: a device's default generator created later starts from it too, so
+# manual_seed(s) seeds devices that have not been used yet (as in PyTorch).
+_global_seed = DEFAULT_SEED
 
 
 def default_generator(device) -> Generator:
     dev = canonical_device(device)
     gen = _default_generators.get(dev)
     if gen is None:
-        gen = _default_generators.setdefault(dev, Generator(dev))
+        gen = _default_generators.setdefault(dev, Generator(dev).manual_seed(_global_seed))
     return gen
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator of every device; returns the CPU one."""
+    """Seed the default generator of every device, present and future; returns the CPU one."""
+    global _global_seed
     cpu = default_generator("cpu").manual_seed(seed)
+    _global_seed = cpu.initial_seed()
     for gen in _default_generators.values():
         gen.manual_seed(seed)
     return cpu

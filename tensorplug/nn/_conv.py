@@ -4,9 +4,10 @@ conv2d is im2col plus one batched matmul: the input's windows, one strided slice
 input per kernel offset, are stacked into columns (N, groups, C/groups * KH * KW, OH * OW) and
 multiplied by the weight viewed as (groups, O/groups, C/groups * KH * KW). The slices never
 overlap one another's elements within one slice, so the decomposition's own gradient is right
-too. Its explicit derivative is a transposed convolution (col2im: each kernel offset adds its
-columns back into a strided slice of a zero buffer) for the input, and columns times gradient
-for the weight; conv_transpose2d is that same col2im.
+too. Its explicit derivative calls two composite ops that backends may fuse too:
+conv2d_input_backward, a transposed convolution (col2im: each kernel offset adds its columns back
+into a strided slice of a zero buffer), and conv2d_weight_backward, gradient times columns;
+conv_transpose2d is that same input gradient.
 """
 from __future__ import annotations
 
@@ -102,24 +103,59 @@ def _transposed_core(input, weight, stride, padding, dilation, groups, out_hw, o
 
 def _conv2d_backward(grad, args, output, kwargs, needs):
     input, weight, bias, stride, padding, dilation, groups = args
-    n, c, h, w = input._shape
-    o, cg, kh, kw = weight._shape
-    oh, ow = grad._shape[2:]
     grad_input = grad_weight = grad_bias = None
     if needs[0]:
-        output_padding = tuple(
-            size + 2 * p - ((o_ - 1) * s + d * (k - 1) + 1)
-            for size, p, o_, s, d, k in zip((h, w), padding, (oh, ow), stride, dilation, (kh, kw))
-        )
-        grad_input = _transposed_core(grad, weight, stride, padding, dilation, groups, (h, w), output_padding)
+        grad_input = _conv2d_input_backward(grad, weight, input._shape, stride, padding, dilation, groups)
     if needs[1]:
-        padded = constant_pad(input, ((padding[0], padding[0]), (padding[1], padding[1])), 0.0) if any(padding) else input
-        columns = windows(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
-        per_sample = grad.reshape(n, groups, o // groups, oh * ow) @ columns.transpose(-1, -2)
-        grad_weight = per_sample.sum(0).reshape(o, cg, kh, kw)
+        grad_weight = _conv2d_weight_backward(grad, input, weight._shape, stride, padding, dilation, groups)
     if len(needs) > 2 and needs[2]:
         grad_bias = grad.sum((0, 2, 3))
     return grad_input, grad_weight, grad_bias
+
+
+# The two halves of conv2d's gradient are ops of their own, so that a backend can fuse them as it
+# fuses conv2d. Each is linear in both tensor arguments, and their derivatives are conv2d and each
+# other (which also gives conv2d's second derivatives).
+def _input_backward_derivative(grad, args, output, kwargs, needs):
+    output_grad, weight, input_shape, stride, padding, dilation, groups = args
+    geometry = (stride, padding, dilation, groups)
+    grad_output_grad = _conv2d(grad, weight, None, *geometry) if needs[0] else None
+    grad_weight = _conv2d_weight_backward(output_grad, grad, weight._shape, *geometry) if needs[1] else None
+    return grad_output_grad, grad_weight
+
+
+@composite("conv2d_input_backward", derivative=_input_backward_derivative, differentiable=(0, 1))
+def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
+    """The gradient of conv2d with respect to its (N, C, H, W) input: col2im(weight^T @ grad)."""
+    h, w = input_shape[2:]
+    kh, kw = weight._shape[2:]
+    oh, ow = grad._shape[2:]
+    output_padding = tuple(
+        size + 2 * p - ((o - 1) * s + d * (k - 1) + 1)
+        for size, p, o, s, d, k in zip((h, w), padding, (oh, ow), stride, dilation, (kh, kw))
+    )
+    return _transposed_core(grad, weight, stride, padding, dilation, groups, (h, w), output_padding)
+
+
+def _weight_backward_derivative(grad, args, output, kwargs, needs):
+    output_grad, input, weight_shape, stride, padding, dilation, groups = args
+    geometry = (stride, padding, dilation, groups)
+    grad_output_grad = _conv2d(input, grad, None, *geometry) if needs[0] else None
+    grad_input = _conv2d_input_backward(output_grad, grad, input._shape, *geometry) if needs[1] else None
+    return grad_output_grad, grad_input
+
+
+@composite("conv2d_weight_backward", derivative=_weight_backward_derivative, differentiable=(0, 1))
+def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
+    """The gradient of conv2d with respect to its (O, C/groups, KH, KW) weight: the sum over images
+    of grad @ im2col(input)^T."""
+    n = input._shape[0]
+    o, cg, kh, kw = weight_shape
+    oh, ow = grad._shape[2:]
+    padded = constant_pad(input, ((padding[0], padding[0]), (padding[1], padding[1])), 0.0) if any(padding) else input
+    columns = windows(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
+    per_sample = grad.reshape(n, groups, o // groups, oh * ow) @ columns.transpose(-1, -2)
+    return per_sample.sum(0).reshape(o, cg, kh, kw)
 
 
 @composite("conv2d", derivative=_conv2d_backward, differentiable=(0, 1, 2))
@@ -268,7 +304,13 @@ def _conv_transpose2d(input, weight, bias, stride, padding, output_padding, grou
         (size - 1) * s - 2 * p + d * (k - 1) + op + 1
         for size, s, p, d, k, op in zip((ih, iw), stride, padding, dilation, (kh, kw), output_padding)
     )
-    out = _transposed_core(input, weight, stride, padding, dilation, groups, out_hw, output_padding)
+    if all(o < s for o, s in zip(output_padding, stride)):
+        # A conv2d with this geometry maps the output back to the input's size: the transposed
+        # convolution is that conv2d's input gradient (a fused kernel where the backend has one).
+        shape = (n, weight._shape[1] * groups) + out_hw
+        out = _conv2d_input_backward(input, weight, shape, stride, padding, dilation, groups)
+    else:
+        out = _transposed_core(input, weight, stride, padding, dilation, groups, out_hw, output_padding)
     if bias is not None:
         out = out + bias.reshape(1, -1, 1, 1)
     return out

@@ -16,7 +16,7 @@ from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.tensor import Tensor
 from ..frontend.views import broadcast_tensors
-from ._activations import _log_softmax, _softplus, check_tensor
+from ._activations import _log_softmax, _softmax, _softplus, check_tensor
 
 __all__ = [
     "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -111,9 +111,16 @@ def _smoothed_targets(input, target, weight, ignore_index, label_smoothing):
 
 def _cross_entropy_backward(grad, args, output, kwargs, needs):
     input, target, weight, reduction, ignore_index, label_smoothing = args
+    if not label_smoothing:
+        # q is w_t at the target and 0 elsewhere: softmax * (scale * w_t), minus scale * w_t at the
+        # target, with no one-hot tensor.
+        safe, valid = _targets(target, ignore_index)
+        w_target = _class_weights(safe, weight, valid, input._dtype)
+        scaled = (_loss_scale(grad, reduction, w_target.sum()) * w_target).unsqueeze(1)
+        return ((_softmax(input, 1) * scaled).scatter_add(1, safe.unsqueeze(1), -scaled),)
     q, w_target = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
     scale = _loss_scale(grad, reduction, w_target.sum())
-    probabilities = UNARY["exp"](_log_softmax(input, 1))
+    probabilities = _softmax(input, 1)
     if reduction == "none":
         scale = scale.unsqueeze(1)
     return (scale * (probabilities * q.sum(1, keepdim=True) - q),)
@@ -122,6 +129,9 @@ def _cross_entropy_backward(grad, args, output, kwargs, needs):
 @composite("cross_entropy", derivative=_cross_entropy_backward)
 def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
     log_probs = _log_softmax(input, 1)
+    if not label_smoothing:
+        # Only the target's log-probability counts: nll_loss gathers it.
+        return _nll_loss(log_probs, target, weight, reduction, ignore_index)
     q, w_target = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
     losses = -(log_probs * q).sum(1)
     if reduction == "none":

@@ -3,8 +3,9 @@ and interpolate.
 
 max_pool2d and avg_pool2d reduce the stacked windows of a padded input (see ``_conv.windows``)
 and carry explicit derivatives: max pooling sends each gradient to the first maximum of its
-window (PyTorch's choice, where the decomposition's amax would split ties), average pooling
-spreads it back over each window with col2im. Adaptive pooling and interpolation are products
+window (PyTorch's choice, where the decomposition's amax would split ties) through the op
+max_pool2d_backward, which backends may fuse as they fuse max_pool2d and
+max_pool2d_with_indices; average pooling spreads it back over each window with col2im. Adaptive pooling and interpolation are products
 with small resampling matrices built from the shapes alone, one matrix per spatial dim.
 """
 from __future__ import annotations
@@ -13,6 +14,8 @@ import math
 
 import numpy as np
 
+from .. import dispatcher
+from ..dispatcher import Operator
 from ..frontend.factories import arange, tensor, zeros
 from ..frontend.ops import reductions
 from ..frontend.ops._composite import composite
@@ -105,20 +108,59 @@ def _max_indices(input, kernel, stride, padding, dilation, ceil_mode):
     return rows * w + cols
 
 
-def _max_pool2d_backward(grad, args, output, kwargs, needs):
-    input = args[0]
-    n, c, h, w = input._shape
-    indices = _max_indices(*args)
-    flat = zeros((n, c, h * w), dtype=grad._dtype, device=grad._device)
-    return (flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(n, c, h, w),)
-
-
-@composite("max_pool2d", derivative=_max_pool2d_backward)
-def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
+def _max_pool2d_values(input, kernel, stride, padding, dilation, ceil_mode):
     h, w = input._shape[2:]
     out = tuple(_pool_out(size, k, s, p, d, ceil_mode) for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
     padded = _padded(input, kernel, stride, padding, dilation, out, _lowest(input._dtype))
     return reductions.amax(windows(padded, kernel, stride, dilation, out), 2)
+
+
+def _with_indices_decomposition(input, kernel, stride, padding, dilation, ceil_mode):
+    args = (input, kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool2d_values(*args), _max_indices(*args)
+
+
+# max_pool2d_with_indices returns (values, indices), which no derivative can describe: it is a
+# composite op that is not differentiable (a backend may still fuse it). Gradients flow through
+# max_pool2d, whose derivative is max_pool2d_backward.
+_WITH_INDICES = Operator("max_pool2d_with_indices", decomposition=_with_indices_decomposition, differentiable=False)
+
+
+def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode):
+    """(values, flat H * W index of each window's first maximum) of a (N, C, H, W) input, without
+    gradient."""
+    args = (input.detach(), kernel, stride, padding, dilation, ceil_mode)
+    return _WITH_INDICES.lookup(dispatcher.keyset_of(args, {}))(*args)
+
+
+def _max_pool2d_backward(grad, args, output, kwargs, needs):
+    return (_max_pool2d_grad(grad, *args),)
+
+
+@composite("max_pool2d", derivative=_max_pool2d_backward)
+def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
+    return _max_pool2d_values(input, kernel, stride, padding, dilation, ceil_mode)
+
+
+def _gather_windows(grad, input, geometry) -> Tensor:
+    """grad (shaped as input) at each window's first maximum: the adjoint of max_pool2d_backward."""
+    n, c = input._shape[:2]
+    indices = _max_pool2d_with_indices(input, *geometry)[1]
+    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
+
+
+def _max_pool2d_grad_backward(grad, args, output, kwargs, needs):
+    return (_gather_windows(grad, args[1], args[2:]),)
+
+
+@composite("max_pool2d_backward", derivative=_max_pool2d_grad_backward)
+def _max_pool2d_grad(grad, input, kernel, stride, padding, dilation, ceil_mode):
+    """max_pool2d's gradient: each output's gradient added into the input element it came from
+    (the window's first maximum). Linear in grad; the window positions carry no gradient."""
+    n, c, h, w = input._shape
+    indices = _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode)[1]
+    flat = zeros((n, c, h * w), dtype=grad._dtype, device=grad._device)
+    return flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(n, c, h, w)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -133,7 +175,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         values = values.squeeze(0)
     if not return_indices:
         return values
-    indices = _max_indices(*args)
+    indices = _max_pool2d_with_indices(*args)[1]
     return values, indices if batched else indices.squeeze(0)
 
 

@@ -323,3 +323,32 @@ def test_kernels_reject_bad_operands():
         K.max_pool2d(7, (1, 4, 9, 9), (4, 4), opx(out), None, opx(x), (2, 2), (2, 2), (0, 0), (1, 1))
     with pytest.raises(ValueError, match="kernel"):
         K.avg_pool2d(7, x.shape, (2, 2), opx(out), opx(x), (0, 2), (2, 2), (0, 0), True, 0)
+
+
+def test_gradient_and_loss_kernels_reject_bad_operands():
+    """The conv2d and max_pool2d gradient kernels and cross_entropy check shapes, storage, layout
+    and targets before touching memory."""
+    K = load_kernels()
+    opx = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    x, w, g = tp.zeros(2, 4, 5, 5), tp.zeros(6, 2, 3, 3), tp.zeros(2, 6, 3, 3)
+    geometry = ((1, 1), (0, 0), (1, 1), 2)
+    with pytest.raises(ValueError, match="storage"):  # grad is (2, 6, 3, 3), not (2, 6, 4, 4)
+        K.conv2d_input_backward(7, x.shape, w.shape, opx(x), opx(g), opx(w), (1, 1), (1, 0), (1, 1), 2)
+    with pytest.raises(ValueError, match="groups"):
+        K.conv2d_weight_backward(7, x.shape, w.shape, opx(w), opx(g), opx(x), (1, 1), (0, 0), (1, 1), 3)
+    with pytest.raises(ValueError, match="contiguous"):
+        K.conv2d_input_backward(7, x.shape, w.shape, opx(x.transpose(2, 3)), opx(g), opx(w), *geometry)
+    with pytest.raises(ValueError, match="read-only|storage"):
+        K.conv2d_weight_backward(7, x.shape, (6, 2, 4, 4), opx(w), opx(g), opx(x), *geometry)
+    with pytest.raises(ValueError, match="storage"):
+        K.max_pool2d_backward(7, (2, 4, 9, 9), (2, 2), opx(x), opx(g), opx(x), (2, 2), (2, 2), (0, 0), (1, 1))
+    with pytest.raises(ValueError, match="contiguous"):
+        K.max_pool2d_backward(7, x.shape, (2, 2), opx(x.transpose(2, 3)), opx(tp.zeros(2, 4, 2, 2)), opx(x),
+                              (2, 2), (2, 2), (0, 0), (1, 1))
+    logits, target, loss = tp.zeros(3, 4, 1), tp.tensor([[0], [1], [2]]), tp.zeros(())
+    with pytest.raises(ValueError, match="storage"):
+        K.cross_entropy(7, 3, 5, 1, 1, opx(loss), opx(logits), opx(target), None, -100, 0.0)
+    with pytest.raises(ValueError, match="reduction"):
+        K.cross_entropy(7, 3, 4, 1, 3, opx(loss), opx(logits), opx(target), None, -100, 0.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        K.cross_entropy(7, 3, 4, 1, 1, opx(loss), opx(logits), opx(tp.tensor([[0], [9], [2]])), None, -100, 0.0)

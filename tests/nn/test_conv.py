@@ -103,3 +103,66 @@ def test_conv2d_errors():
         F.conv_transpose2d(x, tp.randn(4, 3, 3, 3))
     with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
         F.conv_transpose2d(x, tp.randn(3, 3, 3, 3), output_padding=1)
+
+
+GRADIENT_GEOMETRIES = [
+    ((1, 1), (0, 0), (1, 1), 1),
+    ((2, 1), (1, 2), (1, 1), 1),
+    ((1, 2), (2, 1), (2, 1), 2),
+    ((3, 2), (0, 1), (1, 2), 4),
+]
+
+
+@pytest.mark.parametrize("geometry", GRADIENT_GEOMETRIES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv2d_gradient_ops_match_torch(geometry, dtype):
+    """conv2d_input_backward and conv2d_weight_backward (fused on the CPU) equal PyTorch's
+    convolution_backward, with stride, padding, dilation and groups, on strided inputs."""
+    stride, padding, dilation, groups = geometry
+    # A batch large enough that the fused kernels put several images in one gemm.
+    x = np.random.randn(9, 8, 11, 10).astype(dtype)
+    w = np.random.randn(8, 8 // groups, 3, 2).astype(dtype)
+    tx, tw = torch.tensor(x), torch.tensor(w)
+    out = TF.conv2d(tx, tw, None, stride, padding, dilation, groups)
+    g = np.random.randn(*out.shape).astype(dtype)
+    expected_input, expected_weight, _ = torch.ops.aten.convolution_backward(
+        torch.tensor(g), tx, tw, None, list(stride), list(padding), list(dilation), False, [0, 0], groups, [True, True, False]
+    )
+    x_strided = tp.tensor(np.stack([x, x], -1))[..., 0]
+    grad_input = F._conv._conv2d_input_backward(tp.tensor(g), tp.tensor(w), x.shape, *geometry)
+    grad_weight = F._conv._conv2d_weight_backward(tp.tensor(g), x_strided, w.shape, *geometry)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(grad_input.numpy(), expected_input.numpy(), **tol)
+    np.testing.assert_allclose(grad_weight.numpy(), expected_weight.numpy(), **tol)
+
+
+@pytest.mark.parametrize("name", ["_conv2d_input_backward", "_conv2d_weight_backward"])
+def test_conv2d_gradient_ops_match_their_decompositions(name):
+    """The fused gradient ops equal their decompositions, and their own derivatives pass gradcheck."""
+    op = getattr(F._conv, name)
+    geometry = ((2, 1), (1, 0), (1, 2), 2)
+    x, w = np.random.randn(3, 4, 7, 8), np.random.randn(6, 2, 3, 2)
+    g = np.random.randn(3, 6, 4, 6)
+    second, shape = (w, x.shape) if name == "_conv2d_input_backward" else (x, w.shape)
+    fused = op(tp.tensor(g), tp.tensor(second), shape, *geometry)
+    reference = op.op.decomposition(tp.tensor(g), tp.tensor(second), shape, *geometry)
+    np.testing.assert_allclose(fused.numpy(), reference.numpy(), rtol=1e-10, atol=1e-12)
+    small_g, small_second = np.random.randn(1, 4, 3, 3), (np.random.randn(4, 1, 2, 2) if name == "_conv2d_input_backward" else np.random.randn(1, 2, 4, 5))
+    small_shape = (1, 2, 4, 5) if name == "_conv2d_input_backward" else (4, 1, 2, 2)
+    leaves = (tp.tensor(small_g, requires_grad=True), tp.tensor(small_second, requires_grad=True))
+    assert tp.autograd.gradcheck(lambda a, b: op(a, b, small_shape, (2, 1), (1, 0), (1, 2), 2), leaves)
+
+
+def test_conv2d_double_backward_matches_torch():
+    """Second derivatives of conv2d (through the gradient ops' own derivatives) equal PyTorch's."""
+    x, w, b = np.random.randn(2, 4, 6, 5), np.random.randn(6, 2, 3, 2), np.random.randn(6)
+    kwargs = dict(stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+    results = []
+    for lib, fn in ((tp, F.conv2d), (torch, TF.conv2d)):
+        leaves = [lib.tensor(v, requires_grad=True) for v in (x, w, b)]
+        out = fn(*leaves, **kwargs)
+        gx, gw = (lib.autograd.grad((out * out).sum(), leaves[:2], create_graph=True))
+        total = (gx * gx).sum() + (gw * gw).sum()
+        results.append([r.detach().numpy() for r in lib.autograd.grad(total, leaves)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)

@@ -155,3 +155,29 @@ def test_loss_errors():
         F.binary_cross_entropy(tp.rand(3), tp.rand(4))
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 5 classes"):
         F.cross_entropy(x, tp.randint(0, 5, (4,)), weight=tp.ones(3))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [dict(), dict(weight=True), dict(label_smoothing=0.2), dict(weight=True, label_smoothing=0.1)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_fused_kernel_matches_torch(reduction, options, dtype):
+    """The fused CPU cross_entropy (log_softmax and the weighted, smoothed nll in one pass) equals
+    PyTorch on (N, C) and (N, C, d) inputs with ignored and strided targets."""
+    for shape in ((16, 7), (4, 7, 3)):
+        x = np.random.randn(*shape) * 5
+        t = np.random.randint(0, 7, (shape[0],) + shape[2:])
+        t.reshape(-1)[::5] = -100
+        w = np.random.rand(7) + 0.5
+        extra = dict(reduction=reduction, label_smoothing=options.get("label_smoothing", 0.0))
+        tp_w = tp.tensor(w.astype(dtype)) if options.get("weight") else None
+        torch_w = torch.tensor(w.astype(dtype)) if options.get("weight") else None
+        check(torch, lambda a, b: F.cross_entropy(a, b, weight=tp_w, **extra),
+              lambda a, b: TF.cross_entropy(a, b, weight=torch_w, **extra), [x, t], dtype, noncontiguous=True)
+
+
+def test_cross_entropy_fused_kernel_raises_for_bad_targets():
+    """A target outside [0, C) (and not ignore_index) raises IndexError from the kernel."""
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(tp.randn(3, 4), tp.tensor([0, 4, 1]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(tp.randn(3, 4), tp.tensor([0, -2, 1]), reduction="none")

@@ -116,3 +116,51 @@ def test_pooling_errors():
         F.interpolate(tp.randn(1, 1, 4, 4), size=(2, 2), mode="foo")
     with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
         F.interpolate(tp.randn(1, 1, 4, 4))
+
+
+MAX_POOL_GEOMETRIES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(1, 2), dilation=(2, 1), padding=(1, 1)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", MAX_POOL_GEOMETRIES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool2d_indices_and_gradient_match_torch(kwargs, dtype):
+    """max_pool2d_with_indices and max_pool2d_backward (fused on the CPU) give PyTorch's indices
+    and gradients, ties and -inf windows included, on a strided input."""
+    x = np.random.randn(3, 4, 9, 10).astype(dtype)
+    x[:, :, :3, :3] = 1.0
+    x[0, 1] = -np.inf
+    base = tp.tensor(np.stack([x, x], -1), requires_grad=True)
+    ours = base[..., 0]
+    theirs = torch.tensor(x, requires_grad=True)
+    values, indices = F.max_pool2d(ours, return_indices=True, **kwargs)
+    expected_values, expected_indices = TF.max_pool2d(theirs, return_indices=True, **kwargs)
+    np.testing.assert_array_equal(indices.numpy(), expected_indices.numpy())
+    np.testing.assert_array_equal(values.detach().numpy(), expected_values.detach().numpy())
+    g = np.random.randn(*values.shape).astype(dtype)
+    values.backward(tp.tensor(g))
+    expected_values.backward(torch.tensor(g))
+    np.testing.assert_allclose(base.grad.numpy()[..., 0], theirs.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool2d_backward_matches_decomposition_and_double_backward():
+    """The fused gradient op equals its decomposition; the gradient of the gradient matches PyTorch."""
+    args = ((3, 2), (2, 1), (1, 1), (1, 2), True)
+    x = np.random.randn(2, 3, 7, 8)
+    x[0, 0, :3, :3] = 0.5
+    g = np.random.randn(*F._pooling._max_pool2d(tp.tensor(x), *args).shape)
+    fused = F._pooling._max_pool2d_grad(tp.tensor(g), tp.tensor(x), *args)
+    reference = F._pooling._max_pool2d_grad.op.decomposition(tp.tensor(g), tp.tensor(x), *args)
+    np.testing.assert_array_equal(fused.numpy(), reference.numpy())
+    results = []
+    for lib, fn in ((tp, F.max_pool2d), (torch, TF.max_pool2d)):
+        leaf = lib.tensor(x, requires_grad=True)
+        out = fn(leaf, (3, 2), (2, 1), (1, 1), (1, 2), True)
+        (grad,) = lib.autograd.grad((out * out).sum(), [leaf], create_graph=True)
+        (second,) = lib.autograd.grad((grad * lib.tensor(x)).sum(), [leaf])
+        results.append(second.numpy())
+    np.testing.assert_allclose(*results, rtol=1e-12, atol=1e-12)

@@ -4,8 +4,9 @@ Each adapter reads tensors through the contract's public attributes and hands th
 operands as ``(storage, offset, strides)`` tuples; Python numbers pass through unchanged. The
 C++ side checks every operand against its storage before touching memory.
 
-Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d, max_pool2d,
-avg_pool2d, layer_norm). They get the composite's own arguments, allocate their result with the
+Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
+halves of its gradient, max_pool2d with its indices and its gradient, avg_pool2d, layer_norm,
+cross_entropy). They get the composite's own arguments, allocate their result with the
 public ``Tensor.new_empty`` and return it; a case the C++ kernel does not cover (another dtype)
 runs the op's decomposition instead. Gradients come from each op's explicit derivative.
 """
@@ -171,6 +172,26 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     return out
 
 
+def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
+    if grad.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("conv2d_input_backward")(grad, weight, input_shape, stride, padding, dilation, groups)
+    out = grad.new_empty(tuple(input_shape))
+    grad, weight = _contiguous(grad), _contiguous(weight)
+    _K.conv2d_input_backward(_code(grad.dtype), out.shape, weight.shape, _operand(out), _operand(grad), _operand(weight),
+                             tuple(stride), tuple(padding), tuple(dilation), groups)
+    return out
+
+
+def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
+    if grad.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("conv2d_weight_backward")(grad, input, weight_shape, stride, padding, dilation, groups)
+    out = grad.new_empty(tuple(weight_shape))
+    grad = _contiguous(grad)
+    _K.conv2d_weight_backward(_code(grad.dtype), input.shape, out.shape, _operand(out), _operand(grad), _operand(input),
+                              tuple(stride), tuple(padding), tuple(dilation), groups)
+    return out
+
+
 def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     """Output size of one pooled dim (the formula of tensorplug.nn._pooling, which backends may
     not import): ceil_mode's last window must start inside the input or its left padding."""
@@ -193,6 +214,29 @@ def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
     _K.max_pool2d(_code(input.dtype), input.shape, out_hw, _operand(out), None, _operand(input),
                   tuple(kernel), tuple(stride), tuple(padding), tuple(dilation))
     return out
+
+
+def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("max_pool2d_with_indices")(input, kernel, stride, padding, dilation, ceil_mode)
+    import tensorplug  # the public dtype, imported late: the package is still loading when this module is
+
+    out_hw = _pool_hw(input, kernel, stride, padding, dilation, ceil_mode)
+    out = input.new_empty(input.shape[:2] + out_hw)
+    indices = input.new_empty(out.shape, dtype=tensorplug.int64)
+    _K.max_pool2d(_code(input.dtype), input.shape, out_hw, _operand(out), _operand(indices), _operand(input),
+                  tuple(kernel), tuple(stride), tuple(padding), tuple(dilation))
+    return out, indices
+
+
+def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("max_pool2d_backward")(grad, input, kernel, stride, padding, dilation, ceil_mode)
+    out_hw = tuple(grad.shape[2:])
+    grad_input = input.new_empty(input.shape)
+    _K.max_pool2d_backward(_code(input.dtype), input.shape, out_hw, _operand(grad_input), _operand(grad),
+                           _operand(input), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation))
+    return grad_input
 
 
 def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -225,6 +269,20 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out
 
 
+_REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
+    if input.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("cross_entropy")(input, target, weight, reduction, ignore_index, label_smoothing)
+    n, c, r = input.shape
+    code = _REDUCTION_CODES[reduction]
+    out = input.new_empty((n, r) if code == 0 else ())
+    _K.cross_entropy(_code(input.dtype), n, c, r, code, _operand(out), _operand(input), _operand(target),
+                     None if weight is None else _operand(weight), int(ignore_index), float(label_smoothing))
+    return out
+
+
 def table() -> dict:
     """Op name -> kernel: every primitive of the contract, and the fused composite ops."""
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
@@ -232,7 +290,10 @@ def table() -> dict:
                "uniform_": _random(_K.uniform), "normal_": _random(_K.normal), "randint_": _random(_K.randint),
                "sort": _sort,
                "softmax": _softmax(False), "log_softmax": _softmax(True), "conv2d": _conv2d,
-               "max_pool2d": _max_pool2d, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm}
+               "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
+               "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
+               "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
+               "cross_entropy": _cross_entropy}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

@@ -6,6 +6,13 @@
 // out[g] = weight[g] @ columns (a 1x1 stride-1 unpadded convolution reads the input directly).
 // Images run one after another (several per gemm when the output plane is small), each gemm
 // threaded by OpenBLAS; im2col runs on the calling thread.
+//
+// The two halves of its gradient, with the same geometry and the same batching:
+//   conv2d_input_backward(dtype, shape, weight_shape, grad_input, grad, weight, stride, padding, dilation, groups)
+//     columns = weight[g]^T @ grad[g] (gemm), then col2im adds each column back into its input pixel;
+//   conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
+//     grad_weight[g] = sum over images of grad[g] @ im2col(a)[g]^T (gemms accumulating into one result).
+// grad_input, grad_weight, grad and weight are contiguous; a may have any strides.
 #include <cblas.h>
 
 #include <climits>
@@ -31,6 +38,18 @@ void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
     else
         scipy_cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
                           (int)ldb, beta, c, (int)ldc);
+}
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          T beta, T* c, int64_t ldc) {
+    const auto at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    if constexpr (std::is_same_v<T, float>)
+        scipy_cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c,
+                          (int)ldc);
+    else
+        scipy_cblas_dgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, beta, c,
+                          (int)ldc);
 }
 
 // Output positions per gemm below which several images share one gemm.
@@ -74,6 +93,109 @@ void im2col(const ConvGeometry& g, const T* in, const int64_t* st, T* col, int64
             }
         }
     });
+}
+
+// The adjoint of im2col: adds each column row (c, ki, kj) back into the input pixels its taps
+// read, into one image's contiguous (C/groups, H, W) block `img` (padding taps are dropped).
+template <class T>
+void col2im(const ConvGeometry& g, const T* col, int64_t ld, T* img) {
+    const int64_t taps = g.kh * g.kw, rows = g.cg * taps;
+    // On the calling thread, as im2col.
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t c = r / taps, ki = (r % taps) / g.kw, kj = r % g.kw;
+        const T* src = col + r * ld;
+        T* dst = img + c * g.h * g.w;
+        const int64_t off = kj * g.d[1] - g.p[1];
+        int64_t lo = off >= 0 ? 0 : (-off + g.s[1] - 1) / g.s[1];
+        int64_t hi = g.w - off <= 0 ? 0 : (g.w - off + g.s[1] - 1) / g.s[1];
+        lo = std::min(lo, g.ow);
+        hi = std::max(lo, std::min(hi, g.ow));
+        for (int64_t y = 0; y < g.oh; ++y) {
+            const int64_t ih = y * g.s[0] - g.p[0] + ki * g.d[0];
+            if (ih < 0 || ih >= g.h) continue;
+            const T* s = src + y * g.ow;
+            T* d = dst + ih * g.w + off;
+            if (g.s[1] == 1) {
+                for (int64_t x = lo; x < hi; ++x) d[x] += s[x];
+            } else {
+                for (int64_t x = lo; x < hi; ++x) d[x * g.s[1]] += s[x];
+            }
+        }
+    }
+}
+
+// Images per gemm: enough to give the gemm kBatchColumns columns when the plane is small.
+int64_t images_per_gemm(const ConvGeometry& g) {
+    const int64_t plane = g.oh * g.ow;
+    return std::max<int64_t>(1, std::min<int64_t>(g.n, kBatchColumns / std::max<int64_t>(plane, 1)));
+}
+
+// grad (N, O, plane) rows og..og+og of images n0..n0+nb side by side: (og, nb * plane).
+template <class T>
+void gather_grad(const ConvGeometry& g, const T* G, int64_t n0, int64_t nb, int64_t gi, T* buf) {
+    const int64_t og = g.o / g.groups, plane = g.oh * g.ow, ld = nb * plane;
+    for (int64_t j = 0; j < nb; ++j)
+        for (int64_t oc = 0; oc < og; ++oc)
+            std::memcpy(buf + oc * ld + j * plane, G + ((n0 + j) * g.o + gi * og + oc) * plane,
+                        static_cast<size_t>(plane) * sizeof(T));
+}
+
+template <class T> void conv2d_input_backward_T(const ConvGeometry& g, Operand& out, Operand& grad, Operand& weight) {
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    const T* Wt = reinterpret_cast<const T*>(weight.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow, image = g.c * g.h * g.w;
+    std::fill(O, O + g.n * image, T(0));
+    if (k == 0 || og == 0) return;
+    const int64_t batch = images_per_gemm(g);
+    std::vector<T> col(static_cast<size_t>(k * plane * batch));
+    std::vector<T> buf(batch > 1 ? static_cast<size_t>(og * plane * batch) : 0);
+    for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
+        const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+            const T* B = G + (n0 * g.o + gi * og) * plane;
+            if (batch > 1) {
+                gather_grad<T>(g, G, n0, nb, gi, buf.data());
+                B = buf.data();
+            }
+            // columns (k, nb * plane) = weight[g]^T (k, og) @ grad[g] (og, nb * plane)
+            gemm<T>(true, false, k, ld, og, Wt + gi * og * k, k, B, ld, T(0), col.data(), ld);
+            for (int64_t j = 0; j < nb; ++j)
+                col2im<T>(g, col.data() + j * plane, ld, O + (n0 + j) * image + gi * g.cg * g.h * g.w);
+        }
+    }
+}
+
+template <class T>
+void conv2d_weight_backward_T(const ConvGeometry& g, Operand& out, Operand& grad, Operand& a) {
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    const T* A = reinterpret_cast<const T*>(a.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t* st = a.strides;
+    const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow;
+    if (g.n == 0 || plane == 0) {
+        std::fill(O, O + g.o * k, T(0));
+        return;
+    }
+    // The columns of a thin (small k) weight are small: more images per gemm then.
+    const int64_t batch = std::max<int64_t>(
+        images_per_gemm(g), std::min<int64_t>(g.n, (int64_t(1) << 20) / std::max<int64_t>(k * plane, 1)));
+    std::vector<T> col(static_cast<size_t>(k * plane * batch));
+    std::vector<T> buf(batch > 1 ? static_cast<size_t>(og * plane * batch) : 0);
+    for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
+        const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+            for (int64_t j = 0; j < nb; ++j)
+                im2col<T>(g, A + (n0 + j) * st[0] + gi * g.cg * st[1], st, col.data() + j * plane, ld);
+            const T* B = G + (n0 * g.o + gi * og) * plane;
+            if (batch > 1) {
+                gather_grad<T>(g, G, n0, nb, gi, buf.data());
+                B = buf.data();
+            }
+            // grad_weight[g] (og, k) (+)= grad[g] (og, nb * plane) @ columns^T (nb * plane, k)
+            gemm<T>(false, true, og, k, ld, B, ld, col.data(), ld, n0 ? T(1) : T(0), O + gi * og * k, k);
+        }
+    }
 }
 
 template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a, Operand& weight, const Operand* bias) {
@@ -154,39 +276,59 @@ void parse_pair(PyObject* o, int64_t* v, int64_t minimum, const char* what) {
     }
 }
 
-PyObject* py_conv2d(PyObject* const* args, Py_ssize_t nargs) {
-    const char* fname = "conv2d";
-    check_nargs(nargs, 11, fname);
-    int dtype = arg_dtype(args[0], fname);
-    if (dtype != kFloat32 && dtype != kFloat64)
-        value_error(std::string("conv2d: only float32 and float64 are supported, got ") + kDTypeName[dtype]);
+// The geometry of a call: args[1] the input shape (N, C, H, W), args[2] the weight shape
+// (O, C/groups, KH, KW), args[at..at+3] stride, padding, dilation and groups; checked so that
+// every size the kernels derive is consistent and fits BLAS.
+ConvGeometry parse_geometry(PyObject* const* args, int at, const char* fname) {
     int64_t shape[MAX_DIMS], wshape[MAX_DIMS];
-    if (parse_shape(args[1], shape, fname) != 4) value_error("conv2d: shape must be (N, C, H, W)");
+    const std::string name(fname);
+    if (parse_shape(args[1], shape, fname) != 4) value_error(name + ": shape must be (N, C, H, W)");
     if (parse_shape(args[2], wshape, fname, "weight_shape") != 4)
-        value_error("conv2d: weight_shape must be (O, C/groups, KH, KW)");
+        value_error(name + ": weight_shape must be (O, C/groups, KH, KW)");
     ConvGeometry g;
     g.n = shape[0], g.c = shape[1], g.h = shape[2], g.w = shape[3];
     g.o = wshape[0], g.cg = wshape[1], g.kh = wshape[2], g.kw = wshape[3];
-    parse_pair(args[7], g.s, 1, "stride");
-    parse_pair(args[8], g.p, 0, "padding");
-    parse_pair(args[9], g.d, 1, "dilation");
-    g.groups = arg_int(args[10], fname, "groups");
+    parse_pair(args[at], g.s, 1, "stride");
+    parse_pair(args[at + 1], g.p, 0, "padding");
+    parse_pair(args[at + 2], g.d, 1, "dilation");
+    g.groups = arg_int(args[at + 3], fname, "groups");
     if (g.groups < 1 || g.o % g.groups || g.cg * g.groups != g.c || g.kh < 1 || g.kw < 1)
-        value_error("conv2d: channels, groups and weight shape do not match");
+        value_error(name + ": channels, groups and weight shape do not match");
     const int64_t eh = g.d[0] * (g.kh - 1) + 1, ew = g.d[1] * (g.kw - 1) + 1;
-    if (eh > g.h + 2 * g.p[0] || ew > g.w + 2 * g.p[1]) value_error("conv2d: the kernel is larger than the padded input");
+    if (eh > g.h + 2 * g.p[0] || ew > g.w + 2 * g.p[1]) value_error(name + ": the kernel is larger than the padded input");
     g.oh = (g.h + 2 * g.p[0] - eh) / g.s[0] + 1;
     g.ow = (g.w + 2 * g.p[1] - ew) / g.s[1] + 1;
     const int64_t k = g.cg * g.kh * g.kw, plane = g.oh * g.ow;
     if (k > INT_MAX || plane > INT_MAX || g.o > INT_MAX || k * plane > (int64_t(1) << 40))
-        value_error("conv2d: sizes are too large for BLAS");
-    int64_t oshape[4] = {g.n, g.o, g.oh, g.ow};
+        value_error(name + ": sizes are too large for BLAS");
+    return g;
+}
+
+int conv_dtype(PyObject* o, const char* fname) {
+    int dtype = arg_dtype(o, fname);
+    if (dtype != kFloat32 && dtype != kFloat64)
+        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
+    return dtype;
+}
+
+// A contiguous operand of `shape`.
+void parse_contiguous(PyObject* o, int dtype, const int64_t* shape, Operand& op, const char* fname, const char* what,
+                      bool writable) {
+    parse_operand(o, dtype, 4, shape, op, fname, what, false, writable);
+    if (!is_contiguous(4, shape, op.strides)) value_error(std::string(fname) + ": " + what + " must be contiguous");
+}
+
+PyObject* py_conv2d(PyObject* const* args, Py_ssize_t nargs) {
+    // conv2d(dtype, shape, weight_shape, out, a, weight, bias, stride, padding, dilation, groups)
+    const char* fname = "conv2d";
+    check_nargs(nargs, 11, fname);
+    int dtype = conv_dtype(args[0], fname);
+    const ConvGeometry g = parse_geometry(args, 7, fname);
+    int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
     Operand out, a, weight, bias;
-    parse_operand(args[3], dtype, 4, oshape, out, fname, "out", false, true);
+    parse_contiguous(args[3], dtype, oshape, out, fname, "out", true);
     parse_operand(args[4], dtype, 4, shape, a, fname, "a", false, false);
-    parse_operand(args[5], dtype, 4, wshape, weight, fname, "weight", false, false);
-    if (!is_contiguous(4, oshape, out.strides)) value_error("conv2d: out must be contiguous");
-    if (!is_contiguous(4, wshape, weight.strides)) value_error("conv2d: weight must be contiguous");
+    parse_contiguous(args[5], dtype, wshape, weight, fname, "weight", false);
     const Operand* bp = nullptr;
     if (args[6] != Py_None) {
         parse_operand(args[6], dtype, 1, wshape, bias, fname, "bias", false, false);
@@ -199,12 +341,56 @@ PyObject* py_conv2d(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+PyObject* py_conv2d_input_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // conv2d_input_backward(dtype, shape, weight_shape, grad_input, grad, weight, stride, padding, dilation, groups)
+    const char* fname = "conv2d_input_backward";
+    check_nargs(nargs, 10, fname);
+    int dtype = conv_dtype(args[0], fname);
+    const ConvGeometry g = parse_geometry(args, 6, fname);
+    int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
+    Operand out, grad, weight;
+    parse_contiguous(args[3], dtype, shape, out, fname, "grad_input", true);
+    parse_contiguous(args[4], dtype, oshape, grad, fname, "grad", false);
+    parse_contiguous(args[5], dtype, wshape, weight, fname, "weight", false);
+    if (numel_of(4, shape) == 0) return none();
+    ReleaseGil nogil(true);
+    if (dtype == kFloat32) conv2d_input_backward_T<float>(g, out, grad, weight);
+    else conv2d_input_backward_T<double>(g, out, grad, weight);
+    return none();
+}
+
+PyObject* py_conv2d_weight_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
+    const char* fname = "conv2d_weight_backward";
+    check_nargs(nargs, 10, fname);
+    int dtype = conv_dtype(args[0], fname);
+    const ConvGeometry g = parse_geometry(args, 6, fname);
+    int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
+    Operand out, grad, a;
+    parse_contiguous(args[3], dtype, wshape, out, fname, "grad_weight", true);
+    parse_contiguous(args[4], dtype, oshape, grad, fname, "grad", false);
+    parse_operand(args[5], dtype, 4, shape, a, fname, "a", false, false);
+    if (numel_of(4, wshape) == 0) return none();
+    ReleaseGil nogil(true);
+    if (dtype == kFloat32) conv2d_weight_backward_T<float>(g, out, grad, a);
+    else conv2d_weight_backward_T<double>(g, out, grad, a);
+    return none();
+}
+
 }  // namespace
 
 void register_conv(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_conv2d>(
         "conv2d", "conv2d(dtype, shape, weight_shape, out, a, weight, bias, stride, padding, dilation, groups): "
                   "out (N, O, OH, OW) and weight contiguous; bias may be None."));
+    methods.push_back(fast_method<py_conv2d_input_backward>(
+        "conv2d_input_backward",
+        "conv2d_input_backward(dtype, shape, weight_shape, grad_input, grad, weight, stride, padding, dilation, "
+        "groups): grad_input (N, C, H, W), grad and weight contiguous."));
+    methods.push_back(fast_method<py_conv2d_weight_backward>(
+        "conv2d_weight_backward",
+        "conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, "
+        "groups): grad_weight (O, C/groups, KH, KW) and grad contiguous."));
 }
 
 }  // namespace tp

@@ -3,7 +3,9 @@
 //   softmax(dtype, log, outer, size, inner, out, a)          softmax / log_softmax over `size`
 //   max_pool2d(dtype, shape, out, indices, a, kernel, stride, padding, dilation)
 //   avg_pool2d(dtype, shape, out, a, kernel, stride, padding, count_include_pad, divisor)
+//   max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, dilation)
 //   layer_norm(dtype, rows, cols, out, a, weight, bias, eps)
+//   cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, label_smoothing)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
 // storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
 // lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
@@ -245,6 +247,63 @@ struct PoolGeometry {
     int64_t k[2], s[2], p[2], d[2];
 };
 
+// One output row's window maxima and their flat indices, tap by tap (row-major tap order) over
+// the whole row, which keeps the inner loop short and branch-light. A value replaces the current
+// maximum when it is larger, or when it is the first NaN.
+struct RowTaps {
+    std::vector<int64_t> xlo, xhi, first;  // per kj: outputs whose tap lies inside; per x: its first tap
+};
+
+RowTaps row_taps(const PoolGeometry& g) {
+    RowTaps t;
+    t.xlo.resize(static_cast<size_t>(g.k[1]));
+    t.xhi.resize(static_cast<size_t>(g.k[1]));
+    t.first.resize(static_cast<size_t>(g.ow));
+    for (int64_t kj = 0; kj < g.k[1]; ++kj) {
+        const int64_t off = kj * g.d[1] - g.p[1];  // iw = x * s + off must lie in [0, W)
+        int64_t lo = off >= 0 ? 0 : (-off + g.s[1] - 1) / g.s[1];
+        int64_t hi = g.w - off <= 0 ? 0 : (g.w - off + g.s[1] - 1) / g.s[1];
+        t.xlo[kj] = std::min(lo, g.ow);
+        t.xhi[kj] = std::max(t.xlo[kj], std::min(hi, g.ow));
+    }
+    for (int64_t x = 0; x < g.ow; ++x) {
+        const TapRange cr = taps(x, g.s[1], g.p[1], g.d[1], g.k[1], g.w);
+        t.first[x] = cr.lo < cr.hi ? cr.start + cr.lo * g.d[1] : -1;
+    }
+    return t;
+}
+
+template <class T>
+void row_argmax(const PoolGeometry& g, const T* plane, const int64_t* as, int64_t y, const RowTaps& t, T* m,
+                int64_t* best) {
+    const TapRange rr = taps(y, g.s[0], g.p[0], g.d[0], g.k[0], g.h);
+    const int64_t first_row = rr.start + rr.lo * g.d[0];
+    for (int64_t x = 0; x < g.ow; ++x) {
+        m[x] = -std::numeric_limits<T>::infinity();
+        best[x] = rr.lo < rr.hi && t.first[x] >= 0 ? first_row * g.w + t.first[x] : -1;
+    }
+    for (int64_t ki = rr.lo; ki < rr.hi; ++ki) {
+        const int64_t ih = rr.start + ki * g.d[0];
+        const T* row = plane + ih * as[2];
+        for (int64_t kj = 0; kj < g.k[1]; ++kj) {
+            const int64_t off = kj * g.d[1] - g.p[1];
+            for (int64_t x = t.xlo[kj]; x < t.xhi[kj]; ++x) {
+                const int64_t iw = x * g.s[1] + off;
+                const T v = row[iw * as[3]], cur = m[x];
+                if (v > cur || (v != v && cur == cur)) {
+                    m[x] = v;
+                    best[x] = ih * g.w + iw;
+                }
+            }
+        }
+    }
+}
+
+int64_t pool_chunks(const PoolGeometry& g) {
+    const int64_t work = g.n * g.c * g.oh * g.ow * g.k[0] * g.k[1];
+    return work >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+}
+
 // Each output is the maximum of its window's taps inside the input (padding is -inf), the first
 // maximum in row-major tap order winning, a NaN winning for good; its index is the tap's flat
 // position h * W + w in the input plane (the first tap inside the input when every value is -inf).
@@ -253,12 +312,10 @@ void max_pool_T(const PoolGeometry& g, Operand& out, Operand* indices, Operand& 
     const int64_t *as = a.strides, *os = out.strides;
     const T* A = reinterpret_cast<const T*>(a.data);
     T* O = reinterpret_cast<T*>(out.data);
-    std::vector<TapRange> cols(static_cast<size_t>(g.ow));
-    for (int64_t x = 0; x < g.ow; ++x) cols[x] = taps(x, g.s[1], g.p[1], g.d[1], g.k[1], g.w);
-    const int64_t planes = g.n * g.c;
-    const int64_t work = planes * g.oh * g.ow * g.k[0] * g.k[1];
-    const int64_t nchunks = work >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
-    parallel_chunks(planes, nchunks, [&](int64_t, int64_t p0, int64_t p1) {
+    const RowTaps t = row_taps(g);
+    parallel_chunks(g.n * g.c, pool_chunks(g), [&](int64_t, int64_t p0, int64_t p1) {
+        std::vector<T> m(static_cast<size_t>(g.ow));
+        std::vector<int64_t> best(static_cast<size_t>(g.ow));
         for (int64_t pl = p0; pl < p1; ++pl) {
             const int64_t ni = pl / g.c, ci = pl % g.c;
             const T* plane = A + ni * as[0] + ci * as[1];
@@ -267,29 +324,37 @@ void max_pool_T(const PoolGeometry& g, Operand& out, Operand* indices, Operand& 
                                             ci * indices->strides[1]
                                       : nullptr;
             for (int64_t y = 0; y < g.oh; ++y) {
-                const TapRange rr = taps(y, g.s[0], g.p[0], g.d[0], g.k[0], g.h);
-                for (int64_t x = 0; x < g.ow; ++x) {
-                    const TapRange& cr = cols[x];
-                    T m = -std::numeric_limits<T>::infinity();
-                    int64_t best = (rr.lo < rr.hi && cr.lo < cr.hi)
-                                       ? (rr.start + rr.lo * g.d[0]) * g.w + cr.start + cr.lo * g.d[1]
-                                       : -1;
-                    for (int64_t ki = rr.lo; ki < rr.hi && m == m; ++ki) {
-                        const int64_t ih = rr.start + ki * g.d[0];
-                        const T* row = plane + ih * as[2];
-                        for (int64_t kj = cr.lo; kj < cr.hi; ++kj) {
-                            const int64_t iw = cr.start + kj * g.d[1];
-                            const T v = row[iw * as[3]];
-                            if (v > m || v != v) {
-                                m = v;
-                                best = ih * g.w + iw;
-                                if (v != v) break;
-                            }
-                        }
-                    }
-                    oplane[y * os[2] + x * os[3]] = m;
-                    if (iplane) iplane[y * indices->strides[2] + x * indices->strides[3]] = best;
-                }
+                row_argmax<T>(g, plane, as, y, t, m.data(), best.data());
+                for (int64_t x = 0; x < g.ow; ++x) oplane[y * os[2] + x * os[3]] = m[x];
+                if (iplane)
+                    for (int64_t x = 0; x < g.ow; ++x) iplane[y * indices->strides[2] + x * indices->strides[3]] = best[x];
+            }
+        }
+    });
+}
+
+// The gradient of max_pool_T: each output's gradient added to the input element its maximum came
+// from. grad_input is contiguous; planes run in parallel (a window never leaves its plane).
+template <class T>
+void max_pool_backward_T(const PoolGeometry& g, Operand& grad_input, Operand& grad, Operand& a) {
+    const int64_t *as = a.strides, *gs = grad.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    T* O = reinterpret_cast<T*>(grad_input.data);
+    const RowTaps t = row_taps(g);
+    parallel_chunks(g.n * g.c, pool_chunks(g), [&](int64_t, int64_t p0, int64_t p1) {
+        std::vector<T> m(static_cast<size_t>(g.ow));
+        std::vector<int64_t> best(static_cast<size_t>(g.ow));
+        for (int64_t pl = p0; pl < p1; ++pl) {
+            const int64_t ni = pl / g.c, ci = pl % g.c;
+            const T* plane = A + ni * as[0] + ci * as[1];
+            const T* gplane = G + ni * gs[0] + ci * gs[1];
+            T* oplane = O + pl * g.h * g.w;
+            std::fill(oplane, oplane + g.h * g.w, T(0));
+            for (int64_t y = 0; y < g.oh; ++y) {
+                row_argmax<T>(g, plane, as, y, t, m.data(), best.data());
+                for (int64_t x = 0; x < g.ow; ++x)
+                    if (best[x] >= 0) oplane[best[x]] += gplane[y * gs[2] + x * gs[3]];
             }
         }
     });
@@ -372,6 +437,36 @@ PyObject* py_max_pool2d(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+PyObject* py_max_pool2d_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, dilation)
+    const char* fname = "max_pool2d_backward";
+    check_nargs(nargs, 10, fname);
+    PoolGeometry g;
+    Operand grad_input, grad, a;
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[MAX_DIMS], out_hw[2];
+    if (parse_shape(args[1], shape, fname) != 4) value_error("max_pool2d_backward: shape must be (N, C, H, W)");
+    parse_ints(args[2], out_hw, 2, 0, fname, "out_hw");
+    parse_ints(args[6], g.k, 2, 1, fname, "kernel");
+    parse_ints(args[7], g.s, 2, 1, fname, "stride");
+    parse_ints(args[8], g.p, 2, 0, fname, "padding");
+    parse_ints(args[9], g.d, 2, 1, fname, "dilation");
+    g.n = shape[0], g.c = shape[1], g.h = shape[2], g.w = shape[3], g.oh = out_hw[0], g.ow = out_hw[1];
+    int64_t oshape[4] = {g.n, g.c, g.oh, g.ow};
+    parse_operand(args[3], dtype, 4, shape, grad_input, fname, "grad_input", false, true);
+    const int64_t* st = grad_input.strides;
+    if ((g.w > 1 && st[3] != 1) || (g.h > 1 && st[2] != g.w) || (g.c > 1 && st[1] != g.h * g.w) ||
+        (g.n > 1 && st[0] != g.c * g.h * g.w))
+        value_error("max_pool2d_backward: grad_input must be contiguous");
+    parse_operand(args[4], dtype, 4, oshape, grad, fname, "grad", false, false);
+    parse_operand(args[5], dtype, 4, shape, a, fname, "a", false, false);
+    if (numel_of(4, shape) == 0) return none();
+    ReleaseGil nogil(numel_of(4, shape) >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) max_pool_backward_T<float>(g, grad_input, grad, a);
+    else max_pool_backward_T<double>(g, grad_input, grad, a);
+    return none();
+}
+
 PyObject* py_avg_pool2d(PyObject* const* args, Py_ssize_t nargs) {
     // avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor)
     const char* fname = "avg_pool2d";
@@ -389,6 +484,107 @@ PyObject* py_avg_pool2d(PyObject* const* args, Py_ssize_t nargs) {
     ReleaseGil nogil(total * g.k[0] * g.k[1] >= PARALLEL_THRESHOLD);
     if (dtype == kFloat32) avg_pool_T<float>(g, out, a, include_pad, divisor);
     else avg_pool_T<double>(g, out, a, include_pad, divisor);
+    return none();
+}
+
+// --- cross_entropy -------------------------------------------------------------------------
+// Row (n, r) of a (N, C, R) input against class index t = target[n, r]: with p = log_softmax of
+// the row, loss = -(sum_c q_c p_c), q_c = (1 - s) w_t [c == t] + (s / C) w_c (w = 1 without
+// weights), and 0 where t is ignore_index (then w_t counts as 0). mean divides the summed losses
+// by the summed w_t, as the composite op does; sums are in double, in row order.
+template <class T>
+void cross_entropy_T(int64_t n, int64_t c, int64_t r, int reduction, Operand& out, Operand& a, Operand& target,
+                     const Operand* weight, int64_t ignore_index, double smoothing) {
+    const int64_t *as = a.strides, *ts = target.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    const int64_t* Tg = reinterpret_cast<const int64_t*>(target.data);
+    const T* W = weight ? reinterpret_cast<const T*>(weight->data) : nullptr;
+    const int64_t ws = weight ? weight->strides[0] : 0;
+    const int64_t rows = n * r;
+    std::vector<double> losses(static_cast<size_t>(rows)), weights(static_cast<size_t>(rows));
+    std::vector<int64_t> bad(static_cast<size_t>(rows), 0);
+    double w_all = 0;  // sum of w_c, for the smoothing term
+    if (W)
+        for (int64_t k = 0; k < c; ++k) w_all += W[k * ws];
+    else
+        w_all = static_cast<double>(c);
+    const bool direct = c == 1 || as[1] == 1;
+    const int64_t nchunks = rows * c >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
+        std::vector<T> buf(direct ? 0 : static_cast<size_t>(c));
+        for (int64_t row = r0; row < r1; ++row) {
+            const int64_t ni = row / r, ri = row % r;
+            const int64_t t = Tg[ni * ts[0] + ri * ts[1]];
+            if (t == ignore_index) {
+                losses[row] = weights[row] = 0;
+                continue;
+            }
+            if (t < 0 || t >= c) {
+                bad[row] = 1;
+                continue;
+            }
+            const T* x = A + ni * as[0] + ri * as[2];
+            if (!direct) {
+                for (int64_t k = 0; k < c; ++k) buf[k] = x[k * as[1]];
+                x = buf.data();
+            }
+            const T m = row_max<T>(x, c);
+            const double lse = static_cast<double>(m) + std::log(row_expsum<T>(x, nullptr, c, m));
+            const double wt = W ? static_cast<double>(W[t * ws]) : 1.0;
+            double loss = (1.0 - smoothing) * wt * (lse - static_cast<double>(x[t]));
+            if (smoothing != 0) {
+                double dot = 0;  // sum_c w_c x_c
+                for (int64_t k = 0; k < c; ++k) dot += (W ? static_cast<double>(W[k * ws]) : 1.0) * x[k];
+                loss += smoothing / static_cast<double>(c) * (w_all * lse - dot);
+            }
+            losses[row] = loss;
+            weights[row] = wt;
+        }
+    });
+    for (int64_t row = 0; row < rows; ++row)
+        if (bad[row]) {
+            const int64_t t = Tg[(row / r) * ts[0] + (row % r) * ts[1]];
+            raise(PyExc_IndexError, "cross_entropy: target " + std::to_string(t) + " is out of bounds for " +
+                                        std::to_string(c) + " classes");
+        }
+    T* O = reinterpret_cast<T*>(out.data);
+    if (reduction == 0) {
+        for (int64_t row = 0; row < rows; ++row) O[(row / r) * out.strides[0] + (row % r) * out.strides[1]] = static_cast<T>(losses[row]);
+        return;
+    }
+    double total = 0, wsum = 0;
+    for (int64_t row = 0; row < rows; ++row) total += losses[row], wsum += weights[row];
+    *O = static_cast<T>(reduction == 1 ? total / wsum : total);
+}
+
+PyObject* py_cross_entropy(PyObject* const* args, Py_ssize_t nargs) {
+    // cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, label_smoothing)
+    const char* fname = "cross_entropy";
+    check_nargs(nargs, 11, fname);
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[3];
+    for (int i = 0; i < 3; ++i) {
+        shape[i] = arg_int(args[1 + i], fname, "size");
+        if (shape[i] < 0) value_error("cross_entropy: sizes must be >= 0");
+    }
+    const int64_t reduction = arg_int(args[4], fname, "reduction");
+    if (reduction < 0 || reduction > 2) value_error("cross_entropy: reduction must be 0 (none), 1 (mean) or 2 (sum)");
+    const int64_t rows_shape[2] = {shape[0], shape[2]};
+    Operand out, a, target, weight;
+    parse_operand(args[5], dtype, reduction == 0 ? 2 : 0, rows_shape, out, fname, "out", false, true);
+    parse_operand(args[6], dtype, 3, shape, a, fname, "a", false, false);
+    parse_operand(args[7], kInt64, 2, rows_shape, target, fname, "target", false, false);
+    const Operand* wp = nullptr;
+    if (args[8] != Py_None) {
+        parse_operand(args[8], dtype, 1, shape + 1, weight, fname, "weight", false, false);
+        wp = &weight;
+    }
+    const int64_t ignore_index = arg_int(args[9], fname, "ignore_index");
+    const double smoothing = arg_double(args[10], fname, "label_smoothing");
+    if (shape[1] == 0) value_error("cross_entropy: there must be at least one class");
+    ReleaseGil nogil(numel_of(3, shape) >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) cross_entropy_T<float>(shape[0], shape[1], shape[2], (int)reduction, out, a, target, wp, ignore_index, smoothing);
+    else cross_entropy_T<double>(shape[0], shape[1], shape[2], (int)reduction, out, a, target, wp, ignore_index, smoothing);
     return none();
 }
 
@@ -486,6 +682,12 @@ void register_nn(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_max_pool2d>(
         "max_pool2d", "max_pool2d(dtype, shape, out_hw, out, indices, a, kernel, stride, padding, dilation); "
                       "indices may be None."));
+    methods.push_back(fast_method<py_max_pool2d_backward>(
+        "max_pool2d_backward", "max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, "
+                               "dilation): grad_input (N, C, H, W) contiguous."));
+    methods.push_back(fast_method<py_cross_entropy>(
+        "cross_entropy", "cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, "
+                         "label_smoothing): reduction 0 none (out (N, R)), 1 mean, 2 sum (out 0-d)."));
     methods.push_back(fast_method<py_avg_pool2d>(
         "avg_pool2d", "avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor); "
                       "divisor 0: none."));

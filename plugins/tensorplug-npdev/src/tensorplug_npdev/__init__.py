@@ -1,0 +1,51 @@
+"""tensorplug-npdev: an example backend package, the one to copy when starting a new backend.
+
+It registers the device type ``npdev`` through the ``tensorplug.backends`` entry point (see
+pyproject.toml). Its memory is NumPy byte buffers owned by this package, never shared with CPU
+tensors, so it behaves as separate device memory would: data reaches it only through
+``copy_from_host`` and leaves only through ``to_host``. The kernels are plain NumPy.
+
+This module is what tensorplug imports when ``npdev`` is first used, so it stays cheap: the
+kernel table and the allocator are imported in :meth:`NpDevBackend.load`.
+"""
+from __future__ import annotations
+
+from tensorplug.backends.api import Backend
+from tensorplug.plugins import hookimpl
+
+__all__ = ["NpDevBackend", "plugin"]
+
+
+class NpDevBackend(Backend):
+    device_type = "npdev"
+    # float32, int64 and bool are required; the rest are optional capabilities this backend
+    # declares, so the conformance suite tests them too.
+    dtypes = frozenset({"float32", "int64", "bool", "float64", "float16", "uint8", "int8", "int16", "int32"})
+
+    def is_available(self):
+        return True, ""
+
+    def device_count(self):
+        return 1
+
+    def load(self):
+        from . import kernels, storage
+
+        self._kernels = kernels.table()
+        self.allocate = storage.allocate
+        self.copy_from_host = storage.copy_from_host
+        self.to_host = storage.to_host
+        self.memory_stats = storage.memory_stats
+        self.empty_cache = storage.empty_cache
+
+    def kernels(self):
+        return self._kernels
+
+
+class _Plugin:
+    @hookimpl
+    def tensorplug_register_backends(self):
+        return [NpDevBackend()]
+
+
+plugin = _Plugin()

@@ -1,0 +1,765 @@
+"""OpenCL C sources, generated per (family, dtype) from the templates in this one module.
+
+Every program starts with ``helpers.cl`` and the type macros of the dtypes it touches:
+``T_x`` (storage type), ``C_x`` (compute type), ``LD_x(p, i)`` / ``ST_x(p, i, v)`` (load and
+store element ``i`` of pointer ``p`` in the compute type). float16 and bfloat16 are stored as
+16-bit patterns and computed in float32 (``vload_half``/``vstore_half_rte`` are core OpenCL, so
+they need no cl_khr_fp16). One program holds a whole family for one dtype, so a dtype's first op
+of a family pays one build; PoCL then generates each kernel's machine code on its first launch.
+"""
+from __future__ import annotations
+
+import os
+
+MAXD = 8  # dims passed as scalar arguments to strided kernels (more are split on the host)
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(_HERE, "helpers.cl")) as _f:
+    HELPERS = _f.read()
+
+# name: (storage type, compute type, kind, unsigned type) with kind f(loat), i(nt), u(nsigned), b(ool)
+DTYPES = {
+    "bool": ("uchar", "uchar", "b", "uchar"),
+    "uint8": ("uchar", "uchar", "u", "uchar"),
+    "int8": ("char", "char", "i", "uchar"),
+    "int16": ("short", "short", "i", "ushort"),
+    "int32": ("int", "int", "i", "uint"),
+    "int64": ("long", "long", "i", "ulong"),
+    "float16": ("half", "float", "f", None),
+    "bfloat16": ("ushort", "float", "f", None),
+    "float32": ("float", "float", "f", None),
+    "float64": ("double", "double", "f", None),
+}
+
+
+def kind(dtype: str) -> str:
+    return DTYPES[dtype][2]
+
+
+def type_defs(dtype: str, tag: str) -> str:
+    """The macros of one dtype under the suffix ``tag``."""
+    storage, compute, k, _ = DTYPES[dtype]
+    if dtype == "float16":
+        load, store = "vload_half((i), (p))", "vstore_half_rte((v), (i), (p))"
+    elif dtype == "bfloat16":
+        load, store = "tp_bf16_to_float((p)[i])", "((p)[i] = tp_float_to_bf16(v))"
+    elif dtype == "bool":
+        load, store = "((p)[i])", "((p)[i] = (uchar)((v) != 0))"
+    else:
+        load, store = "((p)[i])", f"((p)[i] = ({storage})(v))"
+    return (f"typedef {storage} T_{tag};\ntypedef {compute} C_{tag};\n"
+            f"#define LD_{tag}(p, i) {load}\n#define ST_{tag}(p, i, v) {store}\n")
+
+
+def preamble(fp64: bool, *dtypes: str) -> str:
+    parts = []
+    if fp64:
+        parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
+    parts.append(HELPERS)
+    for d in dict.fromkeys(dtypes):
+        parts.append(type_defs(d, d))
+    return "".join(parts)
+
+
+def _dims(prefix: str) -> str:
+    return ", ".join(f"long {prefix}{k}" for k in range(MAXD))
+
+
+def _array(name: str, prefix: str) -> str:
+    return f"long {name}[{MAXD}] = {{{', '.join(f'{prefix}{k}' for k in range(MAXD))}}};"
+
+
+# --- elementwise -----------------------------------------------------------------------------
+
+def _unary_expr(op: str, k: str):
+    """C expression of op on x (compute type C), or None where the dtype does not take the op."""
+    f = k == "f"
+    if op in ("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "asin",
+              "acos", "atan", "sinh", "cosh", "tanh", "erf"):
+        return f"{op}(x)" if f else None
+    table = {
+        "neg": "-x" if f else None if k == "b" else "(C)(0UL - (ulong)x)",
+        "abs": "fabs(x)" if f else "(x < 0 ? (C)(0UL - (ulong)x) : x)" if k == "i" else "x",
+        "sign": "(isnan(x) ? x : (C)((x > 0) - (x < 0)))" if f else "(C)((x > 0) - (x < 0))",
+        "rsqrt": "((C)1 / sqrt(x))" if f else None,
+        "sigmoid": "((C)1 / ((C)1 + exp(-x)))" if f else None,
+        "erfinv": "tp_erfinv(x)" if f else None,
+        "floor": "floor(x)" if f else "x",
+        "ceil": "ceil(x)" if f else "x",
+        "round": "rint(x)" if f else "x",
+        "trunc": "trunc(x)" if f else "x",
+        "reciprocal": "((C)1 / x)" if f else None,
+        "square": "x" if k == "b" else "x * x" if f else "(C)((ulong)x * (ulong)x)",
+        "logical_not": "(x == 0)",
+        "bitwise_not": None if f else "(C)(!x)" if k == "b" else "(C)(~x)",
+        "isnan": "isnan(x)" if f else "0",
+        "isinf": "isinf(x)" if f else "0",
+        "isfinite": "isfinite(x)" if f else "1",
+    }
+    return table[op]
+
+
+BOOL_OUT_UNARY = ("logical_not", "isnan", "isinf", "isfinite")
+BOOL_OUT_BINARY = ("logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge")
+# Integer ops that may record an error (division by zero, negative powers) in the flag.
+FLAGGING = ("floor_divide", "remainder", "fmod", "pow")
+
+_ERFINV = """
+C tp_erfinv(C yc) {
+    double y = (double)yc;
+    if (!(y > -1.0 && y < 1.0)) return (C)(y == 1.0 ? INFINITY : y == -1.0 ? -INFINITY : NAN);
+    if (y == 0.0) return yc;
+    double w = -log((1.0 - y) * (1.0 + y)), p;
+    if (w < 5.0) {
+        w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w; p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3.0; p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w; p = 0.00573950773 + p * w; p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+    }
+    double sgn = y < 0 ? -1.0 : 1.0, ay = fabs(y), x = fabs(p * y);
+    for (int i = 0; i < 2; ++i) {
+        double d = 1.1283791670955126 * exp(-x * x);
+        if (d == 0.0) break;
+        if (ay <= 0.5) x -= (erf(x) - ay) / d; else x += (erfc(x) - (1.0 - ay)) / d;
+    }
+    return (C)(sgn * x);
+}
+"""
+# Without float64 the refinement runs in float32.
+_ERFINV_F32 = _ERFINV.replace("double", "float").replace("1.1283791670955126", "1.1283791670955126f")
+
+
+def _binary_expr(op: str, k: str):
+    f, b = k == "f", k == "b"
+    wrap = lambda sym: f"(C)((ulong)x {sym} (ulong)y)"  # noqa: E731 - integer ops wrap around
+    table = {
+        "add": "x + y" if f else "(C)(x | y)" if b else wrap("+"),
+        "sub": None if b else "x - y" if f else wrap("-"),
+        "mul": "x * y" if f else "(C)(x & y)" if b else wrap("*"),
+        "div": "x / y" if f else None,
+        "floor_divide": None if b else "tp_floordiv(x, y)" if f else "tp_int_floordiv(x, y, err)",
+        "remainder": None if b else "tp_remainder(x, y)" if f else "tp_int_remainder(x, y, err)",
+        "fmod": None if b else "fmod(x, y)" if f else "tp_int_fmod(x, y, err)",
+        "pow": None if b else "pow(x, y)" if f else "tp_int_pow(x, y, err)",
+        "maximum": "(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y))" if f else "(x > y ? x : y)",
+        "minimum": "(isnan(x) ? x : isnan(y) ? y : (x < y ? x : y))" if f else "(x < y ? x : y)",
+        "atan2": "atan2(x, y)" if f else None,
+        "copysign": "copysign(x, y)" if f else None,
+        "hypot": "hypot(x, y)" if f else None,
+        "bitwise_and": None if f else "(C)(x & y)",
+        "bitwise_or": None if f else "(C)(x | y)",
+        "bitwise_xor": None if f else "(C)(x ^ y)",
+        "bitwise_left_shift": "tp_lshift(x, y)" if k in "iu" else None,
+        "bitwise_right_shift": "tp_rshift(x, y)" if k in "iu" else None,
+        "logical_and": "((x != 0) && (y != 0))",
+        "logical_or": "((x != 0) || (y != 0))",
+        "logical_xor": "((x != 0) != (y != 0))",
+        "eq": "(x == y)", "ne": "(x != y)", "lt": "(x < y)", "le": "(x <= y)", "gt": "(x > y)", "ge": "(x >= y)",
+    }
+    return table[op]
+
+
+_FLOAT_HELPERS = """
+C tp_floordiv(C a, C b) {
+    if (b == 0) return a / b;
+    C m = fmod(a, b);
+    C d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+    if (d == 0) return copysign((C)0, a / b);
+    C fl = floor(d);
+    if (d - fl > (C)0.5) fl += 1;
+    return fl;
+}
+C tp_remainder(C a, C b) {
+    C m = fmod(a, b);
+    if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else { m = copysign((C)0, b); }
+    return m;
+}
+"""
+
+_INT_HELPERS = """
+C tp_int_floordiv(C a, C b, __global long* err) {
+    if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    long x = a, y = b;
+    if (y == -1) return (C)(0UL - (ulong)x);
+    long q = x / y;
+    if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+    return (C)q;
+}
+C tp_int_remainder(C a, C b, __global long* err) {
+    if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    long x = a, y = b;
+    if (y == -1) return 0;
+    long r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return (C)r;
+}
+C tp_int_fmod(C a, C b, __global long* err) {
+    if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    long x = a, y = b;
+    if (y == -1) return 0;
+    return (C)(x % y);
+}
+C tp_int_pow(C a, C b, __global long* err) {
+    if (SIGNED && (long)b < 0) { tp_raise(err, TP_ERR_NEG_POW, 0, 0, 0); return 0; }
+    ulong base = (ulong)(long)a, e = (ulong)(long)b, r = 1;
+    while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }
+    return (C)r;
+}
+C tp_lshift(C a, C b) {
+    long s = (long)b;
+    if (s < 0 || s >= BITS) return 0;
+    return (C)((U)a << s);
+}
+C tp_rshift(C a, C b) {
+    long s = (long)b;
+    if (s < 0 || s >= BITS) return SIGNED && a < 0 ? (C)-1 : (C)0;
+    return (C)(a >> s);
+}
+"""
+
+
+def _main_type(dtype: str, fp64: bool) -> str:
+    storage, compute, k, unsigned = DTYPES[dtype]
+    text = f"#define T T_{dtype}\n#define C C_{dtype}\n#define LD LD_{dtype}\n#define ST ST_{dtype}\n"
+    if k in "iub":
+        bits = {"uchar": 8, "char": 8, "short": 16, "int": 32, "long": 64}[storage]
+        text += f"#define U {unsigned}\n#define BITS {bits}\n#define SIGNED {1 if k == 'i' else 0}\n"
+    return text
+
+
+def elementwise(dtype: str, fp64: bool) -> tuple[str, dict]:
+    """The unary, binary, compare, where and fill kernels of one dtype, and their argument kinds.
+
+    Each op gets a contiguous kernel per operand mode (``_tt`` tensor-tensor, ``_ts``/``_st``
+    with a number on one side) and one strided kernel ``_s`` taking shapes and strides.
+    """
+    k = kind(dtype)
+    src = [preamble(fp64, dtype, "bool"), _main_type(dtype, fp64)]
+    if k == "f":
+        src.append(_FLOAT_HELPERS)
+        src.append(_ERFINV if fp64 else _ERFINV_F32)
+    else:
+        src.append(_INT_HELPERS)
+    ops: dict = {}
+    from ..api import FAMILIES
+
+    strided_args = f"int nd, {_dims('d')}, {_dims('so')}"
+    for op in FAMILIES["unary"]:
+        expr = _unary_expr(op, k)
+        if expr is None:
+            continue
+        out = "bool" if op in BOOL_OUT_UNARY else dtype
+        src.append(f"""
+__kernel void {op}_c(__global T_{out}* o, long oo, __global const T* a, long oa, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C x = LD(a, oa + i);
+    ST_{out}(o, oo + i, {expr});
+}}
+__kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa, long n, {strided_args}, {_dims('sa')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
+    long io = oo, ia = oa;
+    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; }} }}
+    C x = LD(a, ia);
+    ST_{out}(o, io, {expr});
+}}""")
+        ops[op] = "unary"
+    for op in FAMILIES["binary"] + FAMILIES["compare"]:
+        expr = _binary_expr(op, k)
+        if expr is None:
+            continue
+        out = "bool" if op in BOOL_OUT_BINARY else dtype
+        head = f"__global T_{out}* o, long oo, __global const T* a, long oa, __global const T* b, long ob, C sa, C sb"
+        for mode, xa, yb in (("tt", "LD(a, oa + i)", "LD(b, ob + i)"), ("ts", "LD(a, oa + i)", "sb"), ("st", "sa", "LD(b, ob + i)")):
+            src.append(f"""
+__kernel void {op}_{mode}({head}, long n, __global long* err) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C x = {xa};
+    C y = {yb};
+    ST_{out}(o, oo + i, {expr});
+}}""")
+        src.append(f"""
+__kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, {_dims('sa')}, {_dims('sb')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')} {_array('st_b', 'sb')}
+    long io = oo, ia = oa, ib = ob;
+    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; ib += c * st_b[k]; }} }}
+    C x = (m & 1) ? sa : LD(a, ia);
+    C y = (m & 2) ? sb : LD(b, ib);
+    ST_{out}(o, io, {expr});
+}}""")
+        ops[op] = "binary"
+    src.append(f"""
+__kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, __global const T* a, long oa,
+                      __global const T* b, long ob, C sa, C sb, int m, long n, {strided_args}, {_dims('sc')}, {_dims('sa')}, {_dims('sb')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_c', 'sc')} {_array('st_a', 'sa')} {_array('st_b', 'sb')}
+    long io = oo, ic = oc, ia = oa, ib = ob;
+    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long q = rem % sh[k]; rem /= sh[k]; io += q * st_o[k]; ic += q * st_c[k]; ia += q * st_a[k]; ib += q * st_b[k]; }} }}
+    if (c[ic]) ST(o, io, (m & 1) ? sa : LD(a, ia)); else ST(o, io, (m & 2) ? sb : LD(b, ib));
+}}
+__kernel void fill_c(__global T* o, long oo, C v, long n) {{
+    long i = get_global_id(0);
+    if (i < n) ST(o, oo + i, v);
+}}
+__kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')}
+    long io = oo;
+    TP_OFFSET(i, nd, sh, st_o, io);
+    ST(o, io, v);
+}}""")
+    return "".join(src), ops
+
+
+# --- conversions -------------------------------------------------------------------------------
+
+def _convert(dst: str, src: str, fp64: bool) -> str:
+    """C expression converting x (compute type of src) to the compute type of dst, as the CPU does:
+    to bool is != 0; float to integer truncates toward zero (out of range gives INT64_MIN, then
+    wraps); into float16/bfloat16 from wider types rounds once (through float64 or round-to-odd)."""
+    dk, sk = kind(dst), kind(src)
+    if dst == src:
+        return "x"
+    if dk == "b":
+        return "(x != 0)"
+    if dk in "iu":
+        if sk == "f":
+            wide = "double" if fp64 else "float"
+            return (f"(C_{dst})(({wide})x >= -9223372036854775808.0 && ({wide})x < 9223372036854775808.0 "
+                    f"? (long)x : (long)0x8000000000000000UL)")
+        return f"(C_{dst})x"
+    # floating destination
+    if dst == "float16" and src in ("float64", "int64", "int32") and fp64:
+        return "(double)x"  # vstore_half_rte(double) rounds once
+    if dst == "bfloat16" and src in ("float64", "int64", "int32") and fp64:
+        return "tp_f64_to_f32_odd((double)x)"
+    return f"(C_{dst})x"
+
+
+_ROUND_ODD = """
+float tp_f64_to_f32_odd(double d) {
+    float f = convert_float_rtz(d);
+    if ((double)f != d && !isnan(d) && !isinf(f)) f = as_float(as_uint(f) | 1u);
+    return f;
+}
+"""
+
+
+def copy(dst: str, fp64: bool, sources) -> str:
+    """Conversion kernels into ``dst`` from each dtype in ``sources``: ``copy_<src>_c`` / ``_s``."""
+    src = [preamble(fp64, dst, *sources)]
+    if fp64:
+        src.append(_ROUND_ODD)
+    for s in sources:
+        expr = _convert(dst, s, fp64)
+        st = f"ST_{dst}(o, io, {expr})"
+        src.append(f"""
+__kernel void copy_{s}_c(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C_{s} x = LD_{s}(a, oa + i);
+    long io = oo + i;
+    {st};
+}}
+__kernel void copy_{s}_s(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n,
+                         int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
+    long io = oo, ia = oa;
+    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; }} }}
+    C_{s} x = LD_{s}(a, ia);
+    {st};
+}}""")
+    return "".join(src)
+
+
+# --- reductions and scans ----------------------------------------------------------------------
+
+def accumulator(dtype: str, fp64: bool) -> str:
+    k = kind(dtype)
+    if k in "iub":
+        return "long"
+    if dtype == "float64" or fp64:
+        return "double"
+    return "float"
+
+
+def reduce(dtype: str, fp64: bool) -> str:
+    """sum prod amax amin all any argmax argmin: one work-item per output element, looping over
+    the reduced elements (the innermost reduced dim as the inner loop); cumsum/cumprod: one
+    work-item per line."""
+    k = kind(dtype)
+    acc = accumulator(dtype, fp64)
+    sum_out = dtype if k == "f" else "int64"
+    src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
+    kept = f"int kd, {_dims('k')}, {_dims('ko')}, {_dims('ka')}, int rd, {_dims('r')}, {_dims('ra')}"
+    setup = f"""
+    long i = get_global_id(0);
+    if (i >= nout) return;
+    {_array('ksh', 'k')} {_array('kso', 'ko')} {_array('ksa', 'ka')} {_array('rsh', 'r')} {_array('rsa', 'ra')}
+    long io = oo, base = oa;
+    {{ long rem = i; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; io += c * kso[q]; base += c * ksa[q]; }} }}
+    long inner = rsh[rd - 1], inner_st = rsa[rd - 1], outer = nred / inner;"""
+    loop = """
+    for (long r = 0; r < outer; ++r) {
+        long ia = base;
+        { long rem = r; for (int q = rd - 2; q >= 0; --q) { long c = rem % rsh[q]; rem /= rsh[q]; ia += c * rsa[q]; } }
+        for (long j = 0; j < inner; ++j) {
+            C x = LD(a, ia + j * inner_st);
+            BODY
+        }
+    }"""
+    bodies = {
+        "sum": (sum_out, "ACC s = 0;", "s += (ACC)x;", "s"),
+        "prod": (sum_out, "ACC s = 1;", "s *= (ACC)x;", "s"),
+        "all": ("bool", "int s = 1;", "if (x == 0) s = 0;", "s"),
+        "any": ("bool", "int s = 0;", "if (x != 0) s = 1;", "s"),
+    }
+    if k == "f":
+        # NaN propagates: once s is NaN it stays (comparisons with NaN are false).
+        bodies["amax"] = (dtype, "C s = LD(a, base);", "if (isnan(x) || x > s) { if (!isnan(s)) s = x; }", "s")
+        bodies["amin"] = (dtype, "C s = LD(a, base);", "if (isnan(x) || x < s) { if (!isnan(s)) s = x; }", "s")
+    else:
+        bodies["amax"] = (dtype, "C s = LD(a, base);", "if (x > s) s = x;", "s")
+        bodies["amin"] = (dtype, "C s = LD(a, base);", "if (x < s) s = x;", "s")
+    for name, (out, init, body, result) in bodies.items():
+        src.append(f"""
+__kernel void r_{name}(__global T_{out}* o, long oo, __global const T* a, long oa, long nout, long nred, {kept}) {{
+    {setup}
+    {init}
+    {loop.replace('BODY', body)}
+    ST_{out}(o, io, {result});
+}}""")
+    for name, better in (("argmax", ">"), ("argmin", "<")):
+        nan_first = "if (isnan(s)) break; if (isnan(x)) { s = x; best = j; break; }" if k == "f" else ""
+        src.append(f"""
+__kernel void r_{name}(__global long* o, long oo, __global const T* a, long oa, long nout, long nred, {kept}) {{
+    {setup}
+    C s = LD(a, base);
+    long best = 0;
+    for (long j = 0; j < inner; ++j) {{
+        C x = LD(a, base + j * inner_st);
+        {nan_first}
+        if (x {better} s) {{ s = x; best = j; }}
+    }}
+    o[io] = best;
+}}""")
+    for name, op, init in (("cumsum", "+", "0"), ("cumprod", "*", "1")):
+        src.append(f"""
+__kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long nout, long len, long so_dim, long sa_dim,
+                     int kd, {_dims('k')}, {_dims('ko')}, {_dims('ka')}) {{
+    long i = get_global_id(0);
+    if (i >= nout) return;
+    {_array('ksh', 'k')} {_array('kso', 'ko')} {_array('ksa', 'ka')}
+    long io = oo, ia = oa;
+    {{ long rem = i; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; io += c * kso[q]; ia += c * ksa[q]; }} }}
+    ACC s = {init};
+    for (long j = 0; j < len; ++j) {{
+        s = s {op} (ACC)LD(a, ia + j * sa_dim);
+        {"s = (ACC)(C)s;" if k in "iub" else ""}
+        ST(o, io + j * so_dim, s);
+    }}
+}}""")
+    return "".join(src)
+
+
+# --- matmul ------------------------------------------------------------------------------------
+TILE = 16
+
+
+def matmul(dtype: str, fp64: bool) -> str:
+    """A tiled (16 x 16, local memory) batched matmul over arbitrary strides."""
+    k = kind(dtype)
+    acc = "long" if k in "iu" else ("double" if dtype == "float64" else "float")
+    return preamble(fp64, dtype) + _main_type(dtype, fp64) + f"""
+typedef {acc} ACC;
+__kernel __attribute__((reqd_work_group_size({TILE}, {TILE}, 1)))
+void matmul(__global T* o, long oo, __global const T* a, long oa, __global const T* b, long ob, long M, long N, long K,
+            long sob, long som, long son, long sab, long sam, long sak, long sbb, long sbk, long sbn) {{
+    __local ACC As[{TILE}][{TILE}];
+    __local ACC Bs[{TILE}][{TILE}];
+    int tx = get_local_id(0), ty = get_local_id(1);
+    long col = get_global_id(0), row = get_global_id(1), bat = get_global_id(2);
+    long abase = oa + bat * sab, bbase = ob + bat * sbb;
+    ACC s = 0;
+    for (long t = 0; t < K; t += {TILE}) {{
+        long ka = t + tx, kb = t + ty;
+        As[ty][tx] = (row < M && ka < K) ? (ACC)LD(a, abase + row * sam + ka * sak) : (ACC)0;
+        Bs[ty][tx] = (col < N && kb < K) ? (ACC)LD(b, bbase + kb * sbk + col * sbn) : (ACC)0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int q = 0; q < {TILE}; ++q) s += As[ty][q] * Bs[q][tx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (row < M && col < N) ST(o, oo + bat * sob + row * som + col * son, s);
+}}
+"""
+
+
+#: Rows and columns each work-item of the register-blocked float matmul computes.
+MATMUL_ROWS = 8
+MATMUL_COLS = {"float32": 16, "float64": 8}
+
+
+def matmul_blocked(dtype: str, fp64: bool) -> str:
+    """float32/float64 matmul for a b with unit column stride: each work-item computes 8 rows of
+    a 16-wide (float64: 8-wide) column strip with vector loads of b, accumulating with mad.
+    Measured on PoCL (2 cores) at 70-90 GFLOP/s against 3-7 for the tiled kernel."""
+    rows, w = MATMUL_ROWS, MATMUL_COLS[dtype]
+    t = "float" if dtype == "float32" else "double"
+    return preamble(fp64, dtype) + f"""
+__kernel void matmul_blocked(__global {t}* o, long oo, __global const {t}* a, long oa, __global const {t}* b, long ob,
+                             long M, long N, long K, long sob, long som, long son, long sab, long sam, long sak, long sbb, long sbk) {{
+    long c0 = get_global_id(0) * {w}, row0 = get_global_id(1) * {rows}, bat = get_global_id(2);
+    if (c0 >= N) return;
+    __global const {t}* ab = a + oa + bat * sab;
+    __global const {t}* bb = b + ob + bat * sbb;
+    long ro[{rows}];
+    for (int r = 0; r < {rows}; ++r) ro[r] = min(row0 + r, M - 1) * sam;
+    if (c0 + {w} <= N) {{
+        {t}{w} acc[{rows}];
+        for (int r = 0; r < {rows}; ++r) acc[r] = ({t}{w})(0);
+        for (long k = 0; k < K; ++k) {{
+            {t}{w} bv = vload{w}(0, bb + k * sbk + c0);
+            for (int r = 0; r < {rows}; ++r) acc[r] = mad(({t}{w})(ab[ro[r] + k * sak]), bv, acc[r]);
+        }}
+        for (int r = 0; r < {rows}; ++r) {{
+            if (row0 + r >= M) break;
+            {t} vals[{w}];
+            vstore{w}(acc[r], 0, vals);
+            for (int c = 0; c < {w}; ++c) o[oo + bat * sob + (row0 + r) * som + (c0 + c) * son] = vals[c];
+        }}
+    }} else {{
+        for (long c = c0; c < N; ++c) {{
+            for (int r = 0; r < {rows}; ++r) {{
+                if (row0 + r >= M) break;
+                {t} s = 0;
+                for (long k = 0; k < K; ++k) s = mad(ab[ro[r] + k * sak], bb[k * sbk + c], s);
+                o[oo + bat * sob + (row0 + r) * som + c * son] = s;
+            }}
+        }}
+    }}
+}}
+"""
+
+
+# --- indexing ----------------------------------------------------------------------------------
+
+def index(dtype: str, fp64: bool) -> str:
+    """gather, scatter (one work-item per line along dim, so duplicates resolve in order),
+    index_get and index_put (one work-item per trailing element, looping over index positions
+    in order). Every index value is checked; a bad one records an IndexError and is skipped."""
+    k = kind(dtype)
+    add = "x + y" if k == "f" else "(C)(x | y)" if k == "b" else "(C)((ulong)x + (ulong)y)"
+    return preamble(fp64, dtype) + _main_type(dtype, fp64) + f"""
+__kernel void gather(__global T* o, long oo, __global const T* a, long oa, __global const long* ix, long oi,
+                     int dim, long size, long n, __global long* err,
+                     int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}, {_dims('si')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')} {_array('st_i', 'si')}
+    long io = oo, ia = oa, ii = oi;
+    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q];
+        ii += c * st_i[q]; if (q != dim) ia += c * st_a[q]; }} }}
+    long v = tp_wrap_index(ix[ii], size, dim, err);
+    if (v < 0) {{ ST(o, io, (C)0); return; }}
+    ST(o, io, LD(a, ia + v * st_a[dim]));
+}}
+
+__kernel void scatter(__global T* s, long os, __global const long* ix, long oi, __global const T* src, long osrc,
+                      C sv, int src_scalar, int dim, long size, int accumulate, long len, long nlines, __global long* err,
+                      int nd, {_dims('d')}, {_dims('ss')}, {_dims('si')}, {_dims('sr')}) {{
+    long i = get_global_id(0);
+    if (i >= nlines) return;
+    {_array('sh', 'd')} {_array('st_s', 'ss')} {_array('st_i', 'si')} {_array('st_r', 'sr')}
+    long is = os, ii = oi, ir = osrc;
+    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q];
+        ii += c * st_i[q]; ir += c * st_r[q]; if (q != dim) is += c * st_s[q]; }} }}
+    for (long j = 0; j < len; ++j) {{
+        long v = tp_wrap_index(ix[ii + j * st_i[dim]], size, dim, err);
+        if (v < 0) continue;
+        C y = src_scalar ? sv : LD(src, ir + j * st_r[dim]);
+        long t = is + v * st_s[dim];
+        if (accumulate) {{ C x = LD(s, t); ST(s, t, {add}); }} else ST(s, t, y);
+    }}
+}}
+
+__kernel void index_get(__global T* o, long oo, __global const T* a, long oa, __global const long* ix, long npos, int nk,
+                        long ninner, long n, __global long* err, {_dims('ks')}, {_dims('kt')},
+                        int nd, {_dims('d')}, {_dims('sa')}) {{
+    long e = get_global_id(0);
+    if (e >= n) return;
+    {_array('ksz', 'ks')} {_array('kst', 'kt')} {_array('sh', 'd')} {_array('st_a', 'sa')}
+    long p = e / ninner, r = e % ninner, ia = oa;
+    for (int j = 0; j < nk; ++j) {{
+        long v = tp_wrap_index(ix[j * npos + p], ksz[j], j, err);
+        if (v < 0) {{ ST(o, oo + e, (C)0); return; }}
+        ia += v * kst[j];
+    }}
+    TP_OFFSET(r, nd, sh, st_a, ia);
+    ST(o, oo + e, LD(a, ia));
+}}
+
+__kernel void index_put(__global T* s, long os, __global const long* ix, long npos, int nk, __global const T* vals, long ov,
+                        C sv, int scalar, int accumulate, long ninner, __global long* err, {_dims('ks')}, {_dims('kt')},
+                        int nd, {_dims('d')}, {_dims('ss')}) {{
+    long r = get_global_id(0);
+    if (r >= ninner) return;
+    {_array('ksz', 'ks')} {_array('kst', 'kt')} {_array('sh', 'd')} {_array('st_s', 'ss')}
+    long inner = 0;
+    TP_OFFSET(r, nd, sh, st_s, inner);
+    for (long p = 0; p < npos; ++p) {{
+        long t = os + inner;
+        int bad = 0;
+        for (int j = 0; j < nk; ++j) {{
+            long v = tp_wrap_index(ix[j * npos + p], ksz[j], j, err);
+            if (v < 0) {{ bad = 1; break; }}
+            t += v * kst[j];
+        }}
+        if (bad) continue;
+        C y = scalar ? sv : LD(vals, ov + p * ninner + r);
+        if (accumulate) {{ C x = LD(s, t); ST(s, t, {add}); }} else ST(s, t, y);
+    }}
+}}
+"""
+
+
+# --- random -----------------------------------------------------------------------------------
+
+def random(dtype: str, fp64: bool) -> str:
+    """uniform_, normal_ and randint_ with the contract's exact Philox mapping; one work-item per
+    Philox block."""
+    k = kind(dtype)
+    src = [preamble(fp64, dtype), _main_type(dtype, fp64)]
+    if k == "f" and dtype != "float64":
+        bits = {"float16": 11, "bfloat16": 8, "float32": 24}[dtype]
+        src.append(f"""
+__kernel void uniform(__global T* o, long oo, long n, ulong seed, ulong offset, float lo, float hi) {{
+    long j = get_global_id(0);
+    if (j * 4 >= n) return;
+    uint4 w4 = tp_philox(seed, offset + (ulong)j);
+    uint w[4] = {{w4.s0, w4.s1, w4.s2, w4.s3}};
+    float range = hi - lo;
+    for (int q = 0; q < 4; ++q) {{
+        long i = 4 * j + q;
+        if (i < n) {{
+            float u = (float)(w[q] >> {32 - bits}) * (1.0f / (float)(1u << {bits}));
+            float v = lo + range * u;
+            ST(o, oo + i, v);
+        }}
+    }}
+}}""")
+    if dtype == "float64":
+        src.append("""
+__kernel void uniform(__global double* o, long oo, long n, ulong seed, ulong offset, double lo, double hi) {
+    long j = get_global_id(0);
+    if (j * 2 >= n) return;
+    uint4 w = tp_philox(seed, offset + (ulong)j);
+    double range = hi - lo;
+    for (int h = 0; h < 2; ++h) {
+        long i = 2 * j + h;
+        ulong x = h == 0 ? (((ulong)w.s1 << 32) | w.s0) : (((ulong)w.s3 << 32) | w.s2);
+        if (i < n) o[oo + i] = lo + range * ((double)(x >> 11) * 0x1.0p-53);
+    }
+}""")
+    if k == "f":
+        real = "double" if fp64 else "float"
+        src.append(f"""
+__kernel void normal(__global T* o, long oo, long n, ulong seed, ulong offset, {real} mean, {real} sd) {{
+    long j = get_global_id(0);
+    if (j * 4 >= n) return;
+    uint4 w4 = tp_philox(seed, offset + (ulong)j);
+    uint w[4] = {{w4.s0, w4.s1, w4.s2, w4.s3}};
+    for (int pair = 0; pair < 2; ++pair) {{
+        long i = 4 * j + 2 * pair;
+        if (i >= n) break;
+        {real} u1 = ({real})((w[2 * pair] >> 8) + 1u) * ({real})0x1.0p-24;
+        {real} u2 = ({real})(w[2 * pair + 1] >> 8) * ({real})0x1.0p-24;
+        {real} radius = sqrt(-2 * log(u1));
+        {real} theta = ({real})6.283185307179586 * u2;
+        ST(o, oo + i, (C)(mean + sd * (radius * cos(theta))));
+        if (i + 1 < n) ST(o, oo + i + 1, (C)(mean + sd * (radius * sin(theta))));
+    }}
+}}""")
+    store = "ST(o, oo + i, (C)(long)v)" if k != "f" else f"ST(o, oo + i, (C)({'(double)' if fp64 else '(float)'}(long)v))"
+    if dtype == "bfloat16" and fp64:
+        store = "ST(o, oo + i, tp_f64_to_f32_odd((double)(long)v))"
+        src.append(_ROUND_ODD)
+    if dtype == "float16" and fp64:
+        store = "vstore_half_rte((double)(long)v, oo + i, o)"
+    src.append(f"""
+__kernel void randint(__global T* o, long oo, long n, ulong seed, ulong offset, long low, ulong range) {{
+    long j = get_global_id(0);
+    if (range <= 0x100000000UL) {{
+        if (j * 4 >= n) return;
+        uint4 w4 = tp_philox(seed, offset + (ulong)j);
+        uint w[4] = {{w4.s0, w4.s1, w4.s2, w4.s3}};
+        for (int q = 0; q < 4; ++q) {{
+            long i = 4 * j + q;
+            ulong v = (ulong)low + ((ulong)w[q] % range);
+            if (i < n) {store};
+        }}
+    }} else {{
+        if (j * 2 >= n) return;
+        uint4 w = tp_philox(seed, offset + (ulong)j);
+        for (int h = 0; h < 2; ++h) {{
+            long i = 2 * j + h;
+            ulong x = h == 0 ? (((ulong)w.s1 << 32) | w.s0) : (((ulong)w.s3 << 32) | w.s2);
+            ulong v = (ulong)low + (x % range);
+            if (i < n) {store};
+        }}
+    }}
+}}""")
+    return "".join(src)
+
+
+# --- sort --------------------------------------------------------------------------------------
+
+def sort(dtype: str, fp64: bool) -> str:
+    """A stable bottom-up merge sort per line, one work-item per line, in a scratch buffer."""
+    k = kind(dtype)
+    if k == "f":
+        before = "(desc ? ((isnan(x) && !isnan(y)) || x > y) : (!isnan(x) && (isnan(y) || x < y)))"
+    else:
+        before = "(desc ? x > y : x < y)"
+    return preamble(fp64, dtype) + _main_type(dtype, fp64) + f"""
+int tp_before(C x, C y, int desc) {{ return {before}; }}
+__kernel void sort(__global T* vo, long ovo, __global long* io, long oio, __global const T* a, long oa,
+                   __global T* sv, __global long* si, long len, int desc, long nlines, long svo_dim, long sio_dim, long sa_dim,
+                   int kd, {_dims('k')}, {_dims('kv')}, {_dims('ki')}, {_dims('ka')}) {{
+    long l = get_global_id(0);
+    if (l >= nlines) return;
+    {_array('ksh', 'k')} {_array('ksv', 'kv')} {_array('ksi', 'ki')} {_array('ksa', 'ka')}
+    long pv = ovo, pi = oio, pa = oa;
+    {{ long rem = l; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; pv += c * ksv[q];
+        pi += c * ksi[q]; pa += c * ksa[q]; }} }}
+    __global T* v0 = sv + l * 2 * len; __global T* v1 = v0 + len;
+    __global long* i0 = si + l * 2 * len; __global long* i1 = i0 + len;
+    for (long j = 0; j < len; ++j) {{ ST(v0, j, LD(a, pa + j * sa_dim)); i0[j] = j; }}
+    for (long width = 1; width < len; width *= 2) {{
+        for (long lo = 0; lo < len; lo += 2 * width) {{
+            long mid = min(lo + width, len), hi = min(lo + 2 * width, len), p = lo, q = mid, t = lo;
+            while (p < mid && q < hi) {{
+                if (tp_before(LD(v0, q), LD(v0, p), desc)) {{ ST(v1, t, LD(v0, q)); i1[t++] = i0[q++]; }}
+                else {{ ST(v1, t, LD(v0, p)); i1[t++] = i0[p++]; }}
+            }}
+            while (p < mid) {{ ST(v1, t, LD(v0, p)); i1[t++] = i0[p++]; }}
+            while (q < hi) {{ ST(v1, t, LD(v0, q)); i1[t++] = i0[q++]; }}
+        }}
+        __global T* tv = v0; v0 = v1; v1 = tv;
+        __global long* ti = i0; i0 = i1; i1 = ti;
+    }}
+    for (long j = 0; j < len; ++j) {{ ST(vo, pv + j * svo_dim, LD(v0, j)); io[pi + j * sio_dim] = i0[j]; }}
+}}
+"""

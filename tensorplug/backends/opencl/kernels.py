@@ -1,0 +1,650 @@
+"""The OpenCL kernel table: program building and caching, launching, and one adapter per primitive.
+
+Programs are generated per (family, dtype) by ``_source`` and built once per device, on the first
+op that needs them (pyopencl keeps built binaries on disk, PoCL its generated machine code, so a
+later process skips most of the cost). Launches go straight to the kernel object with its scalar
+argument types set once, never through pyopencl.array, and never wait: the queue is in order and
+only host reads synchronize.
+
+Operands are handled as ``(buffer, offset, strides)`` in elements. Elementwise ops coalesce dims
+first; an op whose operands are all contiguous uses the ``_c``/``_tt`` kernels (one element per
+work-item), everything else the strided kernel with shapes and strides as scalar arguments
+(up to ``MAXD`` dims; more are split into launches on the host).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pyopencl as cl
+
+from ..api import FAMILIES
+from . import _source
+from .storage import DeviceState, OpenCLStorage, allocate
+
+__all__ = ["table", "build_program", "BUILD_TIMES"]
+
+MAXD = _source.MAXD
+_NUMBERS = (bool, int, float)
+_SCALAR_TYPES = {"long": np.int64, "ulong": np.uint64, "int": np.int32, "uint": np.uint32, "short": np.int16,
+                 "ushort": np.uint16, "char": np.int8, "uchar": np.uint8, "float": np.float32, "double": np.float64}
+_KERNEL_RE = re.compile(r"__kernel\s+(?:__attribute__\(\(.*?\)\)\s*)?void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
+#: Seconds spent building each program, by (family, dtype): first-use latency, for the benchmark.
+BUILD_TIMES: dict = {}
+
+
+def _signatures(source: str, compute: str) -> dict:
+    """Kernel name -> scalar argument dtypes (None for buffers), read from the generated source."""
+    found = {}
+    for name, params in _KERNEL_RE.findall(source):
+        types = []
+        for param in params.split(","):
+            param = param.strip()
+            if "*" in param:
+                types.append(None)
+                continue
+            ctype = param.split()[0]
+            if ctype == "C" or ctype.startswith("C_"):
+                ctype = compute if ctype == "C" else _source.DTYPES[ctype[2:]][1]
+            types.append(_SCALAR_TYPES[ctype])
+        found[name] = types
+    return found
+
+
+_GENERATORS = {
+    "elementwise": lambda d, fp64: _source.elementwise(d, fp64)[0],
+    "reduce": _source.reduce,
+    "matmul": _source.matmul,
+    "matmul_blocked": _source.matmul_blocked,
+    "index": _source.index,
+    "random": _source.random,
+    "sort": _source.sort,
+}
+
+
+def build_program(state: DeviceState, family: str, dtype: str):
+    """The built program of ``family`` for ``dtype`` on the device (built once, then cached)."""
+    import time
+
+    key = (family, dtype)
+    found = state.programs.get(key)
+    if found is not None:
+        return found
+    if family == "copy":
+        sources = [d for d in _source.DTYPES if d != "float64" or state.has_fp64]
+        text = _source.copy(dtype, state.has_fp64, sources)
+    else:
+        text = _GENERATORS[family](dtype, state.has_fp64)
+    started = time.perf_counter()
+    try:
+        program = cl.Program(state.context, text).build()
+    except cl.Error as exc:
+        raise RuntimeError(f"opencl: building the {family} kernels for {dtype} on {state.name} failed; "
+                           f"the compiler said:\n{exc}") from None
+    BUILD_TIMES[key] = time.perf_counter() - started
+    state.programs[key] = (program, _signatures(text, _source.DTYPES[dtype][1]))
+    return state.programs[key]
+
+
+def _kernel(state: DeviceState, family: str, dtype: str, name: str):
+    key = (family, dtype, name)
+    knl = state.kernels.get(key)
+    if knl is None:
+        program, signatures = build_program(state, family, dtype)
+        knl = getattr(program, name)
+        knl.set_scalar_arg_dtypes(signatures[name])
+        state.kernels[key] = knl
+    return knl
+
+
+def _global(n: int, state: DeviceState) -> tuple:
+    # A fixed work-group size: PoCL generates code per local size, so a varying one would compile
+    # again for new sizes. The kernels guard the padded tail.
+    group = state.group
+    return ((n + group - 1) // group * group,), (group,)
+
+
+# --- operands ----------------------------------------------------------------------------------
+
+def _state(t) -> DeviceState:
+    return t.untyped_storage().state
+
+
+def _coalesce(shape, strides_list):
+    """Drop size-1 dims and merge dims that are contiguous in every operand; returns (shape,
+    [strides per operand]) with at least one dim."""
+    merged_shape, merged = [], [[] for _ in strides_list]
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        if merged_shape and all(m[-1] == st[d] * n for m, st in zip(merged, strides_list)):
+            merged_shape[-1] *= n
+            for m, st in zip(merged, strides_list):
+                m[-1] = st[d]
+            continue
+        merged_shape.append(n)
+        for m, st in zip(merged, strides_list):
+            m.append(st[d])
+    if not merged_shape:
+        return [1], [[0] for _ in strides_list]
+    return merged_shape, merged
+
+
+def _pad(values, fill):
+    values = list(values)
+    return values + [fill] * (MAXD - len(values))
+
+
+def _is_flat(shape, strides_list) -> bool:
+    return len(shape) == 1 and all(st[0] == 1 for st in strides_list)
+
+
+def _split_launch(shape, strides_list, offsets, launch):
+    """Call ``launch(offsets, shape, strides_list)`` over the trailing MAXD dims, looping over the
+    leading ones on the host (only for more than MAXD non-mergeable dims)."""
+    if len(shape) <= MAXD:
+        launch(offsets, shape, strides_list)
+        return
+    lead = len(shape) - MAXD
+    for coords in np.ndindex(*shape[:lead]):
+        offs = [o + sum(c * st[d] for d, c in enumerate(coords)) for o, st in zip(offsets, strides_list)]
+        launch(offs, shape[lead:], [st[lead:] for st in strides_list])
+
+
+def _scalar(value, dtype: str):
+    """A Python number as the compute type of ``dtype`` (integers wrap as the dtype does)."""
+    k = _source.kind(dtype)
+    if k == "f":
+        return float(value)
+    if k == "b":
+        return int(bool(value))
+    bits = np.dtype(dtype).itemsize * 8
+    v = int(value)
+    if k == "u":
+        return v % (1 << bits)
+    return (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+
+
+# --- copy / fill / unary / binary / where --------------------------------------------------------
+
+def _copy(dst, src):
+    n = math.prod(dst.shape)
+    if n == 0:
+        return
+    _copy_raw(_state(dst), dst.dtype.name, src.dtype.name, dst.untyped_storage().buffer, dst.storage_offset(),
+              dst.stride(), src.untyped_storage().buffer, src.storage_offset(), src.stride(), dst.shape)
+
+
+def _copy_raw(state, dst_dtype, src_dtype, obuf, ooff, ostrides, abuf, aoff, astrides, shape):
+    n = math.prod(shape)
+    shape_c, (so, sa) = _coalesce(shape, (ostrides, astrides))
+    if _is_flat(shape_c, (so, sa)):
+        g, l = _global(n, state)
+        _kernel(state, "copy", dst_dtype, f"copy_{src_dtype}_c")(state.queue, g, l, obuf, ooff, abuf, aoff, n)
+        return
+    knl = _kernel(state, "copy", dst_dtype, f"copy_{src_dtype}_s")
+
+    def launch(offs, sh, sts):
+        m = math.prod(sh)
+        g, l = _global(m, state)
+        knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], m, len(sh), *_pad(sh, 1), *_pad(sts[0], 0), *_pad(sts[1], 0))
+
+    _split_launch(shape_c, [so, sa], [ooff, aoff], launch)
+
+
+def _fill(dst, value):
+    n = math.prod(dst.shape)
+    if n == 0:
+        return
+    state = _state(dst)
+    dtype = dst.dtype.name
+    v = _scalar(value, dtype)
+    buf, off = dst.untyped_storage().buffer, dst.storage_offset()
+    shape_c, (so,) = _coalesce(dst.shape, (dst.stride(),))
+    if _is_flat(shape_c, (so,)):
+        g, l = _global(n, state)
+        _kernel(state, "elementwise", dtype, "fill_c")(state.queue, g, l, buf, off, v, n)
+        return
+    knl = _kernel(state, "elementwise", dtype, "fill_s")
+
+    def launch(offs, sh, sts):
+        m = math.prod(sh)
+        g, l = _global(m, state)
+        knl(state.queue, g, l, buf, offs[0], v, m, len(sh), *_pad(sh, 1), *_pad(sts[0], 0))
+
+    _split_launch(shape_c, [so], [off], launch)
+
+
+def _unary(name: str):
+    contiguous, strided = f"{name}_c", f"{name}_s"
+
+    def kernel(out, a):
+        shape = out.shape
+        n = math.prod(shape)
+        if n == 0:
+            return
+        state = _state(out)
+        dtype = a.dtype.name
+        obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
+        abuf, aoff = a.untyped_storage().buffer, a.storage_offset()
+        shape_c, sts = _coalesce(shape, (out.stride(), a.stride()))
+        if _is_flat(shape_c, sts):
+            g, l = _global(n, state)
+            _kernel(state, "elementwise", dtype, contiguous)(state.queue, g, l, obuf, ooff, abuf, aoff, n)
+            return
+        knl = _kernel(state, "elementwise", dtype, strided)
+
+        def launch(offs, sh, st):
+            m = math.prod(sh)
+            g, l = _global(m, state)
+            knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], m, len(sh), *_pad(sh, 1), *_pad(st[0], 0), *_pad(st[1], 0))
+
+        _split_launch(shape_c, sts, [ooff, aoff], launch)
+
+    return kernel
+
+
+_INT_DIVISIONS = ("floor_divide", "remainder", "fmod")
+
+
+def _binary(name: str):
+    flagging = name in _source.FLAGGING
+
+    def kernel(out, a, b):
+        a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
+        dtype = b.dtype.name if a_number else a.dtype.name
+        shape = out.shape
+        n = math.prod(shape)
+        if flagging and _source.kind(dtype) in "iu":
+            # A number divisor (or exponent) is checked here, on the host, at no cost; tensor
+            # ones are checked by the kernel and raise at the next synchronization.
+            if b_number and name in _INT_DIVISIONS and b == 0:
+                raise ZeroDivisionError(f"integer division by zero in {name}")
+            if b_number and name == "pow" and b < 0:
+                raise ValueError("Integers to negative integer powers are not allowed.")
+        if n == 0:
+            return
+        state = _state(out)
+        if flagging and _source.kind(dtype) in "iu":
+            state.error_possible = True
+        obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
+        sa = _scalar(a, dtype) if a_number else 0
+        sb = _scalar(b, dtype) if b_number else 0
+        abuf, aoff = (obuf, 0) if a_number else (a.untyped_storage().buffer, a.storage_offset())
+        bbuf, boff = (obuf, 0) if b_number else (b.untyped_storage().buffer, b.storage_offset())
+        strides = [out.stride()]
+        if not a_number:
+            strides.append(a.stride())
+        if not b_number:
+            strides.append(b.stride())
+        shape_c, sts = _coalesce(shape, strides)
+        if _is_flat(shape_c, sts):
+            mode = "ts" if b_number else "st" if a_number else "tt"
+            g, l = _global(n, state)
+            _kernel(state, "elementwise", dtype, f"{name}_{mode}")(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff,
+                                                                  sa, sb, n, state.error_flag)
+            return
+        knl = _kernel(state, "elementwise", dtype, f"{name}_s")
+        mode = (1 if a_number else 0) | (2 if b_number else 0)
+        zeros = [0] * len(shape_c)
+        st_o = sts[0]
+        st_a = zeros if a_number else sts[1]
+        st_b = zeros if b_number else sts[-1]
+
+        def launch(offs, sh, st):
+            m = math.prod(sh)
+            g, l = _global(m, state)
+            knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], bbuf, offs[2], sa, sb, mode, m, state.error_flag,
+                len(sh), *_pad(sh, 1), *_pad(st[0], 0), *_pad(st[1], 0), *_pad(st[2], 0))
+
+        _split_launch(shape_c, [st_o, st_a, st_b], [ooff, aoff, boff], launch)
+
+    return kernel
+
+
+def _where(out, cond, a, b):
+    shape = out.shape
+    n = math.prod(shape)
+    if n == 0:
+        return
+    state = _state(out)
+    dtype = out.dtype.name
+    a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
+    obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
+    cbuf, coff = cond.untyped_storage().buffer, cond.storage_offset()
+    abuf, aoff = (obuf, 0) if a_number else (a.untyped_storage().buffer, a.storage_offset())
+    bbuf, boff = (obuf, 0) if b_number else (b.untyped_storage().buffer, b.storage_offset())
+    zeros = (0,) * len(shape)
+    strides = [out.stride(), cond.stride(), zeros if a_number else a.stride(), zeros if b_number else b.stride()]
+    shape_c, sts = _coalesce(shape, strides)
+    knl = _kernel(state, "elementwise", dtype, "where_s")
+    sa = _scalar(a, dtype) if a_number else 0
+    sb = _scalar(b, dtype) if b_number else 0
+    mode = (1 if a_number else 0) | (2 if b_number else 0)
+
+    def launch(offs, sh, st):
+        m = math.prod(sh)
+        g, l = _global(m, state)
+        knl(state.queue, g, l, obuf, offs[0], cbuf, offs[1], abuf, offs[2], bbuf, offs[3], sa, sb, mode, m,
+            len(sh), *_pad(sh, 1), *(v for s in st for v in _pad(s, 0)))
+
+    _split_launch(shape_c, sts, [ooff, coff, aoff, boff], launch)
+
+
+# --- reductions and scans ------------------------------------------------------------------------
+
+def _too_many_dims(what: str):
+    raise NotImplementedError(f"opencl: {what} over more than {MAXD} non-contiguous dims is not supported")
+
+
+def _reduce(name: str):
+    def kernel(out, a, dims):
+        nout = math.prod(out.shape)
+        if nout == 0:
+            return
+        shape, ast, ost = a.shape, a.stride(), out.stride()
+        dims = set(d % len(shape) for d in dims) if shape else set()
+        kept = [d for d in range(len(shape)) if d not in dims]
+        red = [d for d in range(len(shape)) if d in dims]
+        nred = math.prod(shape[d] for d in red)
+        if nred == 0 and name in ("amax", "amin", "argmax", "argmin"):
+            return  # the frontend rejects these; nothing to read
+        k_shape, (k_o, k_a) = _coalesce([shape[d] for d in kept], ([ost[d] for d in kept], [ast[d] for d in kept]))
+        if name in ("argmax", "argmin"):
+            r_shape, r_a = [shape[d] for d in red] or [1], [ast[d] for d in red] or [0]
+        else:
+            r_shape, (r_a,) = _coalesce([shape[d] for d in red], ([ast[d] for d in red],))
+        if len(k_shape) > MAXD or len(r_shape) > MAXD:
+            _too_many_dims(name)
+        if nred == 0:
+            r_shape, r_a = [0], [0]
+        state = _state(out)
+        knl = _kernel(state, "reduce", a.dtype.name, f"r_{name}")
+        g, l = _global(nout, state)
+        knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+            a.storage_offset(), nout, nred, len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0),
+            len(r_shape), *_pad(r_shape, 1), *_pad(r_a, 0))
+
+    return kernel
+
+
+def _scan(name: str):
+    def kernel(out, a, dim):
+        n = math.prod(a.shape)
+        if n == 0:
+            return
+        shape = a.shape or (1,)
+        ost, ast = (out.stride() or (0,)), (a.stride() or (0,))
+        dim = dim % len(shape)
+        kept = [d for d in range(len(shape)) if d != dim]
+        k_shape, (k_o, k_a) = _coalesce([shape[d] for d in kept], ([ost[d] for d in kept], [ast[d] for d in kept]))
+        if len(k_shape) > MAXD:
+            _too_many_dims(name)
+        nlines = n // shape[dim]
+        state = _state(out)
+        knl = _kernel(state, "reduce", a.dtype.name, name)
+        g, l = _global(nlines, state)
+        knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+            a.storage_offset(), nlines, shape[dim], ost[dim], ast[dim], len(k_shape), *_pad(k_shape, 1),
+            *_pad(k_o, 0), *_pad(k_a, 0))
+
+    return kernel
+
+
+# --- matmul ------------------------------------------------------------------------------------
+
+def _matmul(out, a, b):
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if batch * m * n == 0:
+        return
+    state = _state(out)
+    if k == 0:
+        _fill(out, 0)
+        return
+    dtype = a.dtype.name
+    if dtype in _source.MATMUL_COLS and (dtype != "float64" or state.has_fp64):
+        _matmul_blocked(state, out, a, b, batch, m, n, k)
+        return
+    knl = _kernel(state, "matmul", dtype, "matmul")
+    t = _source.TILE
+    g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
+    so, sa, sb = out.stride(), a.stride(), b.stride()
+    knl(state.queue, g, (t, t, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), b.untyped_storage().buffer, b.storage_offset(), m, n, k, *so, *sa, *sb)
+
+
+def _matmul_blocked(state, out, a, b, batch, m, n, k):
+    dtype = a.dtype.name
+    bbuf, boff, (sbb, sbk, sbn) = b.untyped_storage().buffer, b.storage_offset(), b.stride()
+    keep = None
+    if sbn != 1 and n > 1:
+        # The blocked kernel reads rows of b with vector loads: copy a transposed b (as nn.Linear
+        # passes its weight) into a contiguous scratch first; it costs K*N elements, the matmul
+        # M*K*N multiply-adds.
+        keep = allocate(batch * k * n * b.dtype.itemsize, state.index)
+        contiguous = _contiguous_strides(b.shape)
+        _copy_raw(state, dtype, dtype, keep.buffer, 0, contiguous, bbuf, boff, b.stride(), b.shape)
+        bbuf, boff, (sbb, sbk, sbn) = keep.buffer, 0, contiguous
+    knl = _kernel(state, "matmul_blocked", dtype, "matmul_blocked")
+    w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
+    g = ((n + w - 1) // w, (m + rows - 1) // rows, batch)
+    knl(state.queue, g, (1, 1, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), bbuf, boff, m, n, k, *out.stride(), *a.stride(), sbb, sbk)
+
+
+# --- indexing ----------------------------------------------------------------------------------
+
+def _promote0d(t):
+    """(shape, strides) of t, with a 0-d tensor seen as one element of a 1-d one."""
+    return (tuple(t.shape), tuple(t.stride())) if t.shape else ((1,), (0,))
+
+
+def _gather(out, a, dim, index):
+    n = math.prod(index.shape)
+    if n == 0:
+        return
+    shape, si = _promote0d(index)
+    _, so = _promote0d(out)
+    a_shape, sa = _promote0d(a)
+    if len(shape) > MAXD:
+        _too_many_dims("gather")
+    dim %= len(shape)
+    state = _state(out)
+    state.error_possible = True
+    knl = _kernel(state, "index", a.dtype.name, "gather")
+    g, l = _global(n, state)
+    knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), index.untyped_storage().buffer, index.storage_offset(), dim, a_shape[dim], n,
+        state.error_flag, len(shape), *_pad(shape, 1), *_pad(so, 0), *_pad(sa, 0), *_pad(si, 0))
+
+
+def _scatter(self, dim, index, src, reduce):
+    n = math.prod(index.shape)
+    if n == 0:
+        return
+    shape, si = _promote0d(index)
+    self_shape, ss = _promote0d(self)
+    if len(shape) > MAXD:
+        _too_many_dims("scatter_")
+    dim %= len(shape)
+    state = _state(self)
+    state.error_possible = True
+    dtype = self.dtype.name
+    scalar = src.__class__ in _NUMBERS
+    if scalar:
+        sbuf, soff, sr, sv = self.untyped_storage().buffer, 0, (0,) * len(shape), _scalar(src, dtype)
+    else:
+        sbuf, soff, sr, sv = src.untyped_storage().buffer, src.storage_offset(), _promote0d(src)[1], 0
+    length = shape[dim]
+    line_shape = list(shape)
+    line_shape[dim] = 1
+    knl = _kernel(state, "index", dtype, "scatter")
+    nlines = n // length
+    g, l = _global(nlines, state)
+    knl(state.queue, g, l, self.untyped_storage().buffer, self.storage_offset(), index.untyped_storage().buffer,
+        index.storage_offset(), sbuf, soff, sv, int(scalar), dim, self_shape[dim], int(reduce is not None), length,
+        nlines, state.error_flag, len(shape), *_pad(line_shape, 1), *_pad(ss, 0), *_pad(si, 0), *_pad(sr, 0))
+
+
+def _stack_indices(state, indices):
+    """The int64 index tensors copied into one contiguous (k, npos) scratch buffer."""
+    shape = tuple(indices[0].shape)
+    npos = math.prod(shape)
+    scratch = allocate(max(1, len(indices) * npos) * 8, state.index)
+    contiguous = _contiguous_strides(shape)
+    for j, t in enumerate(indices):
+        if npos:
+            _copy_raw(state, "int64", "int64", scratch.buffer, j * npos, contiguous, t.untyped_storage().buffer,
+                      t.storage_offset(), t.stride(), shape)
+    return scratch, npos
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _index_get(out, a, indices):
+    n = math.prod(out.shape)
+    if n == 0:
+        return
+    if tuple(out.stride()) != _contiguous_strides(out.shape) and n > 1:
+        raise NotImplementedError("opencl: index_get writes a contiguous out")
+    state = _state(out)
+    state.error_possible = True
+    k = len(indices)
+    scratch, npos = _stack_indices(state, indices)
+    inner_shape, (inner_st,) = _coalesce(a.shape[k:], (a.stride()[k:],))
+    if len(inner_shape) > MAXD:
+        _too_many_dims("index_get")
+    ninner = math.prod(a.shape[k:])
+    knl = _kernel(state, "index", a.dtype.name, "index_get")
+    g, l = _global(n, state)
+    knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), scratch.buffer, npos, k, ninner, n, state.error_flag, *_pad(a.shape[:k], 1),
+        *_pad(a.stride()[:k], 0), len(inner_shape), *_pad(inner_shape, 1), *_pad(inner_st, 0))
+
+
+def _index_put(self, indices, values, accumulate):
+    k = len(indices)
+    npos = math.prod(indices[0].shape)
+    if npos == 0 or math.prod(self.shape) == 0:
+        return
+    state = _state(self)
+    state.error_possible = True
+    dtype = self.dtype.name
+    scratch, npos = _stack_indices(state, indices)
+    ninner = math.prod(self.shape[k:])
+    scalar = values.__class__ in _NUMBERS
+    if scalar:
+        vbuf, voff, sv, keep = self.untyped_storage().buffer, 0, _scalar(values, dtype), None
+    else:
+        # values (shape S + trailing, possibly a broadcast view) as one contiguous run
+        keep = allocate(max(1, npos * ninner) * self.dtype.itemsize, state.index)
+        _copy_raw(state, dtype, values.dtype.name, keep.buffer, 0, _contiguous_strides(values.shape),
+                  values.untyped_storage().buffer, values.storage_offset(), values.stride(), values.shape)
+        vbuf, voff, sv = keep.buffer, 0, 0
+    inner_shape, (inner_st,) = _coalesce(self.shape[k:], (self.stride()[k:],))
+    if len(inner_shape) > MAXD:
+        _too_many_dims("index_put_")
+    knl = _kernel(state, "index", dtype, "index_put")
+    g, l = _global(ninner, state)
+    knl(state.queue, g, l, self.untyped_storage().buffer, self.storage_offset(), scratch.buffer, npos, k, vbuf, voff,
+        sv, int(scalar), int(bool(accumulate)), ninner, state.error_flag, *_pad(self.shape[:k], 1),
+        *_pad(self.stride()[:k], 0), len(inner_shape), *_pad(inner_shape, 1), *_pad(inner_st, 0))
+
+
+# --- random ------------------------------------------------------------------------------------
+_MASK64 = (1 << 64) - 1
+
+
+def _uniform(out, seed, offset, low, high):
+    n = math.prod(out.shape)
+    if n == 0:
+        return
+    state = _state(out)
+    per_block = 2 if out.dtype.name == "float64" else 4
+    blocks = (n + per_block - 1) // per_block
+    g, l = _global(blocks, state)
+    _kernel(state, "random", out.dtype.name, "uniform")(state.queue, g, l, out.untyped_storage().buffer,
+                                                         out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
+                                                         float(low), float(high))
+
+
+def _normal(out, seed, offset, mean, std):
+    n = math.prod(out.shape)
+    if n == 0:
+        return
+    state = _state(out)
+    blocks = (n + 3) // 4
+    g, l = _global(blocks, state)
+    _kernel(state, "random", out.dtype.name, "normal")(state.queue, g, l, out.untyped_storage().buffer,
+                                                        out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
+                                                        float(mean), float(std))
+
+
+def _randint(out, seed, offset, low, high):
+    n = math.prod(out.shape)
+    if n == 0:
+        return
+    state = _state(out)
+    span = int(high) - int(low)
+    if span <= 0:
+        raise ValueError("randint: high must be greater than low")
+    if span > 1 << 63:
+        raise ValueError("randint: high - low must be at most 2**63")
+    blocks = (n + 3) // 4 if span <= 1 << 32 else (n + 1) // 2
+    g, l = _global(blocks, state)
+    _kernel(state, "random", out.dtype.name, "randint")(state.queue, g, l, out.untyped_storage().buffer,
+                                                         out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
+                                                         int(low), span)
+
+
+# --- sort --------------------------------------------------------------------------------------
+
+def _sort(values, indices, a, dim, descending, stable):
+    n = math.prod(a.shape)
+    if n == 0:
+        return
+    shape, sa = _promote0d(a)
+    _, sv = _promote0d(values)
+    _, si = _promote0d(indices)
+    dim %= len(shape)
+    kept = [d for d in range(len(shape)) if d != dim]
+    k_shape = [shape[d] for d in kept] or [1]
+    if len(k_shape) > MAXD:
+        _too_many_dims("sort")
+    pick = lambda st: [st[d] for d in kept] or [0]  # noqa: E731
+    length = shape[dim]
+    nlines = n // length
+    state = _state(values)
+    dtype = a.dtype.name
+    scratch_v = allocate(2 * n * a.dtype.itemsize, state.index)
+    scratch_i = allocate(2 * n * 8, state.index)
+    knl = _kernel(state, "sort", dtype, "sort")
+    g, l = _global(nlines, state)
+    knl(state.queue, g, l, values.untyped_storage().buffer, values.storage_offset(), indices.untyped_storage().buffer,
+        indices.storage_offset(), a.untyped_storage().buffer, a.storage_offset(), scratch_v.buffer, scratch_i.buffer,
+        length, int(bool(descending)), nlines, sv[dim], si[dim], sa[dim], len(k_shape), *_pad(k_shape, 1),
+        *_pad(pick(sv), 0), *_pad(pick(si), 0), *_pad(pick(sa), 0))
+
+
+def table() -> dict:
+    """Op name -> kernel for every primitive of the contract."""
+    kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
+               "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put, "uniform_": _uniform,
+               "normal_": _normal, "randint_": _randint, "sort": _sort}
+    for name in FAMILIES["unary"]:
+        kernels[name] = _unary(name)
+    for name in FAMILIES["binary"] + FAMILIES["compare"]:
+        kernels[name] = _binary(name)
+    for name in FAMILIES["reduce"]:
+        kernels[name] = _reduce(name)
+    for name in FAMILIES["scan"]:
+        kernels[name] = _scan(name)
+    return kernels

@@ -1,0 +1,312 @@
+"""OpenCL devices, storage from a memory pool, host copies and the device error flag.
+
+Each device gets one context, one in-order queue and one ``pyopencl.tools.MemoryPool`` over an
+``ImmediateAllocator``: a storage holds a pooled buffer and gives it back to the pool the moment
+the storage dies (CPython reference counting). Because every command goes through the one
+in-order queue, a freed block handed to a later operation is only written after earlier commands
+that used it have finished.
+
+Kernels that read index values (or divide integers) report bad data through a small device
+buffer, the error flag: ``[code, value, dim, size]``. Host reads (``to_host``) and
+``synchronize`` read it and raise ``IndexError`` (or ``ZeroDivisionError``/``ValueError``) there,
+as the contract asks of asynchronous devices; the flag is cleared, so the process keeps working.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+__all__ = ["DeviceState", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host", "to_host",
+           "synchronize", "memory_stats", "empty_cache", "numpy_dtype", "ENV_DEVICE"]
+
+#: Environment variable selecting devices: comma-separated ``P:D`` (platform and device index as
+#: ``clinfo`` lists them) or case-insensitive substrings of "platform name / device name". The
+#: devices named become opencl:0, opencl:1, ... in that order.
+ENV_DEVICE = "TENSORPLUG_OPENCL_DEVICE"
+
+# Error codes written by kernels into the flag buffer (see helpers.cl).
+_ERR_INDEX, _ERR_ZERO_DIV, _ERR_NEG_POW = 1, 2, 3
+
+# A tiny kernel built on each candidate device: a device whose compiler cannot build it (pip's PoCL
+# 3.0 on CPUs its LLVM 14 does not know reports "unknown target CPU 'generic'") is left out, with
+# the reason kept for tp.backends.status().
+_PROBE = "__kernel void probe(__global int* x) { x[get_global_id(0)] += 1; }"
+
+
+class DeviceState:
+    """One OpenCL device as tensorplug uses it: context, queue, pool, programs, error flag."""
+
+    def __init__(self, index: int, device, context=None):
+        self.index = index
+        self.device = device
+        self.context = context if context is not None else cl.Context([device])
+        self.queue = cl.CommandQueue(self.context, device)
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        extensions = device.extensions.split()
+        self.has_fp64 = "cl_khr_fp64" in extensions or device.double_fp_config != 0
+        self.has_fp16 = "cl_khr_fp16" in extensions
+        self.max_alloc = int(device.max_mem_alloc_size)
+        self.global_mem = int(device.global_mem_size)
+        self.max_work_group = int(device.max_work_group_size)
+        self.group = min(256, self.max_work_group)  # work-group size of the 1-d kernels
+        self.programs: dict = {}  # (family, key) -> built pyopencl.Program
+        self.kernels: dict = {}  # (family, key, name) -> pyopencl.Kernel with arg dtypes set
+        self.allocated_bytes = 0
+        self.peak_bytes = 0
+        self.allocations = 0
+        self.error_host = np.zeros(4, dtype=np.int64)
+        self.error_flag = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                    hostbuf=self.error_host)
+        self.error_possible = False  # set by launches of kernels that can raise; cleared by checks
+
+    @property
+    def name(self) -> str:
+        return f"{self.device.platform.name.strip()} / {self.device.name.strip()}"
+
+    def check_errors(self) -> None:
+        """Raise the error a kernel recorded since the last check (reads 32 bytes; the caller
+        has synchronized or is about to)."""
+        if not self.error_possible:
+            return
+        self.error_possible = False
+        cl.enqueue_copy(self.queue, self.error_host, self.error_flag, is_blocking=True)
+        code, value, dim, size = (int(v) for v in self.error_host)
+        if code == 0:
+            return
+        self.error_host[:] = 0
+        cl.enqueue_copy(self.queue, self.error_flag, self.error_host, is_blocking=True)
+        if code == _ERR_INDEX:
+            raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
+        if code == _ERR_ZERO_DIV:
+            raise ZeroDivisionError("integer division by zero (opencl: detected at synchronization; "
+                                    "the affected elements were set to 0)")
+        if code == _ERR_NEG_POW:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        raise RuntimeError(f"opencl: a kernel reported error code {code}")
+
+
+class OpenCLStorage:
+    """A block of device memory from the device's pool; returned to the pool when it dies."""
+
+    __slots__ = ("buffer", "nbytes", "state", "__weakref__")
+
+    def __init__(self, buffer, nbytes: int, state: DeviceState):
+        self.buffer = buffer
+        self.nbytes = nbytes
+        self.state = state
+
+    def __del__(self):
+        state = self.state
+        state.allocated_bytes -= self.nbytes
+        # Dropping the pooled buffer returns it to the pool (reference counting, right now).
+
+    def __repr__(self) -> str:
+        return f"OpenCLStorage({self.nbytes} bytes on opencl:{self.state.index})"
+
+
+_devices: list[DeviceState] | None = None
+_skipped: list[str] = []
+
+
+def _candidates():
+    found = []
+    for p, platform in enumerate(cl.get_platforms()):
+        try:
+            platform_devices = platform.get_devices()
+        except cl.Error:  # a platform without devices raises DEVICE_NOT_FOUND
+            continue
+        for d, dev in enumerate(platform_devices):
+            found.append((f"{p}:{d}", f"{platform.name.strip()} / {dev.name.strip()}", dev))
+    return found
+
+
+def _select(found):
+    spec = os.environ.get(ENV_DEVICE, "").strip()
+    if not spec:
+        # GPUs and accelerators before CPUs; otherwise the platforms' own order.
+        return sorted(found, key=lambda f: 0 if f[2].type & (cl.device_type.GPU | cl.device_type.ACCELERATOR) else 1)
+    chosen = []
+    for part in (s.strip() for s in spec.split(",")):
+        match = [f for f in found if f[0] == part] or [f for f in found if part.lower() in f[1].lower()]
+        if not match:
+            listed = "; ".join(f"{i} = {n}" for i, n, _ in found)
+            raise RuntimeError(f"{ENV_DEVICE}={spec!r}: no OpenCL device matches {part!r} (devices: {listed})")
+        chosen.extend(m for m in match if m not in chosen)
+    return chosen
+
+
+def _works(dev) -> str:
+    """'' if the device builds and runs the probe kernel, else why not."""
+    try:
+        context = cl.Context([dev])
+        queue = cl.CommandQueue(context, dev)
+        program = cl.Program(context, _PROBE).build()
+        host = np.zeros(4, dtype=np.int32)
+        buf = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+        program.probe(queue, (4,), None, buf)
+        cl.enqueue_copy(queue, host, buf, is_blocking=True)
+        if not (host == 1).all():
+            return "the probe kernel computed wrong values"
+        return ""
+    except cl.Error as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        detail = next((line for line in lines if "error" in line.lower() and "clBuildProgram" not in line), lines[-1] if lines else "")
+        return f"cannot build kernels: {detail.strip()}"
+
+
+def discover() -> tuple[list, list[str]]:
+    """(usable (id, name, device) triples, reasons for devices left out); no state is made."""
+    found = _select(_candidates())
+    usable, skipped = [], []
+    for ident, name, dev in found:
+        reason = _works(dev)
+        if reason:
+            skipped.append(f"{ident} {name}: {reason}")
+        else:
+            usable.append((ident, name, dev))
+    return usable, skipped
+
+
+def devices() -> list[DeviceState]:
+    """The selected, working devices (made once)."""
+    global _devices
+    if _devices is None:
+        usable, skipped = discover()
+        _skipped[:] = skipped
+        _devices = [DeviceState(i, dev) for i, (_, _, dev) in enumerate(usable)]
+    return _devices
+
+
+def skipped_devices() -> list[str]:
+    return list(_skipped)
+
+
+_numpy_dtypes: dict = {}
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The NumPy dtype used for host copies (bfloat16 is moved as its raw 16-bit pattern)."""
+    found = _numpy_dtypes.get(dtype)
+    if found is None:
+        found = np.dtype(np.uint16) if dtype.name == "bfloat16" else np.dtype(dtype.name)
+        _numpy_dtypes[dtype] = found
+    return found
+
+
+def allocate(nbytes: int, device_index=None) -> OpenCLStorage:
+    state = _devices[device_index or 0]
+    size = nbytes if nbytes > 0 else 1  # OpenCL has no empty buffers
+    if size > state.max_alloc or state.allocated_bytes + nbytes > state.global_mem:
+        _out_of_memory(state, nbytes)
+    try:
+        buffer = state.pool.allocate(size)
+    except cl.Error:
+        state.pool.free_held()
+        try:
+            buffer = state.pool.allocate(size)
+        except cl.Error:
+            _out_of_memory(state, nbytes)
+    state.allocated_bytes += nbytes
+    state.allocations += 1
+    if state.allocated_bytes > state.peak_bytes:
+        state.peak_bytes = state.allocated_bytes
+    return OpenCLStorage(buffer, nbytes, state)
+
+
+def _out_of_memory(state: DeviceState, nbytes: int):
+    raise MemoryError(
+        f"opencl:{state.index} out of memory: tried to allocate {nbytes} bytes "
+        f"({state.allocated_bytes} allocated of {state.global_mem}; the largest single buffer this "
+        f"device allows is {state.max_alloc} bytes)"
+    )
+
+
+def _is_contiguous(t) -> bool:
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def copy_from_host(dst, array: np.ndarray) -> None:
+    storage = dst.untyped_storage()
+    itemsize = dst.dtype.itemsize
+    if array.nbytes == 0:
+        return
+    host = np.ascontiguousarray(array)
+    if dst.dtype.name == "bfloat16":
+        host = host.view(np.uint16)
+    cl.enqueue_copy(storage.state.queue, storage.buffer, host, dst_offset=dst.storage_offset() * itemsize,
+                    is_blocking=True)
+
+
+def to_host(src) -> np.ndarray:
+    """A copy of ``src`` on the host (synchronizes; raises errors kernels recorded)."""
+    storage = src.untyped_storage()
+    state = storage.state
+    dtype = numpy_dtype(src.dtype)
+    shape = tuple(src.shape)
+    numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if numel == 0:
+        state.check_errors()
+        return np.empty(shape, dtype=_host_dtype(src.dtype))
+    if _is_contiguous(src):
+        host = np.empty(shape, dtype=dtype)
+        cl.enqueue_copy(state.queue, host, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
+                        is_blocking=True)
+    else:
+        # Copy the span the view covers, then take the view on the host.
+        strides = src.stride()
+        span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        flat = np.empty(span, dtype=dtype)
+        cl.enqueue_copy(state.queue, flat, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
+                        is_blocking=True)
+        host = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * dtype.itemsize for s in strides)).copy()
+    state.check_errors()
+    if src.dtype.name == "bfloat16":
+        host = host.view(_host_dtype(src.dtype))
+    return host
+
+
+def _host_dtype(dtype):
+    if dtype.name != "bfloat16":
+        return np.dtype(dtype.name)
+    try:
+        import ml_dtypes  # optional: NumPy has no bfloat16 of its own
+    except ImportError:
+        raise TypeError(
+            "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
+            "(or convert first: t.float().numpy())"
+        ) from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def synchronize(device_index=None) -> None:
+    targets = _devices if device_index is None else [_devices[device_index]]
+    for state in targets:
+        state.queue.finish()
+        state.check_errors()
+
+
+def memory_stats(device_index=None) -> dict:
+    state = _devices[device_index or 0]
+    pool = state.pool
+    return {
+        "allocated_bytes": state.allocated_bytes,
+        "peak_allocated_bytes": state.peak_bytes,
+        "allocations": state.allocations,
+        "reserved_bytes": int(pool.managed_bytes),
+        "cached_blocks": int(pool.held_blocks),
+        "active_blocks": int(pool.active_blocks),
+    }
+
+
+def empty_cache() -> None:
+    for state in _devices or ():
+        state.pool.free_held()
