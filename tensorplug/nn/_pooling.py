@@ -171,21 +171,20 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
     )
     args = (x, kernel, stride, padding, dilation, bool(ceil_mode))
-    indices = None
-    if x.requires_grad and is_grad_enabled():
-        # Training: take the values at the forward's indices, so that backward is one
-        # scatter-add through saved indices instead of a second search of every window.
-        _, indices = _max_pool2d_with_indices(*args)
-        n, c = x._shape[:2]
-        values = x.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
+    training = x.requires_grad and is_grad_enabled()
+    if training or return_indices:
+        values, indices = _max_pool2d_with_indices(*args)
+        if training:
+            # Take the values at the forward's indices, so that backward is one scatter-add
+            # through saved indices instead of a second search of every window.
+            n, c = x._shape[:2]
+            values = x.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
     else:
         values = _max_pool2d(*args)
     if not batched:
         values = values.squeeze(0)
     if not return_indices:
         return values
-    if indices is None:
-        indices = _max_pool2d_with_indices(*args)[1]
     return values, indices if batched else indices.squeeze(0)
 
 
