@@ -72,7 +72,7 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import cpu, nn, optim, testing, utils  # noqa: E402  (need the names above)
+from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
 
