@@ -12,10 +12,13 @@ from __future__ import annotations
 import heapq
 
 from ..tensor import Tensor
-from .grad_mode import enable_grad, no_grad
+from ...dispatcher import AUTOGRAD, ExcludeKeys, IncludeKeys
 from .graph import AccumulateGrad, AutogradMeta, Node, anomaly_mode, gradient_edge
 
 __all__ = ["run_backward"]
+
+# Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared.
+_GRAD_ON, _GRAD_OFF = IncludeKeys(AUTOGRAD.mask), ExcludeKeys(AUTOGRAD.mask)
 
 
 def _add(a, b):
@@ -60,7 +63,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     elif create_graph:
         leaf.grad = leaf.grad + grad
     else:
-        leaf.grad.add_(grad.detach())
+        leaf.grad.add_(grad)  # grad mode is off here, so this records nothing
 
 
 def _check_output(node: Node, index: int, grad, edge) -> None:
@@ -111,8 +114,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             heapq.heappush(ready, (-node._sequence_nr, id(node), node))
             queued.add(node)
 
-    mode = enable_grad() if create_graph else no_grad()
-    with mode:
+    with (_GRAD_ON if create_graph else _GRAD_OFF):
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, [None])

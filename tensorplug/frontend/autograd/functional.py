@@ -17,7 +17,7 @@ def _as_tuple(x):
 
 
 def _seed_gradients(outputs: tuple, grad_outputs, create_graph: bool) -> tuple:
-    import tensorplug as tp
+    from ..factories import ones_like
 
     grads = []
     for i, out in enumerate(outputs):
@@ -27,7 +27,7 @@ def _seed_gradients(outputs: tuple, grad_outputs, create_graph: bool) -> tuple:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape {list(out._shape)})")
             if not out._dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs, got {out._dtype.name}")
-            g = tp.ones_like(out)
+            g = ones_like(out)
         elif isinstance(g, Tensor) and g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g._shape)} and output[{i}] has a shape of {list(out._shape)}.")
         grads.append(g)
