@@ -27,7 +27,7 @@ from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UN
 from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
 from .frontend.ops.reductions import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
-from .frontend.ops.shape_ops import cat, stack
+from .frontend.ops.joining import cat, stack
 from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
 from .frontend.ops.shaping import *  # noqa: F401,F403
 from .frontend.ops.sorting import *  # noqa: F401,F403

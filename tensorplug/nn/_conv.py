@@ -16,7 +16,7 @@ import operator
 from ..frontend.factories import full, zeros
 from ..frontend.ops import copying
 from ..frontend.ops._composite import composite
-from ..frontend.ops.shape_ops import stack
+from ..frontend.ops.joining import stack
 from ..frontend.tensor import Tensor
 from ..frontend.views import slice_dim
 from ._activations import check_tensor

@@ -16,7 +16,7 @@ import math
 import warnings
 
 from ..frontend.factories import empty, zeros
-from ..frontend.ops.shape_ops import cat, stack
+from ..frontend.ops.joining import cat, stack
 from ..frontend.tensor import Tensor
 from . import functional as F
 from . import init

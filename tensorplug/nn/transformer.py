@@ -20,7 +20,7 @@ import math
 from ..frontend import dtypes as _dt
 from ..frontend.factories import empty, zeros
 from ..frontend.ops.elementwise import where
-from ..frontend.ops.shape_ops import cat
+from ..frontend.ops.joining import cat
 from ..frontend.tensor import Tensor
 from . import functional as F
 from . import init

@@ -12,7 +12,7 @@ import math
 
 from ..frontend.autograd import no_grad
 from ..frontend.factories import tensor
-from ..frontend.ops.shape_ops import cat, stack
+from ..frontend.ops.joining import cat, stack
 from ..frontend.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"]

@@ -260,6 +260,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     coords.reverse()
     if as_tuple:
         return tuple(coords) if input.ndim else (flat_indices,)
-    from .shape_ops import stack
+    from .joining import stack
 
     return stack(coords, 1) if coords else empty_tensor((count, 0), _dt.int64, input._device)

@@ -131,7 +131,7 @@ def flipud(input) -> Tensor:
 
 @composite("roll")
 def _roll(input: Tensor, shifts: tuple, dims: tuple) -> Tensor:
-    from .shape_ops import cat
+    from .joining import cat
 
     if not dims:
         return reshape(_roll(reshape(input, (-1,)), shifts, (0,)), input._shape)
@@ -260,7 +260,7 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 @composite("pad")
 def _pad(input: Tensor, pads: tuple, mode: str, value) -> Tensor:
-    from .shape_ops import cat
+    from .joining import cat
 
     # pads: ((dim, before, after), ...) with dims normalized.
     if mode == "constant":

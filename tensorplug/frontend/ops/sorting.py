@@ -203,7 +203,7 @@ def _run_lengths(sorted_values: Tensor, dim: int):
     from ..factories import ones_like, zeros_like
     from .elementwise import COMPARE
     from .reductions import cumsum
-    from .shape_ops import cat
+    from .joining import cat
 
     n = sorted_values._shape[dim]
     first = ones_like(slice_dim(sorted_values, dim, 0, 1, 1), dtype=_dt.int64)

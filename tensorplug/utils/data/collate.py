@@ -34,7 +34,7 @@ def default_collate(batch):
     dimension, numbers become a tensor (floats as float64, ints as int64), strings stay a list,
     and dicts, namedtuples, tuples and lists are collated field by field (tuples give lists)."""
     from ...frontend.factories import as_tensor, from_numpy, tensor
-    from ...frontend.ops.shape_ops import stack
+    from ...frontend.ops.joining import stack
 
     elem = batch[0]
     if isinstance(elem, Tensor):
