@@ -423,6 +423,26 @@ class Upsample(Module):
 
 
 # --- normalization --------------------------------------------------------------------------
+def _affine_parameters(module: Module, affine: bool, bias: bool, shape: tuple, device, dtype) -> None:
+    """The normalization layers' optional per-feature weight and bias (set by _reset_affine)."""
+    if affine:
+        module.weight = Parameter(empty(shape, **_factory(device, dtype)))
+        if bias:
+            module.bias = Parameter(empty(shape, **_factory(device, dtype)))
+            return
+    else:
+        module.register_parameter("weight", None)
+    module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight ones and bias zeros, as PyTorch initializes normalization layers."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     _expected_dims: tuple = ()
     _layout: str = ""
@@ -435,15 +455,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, **_factory(device, dtype)))
-            if bias:
-                self.bias = Parameter(empty(num_features, **_factory(device, dtype)))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_features,), device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, **_factory(device, dtype)))
             self.register_buffer("running_var", ones(num_features, **_factory(device, dtype)))
@@ -463,10 +475,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim not in self._expected_dims or input.shape[1] != self.num_features:
@@ -516,22 +525,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, **_factory(device, dtype)))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, **_factory(device, dtype)))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         n = len(self.normalized_shape)
@@ -558,22 +556,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, **_factory(device, dtype)))
-            if bias:
-                self.bias = Parameter(empty(num_channels, **_factory(device, dtype)))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_channels,), device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim < 2 or input.shape[1] != self.num_channels:
