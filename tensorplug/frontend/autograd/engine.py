@@ -37,10 +37,9 @@ def _dependencies(roots: list[Node]) -> dict[Node, int]:
         seen.add(node)
     while stack:
         node = stack.pop()
-        for edge in node.next_functions:
-            if edge is None or edge[0] is None:
+        for nxt, _ in node.next_functions:
+            if nxt is None:
                 continue
-            nxt = edge[0]
             counts[nxt] = counts.get(nxt, 0) + 1
             if nxt not in seen:
                 seen.add(nxt)
@@ -66,8 +65,9 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
         leaf.grad.add_(grad)  # grad mode is off here, so this records nothing
 
 
-def _check_output(node: Node, index: int, grad, edge) -> None:
-    if anomaly_mode.enabled and anomaly_mode.check_nan and isinstance(grad, Tensor) and grad._dtype.is_floating_point:
+def _check_output(node: Node, index: int, grad) -> None:
+    """Anomaly mode's check that a backward returned no NaN."""
+    if isinstance(grad, Tensor) and grad._dtype.is_floating_point:
         if bool((grad != grad).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {index}th output.")
 
@@ -114,6 +114,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             heapq.heappush(ready, (-node._sequence_nr, id(node), node))
             queued.add(node)
 
+    check_nan = anomaly_mode.enabled and anomaly_mode.check_nan
     with (_GRAD_ON if create_graph else _GRAD_OFF):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -133,17 +134,19 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             else:
                 results = _apply(node, tuple(grads), retain_graph)
             for index, (edge, grad) in enumerate(zip(node.next_functions, results)):
-                if edge is None or edge[0] is None:
-                    continue
                 nxt, nr = edge
+                if nxt is None:
+                    continue
                 if grad is not None:
-                    _check_output(node, index, grad, edge)
+                    if check_nan:
+                        _check_output(node, index, grad)
                     slots = buffers.get(nxt)
                     if slots is None:
                         slots = buffers[nxt] = [None] * _output_count(nxt, nr)
                     elif len(slots) <= nr:
                         slots.extend([None] * (nr + 1 - len(slots)))
-                    slots[nr] = _add(slots[nr], grad)
+                    current = slots[nr]
+                    slots[nr] = grad if current is None else current + grad
                 counts[nxt] -= 1
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
