@@ -184,7 +184,7 @@ def _inplace_unary(name):
             raise TypeError(f"{name}_(): 'self' must be a Tensor")
         if self._dtype not in spec.fast_dtypes or spec.bool_out:
             # The result needs another dtype: compute out of place, then cast into self.
-            return copying.copy_(self, func(self))
+            return copying.copy_(self, func(copying.inplace_source(self)))
         from .ops._common import check_no_internal_overlap, keyset
 
         check_no_internal_overlap(name + "_", self)
@@ -223,8 +223,7 @@ def _attach() -> None:
     T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
     T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
     T.clamp = T.clip = clamp
-    # Computed on a copy when recording: the graph must not save the values being overwritten.
-    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(self.clone() if self.requires_grad else self, min, max))
+    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(copying.inplace_source(self), min, max))
 
     operators = {
         "__add__": BINARY["add"], "__sub__": BINARY["sub"], "__mul__": BINARY["mul"],

@@ -57,7 +57,8 @@ def _relu(input):
 def relu(input, inplace=False):
     """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
     check_tensor("relu", input)
-    result = _relu(input)
+    source = copying.inplace_source(input) if inplace else input
+    result = _relu(source)
     return _inplace(input, result) if inplace else result
 
 
@@ -74,7 +75,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     check_floating("hardtanh", input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    result = _hardtanh(input, min_val, max_val)
+    source = copying.inplace_source(input) if inplace else input
+    result = _hardtanh(source, min_val, max_val)
     return _inplace(input, result) if inplace else result
 
 
@@ -93,7 +95,8 @@ def _leaky_relu(input, negative_slope):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     check_floating("leaky_relu", input)
-    result = _leaky_relu(input, negative_slope)
+    source = copying.inplace_source(input) if inplace else input
+    result = _leaky_relu(source, negative_slope)
     return _inplace(input, result) if inplace else result
 
 
@@ -110,7 +113,8 @@ def _elu(input, alpha, scale):
 
 def elu(input, alpha=1.0, inplace=False):
     check_floating("elu", input)
-    result = _elu(input, alpha, 1.0)
+    source = copying.inplace_source(input) if inplace else input
+    result = _elu(source, alpha, 1.0)
     return _inplace(input, result) if inplace else result
 
 
@@ -120,7 +124,8 @@ def elu_(input, alpha=1.0):
 
 def selu(input, inplace=False):
     check_floating("selu", input)
-    result = _elu(input, _SELU_ALPHA, _SELU_SCALE)
+    source = copying.inplace_source(input) if inplace else input
+    result = _elu(source, _SELU_ALPHA, _SELU_SCALE)
     return _inplace(input, result) if inplace else result
 
 
@@ -132,7 +137,8 @@ def celu(input, alpha=1.0, inplace=False):
     check_floating("celu", input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    result = where(input > 0, input, UNARY["expm1"](_at_most(input, 0.0) / alpha) * alpha)
+    source = copying.inplace_source(input) if inplace else input
+    result = where(source > 0, source, UNARY["expm1"](_at_most(source, 0.0) / alpha) * alpha)
     return _inplace(input, result) if inplace else result
 
 
@@ -159,7 +165,8 @@ def _silu(input):
 
 def silu(input, inplace=False):
     check_floating("silu", input)
-    result = _silu(input)
+    source = copying.inplace_source(input) if inplace else input
+    result = _silu(source)
     return _inplace(input, result) if inplace else result
 
 
@@ -186,19 +193,22 @@ def _mish(input):
 
 def mish(input, inplace=False):
     check_floating("mish", input)
-    result = _mish(input)
+    source = copying.inplace_source(input) if inplace else input
+    result = _mish(source)
     return _inplace(input, result) if inplace else result
 
 
 def hardsigmoid(input, inplace=False):
     check_floating("hardsigmoid", input)
-    result = _hardtanh(input / 6.0 + 0.5, 0.0, 1.0)
+    source = copying.inplace_source(input) if inplace else input
+    result = _hardtanh(source / 6.0 + 0.5, 0.0, 1.0)
     return _inplace(input, result) if inplace else result
 
 
 def hardswish(input, inplace=False):
     check_floating("hardswish", input)
-    result = where(input <= -3.0, 0.0, where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    source = copying.inplace_source(input) if inplace else input
+    result = where(source <= -3.0, 0.0, where(source >= 3.0, source, source * (source + 3.0) / 6.0))
     return _inplace(input, result) if inplace else result
 
 
@@ -226,7 +236,8 @@ def tanhshrink(input):
 def threshold(input, threshold, value, inplace=False):
     """``input`` where it is greater than ``threshold``, else ``value``."""
     check_tensor("threshold", input)
-    result = where(input > threshold, input, value)
+    source = copying.inplace_source(input) if inplace else input
+    result = where(source > threshold, source, value)
     return _inplace(input, result) if inplace else result
 
 
@@ -337,7 +348,8 @@ def _dropout_any(op, input, p, training, inplace, mask_shape):
         return input
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
-    result = _dropout(input, float(p), tuple(mask_shape))
+    source = copying.inplace_source(input) if inplace else input
+    result = _dropout(source, float(p), tuple(mask_shape))
     return _inplace(input, result) if inplace else result
 
 

@@ -292,3 +292,16 @@ def test_inplace_on_detached_tensor_is_seen_by_the_original():
     y.detach().mul_(2)
     with pytest.raises(RuntimeError, match=MODIFIED):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["leaky_relu_", "elu_", "hardtanh_"])
+def test_inplace_activation_on_non_leaf_gets_the_right_gradient(name):
+    """In-place composites compute from a copy while recording, so saved values stay intact."""
+    import tensorplug.nn.functional as F
+
+    x = tp.tensor([-2.0, -0.5, 0.5, 2.0], dtype=tp.float64, requires_grad=True)
+    y = getattr(F, name)(x * 1)
+    y.sum().backward()
+    reference = {"leaky_relu_": [0.01, 0.01, 1.0, 1.0], "elu_": [np.exp(-2.0), np.exp(-0.5), 1.0, 1.0],
+                 "hardtanh_": [0.0, 1.0, 1.0, 0.0]}[name]
+    np.testing.assert_allclose(x.grad.numpy(), reference, rtol=1e-12)

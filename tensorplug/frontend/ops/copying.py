@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dispatcher import Operator
+from ...dispatcher import AUTOGRAD, Operator, local_state
 from .. import dtypes as _dt
 from ..device import device as _device_type
 from ..shapes import broadcast_shapes
@@ -11,7 +11,9 @@ from ..tensor import Tensor, empty_tensor, resolve_device
 from ..views import expand
 from ._common import bump_version, check_no_internal_overlap, is_number, keyset
 
-__all__ = ["copy_", "fill_", "zero_", "to_dtype", "to", "contiguous", "clone", "cpu", "to_numpy", "copy_from_numpy"]
+__all__ = ["copy_", "fill_", "zero_", "to_dtype", "to", "contiguous", "clone", "cpu", "to_numpy", "copy_from_numpy", "inplace_source"]
+
+_AUTOGRAD_MASK = AUTOGRAD.mask
 
 COPY = Operator("copy_")
 FILL = Operator("fill_", differentiable=False)
@@ -142,6 +144,18 @@ def to(t: Tensor, *args, **kwargs) -> Tensor:
             return clone(t) if copy else t
         return to_dtype(t, dtype)
     return _move(to_dtype(t, dtype), target)
+
+
+def inplace_source(t: Tensor) -> Tensor:
+    """What an in-place composite (``x.clamp_()``, ``F.relu(x, inplace=True)``) computes from.
+
+    Such ops compute out of place and copy the result into ``t``. While autograd records, the
+    graph may save ``t``'s values, which that copy would overwrite: compute from a copy instead
+    (its CopyBackward keeps gradients flowing to ``t``'s history).
+    """
+    if t._keys & _AUTOGRAD_MASK and local_state.mask & _AUTOGRAD_MASK:
+        return clone(t)
+    return t
 
 
 def cpu(t: Tensor) -> Tensor:
