@@ -282,6 +282,13 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
                          output_padding, device, dtype)
 
+    def forward(self, input, output_size=None):
+        self._check_input(input)
+        output_padding = self._output_padding(input, output_size)
+        return self._conv_transpose(
+            input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation
+        )
+
     def _output_padding(self, input, output_size) -> tuple:
         if output_size is None:
             return self.output_padding
@@ -304,22 +311,14 @@ class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution over (N, C, L) or (C, L) inputs."""
 
     _nd = 1
-
-    def forward(self, input, output_size=None):
-        self._check_input(input)
-        output_padding = self._output_padding(input, output_size)
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation)
+    _conv_transpose = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution over (N, C, H, W) or (C, H, W) inputs."""
 
     _nd = 2
-
-    def forward(self, input, output_size=None):
-        self._check_input(input)
-        output_padding = self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation)
+    _conv_transpose = staticmethod(F.conv_transpose2d)
 
 
 # --- pooling --------------------------------------------------------------------------------
