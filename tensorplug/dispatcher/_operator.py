@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import _keys
-from ._keys import AUTOGRAD, INPLACE_OR_VIEW, DispatchKey
+from ._keys import AUTOGRAD, DispatchKey
 from ._state import local_state
 
 __all__ = [

@@ -14,7 +14,7 @@ from .autograd import functional as _autograd
 from .ops._composite import composite
 from .tensor import Tensor
 
-__all__ = ["add", "sub", "mul", "div", "true_divide", "clamp", "clip"]
+__all__ = ["add", "sub", "div", "true_divide", "clamp", "clip"]
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""

@@ -21,7 +21,7 @@ import pyopencl as cl
 
 from ..api import FAMILIES
 from . import _source
-from .storage import DeviceState, OpenCLStorage, allocate
+from .storage import DeviceState, allocate
 
 __all__ = ["table", "build_program", "BUILD_TIMES"]
 

@@ -14,7 +14,6 @@ as the contract asks of asynchronous devices; the flag is cleared, so the proces
 from __future__ import annotations
 
 import os
-import weakref
 
 import numpy as np
 import pyopencl as cl

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _refs
-from ._core import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LARGE, NUMERIC_DTYPES, Arg, ErrorCase, OpEntry, Sample
+from ._core import ALL_DTYPES, FLOAT_DTYPES, LARGE, NUMERIC_DTYPES, Arg, ErrorCase, OpEntry, Sample
 
 _HALF = ("float16", "bfloat16")
 

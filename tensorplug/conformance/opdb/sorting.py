@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import FLOAT_DTYPES, INT_DTYPES, LARGE, NUMERIC_DTYPES, Arg, OpEntry, Sample
+from ._core import FLOAT_DTYPES, LARGE, NUMERIC_DTYPES, Arg, OpEntry, Sample
 
 
 def _sort_ref(x, dim=-1, descending=False, stable=True):

@@ -9,7 +9,7 @@ import pytest
 import tensorplug as tp
 from tensorplug.backends.api import CONTRACT_VERSION, PRIMITIVES, REQUIRED_DTYPES
 from tensorplug.conformance._checks import ConformanceFailure
-from tensorplug.conformance.opdb._core import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, round_to, to_numpy, to_tensor
+from tensorplug.conformance.opdb._core import ALL_DTYPES, INT_DTYPES, round_to, to_numpy, to_tensor
 from tensorplug.conformance.suites import cases, item
 
 # --- type promotion -------------------------------------------------------------------------------

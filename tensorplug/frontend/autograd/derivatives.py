@@ -15,7 +15,6 @@ import math
 
 from ... import dispatcher
 from ...dispatcher import AUTOGRAD
-from .. import dtypes as _dt
 from ..tensor import Tensor
 from .graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
 
