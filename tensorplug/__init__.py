@@ -19,7 +19,7 @@ from .frontend.dtypes import (
 )
 from .frontend.factories import (
     arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
-    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor, zeros, zeros_like,
+    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
 from .frontend.ops.copying import clone

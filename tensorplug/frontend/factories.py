@@ -18,7 +18,7 @@ from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
-    "eye", "rand", "randn", "randint", "empty_like", "zeros_like", "ones_like", "full_like",
+    "eye", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
     "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli",
 ]
 
@@ -291,6 +291,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape = check_shape("randint", (size,) if isinstance(size, int) else tuple(size))
     out = empty_tensor(shape, _dt.int64 if dtype is None else dtype, resolve_device(device))
     return _finish(random_(out, low, high, generator=generator), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a
+    composite over ``random_`` and ``sort``, so every backend has it)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"randperm(): n must be a non-negative integer, got {n!r}")
+    keys = random_(empty_tensor((n,), _dt.int64, resolve_device(device)), 0, 1 << 62, generator=generator)
+    order = keys.argsort(stable=True)
+    wanted = _dt.int64 if dtype is None else dtype
+    return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:

@@ -270,6 +270,8 @@ def _log_softmax_backward(grad, args, output, kwargs, needs):
 
 @composite("softmax", derivative=_softmax_backward, save_output=True)
 def _softmax(input, dim):
+    if input.numel() == 0:  # no rows to normalize (and the maximum of nothing does not exist)
+        return input.clone()
     # Subtracting the maximum keeps exp from overflowing; the maximum carries no gradient.
     shifted = input - reductions.amax(input, dim, keepdim=True).detach()
     exps = UNARY["exp"](shifted)
@@ -278,6 +280,8 @@ def _softmax(input, dim):
 
 @composite("log_softmax", derivative=_log_softmax_backward, save_output=True)
 def _log_softmax(input, dim):
+    if input.numel() == 0:
+        return input.clone()
     shifted = input - reductions.amax(input, dim, keepdim=True).detach()
     return shifted - UNARY["log"](UNARY["exp"](shifted).sum(dim, keepdim=True))
 

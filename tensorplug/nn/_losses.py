@@ -7,6 +7,7 @@ decomposition whose gradient comes from the primitives.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..frontend import dtypes as _dt
@@ -171,7 +172,9 @@ def _check_index_target(op: str, input: Tensor, target: Tensor):
         raise RuntimeError(f"Expected target size {list(input._shape[:1] + input._shape[2:])}, got {list(target._shape)}")
     _check_target_dtype(target)
     n, c = input._shape[:2]
-    return input.reshape(n, c, -1), copying.to_dtype(target, _dt.int64).reshape(n, -1), target._shape
+    # The spatial size is computed, not inferred with -1: a batch of zero makes -1 ambiguous.
+    rest = math.prod(input._shape[2:])
+    return input.reshape(n, c, rest), copying.to_dtype(target, _dt.int64).reshape(n, rest), target._shape
 
 
 def _check_weight(op: str, weight, input: Tensor):

@@ -411,7 +411,7 @@ def reduce(dtype: str, fp64: bool) -> str:
     {_array('ksh', 'k')} {_array('kso', 'ko')} {_array('ksa', 'ka')} {_array('rsh', 'r')} {_array('rsa', 'ra')}
     long io = oo, base = oa;
     {{ long rem = i; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; io += c * kso[q]; base += c * ksa[q]; }} }}
-    long inner = rsh[rd - 1], inner_st = rsa[rd - 1], outer = nred / inner;"""
+    long inner = rsh[rd - 1], inner_st = rsa[rd - 1], outer = inner > 0 ? nred / inner : 0;"""
     loop = """
     for (long r = 0; r < outer; ++r) {
         long ia = base;

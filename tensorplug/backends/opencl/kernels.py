@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pyopencl as cl
@@ -32,6 +33,8 @@ _SCALAR_TYPES = {"long": np.int64, "ulong": np.uint64, "int": np.int32, "uint": 
 _KERNEL_RE = re.compile(r"__kernel\s+(?:__attribute__\(\(.*?\)\)\s*)?void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
 #: Seconds spent building each program, by (family, dtype): first-use latency, for the benchmark.
 BUILD_TIMES: dict = {}
+#: (family, dtype) -> the compiler's log, for programs whose build printed anything.
+BUILD_LOGS: dict = {}
 
 
 def _signatures(source: str, compute: str) -> dict:
@@ -78,11 +81,19 @@ def build_program(state: DeviceState, family: str, dtype: str):
         text = _GENERATORS[family](dtype, state.has_fp64)
     started = time.perf_counter()
     try:
-        program = cl.Program(state.context, text).build()
+        # Some OpenCL compilers print notes or warnings for valid code (seen on Debian's PoCL 3.1);
+        # PyOpenCL turns them into CompilerWarning, which would reach (and fail, under
+        # ``-W error``) every user program. The log is kept in BUILD_LOGS instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            program = cl.Program(state.context, text).build()
     except cl.Error as exc:
         raise RuntimeError(f"opencl: building the {family} kernels for {dtype} on {state.name} failed; "
                            f"the compiler said:\n{exc}") from None
     BUILD_TIMES[key] = time.perf_counter() - started
+    log = program.get_build_info(state.device, cl.program_build_info.LOG).strip()
+    if log:
+        BUILD_LOGS[key] = log
     state.programs[key] = (program, _signatures(text, _source.DTYPES[dtype][1]))
     return state.programs[key]
 
@@ -338,6 +349,10 @@ def _too_many_dims(what: str):
     raise NotImplementedError(f"opencl: {what} over more than {MAXD} non-contiguous dims is not supported")
 
 
+#: What a reduction over no elements gives (PyTorch's identities).
+_EMPTY_REDUCTION = {"sum": 0, "prod": 1, "all": True, "any": False}
+
+
 def _reduce(name: str):
     def kernel(out, a, dims):
         nout = math.prod(out.shape)
@@ -348,8 +363,13 @@ def _reduce(name: str):
         kept = [d for d in range(len(shape)) if d not in dims]
         red = [d for d in range(len(shape)) if d in dims]
         nred = math.prod(shape[d] for d in red)
-        if nred == 0 and name in ("amax", "amin", "argmax", "argmin"):
-            return  # the frontend rejects these; nothing to read
+        if nred == 0:
+            # An empty reduction is its identity; no kernel runs (issue 16: launching one with a
+            # reduced shape of [0] divided 0 by 0 on the device). amax/argmax and friends are
+            # rejected by the frontend before they get here.
+            if name in _EMPTY_REDUCTION:
+                _fill(out, _EMPTY_REDUCTION[name])
+            return
         k_shape, (k_o, k_a) = _coalesce([shape[d] for d in kept], ([ost[d] for d in kept], [ast[d] for d in kept]))
         if name in ("argmax", "argmin"):
             r_shape, r_a = [shape[d] for d in red] or [1], [ast[d] for d in red] or [0]
@@ -357,8 +377,6 @@ def _reduce(name: str):
             r_shape, (r_a,) = _coalesce([shape[d] for d in red], ([ast[d] for d in red],))
         if len(k_shape) > MAXD or len(r_shape) > MAXD:
             _too_many_dims(name)
-        if nred == 0:
-            r_shape, r_a = [0], [0]
         state = _state(out)
         knl = _kernel(state, "reduce", a.dtype.name, f"r_{name}")
         g, l = _global(nout, state)

@@ -323,8 +323,10 @@ def _softmax(input, dim):
     if input.dtype.name not in ("float32", "float64"):
         return get_operator("softmax").decomposition(input, dim)
     x = view(input)
-    shifted = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.ndim else np.ones_like(x)
     out = input.new_empty(input.shape)  # allocated by this backend, through the public Tensor API
+    if x.size == 0:  # nothing to normalize (and np.max of nothing raises)
+        return out
+    shifted = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.ndim else np.ones_like(x)
     with np.errstate(all="ignore"):
         view(out)[...] = shifted / np.sum(shifted, axis=dim, keepdims=True) if x.ndim else shifted
     return out

@@ -259,6 +259,8 @@ template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a
 }
 
 bool is_contiguous(int ndim, const int64_t* shape, const int64_t* strides) {
+    // A tensor without elements is contiguous whatever its strides say (as in PyTorch).
+    if (numel_of(ndim, shape) == 0) return true;
     int64_t expected = 1;
     for (int d = ndim - 1; d >= 0; --d) {
         if (shape[d] != 1 && strides[d] != expected) return false;
