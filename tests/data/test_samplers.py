@@ -43,3 +43,18 @@ def test_batch_sampler(drop_last, expected):
     assert list(sampler) == expected and len(sampler) == len(expected)
     with pytest.raises(ValueError, match="batch_size"):
         BatchSampler(SequentialSampler(range(7)), 0, False)
+
+
+def test_random_sampler_with_replacement_draws_lazily():
+    """num_samples=10**10 with replacement yields its first indices at once (no up-front draw of
+    every index), and the same generator seed gives the same stream."""
+    def first(count, seed):
+        sampler = RandomSampler(range(5), replacement=True, num_samples=10**10, generator=tp.Generator().manual_seed(seed))
+        it = iter(sampler)
+        return [next(it) for _ in range(count)]
+
+    drawn = first(100, 4)
+    assert len(RandomSampler(range(5), replacement=True, num_samples=10**10)) == 10**10
+    assert set(drawn) == {0, 1, 2, 3, 4} and drawn == first(100, 4) and drawn != first(100, 5)
+    short = list(RandomSampler(range(3), replacement=True, num_samples=70, generator=tp.Generator().manual_seed(0)))
+    assert len(short) == 70 and set(short) <= {0, 1, 2}

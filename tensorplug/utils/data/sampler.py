@@ -6,6 +6,9 @@ from typing import Iterator, Sized
 from ...frontend import dtypes as _dt
 from ...frontend.random import Generator
 
+#: How many indices RandomSampler(replacement=True) draws from its generator at a time.
+_REPLACEMENT_CHUNK = 32
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "randperm"]
 
 
@@ -73,7 +76,13 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=generator).tolist()
+            # Draw lazily, a chunk at a time (as PyTorch does): num_samples may be far larger
+            # than memory (RandomSampler(..., replacement=True, num_samples=10**10)).
+            remaining = self.num_samples
+            while remaining > 0:
+                count = min(_REPLACEMENT_CHUNK, remaining)
+                yield from randint(0, n, (count,), generator=generator).tolist()
+                remaining -= count
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator).tolist()
