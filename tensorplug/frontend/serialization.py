@@ -18,15 +18,19 @@ from __future__ import annotations
 import io
 import json
 import math
+import mmap as _mmap
 import os
+import stat
 import struct
+import sys
 from collections import OrderedDict
 
 import numpy as np
 
 from . import dtypes as _dt
 from .device import device as _device_type
-from .tensor import Tensor
+from .shapes import contiguous_layout
+from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
 
 __all__ = ["save", "load"]
 
@@ -265,29 +269,218 @@ def _read_metadata(header: dict) -> dict:
     return metadata
 
 
-def _tensor_from_bytes(data: memoryview, dtype: _dt.dtype, shape: tuple) -> Tensor:
-    from .factories import from_numpy
+# --- the data section: read out, or viewed through a private mapping -----------------------------
+def _map_file(fd: int):
+    """A copy-on-write mapping of the whole file: writes through it stay in this process's memory
+    and never reach the file (mmap.ACCESS_COPY, MAP_PRIVATE)."""
+    # Python >= 3.13 can map without keeping a duplicate of the descriptor open for the mapping's life.
+    extra = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+    return _mmap.mmap(fd, 0, access=_mmap.ACCESS_COPY, **extra)
 
-    if dtype is _dt.bfloat16:
-        bits = np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16
-        return from_numpy(bits.view(np.float32).reshape(shape)).to(_dt.bfloat16)
-    array = np.frombuffer(data, dtype=dtype.numpy.newbyteorder("<")).astype(dtype.numpy, copy=True)
-    return from_numpy(array.reshape(shape))
+
+def _regular_file_descriptor(stream):
+    """The stream's file descriptor when it is an open regular file (mappable), else None."""
+    try:
+        fd = stream.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
-def _resolve_location(map_location, tensor: Tensor, saved_device: str) -> Tensor:
+class _DataSection:
+    """The tensor bytes after the header, ``size`` bytes from absolute position ``start`` of a
+    seekable stream: tensors are copied out with readinto, or, for regular files, viewed through
+    a copy-on-write mapping of the file."""
+
+    def __init__(self, stream, start: int, size: int, fd, source: str) -> None:
+        self.stream, self.start, self.size, self.fd, self.source = stream, start, size, fd, source
+        self._mapping = None
+        self._mapping_failed = False
+
+    def read_into(self, begin: int, dest: memoryview) -> None:
+        """Fill ``dest`` with the bytes at ``begin`` (a data offset), straight from the stream."""
+        self.stream.seek(self.start + begin)
+        done = 0
+        while done < len(dest):  # readinto may stop short of the end (raw files, big reads)
+            got = self.stream.readinto(dest[done:])
+            if not got:
+                raise ValueError(
+                    f"tp.load(): {self.source} is truncated: it ended {len(dest) - done} bytes early while reading "
+                    "tensor data (was it changed while loading?)"
+                )
+            done += got
+
+    def mapping(self, required: bool = False):
+        """The file's mapping (made on first use); None when the stream cannot be mapped, unless
+        ``required``, where that is an error."""
+        if self._mapping is None and not self._mapping_failed:
+            if self.fd is not None:
+                try:
+                    self._mapping = _map_file(self.fd)
+                except (OSError, ValueError) as exc:
+                    if required:
+                        raise ValueError(f"tp.load(): cannot memory-map {self.source} ({exc}); use mmap=False") from None
+            self._mapping_failed = self._mapping is None
+        if self._mapping is None and required:
+            raise ValueError(f"tp.load(): cannot memory-map {self.source}")
+        if self._mapping is not None and len(self._mapping) < self.start + self.size:
+            raise ValueError(f"tp.load(): {self.source} shrank while loading")
+        return self._mapping
+
+    def view(self, begin: int, end: int) -> np.ndarray:
+        """The bytes [begin, end) as a uint8 array over the mapping (no copy; keeps it alive)."""
+        return np.frombuffer(self._mapping, dtype=np.uint8, count=end - begin, offset=self.start + begin)
+
+    def release(self, begin: int, end: int) -> None:
+        """Drop the mapped pages that lie wholly inside [begin, end) from this process's memory,
+        so copying a file tensor by tensor never holds more than one tensor's pages. Only for
+        ranges no tensor views: unwritten private pages come back from the file if touched again."""
+        advise = getattr(self._mapping, "madvise", None)
+        if advise is None or not hasattr(_mmap, "MADV_DONTNEED"):
+            return
+        page = _mmap.PAGESIZE
+        low = -(-(self.start + begin) // page) * page
+        high = (self.start + end) // page * page
+        if high > low:
+            advise(_mmap.MADV_DONTNEED, low, high - low)
+
+    def close_unless_shared(self) -> None:
+        """Unmap now when no tensor views the mapping; otherwise the last view unmaps it."""
+        if self._mapping is not None:
+            try:
+                self._mapping.close()
+            except BufferError:  # tensors share it (mmap=True): it lives as long as they do
+                pass
+            self._mapping = None
+
+
+def _native_order(t: Tensor) -> Tensor:
+    """``t`` with its bytes swapped to the host's order (the format is little-endian)."""
+    if sys.byteorder == "little" or t.dtype.itemsize == 1 or t.numel() == 0:
+        return t
+    np.frombuffer(t.untyped_storage(), dtype=f"u{t.dtype.itemsize}").byteswap(inplace=True)
+    return t
+
+
+def _copied_tensor(data: _DataSection, dtype: _dt.dtype, shape: tuple, begin: int, end: int) -> Tensor:
+    """A new CPU tensor holding the bytes [begin, end), read straight into its memory."""
+    t = empty_tensor(shape, dtype, resolve_device("cpu"))
+    if end > begin:
+        with memoryview(t.untyped_storage()) as raw:
+            data.read_into(begin, raw.cast("B")[: end - begin])
+    return _native_order(t)
+
+
+def _mapped_tensor(data: _DataSection, dtype: _dt.dtype, shape: tuple, begin: int, end: int) -> Tensor:
+    """A CPU tensor over the mapped bytes [begin, end) without copying (the caller checked that
+    they are aligned for ``dtype``); its storage keeps the mapping alive."""
+    cpu = resolve_device("cpu")
+    if end == begin:
+        return empty_tensor(shape, dtype, cpu)
+    # The same two steps as tp.from_numpy, over raw bytes so that every dtype (bfloat16 too) works.
+    storage = cpu._backend.wrap_host(data.view(begin, end))
+    stride, _ = contiguous_layout(shape)
+    return make_tensor(storage, shape, stride, 0, dtype, cpu)
+
+
+def _can_share(data: _DataSection, dtype: _dt.dtype, begin: int) -> bool:
+    # The mapping starts on a page boundary, so the file offset decides alignment. Unaligned
+    # elements would be undefined behaviour for the kernels; those tensors are copied instead.
+    return sys.byteorder == "little" and (data.start + begin) % dtype.itemsize == 0
+
+
+# --- where tensors go -----------------------------------------------------------------------------
+def _check_map_location(map_location) -> None:
+    if map_location is None or isinstance(map_location, (str, _device_type, dict)) or callable(map_location):
+        return
+    raise TypeError(
+        f"tp.load(): map_location must be a device, a string, a dict or a callable, not {type(map_location).__name__}"
+    )
+
+
+def _saved_device_target(map_location, saved: str):
+    """(device spec, True when map_location chose it) for a tensor saved on ``saved``; not for callables."""
     if map_location is None:
-        target = saved_device
-    elif isinstance(map_location, (str, _device_type)):
-        target = map_location
-    elif isinstance(map_location, dict):
-        target = map_location.get(saved_device, saved_device)
-    elif callable(map_location):
-        result = map_location(tensor, saved_device)
-        return tensor if result is None else result
-    else:
-        raise TypeError(f"tp.load(): map_location must be a device, a string, a dict or a callable, not {type(map_location).__name__}")
-    return tensor.to(target) if str(target) != "cpu" else tensor
+        return saved, False
+    if isinstance(map_location, dict):
+        return (map_location[saved], True) if saved in map_location else (saved, False)
+    return map_location, True
+
+
+def _resolve_target(spec, chosen_by_map_location: bool, name: str, saved: str, source: str) -> _device_type:
+    try:
+        return resolve_device(spec)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        if chosen_by_map_location:
+            message = (f"tp.load(): map_location sends tensor {name!r} of {source} to device {str(spec)!r}, "
+                       f"which is not available here ({exc})")
+        else:
+            message = (f"tp.load(): tensor {name!r} of {source} was saved on device {saved!r}, which is not "
+                       f"available here ({exc}). Pass map_location='cpu' to load it onto the CPU, or a dict or "
+                       "callable to choose a device per saved device")
+        raise RuntimeError(message) from None
+
+
+def _plan_targets(map_location, entries: dict, devices: dict, source: str) -> dict:
+    """name -> the ready device each tensor goes to (None: a callable map_location decides).
+
+    Every device is checked here, before any tensor data is read, so a checkpoint saved on a
+    device this machine lacks fails at once instead of after reading gigabytes."""
+    if callable(map_location) and not isinstance(map_location, (dict, _device_type)):
+        return dict.fromkeys(entries)
+    targets = {}
+    for name in entries:
+        saved = devices.get(name, "cpu")
+        spec, chosen = _saved_device_target(map_location, saved)
+        targets[name] = _resolve_target(spec, chosen, name, saved, source)
+    return targets
+
+
+# --- building tensors -----------------------------------------------------------------------------
+class _TensorBuilder:
+    """Makes each tensor of one file on its target device.
+
+    ``share`` (mmap=True): CPU tensors view the file's copy-on-write mapping. Otherwise CPU
+    tensors are independent copies read straight into their own memory. Tensors bound for
+    another device are copied there from the mapping one at a time, and their pages are dropped
+    again, so host memory never holds more than one of them."""
+
+    def __init__(self, data: _DataSection, share: bool, map_location, devices: dict) -> None:
+        self.data, self.share, self.map_location, self.devices = data, share, map_location, devices
+
+    def cpu_tensor(self, dtype, shape, begin, end) -> Tensor:
+        if self.share and _can_share(self.data, dtype, begin):
+            return _mapped_tensor(self.data, dtype, shape, begin, end)
+        return _copied_tensor(self.data, dtype, shape, begin, end)
+
+    def device_tensor(self, target, dtype, shape, begin, end) -> Tensor:
+        if end > begin and self.data.mapping() is not None and _can_share(self.data, dtype, begin):
+            staged = _mapped_tensor(self.data, dtype, shape, begin, end)
+            moved = staged.to(target)
+            del staged  # its view of the pages goes before the pages do
+            self.data.release(begin, end)
+            return moved
+        return _copied_tensor(self.data, dtype, shape, begin, end).to(target)
+
+    def mapped_by_callable(self, name, dtype, shape, begin, end, source: str) -> Tensor:
+        saved = self.devices.get(name, "cpu")
+        t = self.cpu_tensor(dtype, shape, begin, end)
+        result = self.map_location(t, saved)
+        if result is None:  # as in PyTorch: None means "where it was saved"
+            return t.to(_resolve_target(saved, False, name, saved, source))
+        if not isinstance(result, Tensor):
+            raise TypeError(
+                f"tp.load(): map_location returned {type(result).__name__} for tensor {name!r}; it must return a "
+                "tensor or None"
+            )
+        return result
+
+    def build(self, name, target, dtype, shape, begin, end, source: str) -> Tensor:
+        if target is None:
+            return self.mapped_by_callable(name, dtype, shape, begin, end, source)
+        if target.type == "cpu":
+            return self.cpu_tensor(dtype, shape, begin, end)
+        return self.device_tensor(target, dtype, shape, begin, end)
 
 
 class _Rebuilder:
@@ -355,18 +548,35 @@ def load(f, map_location=None, weights_only: bool = True, *, mmap=None):
     """Load what ``tp.save`` wrote (or any safetensors file) from a path or binary file object.
 
     ``map_location`` moves tensors: a device or string for all of them, a dict mapping saved
-    device names to new ones, or a callable ``(tensor, saved_device) -> tensor``. Without it,
-    tensors go back to the device they were saved from. Nothing in the file is ever executed,
-    so ``weights_only`` is accepted for compatibility and has no effect. A PyTorch ``.pt``
-    checkpoint is refused with instructions to convert it.
+    device names to new ones, or a callable ``(tensor, saved_device) -> tensor`` (returning None
+    keeps the saved device). Without it, tensors go back to the device they were saved from; a
+    device this machine lacks is an error that suggests ``map_location="cpu"``.
+
+    ``mmap=True`` (a path or an open regular file) maps the file instead of reading it: CPU
+    tensors view the mapping and read from the file only when touched. The mapping is
+    copy-on-write, so writing to such a tensor changes this process's copy, never the file.
+    By default (``mmap=None`` or ``False``) every CPU tensor is an independent copy. Either way
+    the file may be closed or deleted once ``load`` returns, but it must not be truncated or
+    rewritten in place while mapped tensors are alive.
+
+    Nothing in the file is ever executed, so ``weights_only`` is accepted for compatibility and
+    has no effect. A PyTorch ``.pt`` checkpoint is refused with instructions to convert it.
     """
+    _check_map_location(map_location)
+    share = bool(mmap)  # None is PyTorch's default, which means False
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as stream:
-            return _load_stream(stream, map_location, repr(os.fspath(f)))
-    return _load_stream(f, map_location, "the file")
+            return _load_stream(stream, map_location, repr(os.fspath(f)), share)
+    return _load_stream(f, map_location, "the file", share)
 
 
-def _load_stream(stream, map_location, source: str):
+def _load_stream(stream, map_location, source: str, share: bool):
+    fd = _regular_file_descriptor(stream)
+    if share and fd is None:
+        raise ValueError(
+            f"tp.load(): mmap=True needs a file path or an open regular file, and {source} ({type(stream).__name__}) "
+            "has no file descriptor to map; use mmap=False"
+        )
     size = _remaining_size(stream)
     prefix = stream.read(8) or b""
     # A pickle's first two bytes could also start a valid header length, so a pickle-looking file
@@ -394,10 +604,14 @@ def _load_stream(stream, map_location, source: str):
         raise _pytorch_error(pytorch, source)
     header = _parse_header(raw)
     metadata = _read_metadata(header)
-    data = stream.read() or b""
-    entries = _validate_entries(header, len(data))
-    view = memoryview(data)
-    tensors = {name: _tensor_from_bytes(view[begin:end], dtype, shape) for name, (dtype, shape, begin, end) in entries.items()}
+    if size is None:
+        # A stream that cannot seek cannot say how long it is: read the rest, so that every offset is
+        # checked against bytes that exist before any tensor is allocated.
+        stream = io.BytesIO(stream.read() or b"")
+        data_start, data_size, fd = 0, len(stream.getbuffer()), None
+    else:
+        data_start, data_size = stream.tell(), size - 8 - header_len
+    entries = _validate_entries(header, data_size)
 
     structure = None
     if STRUCTURE_KEY in metadata:
@@ -409,11 +623,23 @@ def _load_stream(stream, map_location, source: str):
     grad_flags: dict = {}
     if structure is not None:
         _collect_devices(structure, devices, grad_flags)
-    for name in tensors:
-        t = _resolve_location(map_location, tensors[name], devices.get(name, "cpu"))
-        if grad_flags.get(name):
-            t.requires_grad_(True)
-        tensors[name] = t
+    targets = _plan_targets(map_location, entries, devices, source)
+
+    data = _DataSection(stream, data_start, data_size, fd, source)
+    if share:
+        data.mapping(required=True)
+    builder = _TensorBuilder(data, share, map_location, devices)
+    built = {}
+    try:
+        # In file order: reads go forward through the file, which read-ahead rewards.
+        for name, (dtype, shape, begin, end) in sorted(entries.items(), key=lambda item: item[1][2]):
+            t = builder.build(name, targets[name], dtype, shape, begin, end, source)
+            if grad_flags.get(name):
+                t.requires_grad_(True)
+            built[name] = t
+    finally:
+        data.close_unless_shared()
+    tensors = {name: built[name] for name in entries}  # the header's order, as other readers give
     if structure is None:
         return tensors
     try:
