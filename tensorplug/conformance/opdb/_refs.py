@@ -30,11 +30,15 @@ def sigmoid(x):
 
 
 def softmax(x, dim):
+    if x.size == 0:
+        return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def log_softmax(x, dim):
+    if x.size == 0:
+        return x.copy()
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 

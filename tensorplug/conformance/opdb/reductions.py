@@ -23,8 +23,15 @@ def reduction_samples(low=-3.0, high=3.0, full=True, multi=True, empty=True, key
         yield Sample((A((6, 4), "transposed"),), {keyword: 0}, name="transposed")
         yield Sample((A((3, 8), "strided"),), {keyword: 1}, name="strided")
         if empty:
+            # Reducing over nothing gives the identity (sum 0, prod 1, mean NaN, ...) in every
+            # position of the empty dim: an OpenCL kernel once divided 0 by 0 here (issue 16).
             yield Sample((A((0, 3)),), {keyword: 0}, name="empty along dim")
+            yield Sample((A((3, 0, 4)),), {keyword: 1}, name="empty middle dim")
+            yield Sample((A((4, 0)),), {keyword: -1, "keepdim": True}, name="empty last dim, keepdim")
+            if full:
+                yield Sample((A((0, 3)),), name="empty, all elements")
         yield Sample((A((3, 0)),), {keyword: 0}, name="empty result")
+        yield Sample((A((2, 0, 3)),), {keyword: 2}, name="empty kept dim")
         if dtype not in _HALF:
             yield Sample((A((LARGE,)),), {keyword: 0}, name="large", large=True)
             yield Sample((A((257, 300)),), {keyword: 1}, name="large rows", large=True)
@@ -92,6 +99,8 @@ def _scan_samples(low, high):
         yield Sample((Arg((5, 4), low, high, layout="transposed"),), {"dim": -1}, name="transposed")
         yield Sample((Arg((), low, high),), {"dim": 0}, name="0-d")
         yield Sample((Arg((0, 3), low, high),), {"dim": 0}, name="empty")
+        yield Sample((Arg((3, 0), low, high),), {"dim": 1}, name="empty along dim")
+        yield Sample((Arg((3, 0, 2), low, high),), {"dim": 0}, name="empty other dim")
         if dtype in ("float32", "float64", "int64"):
             yield Sample((Arg((3, 3000), low, high),), {"dim": 1}, name="large", large=True)
 
@@ -112,6 +121,12 @@ def _tp():
     return tensorplug
 
 
+def _empty_dim_error(name):
+    """Selecting reductions (amax, argmax, max, median, ...) over a zero-size dim have no answer."""
+    return ErrorCase(lambda d: getattr(_tp().ones(0, 3, device=d), name)(0), IndexError,
+                     r"Expected reduction dim 0 to have non-zero size", "empty dim")
+
+
 _SUM_TOL = {"float32": (1e-4, 1e-4), "float16": (4e-3, 4e-3), "bfloat16": (2e-2, 3e-2)}
 _PROD_TOL = {"float32": (1e-4, 1e-5), "float16": (4e-3, 1e-3), "bfloat16": (3e-2, 1e-2)}
 
@@ -125,40 +140,45 @@ ENTRIES = [
             tolerances=_PROD_TOL),
     OpEntry("amax", "reductions", _np_reduce(np.max), reduction_samples(empty=False), dtypes=ALL_DTYPES, method="amax",
             grad_samples=reduction_grad_samples(), primitive="amax", exact=True,
-            errors=(ErrorCase(lambda d: _tp().ones(0, device=d).amax(), IndexError, r"non-zero size", "empty"),)),
+            errors=(ErrorCase(lambda d: _tp().ones(0, device=d).amax(), IndexError, r"non-zero size", "empty"), _empty_dim_error("amax"))),
     OpEntry("amin", "reductions", _np_reduce(np.min), reduction_samples(empty=False), dtypes=ALL_DTYPES, method="amin",
-            grad_samples=reduction_grad_samples(), primitive="amin", exact=True),
+            grad_samples=reduction_grad_samples(), primitive="amin", exact=True,
+            errors=(_empty_dim_error("amin"),)),
     OpEntry("all", "reductions", _np_reduce(np.all), reduction_samples(-1, 1, step=1.0), dtypes=ALL_DTYPES, method="all",
             differentiable=False, out_dtype="bool", primitive="all", exact=True),
     OpEntry("any", "reductions", _np_reduce(np.any), reduction_samples(-1, 1, step=1.0), dtypes=ALL_DTYPES, method="any",
             differentiable=False, out_dtype="bool", primitive="any", exact=True),
     OpEntry("argmax", "reductions", _argref(np.argmax), reduction_samples(multi=False, empty=False, step=0.5),
-            dtypes=NUMERIC_DTYPES + ("bool",), method="argmax", differentiable=False, out_dtype="int64", primitive="argmax", exact=True),
+            dtypes=NUMERIC_DTYPES + ("bool",), method="argmax", differentiable=False, out_dtype="int64", primitive="argmax", exact=True,
+            errors=(_empty_dim_error("argmax"),)),
     OpEntry("argmin", "reductions", _argref(np.argmin), reduction_samples(multi=False, empty=False, step=0.5),
-            dtypes=NUMERIC_DTYPES + ("bool",), method="argmin", differentiable=False, out_dtype="int64", primitive="argmin", exact=True),
-    OpEntry("mean", "reductions", _np_reduce(np.mean), reduction_samples(empty=False), dtypes=FLOAT_DTYPES, method="mean",
+            dtypes=NUMERIC_DTYPES + ("bool",), method="argmin", differentiable=False, out_dtype="int64", primitive="argmin", exact=True,
+            errors=(_empty_dim_error("argmin"),)),
+    OpEntry("mean", "reductions", _np_reduce(np.mean), reduction_samples(), dtypes=FLOAT_DTYPES, method="mean",
             grad_samples=reduction_grad_samples(), tolerances=_SUM_TOL),
     OpEntry("max", "reductions", _minmax_dim(np.max, np.argmax), reduction_samples(multi=False, empty=False, step=0.5),
             dtypes=ALL_DTYPES, method="max", grad_samples=reduction_grad_samples(), exact=True,
-            out_dtype=lambda d: (d, "int64"), errors=(ErrorCase(lambda d: _tp().ones(2, device=d).max(dim=3), IndexError,
+            out_dtype=lambda d: (d, "int64"), errors=(_empty_dim_error("max"), ErrorCase(lambda d: _tp().ones(2, device=d).max(dim=3), IndexError,
                                                       r"Dimension out of range", "bad dim"),)),
     OpEntry("min", "reductions", _minmax_dim(np.min, np.argmin), reduction_samples(multi=False, empty=False, step=0.5),
-            dtypes=ALL_DTYPES, method="min", grad_samples=reduction_grad_samples(), exact=True, out_dtype=lambda d: (d, "int64")),
-    OpEntry("var", "reductions", _np_reduce(lambda x, **kw: np.var(x, ddof=1, **kw)), reduction_samples(empty=False),
+            dtypes=ALL_DTYPES, method="min", grad_samples=reduction_grad_samples(), exact=True, out_dtype=lambda d: (d, "int64"),
+            errors=(_empty_dim_error("min"),)),
+    OpEntry("var", "reductions", _np_reduce(lambda x, **kw: np.var(x, ddof=1, **kw)), reduction_samples(),
             dtypes=FLOAT_DTYPES, method="var", grad_samples=reduction_grad_samples(), tolerances=_SUM_TOL),
-    OpEntry("std", "reductions", _np_reduce(lambda x, **kw: np.std(x, ddof=1, **kw)), reduction_samples(empty=False),
+    OpEntry("std", "reductions", _np_reduce(lambda x, **kw: np.std(x, ddof=1, **kw)), reduction_samples(),
             dtypes=FLOAT_DTYPES, method="std", grad_samples=reduction_grad_samples(), tolerances=_SUM_TOL),
     OpEntry("logsumexp", "reductions", _np_reduce(lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))),
-            reduction_samples(full=False, empty=False), dtypes=FLOAT_DTYPES, method="logsumexp",
+            reduction_samples(full=False), dtypes=FLOAT_DTYPES, method="logsumexp",
             grad_samples=reduction_grad_samples(full=False), tolerances=_SUM_TOL),
-    OpEntry("norm", "reductions", _np_reduce(lambda x, **kw: np.sqrt(np.sum(x * x, **kw))), reduction_samples(empty=False),
+    OpEntry("norm", "reductions", _np_reduce(lambda x, **kw: np.sqrt(np.sum(x * x, **kw))), reduction_samples(),
             dtypes=FLOAT_DTYPES, method="norm", grad_samples=reduction_grad_samples(), tolerances=_SUM_TOL),
     OpEntry("count_nonzero", "reductions", lambda x, dim=None: np.count_nonzero(x, axis=dim),
             lambda dtype: iter([Sample((Arg((4, 5), -1, 1, step=1.0),), name="all"),
                                 Sample((Arg((4, 5), -1, 1, step=1.0, layout="transposed"),), {"dim": 1}, name="dim=1")]),
             dtypes=ALL_DTYPES, method="count_nonzero", differentiable=False, out_dtype="int64", exact=True),
     OpEntry("median", "reductions", _median, reduction_samples(multi=False, empty=False, step=0.5), dtypes=NUMERIC_DTYPES,
-            method="median", differentiable=False, exact=True, out_dtype=lambda d: (d, "int64")),
+            method="median", differentiable=False, exact=True, out_dtype=lambda d: (d, "int64"),
+            errors=(_empty_dim_error("median"),)),
     OpEntry("cumsum", "reductions", lambda x, dim: np.cumsum(x, axis=dim) if x.ndim else x, _scan_samples(-3, 3),
             dtypes=ALL_DTYPES, method="cumsum", grad_samples=_scan_grad(-3, 3), primitive="cumsum",
             out_dtype=_int64_for_integers, tolerances=_SUM_TOL),

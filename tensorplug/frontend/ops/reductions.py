@@ -113,8 +113,8 @@ def _arg_reduce(op: str, input, dim, keepdim: bool) -> Tensor:
     _check_tensor(op, input)
     if dim is None:
         flat = reshape(input, (-1,))
-        if flat._shape[0] == 0:
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if flat._shape[0] == 0:  # IndexError, as PyTorch raises for argmax/argmin
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
         result = _reduce(op, flat, 0, False, _dt.int64, needs_elements=True)
         return reshape(result, (1,) * input.ndim) if keepdim else result
     d = normalize_dim(op, dim, input.ndim)
@@ -144,7 +144,9 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
                 f"with the 'dim' argument."
             )
         return _reduce(reducer, input, None, False, input._dtype, needs_elements=True)
-    normalize_dim(op, dim, input.ndim)  # a bad dim names this op, not the helpers below
+    d = normalize_dim(op, dim, input.ndim)  # a bad dim names this op, not the helpers below
+    if input.ndim and input._shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size (input shape {list(input._shape)}).")
     # Values are gathered at the indices, so the gradient goes to the chosen element only
     # (as in PyTorch), not spread over ties like amax's.
     from .indexing import gather
