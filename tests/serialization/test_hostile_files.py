@@ -148,3 +148,57 @@ def test_deeply_nested_structure_nodes():
     text = '{"t":"list","items":[' * 600 + '{"t":"value","v":null}' + "]}" * 600
     with pytest.raises(ValueError, match="structure metadata"):
         _load(_file({"__metadata__": {"tensorplug.structure": text}}))
+
+
+# --- the same checks when loading from a path, by reading (mmap=False) and by mapping (mmap=True) ---
+HOSTILE_FILES = {
+    "empty": (b"", "truncated"),
+    "short-prefix": (b"\x08\x00\x00", "truncated"),
+    "header-past-end": (struct.pack("<Q", 64) + b"{}", "has only 2 bytes"),
+    "data-past-end": (_file({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 8), "beyond the 8 bytes"),
+    "offsets-past-2**63": (_file({"x": {"dtype": "U8", "shape": [4], "data_offsets": [2**63, 2**63 + 4]}}, b"\0" * 4), "beyond"),
+    "overlap": (_file({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                       "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, b"\0" * 12), "overlapping"),
+    "nested-overlap": (_file({"a": {"dtype": "U8", "shape": [12], "data_offsets": [0, 12]},
+                              "b": {"dtype": "U8", "shape": [2], "data_offsets": [4, 6]}}, b"\0" * 12), "overlapping"),
+    "shape-mismatch": (_file({"x": {"dtype": "F64", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8), "needs 16 bytes"),
+}
+
+
+@pytest.mark.parametrize("mmap", [False, True], ids=["read", "mmap"])
+@pytest.mark.parametrize("name", list(HOSTILE_FILES))
+def test_hostile_files_on_disk(tmp_path, name, mmap):
+    """Files on disk get the same clear errors whether they are read or mapped."""
+    blob, message = HOSTILE_FILES[name]
+    path = tmp_path / "hostile.safetensors"
+    path.write_bytes(blob)
+    with pytest.raises(ValueError, match=message):
+        tp.load(path, mmap=mmap)
+    assert path.read_bytes() == blob
+
+
+@pytest.mark.parametrize("mmap", [False, True], ids=["read", "mmap"])
+def test_trailing_bytes_after_the_data_are_ignored(tmp_path, mmap):
+    """Bytes after the last tensor (as some writers leave) are not an error and are not loaded."""
+    path = tmp_path / "trailing.safetensors"
+    path.write_bytes(_file({"x": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}}, b"\x01\x02" + b"\xff" * 100))
+    assert tp.load(path, mmap=mmap)["x"].tolist() == [1, 2]
+
+
+def test_directory_is_not_a_file(tmp_path):
+    """A directory is an OS error from open(), before any mapping is tried."""
+    with pytest.raises(IsADirectoryError):
+        tp.load(tmp_path, mmap=True)
+
+
+def test_stream_shorter_than_it_claims():
+    """A stream that reports more bytes than it delivers (a file shrinking while read) is a clear error."""
+
+    class Shrinking(io.BytesIO):
+        def seek(self, offset, whence=io.SEEK_SET):
+            position = super().seek(offset, whence)
+            return position + 64 if whence == io.SEEK_END else position
+
+    blob = _file({"x": {"dtype": "F32", "shape": [8], "data_offsets": [0, 32]}}, b"\0" * 8)
+    with pytest.raises(ValueError, match="truncated.*ended 24 bytes early"):
+        tp.load(Shrinking(blob))
