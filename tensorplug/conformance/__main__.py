@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,8 @@ def _parser():
     p.add_argument("--quick", action="store_true", help="skip large samples, fewer random numbers")
     p.add_argument("--plugin", action="append", default=[], metavar="NAME=module:attr",
                    help="register a backend plugin in-process first (for backends not installed as packages)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (there is none unless stderr is a terminal)")
+    p.add_argument("--keep-temp", action="store_true", help="keep the suite's temporary folder (its path is printed)")
     return p
 
 
@@ -67,8 +69,11 @@ def _read(progress: str) -> list[dict]:
 
 
 class _Bar:
+    """A one-line progress bar redrawn with carriage returns: only on a terminal, so that logs and
+    CI output get no control characters."""
+
     def __init__(self, enabled: bool):
-        self.enabled = enabled
+        self.enabled = enabled and sys.stderr.isatty()
         self.last = 0.0
 
     def update(self, done: int, total: int, label: str, force=False):
@@ -99,11 +104,23 @@ def run(args) -> int:
         if os.path.exists(path):
             os.remove(path)
     work = tempfile.mkdtemp(prefix="tensorplug-conformance-")
+    try:
+        return _run_suite(args, work, progress, log_path)
+    finally:
+        if args.keep_temp:
+            print(f"tensorplug-conformance: temporary files kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_suite(args, work: str, progress: str, log_path: str) -> int:
+    """Runs the suite in child processes (restarted after a crash) and writes the reports."""
     ini = os.path.join(work, "pytest.ini")
     with open(ini, "w") as f:  # our own config: the caller's pytest settings must not change results
         f.write("[pytest]\naddopts =\nxfail_strict = true\n")
     command = [sys.executable, "-m", "pytest", _SUITES, "-c", ini, "--rootdir", work, "-p", "tensorplug.conformance.plugin",
-               "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", "--tensorplug-device", args.device,
+               "-p", "no:cacheprovider", "--basetemp", os.path.join(work, "tmp"), "-q", "--tb=short", "-rN",
+               "--tensorplug-device", args.device,
                "--tensorplug-progress", progress, "--tensorplug-report-dir", args.report_dir]
     if args.ops:
         command += ["--tensorplug-ops", args.ops]
@@ -121,15 +138,20 @@ def run(args) -> int:
     with open(log_path, "a") as log:
         for attempt in range(_MAX_RESTARTS):
             child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-            while child.poll() is None:
-                time.sleep(0.2)
-                records = _read(progress)
-                total = total or next((r["count"] for r in records if r.get("event") == "collected"), None)
-                done = sum(1 for r in records if r.get("event") in ("result", "crash") and r.get("status") != "not supported" or
-                           r.get("event") == "result" and r.get("status") == "not supported")
-                done = len({r["nodeid"] for r in records if r.get("event") in ("result", "crash")})
-                current = next((r for r in reversed(records) if r.get("event") == "start"), None)
-                bar.update(done, total or 0, f"{current['category']} {current['op']} {current['dtype']}" if current else "collecting")
+            try:
+                while child.poll() is None:
+                    time.sleep(0.2)
+                    if not bar.enabled:
+                        continue
+                    records = _read(progress)
+                    total = total or next((r["count"] for r in records if r.get("event") == "collected"), None)
+                    done = len({r["nodeid"] for r in records if r.get("event") in ("result", "crash")})
+                    current = next((r for r in reversed(records) if r.get("event") == "start"), None)
+                    bar.update(done, total or 0, f"{current['category']} {current['op']} {current['dtype']}" if current else "collecting")
+            finally:
+                if child.poll() is None:  # interrupted (Ctrl-C): the child must not outlive us
+                    child.kill()
+                    child.wait()
             records = _read(progress)
             finished = {r["nodeid"] for r in records if r.get("event") in ("result", "crash")}
             running = [r for r in records if r.get("event") == "start" and r["nodeid"] not in finished]
@@ -147,6 +169,7 @@ def run(args) -> int:
                                                    "the suite resumed after it in a new process", "max_error": None, "duration": None}
             with open(progress, "a") as f:
                 f.write(json.dumps(crash) + "\n")
+    total = total or next((r["count"] for r in _read(progress) if r.get("event") == "collected"), None)
     bar.update(total or 0, total or 0, "done", force=True)
     bar.close()
 

@@ -24,6 +24,9 @@ def build_report(records, device: str, backend=None, finished: float | None = No
              for r in records]
     counts = Counter(i["status"] for i in items)
     required_failures = [i for i in items if i["status"] in _FAILING and i["level"] in ("required", "declared")]
+    # A run restricted with --ops leaves out whole categories (copies, memory, random numbers): it
+    # reports what it ran but never claims the certificate.
+    partial = bool(extra.get("ops"))
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -41,7 +44,8 @@ def build_report(records, device: str, backend=None, finished: float | None = No
             "crashed": counts["crash"],
             "not_supported": counts["not supported"],
             "required_failures": len(required_failures),
-            "conformant": not required_failures,
+            "partial": partial,
+            "conformant": not required_failures and not partial,
         },
         "by_category": _group(items, "category"),
         "by_dtype": _group(items, "dtype"),
@@ -53,20 +57,27 @@ def _group(items, key):
     groups = defaultdict(Counter)
     for i in items:
         groups[i[key]][i["status"]] += 1
-    return {k: {"passed": c["pass"], "failed": c["fail"] + c["error"] + c["crash"], "not_supported": c["not supported"],
+    # "failed" means what the summary means by it (fail + error); crashes are counted apart.
+    return {k: {"passed": c["pass"], "failed": c["fail"] + c["error"], "crashed": c["crash"], "not_supported": c["not supported"],
                 "total": sum(c.values())} for k, c in groups.items()}
+
+
+def _verdict(summary: dict) -> str:
+    if summary.get("partial"):
+        return "partial run (--ops): no verdict"
+    return "conformant" if summary["conformant"] else "not conformant"
 
 
 def summary_table(report: dict) -> str:
     s = report["summary"]
     lines = [f"tensorplug conformance: device {report['device']!r}  "
-             f"{'CONFORMANT' if s['conformant'] else 'NOT CONFORMANT'}  "
+             f"{_verdict(s).upper()}  "
              f"({s['passed']} passed, {s['failed']} failed, {s['crashed']} crashed, {s['not_supported']} not supported, of {s['total']})"]
     for title, key in (("category", "by_category"), ("dtype", "by_dtype")):
-        lines.append(f"\n{title:<14} {'pass / run':>12} {'failed':>7} {'n/s':>6}")
+        lines.append(f"\n{title:<14} {'pass / run':>12} {'failed':>7} {'crashed':>8} {'n/s':>6}")
         for name, c in sorted(report[key].items(), key=lambda kv: _order(kv[0])):
             run = c["total"] - c["not_supported"]
-            lines.append(f"{name:<14} {c['passed']:>5} / {run:<5} {c['failed']:>7} {c['not_supported']:>6}")
+            lines.append(f"{name:<14} {c['passed']:>5} / {run:<5} {c['failed']:>7} {c['crashed']:>8} {c['not_supported']:>6}")
     ops = defaultdict(set)
     for i in report["items"]:
         if i["category"] == "forward":
@@ -123,7 +134,7 @@ td a{color:inherit;text-decoration:none}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #d8dee4;font-size:12px}
 .fail-list div{background:#fff;border:1px solid #d8dee4;border-left:4px solid #cf222e;margin:6px 0;padding:6px 10px}
 .fail-list code{font-family:ui-monospace,Menlo,monospace;font-size:12px;white-space:pre-wrap;word-break:break-word}
-.grid-wrap{max-height:720px;overflow:auto;border:1px solid #d8dee4;display:inline-block}
+.grid-wrap{overflow-x:auto;border:1px solid #d8dee4;display:inline-block;max-width:100%}
 """
 
 _MARK = {"pass": "\u2713", "fail": "\u2717", "error": "\u2717", "crash": "\u2620", "not supported": "n/s"}
@@ -139,7 +150,7 @@ def render_html(report: dict) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>tensorplug conformance: {html.escape(report['device'])}</title><style>{_CSS}</style></head><body>",
         f"<h1>tensorplug conformance report: <code>{html.escape(report['device'])}</code> "
-        f"<span class='badge {'ok' if s['conformant'] else 'bad'}'>{'conformant' if s['conformant'] else 'not conformant'}</span></h1>",
+        f"<span class='badge {'ok' if s['conformant'] else 'bad'}'>{_verdict(s)}</span></h1>",
         f"<div class='meta'>tensorplug {html.escape(str(report['tensorplug_version']))}, backend contract v{report['contract_version']}, "
         f"{html.escape(report['created'])}{', quick mode' if report.get('quick') else ''}"
         f"{', ops ' + html.escape(report['ops']) if report.get('ops') else ''}; declared dtypes: "
@@ -153,10 +164,11 @@ def render_html(report: dict) -> str:
                "<span style='background:#ffd7d5'>\u2717 fail</span><span style='background:#e9d5ff'>\u2620 crash</span>"
                "<span style='background:#eef0f2'>n/s not supported (optional dtype not declared)</span>"
                "<span>blank: the op does not take this dtype</span></div>")
-    out.append("<h2>Summary by category</h2><table><tr><th>category</th><th>passed</th><th>run</th><th>failed</th><th>not supported</th></tr>")
+    out.append("<h2>Summary by category</h2><table><tr><th>category</th><th>passed</th><th>run</th><th>failed</th><th>crashed</th><th>not supported</th></tr>")
     for name, c in sorted(report["by_category"].items(), key=lambda kv: _order(kv[0])):
         out.append(f"<tr><td class='op'>{html.escape(name)}</td><td>{c['passed']}</td><td>{c['total'] - c['not_supported']}</td>"
-                   f"<td class='{'fail' if c['failed'] else 'pass'}'>{c['failed']}</td><td>{c['not_supported']}</td></tr>")
+                   f"<td class='{'fail' if c['failed'] else 'pass'}'>{c['failed']}</td>"
+                   f"<td class='{'crash' if c['crashed'] else 'pass'}'>{c['crashed']}</td><td>{c['not_supported']}</td></tr>")
     out.append("</table>")
     by_category = defaultdict(list)
     for i in items:

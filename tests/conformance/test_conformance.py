@@ -86,3 +86,18 @@ def test_pytest_plugin_runs_in_process():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:]
     assert "tensorplug conformance: device 'cpu'" in out.stdout
+
+
+def test_leaves_no_temporary_files_and_no_carriage_returns(tmp_path):
+    """The command removes its temporary folder and, off a terminal, writes no progress bar."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
+    out = subprocess.run([sys.executable, "-m", "tensorplug.conformance", "--report-dir", str(tmp_path / "report"),
+                          "--device", "cpu", "--ops", "neg"], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 1, out.stdout + out.stderr  # a partial run (--ops) is not conformant
+    assert list(scratch.iterdir()) == []
+    assert "\r" not in out.stdout + out.stderr
+    kept = subprocess.run([sys.executable, "-m", "tensorplug.conformance", "--report-dir", str(tmp_path / "report"),
+                           "--device", "cpu", "--ops", "neg", "--keep-temp"], capture_output=True, text=True, env=env, timeout=600)
+    assert len(list(scratch.iterdir())) == 1 and "kept in" in kept.stderr
