@@ -237,7 +237,16 @@ inline int64_t numel_of(int ndim, const int64_t* shape) {
 
 // ---------------------------------------------------------------------------------------------
 // Threads and the GIL.
-extern int g_num_threads;
+extern int g_num_threads;  // the user's setting: tp.set_num_threads (default: every core)
+
+// Threads to run a parallel region on now: g_num_threads, or fewer while other processes keep
+// cores busy (threads.cpp). Use it for how many threads run, never for how work is chunked.
+int active_threads();
+// Gives OpenBLAS the same thread count before a GEMM (a call only when the count changed).
+void sync_blas_threads();
+// Forget the measured load (after tp.set_num_threads).
+void reset_thread_monitor();
+bool adaptive_threads_enabled();
 
 struct ReleaseGil {
     PyThreadState* state = nullptr;
@@ -260,8 +269,9 @@ template <class F> void parallel_chunks(int64_t total, int64_t nchunks, F&& fn) 
     const int64_t chunk = (total + nchunks - 1) / nchunks;
     nchunks = (total + chunk - 1) / chunk;
 #ifdef _OPENMP
-    if (nchunks > 1 && g_num_threads > 1) {
-        const int nt = static_cast<int>(std::min<int64_t>(g_num_threads, nchunks));
+    const int threads = nchunks > 1 && g_num_threads > 1 ? active_threads() : 1;
+    if (threads > 1) {
+        const int nt = static_cast<int>(std::min<int64_t>(threads, nchunks));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (int64_t c = 0; c < nchunks; ++c) fn(c, c * chunk, std::min(total, (c + 1) * chunk));
         return;

@@ -32,6 +32,7 @@ struct ConvGeometry {
 template <class T>
 void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
              int64_t ldc) {
+    sync_blas_threads();
     if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
                           (int)ldb, beta, c, (int)ldc);
@@ -44,6 +45,7 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
     const auto at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    sync_blas_threads();
     if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c,
                           (int)ldc);

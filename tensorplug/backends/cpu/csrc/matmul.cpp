@@ -36,6 +36,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
           int64_t ldc) {
     const auto TA = ta ? CblasTrans : CblasNoTrans;
     const auto TB = tb ? CblasTrans : CblasNoTrans;
+    sync_blas_threads();
     if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c,
                           (int)ldc);

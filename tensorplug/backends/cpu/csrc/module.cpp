@@ -25,6 +25,7 @@ void set_num_threads(int n) {
 #endif
     scipy_openblas_set_num_threads(n);
     g_num_threads = n;
+    reset_thread_monitor();
 }
 
 }  // namespace
@@ -68,7 +69,10 @@ PYBIND11_MODULE(_kernels, m) {
 #endif
     m.def("set_num_threads", &set_num_threads, py::arg("n"),
           "Set the thread count of the OpenMP kernels and of OpenBLAS together.");
-    m.def("get_num_threads", []() { return g_num_threads; }, "Threads the kernels use.");
+    m.def("get_num_threads", []() { return g_num_threads; }, "Threads the kernels use on a quiet machine.");
+    m.def("active_threads", &active_threads,
+          "Threads a parallel kernel would run on now: fewer than get_num_threads() while other processes keep "
+          "cores busy (TENSORPLUG_ADAPTIVE_THREADS=0 turns that off).");
     m.def(
         "philox4x32",
         [](py::object seed, py::object counter) {
