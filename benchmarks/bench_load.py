@@ -4,7 +4,7 @@ The file looks like a model's state dict: a few large float32 matrices and many 
 Every load runs in a fresh process (so no library's caches or freed memory help the next run),
 libraries alternate run by run, and each row is the median of several runs. Each child reports
 the seconds spent in the load call and the growth of its peak resident set size (VmHWM) over the
-load, so import costs are left out. The file is read once beforehand so every run reads it from
+load, so import costs (and tensorplug's backend start-up) are left out. The file is read once beforehand so every run reads it from
 the page cache. tp.load(mmap=True) touches no data while loading; its row shows what mapping
 costs, the default row is the like-for-like comparison with load_file.
 
@@ -34,6 +34,7 @@ def peak_kib():
 flavour, path = sys.argv[1], sys.argv[2]
 if flavour.startswith("tensorplug"):
     import tensorplug as tp
+    tp.zeros(1)  # the CPU backend starts on first use; start it outside the timing, as import torch does
     kwargs = {"mmap": True} if flavour == "tensorplug-mmap" else {}
     load = lambda: tp.load(path, **kwargs)
 elif flavour == "safetensors-numpy":
@@ -71,11 +72,15 @@ def write_state_dict(path: str) -> int:
     return os.path.getsize(path)
 
 
-def measure(flavour: str, path: str) -> dict | None:
-    """One load in a fresh interpreter; None when the flavour's library cannot be imported."""
+def measure(flavour: str, path: str, report_failure: bool = True) -> dict | None:
+    """One load in a fresh interpreter; None when it fails (the library is not installed, or
+    someone is rebuilding it), saying why unless told not to."""
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
     out = subprocess.run([sys.executable, "-c", _CHILD, flavour, path], capture_output=True, text=True, env=env)
     if out.returncode != 0:
+        if report_failure:
+            last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+            print(f"  ({flavour}: a run failed and is left out: {last})")
         return None
     return json.loads(out.stdout)
 
@@ -86,12 +91,16 @@ def run(path: str, runs: int) -> dict:
         while warm.read(1 << 24):
             pass
     samples: dict = {flavour: [] for flavour in FLAVOURS}
-    available = {flavour: measure(flavour, path) is not None for flavour in FLAVOURS}  # also a warm-up run
-    for _ in range(runs):
-        for flavour in FLAVOURS:
-            if available[flavour]:
-                samples[flavour].append(measure(flavour, path))
-    print(f"file: {size / 1e6:.0f} MB, {runs} runs per row, median seconds and peak RSS growth")
+    # Libraries that fail on the warm-up run are taken as not installed.
+    available = {flavour: measure(flavour, path, report_failure=False) is not None for flavour in FLAVOURS}
+    for round_index in range(runs):
+        # Rotate who goes first: a run inherits the memory state the previous process left behind.
+        shift = round_index % len(FLAVOURS)
+        for flavour in FLAVOURS[shift:] + FLAVOURS[:shift]:
+            result = measure(flavour, path) if available[flavour] else None
+            if result is not None:
+                samples[flavour].append(result)
+    print(f"file: {size / 1e6:.0f} MB, up to {runs} runs per row, median seconds and peak RSS growth")
     medians = {}
     for flavour in FLAVOURS:
         if not samples[flavour]:

@@ -12,6 +12,11 @@ Loading never runs code (there is no pickle), and every length and offset in the
 checked against the file before anything is allocated. Views are saved as their own data:
 two tensors sharing memory load as two independent tensors (the same tensor object saved twice
 loads as one object).
+
+Loading reads each tensor straight into its own memory (no second copy of the file), or with
+``mmap=True`` wraps the file's copy-on-write mapping without reading it. Tensors bound for
+another device are copied there from the mapping one at a time. Every device a file names is
+checked before any tensor data is read.
 """
 from __future__ import annotations
 
@@ -426,7 +431,7 @@ def _plan_targets(map_location, entries: dict, devices: dict, source: str) -> di
 
     Every device is checked here, before any tensor data is read, so a checkpoint saved on a
     device this machine lacks fails at once instead of after reading gigabytes."""
-    if callable(map_location) and not isinstance(map_location, (dict, _device_type)):
+    if callable(map_location):
         return dict.fromkeys(entries)
     targets = {}
     for name in entries:
