@@ -86,3 +86,78 @@ class Slow(Dataset):
 
         time.sleep(5)
         return i
+
+
+def image(i, shape=(3, 16, 16)):
+    """Sample i of Images as a NumPy array: the independent reference for batches."""
+    import numpy as np
+
+    return (np.arange(np.prod(shape), dtype=np.float32).reshape(shape) * 0.5 + i).astype(np.float32)
+
+
+class Images(Dataset):
+    """Sample i is (float32 image of 3x16x16 = 3 KiB, int label i, int16 mask): a batch of 32
+    images (96 KiB) is large enough to travel through shared memory."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import numpy as np
+
+        return tp.from_numpy(image(i)), i, np.full((64, 64), i, dtype=np.int16)
+
+
+class BigIterable(IterableDataset):
+    """Images 0..n-1 split between workers, each a 3x64x64 float32 tensor (48 KiB)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        ids = range(self.n) if info is None else range(info.id, self.n, info.num_workers)
+        return (tp.from_numpy(image(i, (3, 64, 64))) for i in ids)
+
+
+def views_collate(samples):
+    """A collate_fn returning a transposed view and a slice of the collated batch, a fresh
+    (non-shared) tensor, and a bfloat16 tensor (of the labels: exact in bfloat16)."""
+    from tensorplug.utils.data import default_collate
+
+    images, labels, masks = default_collate(samples)
+    return {"t": images.transpose(1, 3), "tail": images[1:, 2], "fresh": images * 2,
+            "bf16": labels.reshape(-1, 1, 1).expand(len(samples), 64, 32).to(tp.bfloat16),
+            "labels": labels, "masks": masks}
+
+
+class CachingCollate:
+    """Returns the first batch it collated for every call: the same shared block sent again
+    while the main process still holds it."""
+
+    def __init__(self):
+        self.first = None
+
+    def __call__(self, samples):
+        from tensorplug.utils.data import default_collate
+
+        if self.first is None:
+            self.first = default_collate(samples)
+        return self.first
+
+
+class Crashes(Dataset):
+    """Kills its worker process (no exception, no message) at index 5."""
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        import os
+
+        if i == 5:
+            os._exit(3)
+        return tp.from_numpy(image(i))

@@ -3,12 +3,14 @@
 Workers are started with the 'forkserver' or 'spawn' method, never 'fork': a fork after OpenMP,
 OpenBLAS or PoCL threads exist can deadlock the child (DESIGN.md). Each worker imports
 tensorplug afresh, seeds itself with ``base_seed + worker_id``, and answers index lists sent on
-its own queue with pickled batches on the shared result queue. Everything a worker sends is
-pickled in the worker first, so an unpicklable batch or exception becomes an error message in
-the main process instead of a silent hang.
+its own queue with batches on the shared result queue: tensors in shared memory, the rest
+pickled (``_shared_memory``). Everything a worker sends is pickled in the worker first, so an
+unpicklable batch or exception becomes an error message in the main process instead of a
+silent hang.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import queue
@@ -16,6 +18,8 @@ import random
 import sys
 import traceback
 from dataclasses import dataclass
+
+from . import _shared_memory
 
 #: How often (seconds) a blocked worker checks that its parent lives, and the main process that
 #: its workers live.
@@ -136,19 +140,75 @@ def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
     np.random.seed(np.random.SeedSequence([base_seed & (2**64 - 1), worker_id]).generate_state(4))
 
 
-def _send(data_queue, idx, data, worker_id: int) -> None:
+def _send(data_queue, idx, data, blocks: _shared_memory.WorkerBlocks) -> None:
     try:
-        payload = pickle.dumps((idx, data), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = blocks.dumps(idx, data)
     except Exception:
-        wrapped = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id} while pickling its batch")
-        payload = pickle.dumps((idx, wrapped), protocol=pickle.HIGHEST_PROTOCOL)
+        wrapped = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {blocks.worker_id} while pickling its batch")
+        payload = blocks.dumps(idx, wrapped)
     data_queue.put(payload)
 
 
+#: Worker processes are named WORKER_NAME:<the loader's shared-memory prefix>, so that a worker
+#: that finds itself re-running an unguarded main script can tell the main process (below).
+WORKER_NAME = "tensorplug-DataLoader-worker"
+UNGUARDED_MARKER = "unguarded_main"
+
+
+def unguarded_main_message(script: str | None) -> str:
+    where = f"the main script ({script})" if script else "the main module"
+    return (
+        f"DataLoader worker processes could not start: {where} starts DataLoader workers as soon as it is "
+        "imported. tensorplug starts workers with 'forkserver' or 'spawn', which import the main script again "
+        "in every worker, so the code that iterates over a DataLoader with num_workers > 0 must run only when "
+        "the script is the program being run. Put it (your training loop) under\n\n"
+        "    if __name__ == \"__main__\":\n\n"
+        "or use num_workers=0. See 'Safe importing of main module' in the multiprocessing documentation."
+    )
+
+
+def _reimporting_main() -> bool:
+    """Whether this process is a child re-running its parent's main script (multiprocessing
+    runs it as module ``__mp_main__`` while preparing a 'spawn' or 'forkserver' child)."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        return True
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__mp_main__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def refuse_workers_while_reimporting_main() -> None:
+    """Called before starting workers. In a child that re-runs an unguarded main script this
+    would start workers from workers, forever; instead say what to fix and end the child. A
+    DataLoader worker also leaves a marker next to its loader's blocks, from which the main
+    process raises the same message (rather than "worker exited unexpectedly")."""
+    if not _reimporting_main():
+        return
+    module = sys.modules.get("__mp_main__") or sys.modules.get("__main__")
+    message = unguarded_main_message(getattr(module, "__file__", None))
+    name = multiprocessing.current_process().name
+    if name.startswith(WORKER_NAME + ":"):
+        try:
+            with open(name.split(":", 1)[1] + UNGUARDED_MARKER, "w") as marker:
+                marker.write(message)
+            raise SystemExit(1)  # the main process raises the message
+        except OSError:
+            pass
+    # Not a DataLoader worker of a live loader (or no marker could be written): say it here.
+    sys.stderr.write(f"RuntimeError: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(1)
+
+
 def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, persistent_workers) -> None:
+                base_seed, init_fn, worker_id, num_workers, persistent_workers, shm_prefix) -> None:
     """The body of a worker process (the target of ``Process``)."""
     global _worker_info
+    blocks = _shared_memory.WorkerBlocks(shm_prefix, worker_id)
+    _shared_memory.set_worker_blocks(blocks)
     try:
         from ... import set_num_threads
 
@@ -172,7 +232,7 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
             except queue.Empty:
                 continue
             if isinstance(task, _ResumeIteration):
-                _send(data_queue, task, None, worker_id)
+                _send(data_queue, task, None, blocks)
                 iteration_end = False
                 if init_exception is None:
                     try:
@@ -182,9 +242,10 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
                 continue
             if task is None:
                 break  # shutdown
+            idx, index, freed_blocks = task
+            blocks.give_back(freed_blocks)
             if done_event.is_set() or iteration_end:
                 continue  # the main process is shutting down, or this worker's stream ended
-            idx, index = task
             if init_exception is not None:
                 data, init_exception = init_exception, None
             else:
@@ -196,8 +257,10 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
                         iteration_end = True
                     else:
                         data = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
-            _send(data_queue, idx, data, worker_id)
+            _send(data_queue, idx, data, blocks)
             del data, task
+        else:
+            blocks.remove_files()  # the parent died: nobody else will remove them
     except KeyboardInterrupt:
         pass
     if done_event.is_set():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections.abc
+import math
 import re
 
 import numpy as np
@@ -29,6 +30,25 @@ def _rebuild_mapping(elem, values: dict):
         return values
 
 
+def _shared_output(batch):
+    """In a DataLoader worker, a shared-memory tensor to stack a large batch into, so that it
+    reaches the main process without another copy (PyTorch does the same); else None."""
+    from ._shared_memory import INLINE_LIMIT, worker_blocks
+
+    blocks = worker_blocks()
+    if blocks is None:
+        return None
+    elem = batch[0]
+    shape, dtype = elem._shape, elem._dtype
+    if elem._device.type != "cpu" or len(batch) * math.prod(shape) * dtype.itemsize < INLINE_LIMIT:
+        return None
+    for t in batch:
+        # stack(out=) neither records autograd nor promotes dtypes: leave those to plain stack.
+        if not isinstance(t, Tensor) or t._shape != shape or t._dtype is not dtype or t._device != elem._device or t.requires_grad:
+            return None
+    return blocks.empty((len(batch), *shape), dtype)
+
+
 def default_collate(batch):
     """Stack a list of samples into a batch: tensors and NumPy arrays are stacked on a new first
     dimension, numbers become a tensor (floats as float64, ints as int64), strings stay a list,
@@ -38,7 +58,8 @@ def default_collate(batch):
 
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return stack(list(batch), 0)
+        out = _shared_output(batch)
+        return stack(list(batch), 0, out=out)
     if isinstance(elem, np.ndarray) and not isinstance(elem, np.str_):
         if _NUMPY_UNSUPPORTED.search(elem.dtype.str) is not None:
             raise TypeError(_ERROR.format(elem.dtype))

@@ -3,19 +3,22 @@
 Follows ``torch.utils.data.DataLoader``: the same arguments, defaults, batching, shuffling and
 worker protocol (index lists go out round-robin, batches come back in order, at most
 ``prefetch_factor * num_workers`` outstanding). Workers start with 'forkserver' (Linux) or
-'spawn', never 'fork' (see ``_worker``).
+'spawn', never 'fork' (see ``_worker``), and send tensors through shared memory
+(``_shared_memory``).
 """
 from __future__ import annotations
 
 import itertools
 import math
 import multiprocessing
-import pickle
+import os
 import queue
 import sys
+import time
+import weakref
 
 from ...frontend import dtypes as _dt
-from . import _worker
+from . import _shared_memory, _worker
 from ._worker import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -218,11 +221,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._persistent_workers = loader.persistent_workers
         self._shutdown = False
+        _worker.refuse_workers_while_reimporting_main()
         context = loader._mp_context
         self._result_queue = context.Queue()
         self._done_event = context.Event()
         self._index_queues = []
         self._workers = []
+        self._blocks = _shared_memory.MainBlocks(_shared_memory.new_prefix())
+        # Shutdown lives in a finalizer, not in __del__, so that it also runs at interpreter
+        # exit (before multiprocessing kills daemonic workers) and holds no reference to self.
+        self._finalizer = weakref.finalize(self, _shutdown_worker_resources, self._workers, self._index_queues,
+                                           self._result_queue, self._done_event, self._blocks)
         try:
             for worker_id in range(self._num_workers):
                 index_queue = context.Queue()
@@ -231,7 +240,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     target=_worker.worker_loop,
                     args=(self._is_iterable, self._dataset, index_queue, self._result_queue, self._done_event,
                           self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
-                          loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers),
+                          loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers,
+                          self._blocks.prefix),
+                    name=f"{_worker.WORKER_NAME}:{self._blocks.prefix}",
                     daemon=True,
                 )
                 process.start()
@@ -273,7 +284,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 break
         else:
             return  # every worker's stream has ended
-        self._index_queues[worker_id].put((self._send_idx, index))
+        # Blocks the program has let go of go back with the worker's next task.
+        self._index_queues[worker_id].put((self._send_idx, index, self._blocks.take_freed(worker_id)))
         self._task_info[self._send_idx] = (worker_id,)
         self._tasks_outstanding += 1
         self._send_idx += 1
@@ -285,19 +297,26 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             failed = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
             if failed:
                 pids = ", ".join(str(w.pid) for w in failed)
+                unguarded = os.path.exists(self._blocks.prefix + _worker.UNGUARDED_MARKER)
                 self._shutdown_workers()
+                if unguarded:
+                    script = getattr(sys.modules.get("__main__"), "__file__", None)
+                    raise RuntimeError(_worker.unguarded_main_message(script)) from None
                 raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from None
             return False, None
-        return True, pickle.loads(payload)
+        return True, self._blocks.loads(payload)
 
     def _get_data(self):
-        if self._timeout > 0:
-            success, data = self._try_get_data(self._timeout)
-            if success:
-                return data
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        # Wait in short slices, even under a long timeout, so that a dead worker is reported
+        # within MP_STATUS_CHECK_INTERVAL rather than when the timeout runs out.
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            success, data = self._try_get_data()
+            wait = MP_STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+            success, data = self._try_get_data(wait)
             if success:
                 return data
 
@@ -338,25 +357,29 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return data
 
     def _shutdown_workers(self) -> None:
-        if self._shutdown or not hasattr(self, "_workers"):
+        if self._shutdown or not hasattr(self, "_finalizer"):
             return
         self._shutdown = True
-        try:
-            self._done_event.set()
-            for index_queue in self._index_queues:
-                index_queue.put(None)
-            for process in self._workers:
-                process.join(timeout=MP_STATUS_CHECK_INTERVAL)
-            for index_queue in self._index_queues:
-                index_queue.cancel_join_thread()
-                index_queue.close()
-            self._result_queue.cancel_join_thread()
-            self._result_queue.close()
-        finally:
-            for process in self._workers:
-                if process.is_alive():
-                    process.terminate()
-                    process.join(timeout=MP_STATUS_CHECK_INTERVAL)
+        self._finalizer()
 
-    def __del__(self):
-        self._shutdown_workers()
+
+def _shutdown_worker_resources(workers, index_queues, result_queue, done_event, blocks) -> None:
+    """Stop the workers (politely, then by force), close the queues, and remove every shared
+    memory block file the main process has not mapped (in flight, or left by a dead worker)."""
+    try:
+        done_event.set()
+        for index_queue in index_queues:
+            index_queue.put(None)
+        for process in workers:
+            process.join(timeout=MP_STATUS_CHECK_INTERVAL)
+        for index_queue in index_queues:
+            index_queue.cancel_join_thread()
+            index_queue.close()
+        result_queue.cancel_join_thread()
+        result_queue.close()
+    finally:
+        for process in workers:
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=MP_STATUS_CHECK_INTERVAL)
+        blocks.close()  # after the workers stopped: none can create a block behind it
