@@ -161,3 +161,16 @@ class Crashes(Dataset):
         if i == 5:
             os._exit(3)
         return tp.from_numpy(image(i))
+
+
+class OnDevice(Dataset):
+    """Images(n)'s images, made on ``device`` in the worker."""
+
+    def __init__(self, n, device):
+        self.n, self.device = n, device
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return tp.from_numpy(image(i)).to(self.device)

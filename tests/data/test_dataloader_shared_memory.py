@@ -1,6 +1,7 @@
 """Worker batches through shared memory: the values (checked against NumPy), views, dtypes,
 reuse of blocks, and no block left in /dev/shm however the iteration ends."""
 import gc
+import importlib.util
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import tensorplug as tp
 from tensorplug.utils.data import DataLoader
 from tensorplug.utils.data._shared_memory import shm_directory
 
-from data_helpers import BigIterable, CachingCollate, Crashes, FailsAt, Images, image, views_collate
+from data_helpers import BigIterable, CachingCollate, Crashes, FailsAt, Images, OnDevice, image, views_collate
 
 
 def _our_blocks():
@@ -69,6 +70,15 @@ def test_iterable_dataset_without_auto_batching():
     """batch_size=None with an IterableDataset: each large sample travels through shared memory."""
     samples = list(DataLoader(BigIterable(4), batch_size=None, num_workers=2))
     np.testing.assert_array_equal(np.stack([s.numpy() for s in samples]), np.stack([image(i, (3, 64, 64)) for i in (0, 1, 2, 3)]))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorplug_npdev") is None, reason="the npdev example plugin is not installed")
+def test_tensors_on_another_device_come_back_on_that_device():
+    """A batch made on a non-CPU device crosses through host shared memory and arrives on the
+    same device, as CUDA batches do in PyTorch."""
+    (batch,) = list(DataLoader(OnDevice(32, "npdev"), batch_size=32, num_workers=1))
+    assert batch.device.type == "npdev"
+    np.testing.assert_array_equal(batch.cpu().numpy(), _expected_images(range(32)))
 
 
 def test_no_blocks_left_after_full_iteration_and_after_break():
