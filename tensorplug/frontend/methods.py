@@ -261,6 +261,7 @@ def _attach() -> None:
     T.backward = _autograd.tensor_backward
     T.retain_grad = _autograd.retain_grad
     T.register_hook = _autograd.register_hook
+    T.register_post_accumulate_grad_hook = _autograd.register_post_accumulate_grad_hook
     T.retains_grad = property(lambda self: bool(getattr(self._autograd, "retains_grad", False)))
     T.detach_ = _detach_
 

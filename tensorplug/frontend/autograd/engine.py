@@ -63,6 +63,22 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
         leaf.grad = leaf.grad + grad
     else:
         leaf.grad.add_(grad)  # grad mode is off here, so this records nothing
+    if isinstance(meta, AutogradMeta) and meta.post_accumulate_hooks:
+        for hook in tuple(meta.post_accumulate_hooks):
+            hook(leaf)
+
+
+# Callbacks queued during a backward pass (queue_callback), run once when it ends; one list per
+# pass in progress (a hook may start a nested backward).
+_final_callbacks: list[list] = []
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the backward pass in progress ends (after every gradient of that
+    pass has been accumulated), as PyTorch's ``Variable._execution_engine.queue_callback``."""
+    if not _final_callbacks:
+        raise RuntimeError("queue_callback() can only be called during the backward pass")
+    _final_callbacks[-1].append(callback)
 
 
 def _check_output(node: Node, index: int, grad) -> None:
@@ -115,6 +131,21 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             queued.add(node)
 
     check_nan = anomaly_mode.enabled and anomaly_mode.check_nan
+    _final_callbacks.append([])
+    try:
+        _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,
+                   create_graph, check_nan)
+        callbacks = _final_callbacks[-1]
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
+    finally:
+        _final_callbacks.pop()
+    return _finish(inputs, captured, accumulate, allow_unused)
+
+
+def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,
+               create_graph, check_nan) -> None:
+    """The engine loop: runs every ready node, newest first, until none is left."""
     with (_GRAD_ON if create_graph else _GRAD_OFF):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -151,6 +182,9 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+
+
+def _finish(inputs, captured, accumulate: bool, allow_unused: bool):
     if inputs is not None and accumulate:
         # backward(inputs=[...]) with non-leaf inputs: their gradient goes into their .grad.
         for t, g in zip(inputs, captured):

@@ -5,7 +5,8 @@ from ..tensor import Tensor
 from .engine import run_backward
 from .graph import anomaly_mode, autograd_meta
 
-__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "tensor_backward", "retain_grad", "register_hook"]
+__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "tensor_backward", "retain_grad", "register_hook",
+           "register_post_accumulate_grad_hook"]
 
 
 def _as_tuple(x):
@@ -111,6 +112,22 @@ def register_hook(self: Tensor, hook):
         return grads[:nr] + (replaced,) + grads[nr + 1:]
 
     return self.grad_fn.register_prehook(on_grad)
+
+
+def register_post_accumulate_grad_hook(self: Tensor, hook):
+    """``hook(tensor)`` runs after a backward pass has accumulated into this leaf's ``.grad``
+    (PyTorch 2.1's API; DistributedDataParallel starts its all-reduces from it)."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    meta = autograd_meta(self)
+    if meta.post_accumulate_hooks is None:
+        meta.post_accumulate_hooks = []
+    meta.post_accumulate_hooks.append(hook)
+    from .graph import _RemovableHandle
+
+    return _RemovableHandle(meta.post_accumulate_hooks, hook)
 
 
 class set_detect_anomaly:

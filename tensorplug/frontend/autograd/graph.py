@@ -146,12 +146,13 @@ class SavedTensor:
 class AutogradMeta:
     """Per-tensor autograd state that most tensors never need (kept in ``Tensor._autograd``)."""
 
-    __slots__ = ("output_nr", "accumulator", "hooks", "retains_grad")
+    __slots__ = ("output_nr", "accumulator", "hooks", "post_accumulate_hooks", "retains_grad")
 
     def __init__(self):
         self.output_nr = 0
         self.accumulator = None  # weakref to the leaf's AccumulateGrad
         self.hooks = None
+        self.post_accumulate_hooks = None  # hook(leaf) after .grad was updated (DDP's trigger)
         self.retains_grad = False
 
 
