@@ -359,33 +359,47 @@ class _DataSection:
             self._mapping = None
 
 
-def _native_order(t: Tensor) -> Tensor:
-    """``t`` with its bytes swapped to the host's order (the format is little-endian)."""
-    if sys.byteorder == "little" or t.dtype.itemsize == 1 or t.numel() == 0:
-        return t
-    np.frombuffer(t.untyped_storage(), dtype=f"u{t.dtype.itemsize}").byteswap(inplace=True)
-    return t
+def _wrap_bytes(buffer: np.ndarray, dtype: _dt.dtype, shape: tuple) -> Tensor:
+    """A CPU tensor over the uint8 array ``buffer`` without copying; its storage keeps it alive."""
+    cpu = resolve_device("cpu")
+    # The same two steps as tp.from_numpy, over raw bytes so that every dtype (bfloat16 too) works.
+    storage = cpu._backend.wrap_host(buffer)
+    stride, _ = contiguous_layout(shape)
+    return make_tensor(storage, shape, stride, 0, dtype, cpu)
+
+
+_ALIGNMENT = 64
+
+
+def _host_buffer(nbytes: int) -> np.ndarray:
+    """``nbytes`` of fresh memory, 64-byte aligned like the caching allocator's blocks.
+
+    Loaded tensors take their memory from NumPy rather than from the caching allocator: a loaded
+    state dict is typically copied into a model and dropped, and freed NumPy memory goes back to
+    the system where the allocator would keep it cached. (The allocator's huge-page blocks also
+    measured about twice as slow to fault in for a first load, see benchmarks/bench_load.py.)"""
+    raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
+    skip = -raw.ctypes.data % _ALIGNMENT
+    return raw[skip:skip + nbytes]
 
 
 def _copied_tensor(data: _DataSection, dtype: _dt.dtype, shape: tuple, begin: int, end: int) -> Tensor:
     """A new CPU tensor holding the bytes [begin, end), read straight into its memory."""
-    t = empty_tensor(shape, dtype, resolve_device("cpu"))
-    if end > begin:
-        with memoryview(t.untyped_storage()) as raw:
-            data.read_into(begin, raw.cast("B")[: end - begin])
-    return _native_order(t)
+    if end == begin:
+        return empty_tensor(shape, dtype, resolve_device("cpu"))
+    buffer = _host_buffer(end - begin)
+    data.read_into(begin, memoryview(buffer))
+    if sys.byteorder != "little" and dtype.itemsize > 1:  # the format is little-endian
+        buffer.view(f"u{dtype.itemsize}").byteswap(inplace=True)
+    return _wrap_bytes(buffer, dtype, shape)
 
 
 def _mapped_tensor(data: _DataSection, dtype: _dt.dtype, shape: tuple, begin: int, end: int) -> Tensor:
     """A CPU tensor over the mapped bytes [begin, end) without copying (the caller checked that
     they are aligned for ``dtype``); its storage keeps the mapping alive."""
-    cpu = resolve_device("cpu")
     if end == begin:
-        return empty_tensor(shape, dtype, cpu)
-    # The same two steps as tp.from_numpy, over raw bytes so that every dtype (bfloat16 too) works.
-    storage = cpu._backend.wrap_host(data.view(begin, end))
-    stride, _ = contiguous_layout(shape)
-    return make_tensor(storage, shape, stride, 0, dtype, cpu)
+        return empty_tensor(shape, dtype, resolve_device("cpu"))
+    return _wrap_bytes(data.view(begin, end), dtype, shape)
 
 
 def _can_share(data: _DataSection, dtype: _dt.dtype, begin: int) -> bool:
