@@ -50,6 +50,9 @@ fallback_counts: dict[tuple[str, str], int] = {}
 _default_fallback: Callable[[str], Callable[..., Any] | None] | None = None
 _returned_checker: Callable[..., Callable[..., Any]] | None = None
 _check_kernels = os.environ.get("TENSORPLUG_CHECK_KERNELS", "") not in ("", "0")
+#: Device type -> a function giving the error for using it when no plugin provides it: device
+#: types PyTorch scripts name (``"cuda"``) get a message saying why they are missing here.
+missing_device_hints: dict[str, Callable[[], str]] = {}
 
 
 def fallback_stats() -> dict[str, dict[str, int]]:
@@ -127,6 +130,8 @@ def _activate(device_type: str) -> Backend:
     if device_type in _errors:
         raise RuntimeError(_errors[device_type])
     record = plugin_manager.load(device_type)
+    if record is None and device_type in missing_device_hints:
+        raise RuntimeError(missing_device_hints[device_type]())
     if record is None:
         known = ", ".join(sorted(plugin_manager.records))
         raise RuntimeError(

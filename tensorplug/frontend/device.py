@@ -1,7 +1,8 @@
 """``tp.device``: a device type and index, also usable as a default-device context manager."""
 from __future__ import annotations
 
-__all__ = ["device", "get_default_device", "set_default_device", "canonical_device"]
+__all__ = ["device", "get_default_device", "set_default_device", "canonical_device", "current_device_index",
+           "set_current_device_index"]
 
 
 class device:
@@ -97,9 +98,23 @@ def set_default_device(d) -> None:
     _default_device = device("cpu") if d is None else device(d)
 
 
+#: Per device type, the index a bare device type means (``tp.accelerator.set_device_index``,
+#: ``tp.cuda.set_device``); 0 for types never set.
+_current_index: dict[str, int] = {}
+
+
+def current_device_index(device_type: str) -> int:
+    return _current_index.get(device_type, 0)
+
+
+def set_current_device_index(device_type: str, index: int) -> None:
+    """Make ``device(device_type)`` (no index) mean ``device(device_type, index)`` from now on."""
+    _current_index[device_type] = index
+
+
 def canonical_device(d) -> device:
-    """The device a tensor lives on: a device type gets index 0 unless it is cpu."""
+    """The device a tensor lives on: a device type gets its current index (0 unless set) unless it is cpu."""
     d = _default_device if d is None else device(d)
     if d.index is None and d.type != "cpu":
-        return device(d.type, 0)
+        return device(d.type, _current_index.get(d.type, 0))
     return d

@@ -21,10 +21,12 @@ from .module import Module, RemovableHandle
 from .parameter import Buffer, Parameter
 from .rnn import GRU, LSTM, RNN, RNNBase
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from . import parallel  # noqa: E402  (its modules import nn.module)
+from .parallel import DataParallel
 
 __all__ = (
     ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "MultiheadAttention",
-     "TransformerEncoderLayer", "TransformerEncoder"]
+     "TransformerEncoderLayer", "TransformerEncoder", "parallel", "DataParallel"]
     + _activation_all + _layers_all + _loss_all
 )
