@@ -1,5 +1,6 @@
 """Worker batches through shared memory: the values (checked against NumPy), views, dtypes,
 reuse of blocks, and no block left in /dev/shm however the iteration ends."""
+import errno
 import gc
 import importlib.util
 import os
@@ -12,7 +13,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug.utils.data import DataLoader
-from tensorplug.utils.data._shared_memory import shm_directory
+from tensorplug.utils.data._shared_memory import WorkerBlocks, new_prefix, shm_directory
 
 from data_helpers import BigIterable, CachingCollate, Crashes, FailsAt, Images, OnDevice, image, views_collate
 
@@ -127,3 +128,15 @@ def test_unguarded_main_script_gets_a_clear_error(tmp_path):
     main_error = done.stderr[done.stderr.rindex("Traceback (most recent call last)"):]
     assert "RuntimeError: DataLoader worker processes could not start: the main script" in main_error
     assert str(script) in main_error
+
+
+def test_full_shared_memory_is_a_clear_error(monkeypatch):
+    """When /dev/shm has no room for a block, the worker raises an error that names the cause
+    and the fixes (instead of dying of SIGBUS on first write), and leaves no file behind."""
+    def no_space(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", no_space, raising=False)
+    with pytest.raises(RuntimeError, match=r"could not allocate 4096 bytes of shared memory .*--shm-size"):
+        WorkerBlocks(new_prefix(), 0).empty((1024,), tp.float32)
+    assert _our_blocks() == []

@@ -20,6 +20,7 @@ its own.
 """
 from __future__ import annotations
 
+import collections
 import glob
 import io
 import itertools
@@ -82,10 +83,28 @@ def _map_file(path: str, nbytes: int, create: bool) -> mmap.mmap:
     fd = os.open(path, os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0), 0o600)
     try:
         if create:
-            os.ftruncate(fd, nbytes)
+            _reserve(fd, path, nbytes)
         return mmap.mmap(fd, nbytes)
     finally:
         os.close(fd)  # the mapping keeps the memory; the descriptor is not needed
+
+
+def _reserve(fd: int, path: str, nbytes: int) -> None:
+    """Give the block its memory now. A file that is only truncated to size gets its pages
+    when they are first written, and a full /dev/shm then kills the worker with SIGBUS; here it
+    becomes an error that says what to do."""
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, nbytes)
+        else:
+            os.ftruncate(fd, nbytes)
+    except OSError as exc:
+        _unlink_quietly(path)
+        raise RuntimeError(
+            f"DataLoader worker could not allocate {nbytes} bytes of shared memory in {os.path.dirname(path)} "
+            f"({exc.strerror}). It may be too small: Docker gives containers 64 MB by default (run with "
+            "--shm-size=2g or --ipc=host); or lower batch_size, prefetch_factor or num_workers, or use num_workers=0."
+        ) from None
 
 
 def _storage_over(mapping: mmap.mmap):
@@ -231,7 +250,9 @@ class MainBlocks:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self._mappings: dict[tuple[int, int], mmap.mmap] = {}
-        self._freed: dict[int, list[int]] = {}
+        # Per worker, ids of blocks no tensor here uses any more. Finalizers append from
+        # whichever thread drops a batch; deques make append and popleft safe without a lock.
+        self._freed: dict[int, collections.deque] = {}
 
     def loads(self, payload: bytes):
         """Unpickle a worker's message; returns ``(idx, data)``."""
@@ -243,8 +264,11 @@ class MainBlocks:
 
     def take_freed(self, worker_id: int) -> list[int]:
         """Ids of ``worker_id``'s blocks that no tensor here uses any more (and forget them)."""
-        # pop is atomic: a finalizer that runs later starts a new list (_note_freed).
-        return self._freed.pop(worker_id, [])
+        freed = self._freed.get(worker_id)
+        taken = []
+        while freed:
+            taken.append(freed.popleft())
+        return taken
 
     def tensor(self, record: tuple, storages: dict) -> Tensor:
         (_, worker_id, block_id, path, nbytes, byte_offset, shape, strides, dtype_name, device_name, requires_grad) = record
@@ -261,7 +285,8 @@ class MainBlocks:
                     raise RuntimeError(f"DataLoader: worker {worker_id} sent shared-memory block {block_id}, "
                                        "which this process does not have mapped (a bug in tensorplug)")
             storage = _storage_over(mapping)
-            weakref.finalize(storage, _note_freed, self._freed, worker_id, block_id).atexit = False
+            freed = self._freed.setdefault(worker_id, collections.deque())
+            weakref.finalize(storage, freed.append, block_id).atexit = False
             storages[key] = storage
         dtype = getattr(_dt, dtype_name)
         t = make_tensor(storage, tuple(shape), tuple(strides), byte_offset // dtype.itemsize, dtype, _cpu_device())
@@ -275,11 +300,6 @@ class MainBlocks:
         remove_files(self.prefix)
         self._mappings.clear()
         self._freed.clear()
-
-
-def _note_freed(freed: dict, worker_id: int, block_id: int) -> None:
-    """Finalizer of a main-process storage over a block: the block can go back to its worker."""
-    freed.setdefault(worker_id, []).append(block_id)
 
 
 class _BatchUnpickler(pickle.Unpickler):
