@@ -84,19 +84,37 @@ def _child(lib_name: str, num_workers: int, epochs: int, consume: str) -> None:
         return count
 
     epoch()  # warm-up: worker start-up, allocator, first-use costs
+    pids = [os.getpid()] + [w.pid for w in getattr(loader._iterator, "_workers", [])]
+    cpu_before = _cpu_seconds(pids)
     start = time.perf_counter()
     batches = sum(epoch() for _ in range(epochs))
     elapsed = time.perf_counter() - start
-    print(json.dumps({"mb_per_s": batches * BATCH_BYTES / elapsed / 1e6, "checksum": checksum}))
+    cpu = _cpu_seconds(pids) - cpu_before
+    print(json.dumps({"mb_per_s": batches * BATCH_BYTES / elapsed / 1e6, "cpu_ms_per_batch": cpu / batches * 1e3,
+                      "checksum": checksum}))
 
 
-def _run(lib_name: str, num_workers: int, epochs: int, consume: str) -> float:
+def _cpu_seconds(pids) -> float:
+    """User + system CPU time of these processes (Linux /proc; 0 elsewhere): unlike wall time,
+    it does not depend on what else the machine runs."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _run(lib_name: str, num_workers: int, epochs: int, consume: str) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", lib_name, str(num_workers), "--epochs", str(epochs),
            "--consume", consume]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"{lib_name} num_workers={num_workers} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["mb_per_s"]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -118,13 +136,15 @@ def main() -> None:
         for w in modes:
             for lib in libs:
                 samples[lib, w].append(_run(lib, w, args.epochs, args.consume))
-    medians = {key: statistics.median(s) for key, s in samples.items()}
+    medians = {key: statistics.median(r["mb_per_s"] for r in runs) for key, runs in samples.items()}
+    cpu = {key: statistics.median(r["cpu_ms_per_batch"] for r in runs) for key, runs in samples.items()}
     print(f"{os.cpu_count()} CPUs; batches of {BATCH}x{'x'.join(map(str, SHAPE))} float32 ({BATCH_BYTES / 1e6:.1f} MB); "
-          f"consume={args.consume}; median of {args.rounds} runs, MB/s")
+          f"consume={args.consume}; median of {args.rounds} runs; MB/s, and CPU ms per batch summed over the main "
+          "process and its workers")
     for lib in libs:
         in_process, workers = medians[lib, 0], medians[lib, 2]
-        print(f"{lib:<11} num_workers=0 {in_process:8.0f}   num_workers=2 {workers:8.0f}   "
-              f"workers/in-process {workers / in_process:5.2f}x")
+        print(f"{lib:<11} num_workers=0 {in_process:6.0f} MB/s {cpu[lib, 0]:5.1f} ms CPU   "
+              f"num_workers=2 {workers:6.0f} MB/s {cpu[lib, 2]:5.1f} ms CPU   workers/in-process {workers / in_process:5.2f}x")
     if len(libs) == 2:
         for w in modes:
             print(f"tensorplug/torch num_workers={w}: {medians['tensorplug', w] / medians['torch', w]:5.2f}x")
