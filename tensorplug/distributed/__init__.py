@@ -1,0 +1,162 @@
+"""``tp.distributed``: data-parallel training across processes and machines, on MPI.
+
+PyTorch's names and semantics (process groups, collectives, work handles) over an engine that
+clusters already run: MPI through mpi4py (``pip install tensorplug[distributed]`` brings mpi4py
+and the mpich library). CPU tensors go to MPI without copies; tensors of any other device, a
+third-party plugin's included, are staged through host memory. Launch with
+``mpiexec -n 2 python train.py`` or ``python -m tensorplug.distributed.run -n 2 train.py``.
+See docs/distributed.md.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import sys
+
+from . import _group
+from ._group import GroupMember, ProcessGroup
+from .collectives import (
+    ReduceOp, Work, all_gather, all_gather_into_tensor, all_gather_object, all_reduce, barrier, broadcast,
+    broadcast_object_list, irecv, isend, recv, reduce, reduce_scatter_tensor, send,
+)
+
+__all__ = [
+    "init_process_group", "destroy_process_group", "is_initialized", "is_available", "is_mpi_available",
+    "is_nccl_available", "get_rank", "get_world_size", "get_backend", "new_group", "ReduceOp", "Work", "GroupMember",
+    "ProcessGroup", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+    "reduce_scatter_tensor", "barrier", "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list",
+]
+
+# "gloo" is PyTorch's CPU engine; scripts that ask for it get MPI, which carries every device here.
+_MPI_NAMES = ("mpi", "gloo")
+
+
+def is_available() -> bool:
+    """True: the distributed package is part of every tensorplug install (the engines are extras)."""
+    return True
+
+
+def is_mpi_available() -> bool:
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_nccl_available() -> bool:
+    """NCCL comes with the CUDA backend (through CuPy), which this build does not have yet."""
+    return False
+
+
+def is_initialized() -> bool:
+    return _group.world() is not None
+
+
+def _timeout(value) -> datetime.timedelta:
+    if value is None:
+        return _group.DEFAULT_TIMEOUT
+    if isinstance(value, (int, float)):
+        return datetime.timedelta(seconds=value)
+    if not isinstance(value, datetime.timedelta):
+        raise TypeError(f"timeout must be a datetime.timedelta, got {type(value).__name__}")
+    return value
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None) -> None:
+    """Joins this process to the default group of every process the launcher started.
+
+    ``backend``: "mpi" (the default; "gloo" is accepted as a synonym) or "nccl" (CUDA tensors
+    through NCCL, once the CUDA backend exists). Ranks and world size come from the launcher
+    (``mpiexec -n N``); ``world_size``/``rank``, when given, must match it.
+    """
+    if _group.world() is not None:
+        raise RuntimeError("trying to initialize the default process group twice")
+    name = (backend or "mpi").lower()
+    if name == "nccl" or "cuda:nccl" in name:
+        raise RuntimeError("backend='nccl' carries CUDA tensors through NCCL, which needs the CUDA backend; it is not "
+                           "available in this build. Use backend='mpi', which carries tensors of every device.")
+    if name not in _MPI_NAMES and not name.startswith("cpu:"):
+        raise ValueError(f"init_process_group: unknown backend {backend!r}; tensorplug has 'mpi' (alias 'gloo')")
+    if init_method not in (None, "env://") and not str(init_method).startswith(("tcp://", "file://")):
+        raise ValueError(f"init_process_group: unsupported init_method {init_method!r}")
+    MPI = _group.mpi()
+    comm = MPI.COMM_WORLD
+    size, me = comm.Get_size(), comm.Get_rank()
+    announced = _group.launcher_env_size()
+    if size == 1 and announced and announced > 1:
+        raise RuntimeError(f"the environment announces {announced} processes (WORLD_SIZE), but MPI started only this one: "
+                           f"launch with mpiexec -n {announced} python ... (or python -m tensorplug.distributed.run "
+                           f"-n {announced} ...); torchrun's rendezvous is not used by tensorplug")
+    if world_size not in (-1, None) and world_size != size:
+        raise ValueError(f"init_process_group: world_size={world_size}, but the launcher started {size} processes "
+                         f"(mpiexec -n {size})")
+    if rank not in (-1, None) and rank != me:
+        raise ValueError(f"init_process_group: rank={rank}, but MPI gave this process rank {me}")
+    _group.set_world(ProcessGroup(comm.Dup(), list(range(size)), _timeout(timeout), "mpi"))
+    if size > 1:
+        _abort_all_on_uncaught_exception(MPI, me, size)
+
+
+def _abort_all_on_uncaught_exception(MPI, rank: int, size: int) -> None:
+    """A rank that dies of an exception takes the job down at once (as torchrun stops every worker
+    when one fails). Without this, its MPI_Finalize at exit and the other ranks' next collective
+    would wait on each other until the group's timeout."""
+    previous = sys.excepthook
+
+    def excepthook(kind, value, traceback):
+        previous(kind, value, traceback)
+        if not issubclass(kind, KeyboardInterrupt):
+            print(f"tensorplug.distributed: rank {rank} of {size} raised {kind.__name__}; aborting every rank",
+                  file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    sys.excepthook = excepthook
+
+
+def destroy_process_group(group=None) -> None:
+    """Frees ``group`` (the default group and every sub-group when None)."""
+    world = _group.world()
+    if group is None:
+        if world is not None:
+            world.comm.Free()
+        _group.set_world(None)
+        return
+    if isinstance(group, ProcessGroup):
+        group.comm.Free()
+
+
+def _world(what: str) -> ProcessGroup:
+    return _group.require_world(what)
+
+
+def get_rank(group=None) -> int:
+    """This process's rank in ``group`` (-1 when it is not a member)."""
+    _world("get_rank")
+    g = _group.resolve_group(group, "get_rank")
+    return -1 if g is None else g.rank()
+
+
+def get_world_size(group=None) -> int:
+    _world("get_world_size")
+    g = _group.resolve_group(group, "get_world_size")
+    return -1 if g is None else g.size()
+
+
+def get_backend(group=None) -> str:
+    g = _group.resolve_group(group, "get_backend")
+    return "mpi" if g is None else g.backend
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False):
+    """A group of the given global ranks (all of them when None). Every rank of the world must
+    call it, members or not, in the same order; non-members get ``GroupMember.NON_GROUP_MEMBER``."""
+    world = _world("new_group")
+    members = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
+    if len(set(members)) != len(members) or any(not 0 <= r < world.size() for r in members):
+        raise ValueError(f"new_group: ranks must be distinct ranks of the world (0..{world.size() - 1}), got {ranks}")
+    MPI = _group.mpi()
+    me = world.rank()
+    color = 0 if me in members else MPI.UNDEFINED
+    comm = world.comm.Split(color, members.index(me) if me in members else 0)
+    if comm == MPI.COMM_NULL:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(comm, members, _timeout(timeout) if timeout is not None else world.timeout, world.backend)

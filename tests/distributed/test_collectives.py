@@ -1,0 +1,82 @@
+"""tp.distributed on 2 MPI ranks (mpiexec): collectives against NumPy references on every device
+present, and faults that must be clear errors, never hangs."""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "scripts")
+
+
+def _mpiexec():
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return beside if os.path.exists(beside) else shutil.which("mpiexec")
+
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mpi4py") is None or _mpiexec() is None,
+    reason="mpi4py and an MPI launcher are needed: pip install tensorplug[distributed]")
+
+
+def run_ranks(script, *args, n=2, timeout=240):
+    """Runs ``script`` on ``n`` ranks; returns (exit status, combined output)."""
+    command = [_mpiexec(), "-n", str(n), sys.executable, os.path.join(SCRIPTS, script), *args]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_every_collective_matches_numpy_on_every_device():
+    """all_reduce (every op), broadcast, reduce, all_gather(_into_tensor), reduce_scatter_tensor,
+    send/recv, sub-groups and object collectives on cpu, opencl and npdev, several dtypes, empty,
+    0-d and non-contiguous tensors."""
+    status, output = run_ranks("collectives.py")
+    assert status == 0, output
+    assert "rank 0:" in output and "rank 1:" in output and "cases OK" in output, output
+
+
+def test_collective_before_init_says_so():
+    status, output = run_ranks("faults.py", "before-init")
+    assert status == 0, output
+    assert output.count("has not been initialized; call tensorplug.distributed.init_process_group()") == 2
+
+
+@pytest.mark.parametrize("fault,expected", [
+    ("shape", "all_reduce(shape=[3]"),
+    ("dtype", "dtype=tensorplug.int64"),
+])
+def test_mismatched_tensors_are_a_clear_error_on_every_rank(fault, expected):
+    """Different shapes or dtypes across ranks: every rank raises, naming what each rank passed."""
+    status, output = run_ranks("faults.py", fault)
+    assert status == 0, output
+    for rank in (0, 1):
+        assert f"rank {rank} error:" in output and "different shapes or dtypes" in output, output
+    assert expected in output
+
+
+def test_a_rank_that_skips_a_collective_times_out_clearly():
+    """The waiting rank raises after the group's timeout and takes the job down (no hang)."""
+    status, output = run_ranks("faults.py", "skipped", timeout=60)
+    assert status != 0
+    assert "timed out after 3 s waiting for the other ranks" in output, output
+    assert "aborting every rank" in output
+
+
+@pytest.mark.parametrize("fault", ["dies", "raises"])
+def test_a_rank_that_dies_stops_the_others(fault):
+    """A rank that exits or raises ends the job within seconds; the others never finish a
+    collective without it."""
+    status, output = run_ranks("faults.py", fault, timeout=60)
+    assert status != 0, output
+    assert "finished a collective with a dead rank" not in output
+
+
+def test_run_module_launches_ranks():
+    """python -m tensorplug.distributed.run -n 2 starts the script on two ranks through mpiexec."""
+    out = subprocess.run([sys.executable, "-m", "tensorplug.distributed.run", "-n", "2", os.path.join(SCRIPTS, "faults.py"),
+                          "shape"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "rank 0 recovered" in out.stdout and "rank 1 recovered" in out.stdout
