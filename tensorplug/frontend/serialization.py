@@ -369,15 +369,22 @@ def _wrap_bytes(buffer: np.ndarray, dtype: _dt.dtype, shape: tuple) -> Tensor:
 
 
 _ALIGNMENT = 64
+_SMALL_BUFFER = 1 << 20
+_POPULATE = getattr(_mmap, "MAP_POPULATE", 0)
 
 
 def _host_buffer(nbytes: int) -> np.ndarray:
-    """``nbytes`` of fresh memory, 64-byte aligned like the caching allocator's blocks.
+    """``nbytes`` of fresh memory, at least 64-byte aligned like the caching allocator's blocks.
 
-    Loaded tensors take their memory from NumPy rather than from the caching allocator: a loaded
-    state dict is typically copied into a model and dropped, and freed NumPy memory goes back to
-    the system where the allocator would keep it cached. (The allocator's huge-page blocks also
-    measured about twice as slow to fault in for a first load, see benchmarks/bench_load.py.)"""
+    Loaded tensors do not take their memory from the caching allocator: a loaded state dict is
+    typically copied into a model and dropped, and this memory then goes back to the system
+    instead of staying cached. A copying load is mostly first-touch page faults, so large
+    buffers are anonymous mappings populated in one system call (MAP_POPULATE), with the
+    system's default page policy rather than the huge pages the allocator and NumPy ask for:
+    fresh huge pages measured two to four times slower to fault in on this project's virtual
+    machines (benchmarks/bench_load.py)."""
+    if nbytes >= _SMALL_BUFFER:
+        return np.frombuffer(_mmap.mmap(-1, nbytes, flags=_mmap.MAP_PRIVATE | _POPULATE), dtype=np.uint8)
     raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
     skip = -raw.ctypes.data % _ALIGNMENT
     return raw[skip:skip + nbytes]
