@@ -383,7 +383,7 @@ def _host_buffer(nbytes: int) -> np.ndarray:
     system's default page policy rather than the huge pages the allocator and NumPy ask for:
     fresh huge pages measured two to four times slower to fault in on this project's virtual
     machines (benchmarks/bench_load.py)."""
-    if nbytes >= _SMALL_BUFFER:
+    if nbytes >= _SMALL_BUFFER and hasattr(_mmap, "MAP_PRIVATE"):  # (not on Windows)
         return np.frombuffer(_mmap.mmap(-1, nbytes, flags=_mmap.MAP_PRIVATE | _POPULATE), dtype=np.uint8)
     raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
     skip = -raw.ctypes.data % _ALIGNMENT

@@ -194,3 +194,24 @@ def test_non_seekable_stream():
     tp.save({"w": tp.arange(4.0), "i": tp.tensor([3], dtype=tp.int64)}, buf)
     loaded = tp.load(io.BufferedReader(Stream(buf.getvalue())))
     assert loaded["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and loaded["i"].tolist() == [3]
+
+
+@pytest.mark.parametrize("mmap", MODES)
+def test_large_tensors(tmp_path, mmap):
+    """Tensors of several MiB (their own memory blocks) load exactly, are writable and stay independent."""
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((700, 1000)).astype(np.float32)  # 2.8 MB
+    wide = rng.integers(0, 2**60, size=300_000)                   # 2.4 MB of int64
+    path = tmp_path / "big.safetensors"
+    _write_safetensors(path, {"big": ("F32", big), "small": ("F32", big[0, :3]), "wide": ("I64", wide)})
+    before = path.read_bytes()
+    first, second = tp.load(path, mmap=mmap), tp.load(path, mmap=mmap)
+    np.testing.assert_array_equal(first["big"].numpy(), big)
+    np.testing.assert_array_equal(first["wide"].numpy(), wide)
+    first["big"].mul_(0.0)
+    first["wide"].add_(1)
+    np.testing.assert_array_equal(first["big"].numpy(), np.zeros_like(big))
+    np.testing.assert_array_equal(first["wide"].numpy(), wide + 1)
+    np.testing.assert_array_equal(second["big"].numpy(), big)
+    np.testing.assert_array_equal(second["wide"].numpy(), wide)
+    assert path.read_bytes() == before
