@@ -6,7 +6,9 @@ import importlib.util
 import os
 import subprocess
 import sys
+import signal
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -140,3 +142,36 @@ def test_full_shared_memory_is_a_clear_error(monkeypatch):
     with pytest.raises(RuntimeError, match=r"could not allocate 4096 bytes of shared memory .*--shm-size"):
         WorkerBlocks(new_prefix(), 0).empty((1024,), tp.float32)
     assert _our_blocks() == []
+
+
+def test_workers_of_a_killed_main_process_exit_and_remove_their_blocks(tmp_path):
+    """SIGKILL the main process mid-epoch (no cleanup can run there): its workers notice within
+    a few seconds, exit, and remove the block files they had made."""
+    script = tmp_path / "killed.py"
+    script.write_text(textwrap.dedent("""
+        import os, time
+        import tensorplug as tp
+        from tensorplug.utils.data import DataLoader, TensorDataset
+        if __name__ == "__main__":
+            it = iter(DataLoader(TensorDataset(tp.zeros(256, 3, 32, 32)), batch_size=32, num_workers=2))
+            next(it)
+            print(os.getpid(), flush=True)
+            time.sleep(120)
+    """))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        pid = child.stdout.readline().strip()
+        prefix = f"tensorplug_dl_{pid}_"
+        leftover = lambda: [n for n in os.listdir(shm_directory()) if n.startswith(prefix)]  # noqa: E731
+        deadline = time.monotonic() + 10
+        while not leftover() and time.monotonic() < deadline:  # the workers prefetch into new blocks
+            time.sleep(0.1)
+        assert leftover(), "expected blocks in flight while the main process sleeps"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+    deadline = time.monotonic() + 15
+    while leftover() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert leftover() == []

@@ -11,7 +11,6 @@ silent hang.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import pickle
 import queue
 import random
@@ -225,8 +224,10 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
         except Exception:
             init_exception = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
         iteration_end = False
-        parent = os.getppid()
-        while os.getppid() == parent:  # a worker whose parent died exits
+        # Watch the main process itself, not os.getppid(): a forkserver child's parent is the
+        # fork server, which outlives the main process while its workers hold its pipe.
+        main_process = multiprocessing.parent_process()
+        while main_process is None or main_process.is_alive():  # a worker whose main process died exits
             try:
                 task = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
