@@ -155,19 +155,30 @@ def _run(group, request, what: str, finish, async_op: bool):
     return None
 
 
+def start_all_reduce(g: _group.ProcessGroup, tensor, op, what: str, check: bool = True) -> Work:
+    """Starts an in-place all-reduce of ``tensor`` on ``g``. ``check=False`` skips the ranks'
+    agreement (for callers that established it once, as DistributedDataParallel's buckets)."""
+    _check_tensor(what, tensor)
+    mpi_op = _mpi_op(what, op, tensor.dtype)
+    if check:
+        _agree(g, "all_reduce", tensor, op)
+    MPI = _group.mpi()
+    buf = host_buffer(tensor, arithmetic=True)
+    request = g.comm.Iallreduce(MPI.IN_PLACE, buf.array, mpi_op)
+    finish = ([_average(buf, g.size())] if op is ReduceOp.AVG else []) + [_finish_buffer(buf)]
+    return Work(g, request, what, finish)
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` over the group's ranks, in place on every rank."""
     g = _group.resolve_group(group, "all_reduce")
     if g is None:
         return None
-    _check_tensor("all_reduce", tensor)
-    mpi_op = _mpi_op("all_reduce", op, tensor.dtype)
-    _agree(g, "all_reduce", tensor, op)
-    MPI = _group.mpi()
-    buf = host_buffer(tensor, arithmetic=True)
-    request = g.comm.Iallreduce(MPI.IN_PLACE, buf.array, mpi_op)
-    finish = ([_average(buf, g.size())] if op is ReduceOp.AVG else []) + [_finish_buffer(buf)]
-    return _run(g, request, "all_reduce", finish, async_op)
+    work = start_all_reduce(g, tensor, op, "all_reduce")
+    if async_op:
+        return work
+    work.wait()
+    return None
 
 
 def broadcast(tensor, src, group=None, async_op=False):

@@ -1,8 +1,5 @@
-"""``tp.nn.parallel``: DataParallel on one device.
-
-DistributedDataParallel belongs with ``tp.distributed`` (process groups, all-reduce) and is not
-defined here.
-"""
+"""``tp.nn.parallel``: DataParallel on one device, DistributedDataParallel across processes."""
 from .data_parallel import DataParallel, data_parallel
+from .distributed import DistributedDataParallel
 
-__all__ = ["DataParallel", "data_parallel"]
+__all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]

@@ -80,3 +80,11 @@ def test_run_module_launches_ranks():
                           "shape"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rank 0 recovered" in out.stdout and "rank 1 recovered" in out.stdout
+
+
+def test_ddp_on_two_ranks_matches_one_process_on_the_whole_batch():
+    """MLP and CNN, 5 SGD steps: each rank on half of every batch ends with the parameters of one
+    process on the whole batch; no_sync accumulates; unused parameters are named or zeroed."""
+    status, output = run_ranks("ddp.py")
+    assert status == 0, output
+    assert output.count("DDP OK") == 2, output

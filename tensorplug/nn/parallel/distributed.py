@@ -1,0 +1,213 @@
+"""``DistributedDataParallel``: one model replica per process, gradients averaged over ranks.
+
+At construction every parameter and buffer is broadcast from rank 0, after the ranks have
+checked that their models have the same parameters. Parameters are grouped into buckets of about
+``bucket_cap_mb`` (PyTorch's default 25 MB), last-registered first, since backward produces the
+last layers' gradients first. A hook on each parameter's gradient accumulation marks it ready; a
+bucket whose parameters are all ready is flattened into one tensor and its all-reduce (AVG) is
+started at once, without waiting, while backward goes on with the earlier layers. Buckets start
+in index order on every rank, so the ranks' collectives always match. When backward ends, every
+bucket's all-reduce is waited for and the averaged gradients are written back into ``.grad``.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from ... import distributed as dist
+from ...distributed import collectives
+from ...frontend.autograd import engine
+from ...frontend.autograd.grad_mode import no_grad
+from ...frontend.ops.joining import cat
+from ..module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_MB = 1 << 20
+
+
+class _Bucket:
+    """Parameters whose gradients travel in one all-reduce."""
+
+    __slots__ = ("index", "params", "offsets", "numel", "ready", "flat", "work", "used")
+
+    def __init__(self, index: int, params: list):
+        self.index = index
+        self.params = params
+        self.offsets = []
+        total = 0
+        for p in params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.numel = total
+        self.reset()
+
+    def reset(self) -> None:
+        self.ready = set()  # ids of the parameters whose gradient is in
+        self.flat = None
+        self.work = None
+        self.used = set()
+
+
+def _buckets(params: list, cap_bytes: int) -> list[_Bucket]:
+    """Consecutive runs of same-device, same-dtype parameters, each up to ``cap_bytes``."""
+    groups, current, size, key = [], [], 0, None
+    for p in params:
+        p_key = (p.device, p.dtype)
+        nbytes = p.numel() * p.element_size()
+        if current and (p_key != key or size + nbytes > cap_bytes):
+            groups.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += nbytes
+        key = p_key
+    if current:
+        groups.append(current)
+    return [_Bucket(i, g) for i, g in enumerate(groups)]
+
+
+class DistributedDataParallel(Module):
+    """``tp.nn.parallel.DistributedDataParallel(module)``: wraps a module so that ``backward``
+    averages its gradients over every rank of ``process_group`` (the world by default)."""
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0, broadcast_buffers: bool = True,
+                 process_group=None, bucket_cap_mb=None, find_unused_parameters: bool = False,
+                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False):
+        super().__init__()
+        if not dist.is_initialized():
+            raise RuntimeError("DistributedDataParallel: call tensorplug.distributed.init_process_group() first")
+        self.module = module
+        self.device_ids = device_ids
+        self.output_device = output_device
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.process_group = process_group
+        self.bucket_cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb
+        self.require_backward_grad_sync = True
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        self._param_names = {id(p): n for n, p in named}
+        self._check_same_model(named)
+        self._broadcast_state()
+        self._buckets = _buckets([p for _, p in reversed(named)], int(self.bucket_cap_mb * _MB))
+        self._where = {}  # id(param) -> (bucket, position)
+        for bucket in self._buckets:
+            for i, p in enumerate(bucket.params):
+                self._where[id(p)] = (bucket, i)
+        self._next_launch = 0
+        self._pass_started = False
+        self._handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for _, p in named]
+
+    # --- construction ----------------------------------------------------------------------
+    def _check_same_model(self, named) -> None:
+        mine = [(n, tuple(p.shape), str(p.dtype)) for n, p in named]
+        everyone = [None] * dist.get_world_size(self.process_group)
+        dist.all_gather_object(everyone, mine, group=self.process_group)
+        for rank, theirs in enumerate(everyone):
+            if theirs != mine:
+                differ = next((f"{a} != {b}" for a, b in zip(mine, theirs) if a != b),
+                              f"{len(mine)} parameters here, {len(theirs)} on rank {rank}")
+                raise RuntimeError(f"DistributedDataParallel: the model differs between ranks (this rank and rank "
+                                   f"{rank}: {differ}); every rank must build the same model")
+
+    def _broadcast_state(self) -> None:
+        """Rank 0's parameters and buffers, everywhere (one broadcast per device and dtype)."""
+        tensors = [p for p in self.module.parameters()] + [b for b in self.module.buffers()]
+        self._broadcast_coalesced(tensors)
+
+    def _broadcast_coalesced(self, tensors) -> None:
+        groups: dict = {}
+        for t in tensors:
+            groups.setdefault((t.device, t.dtype), []).append(t)
+        src = self._global_rank_zero()
+        with no_grad():
+            for group in groups.values():
+                flat = cat([t.detach().reshape(-1) for t in group])
+                dist.broadcast(flat, src=src, group=self.process_group)
+                offset = 0
+                for t in group:
+                    n = t.numel()
+                    t.copy_(flat[offset:offset + n].reshape(t.shape))
+                    offset += n
+
+    def _global_rank_zero(self) -> int:
+        group = self.process_group
+        return 0 if group is None else group.ranks[0]
+
+    # --- forward ---------------------------------------------------------------------------
+    def forward(self, *inputs, **kwargs):
+        if self.broadcast_buffers:
+            buffers = list(self.module.buffers())
+            if buffers:
+                self._broadcast_coalesced(buffers)
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside only accumulate local gradients; the first one after it
+        all-reduces the accumulated sum."""
+        previous = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = previous
+
+    # --- the reducer ---------------------------------------------------------------------------
+    def _on_grad_ready(self, param) -> None:
+        if not self.require_backward_grad_sync:
+            return
+        if not self._pass_started:
+            self._pass_started = True
+            engine.queue_callback(self._finish_pass)
+        bucket, _ = self._where[id(param)]
+        bucket.ready.add(id(param))
+        bucket.used.add(id(param))
+        self._launch_ready_buckets(final=False)
+        for b in self._buckets[:self._next_launch]:  # let MPI progress the ones in flight
+            if b.work is not None:
+                b.work.is_completed()
+
+    def _launch_ready_buckets(self, final: bool) -> None:
+        # Strictly in index order, so every rank starts the same collectives in the same order.
+        while self._next_launch < len(self._buckets):
+            bucket = self._buckets[self._next_launch]
+            if not final and len(bucket.ready) < len(bucket.params):
+                return
+            self._launch(bucket)
+            self._next_launch += 1
+
+    def _launch(self, bucket: _Bucket) -> None:
+        with no_grad():
+            pieces = []
+            for p in bucket.params:
+                grad = p.grad if p.grad is not None else p.detach().new_zeros(p.shape)
+                pieces.append(grad.detach().reshape(-1))
+            bucket.flat = cat(pieces) if len(pieces) > 1 else pieces[0].clone()
+        group = dist._group.resolve_group(self.process_group, "DistributedDataParallel")
+        # The ranks agreed on the model at construction; buckets need no per-call check.
+        bucket.work = collectives.start_all_reduce(group, bucket.flat, collectives.ReduceOp.AVG, "all_reduce",
+                                                   check=False)
+
+    def _finish_pass(self) -> None:
+        self._pass_started = False
+        try:
+            missing = [self._param_names[id(p)] for b in self._buckets for p in b.params if id(p) not in b.used]
+            if missing and not self.find_unused_parameters:
+                raise RuntimeError(
+                    "DistributedDataParallel: these parameters received no gradient in this backward pass: "
+                    f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}. Pass "
+                    "find_unused_parameters=True if the model does not use every parameter in every forward.")
+            self._launch_ready_buckets(final=True)
+            with no_grad():
+                for bucket in self._buckets:
+                    bucket.work.wait()
+                    for p, offset in zip(bucket.params, bucket.offsets):
+                        averaged = bucket.flat[offset:offset + p.numel()].reshape(p.shape)
+                        if p.grad is None:
+                            p.grad = averaged.clone()
+                        else:
+                            p.grad.copy_(averaged)
+        finally:
+            self._next_launch = 0
+            for bucket in self._buckets:
+                bucket.reset()
