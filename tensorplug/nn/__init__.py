@@ -19,14 +19,18 @@ from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss_all
 from .module import Module, RemovableHandle
 from .parameter import Buffer, Parameter
-from .rnn import GRU, LSTM, RNN, RNNBase
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .padding import *  # noqa: F401,F403
+from .padding import __all__ as _padding_all
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from . import parallel  # noqa: E402  (its modules import nn.module)
+from . import parallel
 from .parallel import DataParallel
 
 __all__ = (
     ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
-     "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "MultiheadAttention",
+     "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+     "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "TransformerEncoderLayer", "TransformerEncoder", "parallel", "DataParallel"]
-    + _activation_all + _layers_all + _loss_all
+    + _activation_all + _layers_all + _loss_all + _padding_all
 )

@@ -1,4 +1,4 @@
-"""Recurrent layers (RNN, LSTM, GRU) written with tensorplug ops: one matmul over the whole
+"""Recurrent layers (RNN, LSTM, GRU) and single-step cells (RNNCell, LSTMCell, GRUCell) written with tensorplug ops: one matmul over the whole
 sequence for the input projections, then a Python loop over time steps for the recurrence.
 
 Parameter names, shapes, gate order and initialization are PyTorch's, so a torch state_dict
@@ -23,9 +23,31 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# --- one time step, given the input projection x W_ih^T + b_ih (shared by layers and cells) -------
+def _rnn_step(projected: Tensor, h: Tensor, w_hh, b_hh, nonlinearity: str) -> Tensor:
+    pre = projected + F.linear(h, w_hh, b_hh)
+    return F.tanh(pre) if nonlinearity == "tanh" else F.relu(pre)
+
+
+def _lstm_step(projected: Tensor, h: Tensor, c: Tensor, w_hh, b_hh) -> tuple:
+    gates = projected + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+    return F.sigmoid(o) * F.tanh(c), c
+
+
+def _gru_step(projected: Tensor, h: Tensor, w_hh, b_hh) -> Tensor:
+    x_r, x_z, x_n = projected.chunk(3, -1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r = F.sigmoid(x_r + h_r)
+    z = F.sigmoid(x_z + h_z)
+    n = F.tanh(x_n + r * h_n)
+    return (1 - z) * n + z * h
 
 
 class RNNBase(Module):
@@ -75,6 +97,9 @@ class RNNBase(Module):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs weights into one buffer for cuDNN; tensorplug has no cuDNN."""
 
     @property
     def all_weights(self) -> list:
@@ -204,8 +229,7 @@ class RNN(_SingleStateRNN):
         self.nonlinearity = nonlinearity
 
     def _cell(self, projected, state, w_hh, b_hh):
-        pre = projected + F.linear(state[0], w_hh, b_hh)
-        return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
+        return (_rnn_step(projected, state[0], w_hh, b_hh, self.nonlinearity),)
 
 
 class LSTM(RNNBase):
@@ -234,12 +258,7 @@ class LSTM(RNNBase):
         return (h, c) if batched else (h.squeeze(1), c.squeeze(1))
 
     def _cell(self, projected, state, w_hh, b_hh):
-        h, c = state
-        gates = projected + F.linear(h, w_hh, b_hh)
-        i, f, g, o = gates.chunk(4, -1)
-        c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
-        h = F.sigmoid(o) * F.tanh(c)
-        return h, c
+        return _lstm_step(projected, state[0], state[1], w_hh, b_hh)
 
 
 class GRU(_SingleStateRNN):
@@ -251,10 +270,115 @@ class GRU(_SingleStateRNN):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
 
     def _cell(self, projected, state, w_hh, b_hh):
-        h = state[0]
-        x_r, x_z, x_n = projected.chunk(3, -1)
-        h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-        r = F.sigmoid(x_r + h_r)
-        z = F.sigmoid(x_z + h_z)
-        n = F.tanh(x_n + r * h_n)
-        return ((1 - z) * n + z * h,)
+        return (_gru_step(projected, state[0], w_hh, b_hh),)
+
+
+# --- cells: one time step, the caller loops ---------------------------------------------------------
+class RNNCellBase(Module):
+    """Parameters and checks shared by RNNCell, LSTMCell and GRUCell (PyTorch's names and shapes:
+    ``weight_ih`` (gates*hidden, input), ``weight_hh`` (gates*hidden, hidden), ``bias_ih``, ``bias_hh``)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be a positive integer")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        factory = {"device": device, "dtype": dtype}
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), **factory))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), **factory))
+        if bias:
+            self.bias_ih = Parameter(empty((num_chunks * hidden_size,), **factory))
+            self.bias_hh = Parameter(empty((num_chunks * hidden_size,), **factory))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+    def _batched_input(self, input) -> tuple:
+        """(input as 2-D, whether it was batched), after PyTorch's checks."""
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{self._get_name()}: expected a Tensor input, got {type(input).__name__}")
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{self._get_name()}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input with last dimension "
+                               f"{self.input_size} (input_size), got shape {list(input.shape)}")
+        return (input, True) if input.ndim == 2 else (input.unsqueeze(0), False)
+
+    def _state(self, hx, x: Tensor, batched: bool, name: str) -> Tensor:
+        if hx is None:
+            return zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+        if not isinstance(hx, Tensor):
+            raise TypeError(f"{self._get_name()}: {name} must be a Tensor, got {type(hx).__name__}")
+        if hx.ndim != (2 if batched else 1):
+            raise RuntimeError(f"{self._get_name()}: Expected {name} to be {2 if batched else 1}D for "
+                               f"{2 if batched else 1}D input, got {hx.ndim}D instead")
+        h = hx if batched else hx.unsqueeze(0)
+        if tuple(h.shape) != (x.shape[0], self.hidden_size):
+            raise RuntimeError(f"{self._get_name()}: expected {name} of shape {[x.shape[0], self.hidden_size]}, "
+                               f"got {list(hx.shape)}")
+        return h
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, batched = self._batched_input(input)
+        h = self._state(hx, x, batched, "hx")
+        h = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, self.nonlinearity)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; returns ``(h', c')``. Gates (i, f, g, o), as LSTM."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, batched = self._batched_input(input)
+        if hx is None:
+            h = c = self._state(None, x, batched, "hx")
+        else:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise TypeError(f"LSTMCell: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+            h, c = self._state(hx[0], x, batched, "h_0"), self._state(hx[1], x, batched, "c_0")
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step. Gates (r, z, n), as GRU."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, batched = self._batched_input(input)
+        h = self._state(hx, x, batched, "hx")
+        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
