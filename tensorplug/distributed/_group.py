@@ -18,6 +18,9 @@ __all__ = ["ProcessGroup", "GroupMember", "world", "require_world", "resolve_gro
 #: As PyTorch's default for non-NCCL groups.
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
+#: How long a wait polls without sleeping.
+_SPIN_SECONDS = 1.0
+
 _MPI_HINT = "pip install tensorplug[distributed] installs mpi4py and the mpich MPI library"
 
 
@@ -60,7 +63,6 @@ class ProcessGroup:
         limit = (timeout or self.timeout).total_seconds()
         start = time.monotonic()
         deadline = start + limit
-        pause = 0.0
         while not request.Test(status):
             now = time.monotonic()
             if now > deadline:
@@ -69,11 +71,11 @@ class ProcessGroup:
                     f"{self.ranks}); a rank may have died, or skipped this collective. The process group can no "
                     "longer be used (init_process_group(timeout=...) sets the limit)."
                 )
-            # Spin for the first fraction of a millisecond (small messages finish there), then
-            # back off to at most 2 ms so a waiting rank leaves its core to the others.
-            if now - start > 2e-4:
-                pause = min(2e-3, pause * 2 or 2e-5)
-                time.sleep(pause)
+            # MPI moves a message only while its ranks call into it, so a rank that slept would
+            # hold back its peers: poll as MPI's own blocking calls do for the first second, then
+            # (a peer busy elsewhere, e.g. evaluating) leave the core to others between polls.
+            if now - start > _SPIN_SECONDS:
+                time.sleep(1e-3)
         return status
 
     def __repr__(self) -> str:

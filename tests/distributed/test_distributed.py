@@ -88,3 +88,12 @@ def test_ddp_on_two_ranks_matches_one_process_on_the_whole_batch():
     status, output = run_ranks("ddp.py")
     assert status == 0, output
     assert output.count("DDP OK") == 2, output
+
+
+def test_digits_example_trains_on_two_ranks(tmp_path):
+    """The README's training example with --distributed, 3 epochs on 2 ranks, learns (> 80%)."""
+    example = os.path.join(HERE, "..", "..", "examples", "train_digits.py")
+    out = subprocess.run([_mpiexec(), "-n", "2", sys.executable, example, "--distributed", "--epochs", "3",
+                          "--min-accuracy", "0.8", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "trained on 2 processes" in out.stdout and (tmp_path / "digits_cnn.safetensors").exists()
