@@ -1,0 +1,74 @@
+"""PyTorch's legacy constructors: ``tp.Tensor(...)`` and the typed names (``tp.FloatTensor``,
+``tp.LongTensor``, ...), still common in real code.
+
+Their rules, as in PyTorch:
+
+- ``Tensor()`` is an empty 1-d tensor; ``Tensor(2, 3)`` an uninitialized one of that shape (shapes
+  are plain tuples here, so ``Tensor(t.shape)`` is data: write ``Tensor(*t.shape)``); ``Tensor([[1, 2]])`` (any nested sequence or NumPy array) a copy of the data;
+  ``Tensor(t)`` of a tensor of the right dtype shares ``t``'s data (another dtype is a TypeError).
+- ``tp.Tensor`` makes the default float dtype; ``FloatTensor`` float32, ``LongTensor`` int64, ...
+- ``isinstance(t, tp.FloatTensor)`` is True for CPU float32 tensors, as in PyTorch.
+"""
+from __future__ import annotations
+
+import numbers
+
+from . import dtypes as _dt
+
+__all__ = ["legacy_construct", "LEGACY_TYPES"]
+
+
+def _is_size(args: tuple) -> bool:
+    return all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args)
+
+
+def legacy_construct(name: str, dtype, args: tuple, kwargs: dict):
+    """What ``name(*args, **kwargs)`` makes (``dtype`` None: the default float dtype)."""
+    from .factories import empty, tensor
+    from .tensor import Tensor
+
+    dtype = dtype or _dt.get_default_dtype()
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"{name}(): unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    if _is_size(args):
+        if any(a < 0 for a in args):
+            raise RuntimeError(f"{name}(): negative dimension in size {list(args)}")
+        return empty(*args, dtype=dtype, device=device)  # uninitialized, as in PyTorch
+    if len(args) != 1:
+        raise TypeError(f"{name}(): expected a sequence, a tensor or sizes (ints), got {len(args)} arguments of types "
+                        f"{', '.join(type(a).__name__ for a in args)}")
+    data = args[0]
+    if isinstance(data, Tensor):
+        if data.dtype != dtype:
+            raise TypeError(f"{name}(): expected {dtype} (got {data.dtype}); convert with .to({dtype}) instead")
+        return data.detach() if device is None or data.device == device else data.detach().to(device)
+    if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
+        raise TypeError(f"{name}(): new(): data must be a sequence (got {type(data).__name__})")
+    return tensor(data, dtype=dtype, device=device)
+
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        from .tensor import Tensor
+
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and obj.device.type == "cpu"
+
+    def __call__(cls, *args, **kwargs):
+        return legacy_construct(cls.__name__, cls.dtype, args, dict(kwargs))
+
+    def __repr__(cls) -> str:
+        return f"<class 'tensorplug.{cls.__name__}'>"
+
+
+def _legacy_type(name: str, dtype):
+    return _LegacyMeta(name, (), {"dtype": dtype, "__doc__": f"Legacy constructor of CPU {dtype.name} tensors."})
+
+
+LEGACY_TYPES = {name: _legacy_type(name, dtype) for name, dtype in (
+    ("FloatTensor", _dt.float32), ("DoubleTensor", _dt.float64), ("HalfTensor", _dt.float16),
+    ("BFloat16Tensor", _dt.bfloat16), ("ByteTensor", _dt.uint8), ("CharTensor", _dt.int8),
+    ("ShortTensor", _dt.int16), ("IntTensor", _dt.int32), ("LongTensor", _dt.int64), ("BoolTensor", _dt.bool),
+)}
