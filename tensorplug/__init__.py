@@ -75,6 +75,10 @@ def numel(input: Tensor) -> int:
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
+from .frontend.legacy import (  # noqa: E402  (PyTorch's legacy constructors)
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    ShortTensor,
+)
 from ._settings import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, set_float32_matmul_precision, ...)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)

@@ -15,7 +15,8 @@ import numbers
 
 from . import dtypes as _dt
 
-__all__ = ["legacy_construct", "LEGACY_TYPES"]
+__all__ = ["legacy_construct", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+           "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
 
 
 def _is_size(args: tuple) -> bool:
@@ -67,8 +68,13 @@ def _legacy_type(name: str, dtype):
     return _LegacyMeta(name, (), {"dtype": dtype, "__doc__": f"Legacy constructor of CPU {dtype.name} tensors."})
 
 
-LEGACY_TYPES = {name: _legacy_type(name, dtype) for name, dtype in (
-    ("FloatTensor", _dt.float32), ("DoubleTensor", _dt.float64), ("HalfTensor", _dt.float16),
-    ("BFloat16Tensor", _dt.bfloat16), ("ByteTensor", _dt.uint8), ("CharTensor", _dt.int8),
-    ("ShortTensor", _dt.int16), ("IntTensor", _dt.int32), ("LongTensor", _dt.int64), ("BoolTensor", _dt.bool),
-)}
+FloatTensor = _legacy_type("FloatTensor", _dt.float32)
+DoubleTensor = _legacy_type("DoubleTensor", _dt.float64)
+HalfTensor = _legacy_type("HalfTensor", _dt.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", _dt.bfloat16)
+ByteTensor = _legacy_type("ByteTensor", _dt.uint8)
+CharTensor = _legacy_type("CharTensor", _dt.int8)
+ShortTensor = _legacy_type("ShortTensor", _dt.int16)
+IntTensor = _legacy_type("IntTensor", _dt.int32)
+LongTensor = _legacy_type("LongTensor", _dt.int64)
+BoolTensor = _legacy_type("BoolTensor", _dt.bool)

@@ -25,8 +25,8 @@ _AUTOGRAD_MASK = dispatcher.AUTOGRAD.mask
 class Tensor:
     """A multi-dimensional array on a device, with PyTorch's semantics.
 
-    Create tensors with factories (``tp.tensor``, ``tp.zeros``, ``tp.randn``, ...), not with
-    this class directly.
+    Create tensors with factories (``tp.tensor``, ``tp.zeros``, ``tp.randn``, ...); calling the
+    class (``tp.Tensor([1, 2])``, ``tp.Tensor(2, 3)``) follows PyTorch's legacy constructor.
     """
 
     __slots__ = (
@@ -34,8 +34,16 @@ class Tensor:
         "_base", "grad", "grad_fn", "_autograd", "__weakref__",
     )
 
+    def __new__(cls, *args, **kwargs):
+        if cls is not Tensor:  # subclasses (nn.Parameter, Buffer) build themselves
+            return object.__new__(cls)
+        # PyTorch's legacy constructor: tp.Tensor([1, 2]), tp.Tensor(2, 3), ... (legacy.py).
+        from .legacy import legacy_construct
+
+        return legacy_construct("Tensor", None, args, dict(kwargs))
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with tp.tensor(), tp.empty(), tp.zeros(), ... rather than tp.Tensor()")
+        pass  # __new__ made the tensor
 
     # --- the attributes backends read -------------------------------------------------------
     @property
