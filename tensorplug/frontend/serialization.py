@@ -107,6 +107,15 @@ class _Flattener:
             kind = "list" if isinstance(obj, list) else "tuple"
             items = [self.walk(v, f"{path}.{i}" if path else str(i), depth + 1) for i, v in enumerate(obj)]
             return {"t": kind, "items": items}
+        if hasattr(obj, "state_dict") and callable(obj.state_dict):
+            # torch.save(model) pickles the whole object; tensorplug never pickles (loading a
+            # pickle can run arbitrary code), so say what to save instead (issue 13).
+            raise TypeError(
+                f"tp.save(): cannot save a whole {type(obj).__name__} object at {path or 'the top level'!r}: "
+                "tensorplug saves tensors in the safetensors format and never pickles objects. Save its state "
+                f"instead: tp.save(obj.state_dict(), path), then rebuild the {type(obj).__name__} in code and call "
+                "obj.load_state_dict(tp.load(path))"
+            )
         raise TypeError(
             f"tp.save(): cannot save a value of type {type(obj).__name__} at {path or 'the top level'!r}; "
             "the safetensors format holds tensors, and dicts, lists and tuples of tensors, numbers, strings, "

@@ -150,3 +150,13 @@ def test_interoperates_with_the_safetensors_package(tmp_path):
     np.testing.assert_array_equal(loaded["w"], np.arange(6.0, dtype=np.float32).reshape(2, 3).T)
     st.save_file({"x": np.arange(4, dtype=np.int32)}, str(tmp_path / "b.safetensors"))
     assert tp.load(tmp_path / "b.safetensors")["x"].tolist() == [0, 1, 2, 3]
+
+
+def test_saving_a_whole_module_says_to_save_its_state_dict(tmp_path):
+    """torch.save(model) pickles the model; tp.save refuses, naming the object and the fix."""
+    model = tp.nn.Linear(2, 3)
+    with pytest.raises(TypeError, match=r"whole Linear object.*tp.save\(obj.state_dict\(\), path\)"):
+        tp.save(model, tmp_path / "m.safetensors")
+    optimizer = tp.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(TypeError, match="whole SGD object at 'opt'"):
+        tp.save({"opt": optimizer}, tmp_path / "o.safetensors")
