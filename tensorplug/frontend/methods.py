@@ -9,25 +9,40 @@ from __future__ import annotations
 from . import dtypes as _dt
 from . import factories, printing, views
 from .ops import copying, indexing, linalg, reductions
-from .ops.elementwise import BINARY, COMPARE, UNARY, binary_inplace, where
+from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, binary_inplace, where
 from .autograd import functional as _autograd
+from .ops._common import check_cast, check_no_internal_overlap, keyset, write_inplace, write_out
 from .ops._composite import composite
 from .tensor import Tensor
 
 __all__ = ["add", "sub", "div", "true_divide", "clamp", "clip"]
 
+def _scaled(op: str, input, other, alpha):
+    """``alpha * other`` computed in the result dtype of ``input`` and ``other`` (PyTorch scales
+    after promotion, so an int16 ``other`` does not overflow on the way to an int32 result)."""
+    if alpha == 1:
+        return other
+    from .ops._common import is_number
+    from .ops.elementwise import _result_dtype
+
+    if not is_number(alpha):
+        raise TypeError(f"{op}(): argument 'alpha' must be a Number, not {type(alpha).__name__}")
+    dtype = _result_dtype(input, other)
+    if isinstance(alpha, float) and not dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): For integral input tensors, argument alpha must not be a floating point number.")
+    if not isinstance(other, Tensor):
+        return other * alpha
+    return BINARY["mul"](copying.to_dtype(other, dtype), alpha)
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if alpha != 1:
-        other = BINARY["mul"](other, alpha)
-    return BINARY["add"](input, other, out=out)
+    return BINARY["add"](input, _scaled("add", input, other, alpha), out=out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if alpha != 1:
-        other = BINARY["mul"](other, alpha)
-    return BINARY["sub"](input, other, out=out)
+    return BINARY["sub"](input, _scaled("sub", input, other, alpha), out=out)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -44,7 +59,7 @@ def div(input, other, *, rounding_mode=None, out=None):
             inexact = COMPARE["ne"](BINARY["fmod"](input, other), 0)
             signs_differ = COMPARE["ne"](_is_negative(input), _is_negative(other))
             result = BINARY["add"](quotient, BINARY["logical_and"](inexact, signs_differ))
-            return copying.copy_(out, result) if out is not None else result
+            return write_out("div", out, result)
         return UNARY["trunc"](BINARY["div"](input, other), out=out)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
@@ -88,10 +103,11 @@ def clamp(input, min=None, max=None, *, out=None):
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):
         raise TypeError(f"clamp(): argument 'input' must be Tensor, not {type(input).__name__}")
-    result = _clamp(input, min, max)
-    if out is not None:
-        return copying.copy_(out, result)
-    return result
+    for bound in (min, max):
+        # An integer bound an integer tensor cannot hold is an error in PyTorch, not a wrap.
+        if isinstance(bound, int) and not input._dtype.is_floating_point:
+            copying.check_scalar_fits("clamp", bound, input._dtype)
+    return write_out("clamp", out, _clamp(input, min, max))
 
 
 clip = clamp
@@ -183,10 +199,12 @@ def _inplace_unary(name):
         if not isinstance(self, Tensor):
             raise TypeError(f"{name}_(): 'self' must be a Tensor")
         if self._dtype not in spec.fast_dtypes or spec.bool_out:
-            # The result needs another dtype: compute out of place, then cast into self.
-            return copying.copy_(self, func(copying.inplace_source(self)))
-        from .ops._common import check_no_internal_overlap, keyset
-
+            # The result needs another dtype: refuse a category change (sqrt_ of an int tensor),
+            # else compute out of place and cast into self.
+            spec.check_dtype(self._dtype)
+            result_dtype = _dt.bool if spec.bool_out else _compute_dtype(name, spec.rule, self._dtype)
+            check_cast(name + "_", result_dtype, self._dtype)
+            return write_inplace(name + "_", self, func(copying.inplace_source(self)))
         check_no_internal_overlap(name + "_", self)
         spec.op.lookup(keyset(self))(self, self)
         self._version_ref[0] += 1
@@ -220,10 +238,10 @@ def _attach() -> None:
     T.add, T.sub, T.div, T.true_divide, T.divide = add, sub, div, div, div
     T.true_divide_ = T.divide_ = T.div_
     T.subtract, T.multiply = sub, BINARY["mul"]
-    T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
-    T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, BINARY["mul"](other, alpha) if alpha != 1 else other)
+    T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, _scaled("add_", self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, _scaled("sub_", self, other, alpha))
     T.clamp = T.clip = clamp
-    T.clamp_ = lambda self, min=None, max=None: copying.copy_(self, clamp(copying.inplace_source(self), min, max))
+    T.clamp_ = T.clip_ = lambda self, min=None, max=None: write_inplace("clamp_", self, clamp(copying.inplace_source(self), min, max))
 
     operators = {
         "__add__": BINARY["add"], "__sub__": BINARY["sub"], "__mul__": BINARY["mul"],
@@ -240,6 +258,8 @@ def _attach() -> None:
                               ("mod", "remainder"), ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
         setattr(T, f"__r{name}__", _reflected(binary_name))
         setattr(T, f"__i{name}__", binary_inplace(BINARY[binary_name]))
+    T.__ilshift__ = binary_inplace(BINARY["bitwise_left_shift"])
+    T.__irshift__ = binary_inplace(BINARY["bitwise_right_shift"])
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
     T.__neg__ = UNARY["neg"]
     T.__abs__ = UNARY["abs"]
@@ -279,7 +299,8 @@ def _attach() -> None:
     T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
     T.char, T.short, T.int, T.long, T.byte, T.bool = (_cast_method(d) for d in (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.bool))
     T.type = lambda self, dtype=None: (f"tensorplug.{self._dtype.name}" if dtype is None else copying.to_dtype(self, dtype))
-    for name in ("sum", "prod", "mean", "amax", "amin", "all", "any", "argmax", "argmin", "max", "min", "cumsum", "cumprod"):
+    for name in ("sum", "prod", "mean", "amax", "amin", "all", "any", "argmax", "argmin", "max", "min", "cumsum", "cumprod",
+                 "cumsum_", "cumprod_", "nansum", "nanmean"):
         setattr(T, name, getattr(reductions, name))
     for name in ("matmul", "mm", "bmm", "dot", "mv"):
         setattr(T, name, getattr(linalg, name))

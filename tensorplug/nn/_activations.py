@@ -45,13 +45,17 @@ def _at_most(x: Tensor, bound: float) -> Tensor:
 
 
 def _inplace(input: Tensor, result: Tensor) -> Tensor:
-    return copying.copy_(input, result)
+    from ..frontend.ops._common import write_inplace
+
+    return write_inplace("inplace activation", input, result)
 
 
 # --- pointwise -----------------------------------------------------------------------------
 @composite("relu")
 def _relu(input):
-    return where(input > 0, input, 0)
+    # Written as "0 where input <= 0" so that NaN (for which every comparison is false) passes
+    # through, value and gradient, as in PyTorch.
+    return where(input <= 0, 0, input)
 
 
 def relu(input, inplace=False):
@@ -237,7 +241,7 @@ def threshold(input, threshold, value, inplace=False):
     """``input`` where it is greater than ``threshold``, else ``value``."""
     check_tensor("threshold", input)
     source = copying.inplace_source(input) if inplace else input
-    result = where(source > threshold, source, value)
+    result = where(source <= threshold, value, source)  # NaN is kept, as in PyTorch
     return _inplace(input, result) if inplace else result
 
 

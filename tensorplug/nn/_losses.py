@@ -177,6 +177,14 @@ def _check_index_target(op: str, input: Tensor, target: Tensor):
     return input.reshape(n, c, rest), copying.to_dtype(target, _dt.int64).reshape(n, rest), target._shape
 
 
+def _check_classes(op: str, target: Tensor, classes: int, ignore_index) -> None:
+    """Every target is a class in [0, classes) or ignore_index (PyTorch: IndexError "Target -1
+    is out of bounds"); checked before any kernel so that no backend reads another class."""
+    from ..frontend.ops._common import check_index_range
+
+    check_index_range(op, target, classes, 1, ignore=int(ignore_index))
+
+
 def _check_weight(op: str, weight, input: Tensor):
     if weight is None:
         return None
@@ -196,6 +204,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     check_tensor("nll_loss", target, "target")
     reduction = _reduction(reduction, size_average, reduce)
     x, t, loss_shape = _check_index_target("nll_loss", input, target)
+    _check_classes("nll_loss", t, x._shape[1], ignore_index)
     w = _check_weight("nll_loss", weight, input)
     result = _nll_loss(x, t, w, reduction, int(ignore_index))
     return result.reshape(loss_shape) if reduction == "none" else result
@@ -215,6 +224,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target._dtype.is_floating_point and target._shape == input._shape:
         return _cross_entropy_probabilities(input, target, w, ignore_index, reduction, label_smoothing)
     x, t, loss_shape = _check_index_target("cross_entropy", input, target)
+    _check_classes("cross_entropy", t, x._shape[1], ignore_index)
     result = _cross_entropy(x, t, w, reduction, int(ignore_index), float(label_smoothing))
     return result.reshape(loss_shape) if reduction == "none" else result
 

@@ -26,19 +26,7 @@ CI_EXAMPLES = 10
 FLOATS = ("float32", "float64", "float16")
 
 #: Tests with disagreements still open (issue 16); each entry goes once its root cause is fixed.
-PENDING: dict = {
-    "relu": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "relu_inplace": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "threshold": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "nansum": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "nanmean": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "add": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "sub": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "mul": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "div": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "out_resize": "issue 16: silent wrong answers found by this test, not yet fixed",
-    "bool_index": "issue 16: silent wrong answers found by this test, not yet fixed",
-}
+PENDING: dict = {}
 
 
 def _params(names):
@@ -47,7 +35,9 @@ def _params(names):
 
 
 def _pending(name):
-    return pytest.mark.xfail(reason=PENDING[name], strict=False) if name in PENDING else pytest.mark.usefixtures()
+    if name in PENDING:
+        return pytest.mark.xfail(reason=PENDING[name], strict=False)
+    return lambda test: test
 
 
 def _ref_input(arg) -> np.ndarray:
@@ -57,7 +47,8 @@ def _ref_input(arg) -> np.ndarray:
 
 def _nan_aware_reduce(fn):
     def reduce(x, dim=None, keepdim=False):
-        with np.errstate(all="ignore"):
+        # NumPy warns for empty or all-NaN slices; the NaN it returns is the reference value.
+        with np.errstate(all="ignore"), quiet():
             return fn(x, axis=dim, keepdims=keepdim)
 
     return reduce

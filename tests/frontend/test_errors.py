@@ -131,12 +131,24 @@ def test_inplace_downcast_raises_before_writing():
 
 
 def test_out_argument_errors_leave_out_untouched():
-    """out= of the wrong shape raises RuntimeError naming both shapes and writes nothing."""
-    out = tp.zeros(5)
+    """out= of a dtype the result cannot be cast to raises RuntimeError naming both dtypes and
+    writes nothing (an out= of the wrong shape is resized instead: tests/differential)."""
+    out = tp.zeros(3, dtype=tp.int64)
     version = out._version
-    with pytest.raises(RuntimeError, match=r"\[5\].*\[3\]"):
+    with pytest.raises(RuntimeError, match=r"float32.*int64"):
         tp.add(tp.ones(3), tp.ones(3), out=out)
-    unchanged(out, np.zeros(5), version)
+    unchanged(out, np.zeros(3), version)
+
+
+def test_out_of_the_wrong_shape_is_resized_with_a_warning():
+    """As in PyTorch: a warning when out= held elements, silence when it was empty."""
+    out = tp.zeros(5)
+    with pytest.warns(UserWarning, match=r"resized.*\[5\].*\[3\]"):
+        assert tp.add(tp.ones(3), tp.ones(3), out=out) is out
+    assert out.shape == (3,) and out.tolist() == [2.0, 2.0, 2.0]
+    empty = tp.zeros(0)
+    tp.add(tp.ones(2), 1, out=empty)
+    assert empty.tolist() == [2.0, 2.0]
 
 
 @pytest.mark.parametrize(

@@ -50,9 +50,42 @@ def _unary(code: int):
     return kernel
 
 
-def _binary(code: int, entry):
+# Arithmetic between a 16-bit float tensor and a Python number runs in float32 with the number
+# rounded to float32, not to the tensor's dtype (as PyTorch does): float16 * 70000.0 is finite
+# although 70000 is not a float16, and float16 / 1e5 is not a division by infinity.
+_WIDE_SCALAR_OPS = frozenset({"add", "sub", "mul", "div"})
+_SIXTEEN_BIT = frozenset({"float16", "bfloat16"})
+
+
+def _in_float32(code: int, entry, out, a, b):
+    import tensorplug  # the public dtype, imported late: the package is still loading when this module is
+
+    if not math.prod(out.shape):
+        return
+    f32 = _code(tensorplug.float32)
+    shape = out.shape
+    operands = []
+    for x in (a, b):
+        if x.__class__ in _NUMBERS:
+            operands.append(x)
+            continue
+        wide = x.new_empty(shape, dtype=tensorplug.float32)
+        _K.copy(shape, f32, _operand(wide), _code(x.dtype), _operand(x))
+        operands.append(_operand(wide))
+    result = out.new_empty(shape, dtype=tensorplug.float32)
+    entry(code, f32, shape, _operand(result), operands[0], operands[1])
+    _K.copy(shape, _code(out.dtype), _operand(out), f32, _operand(result))
+
+
+def _binary(code: int, entry, name: str = ""):
+    widen = name in _WIDE_SCALAR_OPS
+
     def kernel(out, a, b):
-        dtype = b.dtype if a.__class__ in _NUMBERS else a.dtype
+        a_is_number = a.__class__ in _NUMBERS
+        dtype = b.dtype if a_is_number else a.dtype
+        if widen and dtype.name in _SIXTEEN_BIT and (a_is_number or b.__class__ in _NUMBERS):
+            _in_float32(code, entry, out, a, b)
+            return
         entry(code, _code(dtype), out.shape, _operand(out), _value(a), _value(b))
 
     return kernel
@@ -297,7 +330,7 @@ def table() -> dict:
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:
-        kernels[name] = _binary(_K.BINARY_OPS[name], _K.binary)
+        kernels[name] = _binary(_K.BINARY_OPS[name], _K.binary, name)
     for name in FAMILIES["compare"]:
         kernels[name] = _binary(_K.COMPARE_OPS[name], _K.compare)
     for name in FAMILIES["reduce"]:

@@ -332,7 +332,8 @@ BINARY_FORMULAS = {
     "minimum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x < y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x < y)),
     "atan2": (lambda g, a, b, o: g * b / (a * a + b * b), lambda g, a, b, o: -(g * a) / (a * a + b * b)),
     "hypot": (lambda g, a, b, o: g * a / o, lambda g, a, b, o: g * b / o),
-    "copysign": (lambda g, a, b, o: g * (o / a).nan_to_num_zero(), lambda g, a, b, o: g * 0),
+    # d/da copysign(a, b) = result / a, taken as 0 where a == 0 (NaN in a stays NaN).
+    "copysign": (lambda g, a, b, o: g * (o / a).masked_fill(a == 0, 0.0), lambda g, a, b, o: g * 0),
     "fmod": (lambda g, a, b, o: g, lambda g, a, b, o: -(g * (a / b).trunc())),
     "remainder": (lambda g, a, b, o: g, lambda g, a, b, o: -(g * (a / b).floor())),
 }

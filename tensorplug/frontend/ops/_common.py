@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ...dispatcher import local_state
 from .. import dtypes as _dt
 from ..tensor import Tensor
 
-__all__ = ["keyset", "is_number", "check_same_device", "check_out", "bump_version", "check_no_internal_overlap"]
+__all__ = [
+    "keyset", "is_number", "check_same_device", "check_out", "bump_version", "check_no_internal_overlap", "write_out",
+    "write_inplace", "check_cast", "resize_out", "check_index_range",
+]
 
 _Number = (bool, int, float)
 
@@ -39,19 +43,70 @@ def can_cast(from_dtype: _dt.dtype, to_dtype: _dt.dtype) -> bool:
     return from_dtype.category <= to_dtype.category
 
 
-def check_out(op: str, out: Tensor, shape: tuple, result_dtype: _dt.dtype, dev) -> None:
+def check_cast(op: str, result_dtype: _dt.dtype, target_dtype: _dt.dtype) -> None:
+    """Refuse to write a result into a tensor of a lower category (float into int, int into bool)."""
+    if not can_cast(result_dtype, target_dtype):
+        raise RuntimeError(f"{op}(): result type {result_dtype.name} can't be cast to the desired output type {target_dtype.name}")
+
+
+def check_out(op: str, out: Tensor, shape: tuple, result_dtype: _dt.dtype, dev, *, resize: bool = True) -> None:
+    """Check an out= tensor (or, with ``resize=False``, the self of an in-place op) before
+    anything is computed into it. An out= tensor of another shape is resized, as PyTorch does."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if out._device is not dev:
         raise RuntimeError(f"{op}(): Expected out tensor to be on {dev} but got {out._device}")
+    check_cast(op, result_dtype, out._dtype)
     if out._shape != shape:
-        raise RuntimeError(f"{op}(): output with shape {list(out._shape)} doesn't match the broadcast shape {list(shape)}")
-    if not can_cast(result_dtype, out._dtype):
-        raise RuntimeError(f"{op}(): result type {result_dtype.name} can't be cast to the desired output type {out._dtype.name}")
+        if not resize:
+            raise RuntimeError(f"{op}(): output with shape {list(out._shape)} doesn't match the broadcast shape {list(shape)}")
+        resize_out(op, out, shape)
     check_no_internal_overlap(op, out)
 
 
+def resize_out(op: str, out: Tensor, shape: tuple) -> None:
+    """Give ``out`` the shape ``shape`` in new contiguous memory (PyTorch warns when an out=
+    tensor that held elements is resized: that usage is deprecated there)."""
+    from ..tensor import empty_tensor
+
+    shape = tuple(shape)
+    if out._shape == shape:
+        return
+    if out.numel() != 0:
+        warnings.warn(
+            f"{op}(): An output with one or more elements was resized since it had shape {list(out._shape)}, which does "
+            f"not match the required output shape {list(shape)}. Resize it to the right shape (or to zero elements) "
+            f"before passing it as out=.",
+            UserWarning,
+            stacklevel=4,
+        )
+    fresh = empty_tensor(shape, out._dtype, out._device)
+    out._storage, out._shape, out._stride, out._offset = fresh._storage, fresh._shape, fresh._stride, 0
+    bump_version(out)
+
+
+def write_out(op: str, out: Tensor | None, result: Tensor) -> Tensor:
+    """``result``, or, given out=, ``result`` written into ``out`` (checked, resized) and ``out``."""
+    if out is None:
+        return result
+    from .copying import copy_
+
+    check_out(op, out, result._shape, result._dtype, result._device)
+    return copy_(out, result)
+
+
+def write_inplace(op: str, self: Tensor, result: Tensor) -> Tensor:
+    """The end of an in-place op computed out of place: ``result`` must have ``self``'s shape
+    and a dtype that casts to ``self``'s without a category change."""
+    from .copying import copy_
+
+    check_out(op, self, result._shape, result._dtype, self._device, resize=False)
+    return copy_(self, result)
+
+
 def check_no_internal_overlap(op: str, t: Tensor) -> None:
+    if 0 in t._shape:
+        return  # nothing is written
     for size, stride in zip(t._shape, t._stride):
         if stride == 0 and size > 1:
             raise RuntimeError(
@@ -63,3 +118,22 @@ def check_no_internal_overlap(op: str, t: Tensor) -> None:
 def bump_version(t: Tensor) -> None:
     """Record an in-place change (the counter is shared by every view of the storage)."""
     t._version_ref[0] += 1
+
+
+def check_index_range(op: str, index: Tensor, size: int, dim: int, *, ignore=None, error=IndexError) -> None:
+    """Refuse index values outside ``[0, size)`` (``ignore`` excepted) before a kernel runs.
+
+    The ops that use this (index_select, index_add, gather, scatter, nll_loss) take no negative
+    indices in PyTorch; checking here gives every backend the same error, and an asynchronous
+    device no chance to read out of bounds. It reads two numbers back from the device.
+    """
+    if index.numel() == 0:
+        return
+    from .elementwise import COMPARE, where
+    from .reductions import amax, amin
+
+    values = index if ignore is None else where(COMPARE["eq"](index, ignore), 0, index)
+    low, high = int(amin(values).item()), int(amax(values).item())
+    bad = low if low < 0 else high if high >= size else None
+    if bad is not None:
+        raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size} (index shape {list(index._shape)})")

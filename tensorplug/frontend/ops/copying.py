@@ -56,9 +56,30 @@ def fill_(self: Tensor, value) -> Tensor:
     check_no_internal_overlap("fill_", self)
     if not self._dtype.is_floating_point and isinstance(value, float) and value != value:
         raise RuntimeError(f"fill_(): cannot fill a {self._dtype.name} tensor with nan")
+    check_scalar_fits("fill_", value, self._dtype)
     FILL.lookup(keyset(self))(self, value)
     bump_version(self)
     return self
+
+
+def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
+    """Refuse a Python number that ``dtype`` cannot hold (PyTorch: "value cannot be converted to
+    type int8_t without overflow"); infinities and NaN are values of every floating dtype."""
+    if dtype is _dt.bool or isinstance(value, bool):
+        return
+    if dtype.is_floating_point:
+        if dtype in (_dt.float16, _dt.bfloat16, _dt.float32) and value == value and abs(value) != float("inf"):
+            largest = {_dt.float16: 65504.0, _dt.bfloat16: 3.3895313892515355e38, _dt.float32: 3.4028234663852886e38}[dtype]
+            if abs(float(value)) > largest:
+                raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
+        return
+    info = np.iinfo(_dt.numpy_dtype(dtype))
+    if isinstance(value, float):
+        if value != value or abs(value) == float("inf"):
+            raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
+        value = int(value)
+    if not info.min <= value <= info.max:
+        raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -20,7 +20,7 @@ from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
 from ..views import expand
 from ._common import bump_version, check_out, check_same_device, is_number
-from .copying import copy_, to_dtype
+from .copying import check_scalar_fits, copy_, to_dtype
 
 __all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
 
@@ -53,12 +53,22 @@ def _result_dtype(a, b) -> _dt.dtype:
 
 
 def _scalar_as(value, dtype: _dt.dtype):
-    """A Python number in the Python type that matches ``dtype``'s category."""
+    """A Python number in the Python type that matches ``dtype``'s category.
+
+    An integer outside an integer dtype's range wraps around (two's complement), as the
+    conversion does in PyTorch: ``uint8 + 300`` adds 44. Kernels thus always get a value that
+    fits the dtype.
+    """
     if dtype.is_floating_point:
         return float(value)
     if dtype is _dt.bool:
         return bool(value)
-    return int(value)
+    value = int(value)
+    bits = dtype.itemsize * 8
+    low = 0 if dtype is _dt.uint8 else -(1 << (bits - 1))
+    if not low <= value < low + (1 << bits):
+        value = (value - low) % (1 << bits) + low
+    return value
 
 
 def _check_operand(name: str, position: str, value) -> None:
@@ -185,6 +195,8 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
         if isinstance(x, Tensor):
             spec.check_dtype(x._dtype)
     dtype = _compute_dtype(name, spec.rule, promoted)
+    if name == "pow" and not dtype.is_floating_point and not b_is_tensor and b < 0:
+        raise RuntimeError(f"pow(): Integers to negative integer powers are not allowed (exponent {b}, dtype {dtype.name})")
     shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else (), op=name)
     dev = a._device if a_is_tensor else b._device
     if a_is_tensor:
@@ -201,7 +213,7 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     tensors = [x for x in (a, b) if isinstance(x, Tensor)]
     if inplace:
         target = out
-        check_out(name, target, shape, result_dtype, dev)
+        check_out(name, target, shape, result_dtype, dev, resize=False)
         aliased = any(t._storage is target._storage for t in tensors)
         if target._dtype is result_dtype and (not aliased or _exactly_aliased(target, tensors)):
             spec.op.lookup(_keys(*tensors, target))(target, a, b)
@@ -334,6 +346,7 @@ def where(condition, input=None, other=None, *, out=None):
             x = to_dtype(x, dtype)
             operands.append(x if x._shape == shape else expand(x, shape))
         else:
+            check_scalar_fits("where", x, dtype)
             operands.append(_scalar_as(x, dtype))
     result = empty_tensor(shape, dtype, condition._device)
     WHERE.lookup(_keys(*tensors))(result, cond, operands[0], operands[1])

@@ -15,7 +15,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
-from ._common import bump_version, check_same_device, is_number, keyset
+from ._common import bump_version, check_index_range, check_same_device, is_number, keyset
 from .copying import copy_, fill_, to_dtype
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take"]
@@ -32,6 +32,11 @@ def _as_index_tensor(value, dev) -> Tensor:
     if isinstance(value, Tensor):
         return value
     return tensor(value, device=dev)
+
+
+def _zero_index(count: int, dev) -> Tensor:
+    """``count`` int64 zeros: index 0 of a new size-1 dim, repeated (or not taken at all)."""
+    return fill_(empty_tensor((count,), _dt.int64, dev), 0)
 
 
 def _apply_basic(t: Tensor, index):
@@ -58,9 +63,11 @@ def _apply_basic(t: Tensor, index):
         elif isinstance(item, slice):
             result = slice_dim(result, dim, item.start, item.stop, item.step)
             dim += 1
-        elif isinstance(item, bool):
+        elif isinstance(item, bool) or (isinstance(item, Tensor) and item._dtype is _dt.bool and item.ndim == 0):
+            # A scalar bool is a 0-d mask: a new dim of size 1 that True keeps and False empties.
             result = unsqueeze(result, dim)
-            advanced.append((dim, _as_index_tensor([item], t._device)))
+            keep = bool(item) if isinstance(item, bool) else bool(item.item())
+            advanced.append((dim, _zero_index(1 if keep else 0, t._device)))
             dim += 1
         elif isinstance(item, int) or (hasattr(item, "__index__") and not isinstance(item, Tensor)):
             size = result._shape[dim]
@@ -179,14 +186,21 @@ def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> int:
     d = normalize_dim(op, dim, input.ndim)
     if index.ndim != input.ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor ({index.ndim} vs {input.ndim})")
+    if index.numel() == 0:
+        return d  # nothing is read or written: PyTorch checks no sizes either
     for k, (si, sx) in enumerate(zip(index._shape, input._shape)):
         if k != d and si > sx:
             raise RuntimeError(f"{op}(): Size does not match at dimension {k} expected index {list(index._shape)} to be no larger than self {list(input._shape)} apart from dimension {d}")
+    check_index_range(op, index, input._shape[d] if input.ndim else 1, d)
     return d
 
 
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False) -> Tensor:
     d = _check_gather_args("gather", input, dim, index)
+    if index.numel() == 0:
+        # Nothing to read, whatever the index's sizes: an empty view of input (so that autograd
+        # still connects the result to input, with a zero gradient).
+        return reshape(slice_dim(reshape(input, (-1,)), 0, 0, 0, 1), index._shape)
     out = empty_tensor(index._shape, input._dtype, input._device)
     GATHER.lookup(keyset(input, index))(out, input, d, index)
     return out
@@ -199,7 +213,7 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         raise RuntimeError(f"scatter_(): reduce argument must be None or 'add', got {reduce!r}")
     if isinstance(source, Tensor):
         check_same_device("scatter_", self, source)
-        if source.ndim != self.ndim or any(si > ss for si, ss in zip(index._shape, source._shape)):
+        if index.numel() and (source.ndim != self.ndim or any(si > ss for si, ss in zip(index._shape, source._shape))):
             raise RuntimeError(f"scatter_(): Expected index {list(index._shape)} to be no larger than src {list(source._shape)}")
         source = to_dtype(source, self._dtype)
         from ..views import as_strided
@@ -207,6 +221,8 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         source = as_strided(source, index._shape, source._stride, source._offset)
     elif not is_number(source):
         raise TypeError("scatter_(): src must be a Tensor or a number")
+    if index.numel() == 0:
+        return self  # nothing to write (and no sizes to check, as in PyTorch)
     source_keys = (source,) if isinstance(source, Tensor) else ()
     SCATTER.lookup(keyset(self, index, *source_keys))(self, d, index, source, reduce)
     bump_version(self)
@@ -228,6 +244,7 @@ def index_select(input: Tensor, dim, index: Tensor) -> Tensor:
         raise RuntimeError(f"index_select(): Expected dtype int32/int64 for index, but got {index._dtype.name}")
     d = normalize_dim("index_select", dim, input.ndim)
     idx = to_dtype(reshape(index, (-1,)), _dt.int64)
+    check_index_range("index_select", idx, input._shape[d] if input.ndim else 1, d)
     return getitem(input, (slice(None),) * d + (idx,))
 
 

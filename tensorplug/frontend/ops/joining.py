@@ -31,10 +31,16 @@ def cat(tensors, dim=0, *, out=None) -> Tensor:
                 f"cat(): Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{list(ref._shape)} but got size {list(t._shape)} for tensor number {i} in the list."
             )
-    dtype = joined[0]._dtype
-    for t in joined[1:]:
+    # Skipped empty tensors still take part in type promotion (float32 with an empty float64
+    # gives float64).
+    dtype = tensors[0]._dtype
+    for t in tensors[1:]:
         dtype = _dt.promote_types(dtype, t._dtype)
     shape = ref._shape[:d] + (sum(t._shape[d] for t in joined),) + ref._shape[d + 1:]
+    if out is not None:
+        from ._common import check_out
+
+        check_out("cat", out, shape, dtype, ref._device)
     result = empty_tensor(shape, dtype, ref._device) if out is None else out
     start = 0
     for t in joined:

@@ -6,8 +6,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, numel_of
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, reshape, squeeze, unsqueeze
-from ._common import check_out, check_same_device, keyset
-from .copying import copy_
+from ._common import check_same_device, keyset, write_out
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
@@ -60,10 +59,7 @@ def matmul(input, other, *, out=None) -> Tensor:
         result = squeeze(result, -2)
     if other.ndim == 1:
         result = squeeze(result, -1)
-    if out is not None:
-        check_out("matmul", out, result._shape, result._dtype, result._device)
-        return copy_(out, result)
-    return result
+    return write_out("matmul", out, result)
 
 
 def mm(input, mat2, *, out=None) -> Tensor:

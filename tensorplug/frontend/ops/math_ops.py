@@ -15,14 +15,16 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dims, numel_of
 from ..tensor import Tensor
 from ..views import diagonal, expand, permute, reshape, squeeze
-from ._common import check_same_device, is_number
+from ._common import check_same_device, is_number, write_inplace, write_out
 from ._composite import composite
-from .copying import copy_, to_dtype
+from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
+from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exists (see __all__)
 
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
     "logsumexp", "count_nonzero", "addmm", "addmv", "outer", "ger", "einsum", "positive", "frac", "xlogy",
+    "nansum", "nanmean",
 ]
 
 var_mean_result = namedtuple("var_mean", ["var", "mean"])
@@ -34,8 +36,8 @@ def _check_tensor(op: str, input, name: str = "input") -> None:
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(input).__name__}")
 
 
-def _finish(result: Tensor, out) -> Tensor:
-    return result if out is None else copy_(out, result)
+def _finish(result: Tensor, out, op: str = "out") -> Tensor:
+    return write_out(op, out, result)
 
 
 # --- elementwise composites ---------------------------------------------------------------------
@@ -63,14 +65,11 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
             which = "end" if t is end else "weight"
             raise RuntimeError(f"lerp(): expected dtype {input._dtype.name} for `{which}` but got dtype {t._dtype.name}")
     broadcast_shapes(*(t._shape for t in tensors), op="lerp")
-    return _finish(_lerp(input, end, weight), out)
+    return _finish(_lerp(input, end, weight), out, "lerp")
 
 
 def _lerp_(self, end, weight):
-    result = lerp(self, end, weight)
-    if result._shape != self._shape:
-        raise RuntimeError(f"lerp_(): output with shape {list(self._shape)} doesn't match the broadcast shape {list(result._shape)}")
-    return copy_(self, result)
+    return write_inplace("lerp_", self, lerp(self, end, weight))
 
 
 def _largest_finite(dtype: _dt.dtype) -> float:
@@ -92,15 +91,15 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     dtype's largest and lowest finite values)."""
     _check_tensor("nan_to_num", input)
     if not input._dtype.is_floating_point:
-        return _finish(input.clone(), out)
+        return _finish(input.clone(), out, "nan_to_num")
     largest = _largest_finite(input._dtype)
     posinf = largest if posinf is None else float(posinf)
     neginf = -largest if neginf is None else float(neginf)
-    return _finish(_nan_to_num(input, float(nan), posinf, neginf), out)
+    return _finish(_nan_to_num(input, float(nan), posinf, neginf), out, "nan_to_num")
 
 
 def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    return copy_(self, nan_to_num(self, nan, posinf, neginf))
+    return write_inplace("nan_to_num_", self, nan_to_num(self, nan, posinf, neginf))
 
 
 def clamp_min(input, min, *, out=None) -> Tensor:
@@ -138,7 +137,7 @@ def frac(input, *, out=None) -> Tensor:
     _check_tensor("frac", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"frac(): not implemented for '{input._dtype.name}'")
-    return _finish(_frac(input), out)
+    return _finish(_frac(input), out, "frac")
 
 
 @composite("xlogy", differentiable=(0, 1))
@@ -163,7 +162,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
     a, b = (to_dtype(x, dtype) if isinstance(x, Tensor) else tensor(float(x), dtype=dtype, device=dev) for x in (input, other))
     check_same_device("xlogy", a, b)
     broadcast_shapes(a._shape, b._shape, op="xlogy")
-    return _finish(_xlogy(a, b), out)
+    return _finish(_xlogy(a, b), out, "xlogy")
 
 
 # --- statistics ---------------------------------------------------------------------------------
@@ -205,13 +204,13 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     1.0
     """
     dims, correction = _stat_args("var", input, dim, unbiased, keepdim, correction)
-    return _finish(_var_mean(input, dims, correction, bool(keepdim))[0], out)
+    return _finish(_var_mean(input, dims, correction, bool(keepdim))[0], out, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
     dims, correction = _stat_args("std", input, dim, unbiased, keepdim, correction)
-    return _finish(UNARY["sqrt"](_var_mean(input, dims, correction, bool(keepdim))[0]), out)
+    return _finish(UNARY["sqrt"](_var_mean(input, dims, correction, bool(keepdim))[0]), out, "std")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -287,7 +286,7 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None) -> Tensor:
     _check_tensor("logsumexp", input)
     x = input if input._dtype.is_floating_point else to_dtype(input, _dt.get_default_dtype())
     dims = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(x.ndim))
-    return _finish(_logsumexp(x, dims, bool(keepdim)), out)
+    return _finish(_logsumexp(x, dims, bool(keepdim)), out, "logsumexp")
 
 
 def count_nonzero(input, dim=None) -> Tensor:
@@ -334,7 +333,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     shape = (mat1._shape[0], mat2._shape[1])
     if broadcast_shapes(input._shape, shape, op="addmm") != shape:
         raise RuntimeError(f"addmm(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
-    return _finish(_addmm(input, mat1, mat2, beta, alpha), out)
+    return _finish(_addmm(input, mat1, mat2, beta, alpha), out, "addmm")
 
 
 @composite("addmv", differentiable=(0, 1, 2))
@@ -359,7 +358,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     shape = (mat._shape[0],)
     if broadcast_shapes(input._shape, shape, op="addmv") != shape:
         raise RuntimeError(f"addmv(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
-    return _finish(_addmv(input, mat, vec, beta, alpha), out)
+    return _finish(_addmv(input, mat, vec, beta, alpha), out, "addmv")
 
 
 def outer(input, vec2, *, out=None) -> Tensor:
@@ -524,23 +523,23 @@ def einsum(equation, *operands) -> Tensor:
 
 
 def _xlogy_(self, other):
-    return copy_(self, xlogy(self, other))
+    return write_inplace("xlogy_", self, xlogy(self, other))
 
 
 def _frac_(self):
-    return copy_(self, frac(self))
+    return write_inplace("frac_", self, frac(self))
 
 
 def _clamp_min_(self, min):
-    return copy_(self, clamp_min(self, min))
+    return write_inplace("clamp_min_", self, clamp_min(self, min))
 
 
 def _clamp_max_(self, max):
-    return copy_(self, clamp_max(self, max))
+    return write_inplace("clamp_max_", self, clamp_max(self, max))
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
-    return copy_(self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+    return write_inplace("addmm_", self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

@@ -15,7 +15,10 @@ from ..views import reshape, squeeze, view
 from ._common import keyset
 from .copying import to_dtype
 
-__all__ = ["sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod"]
+__all__ = [
+    "sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod", "nansum",
+    "nanmean",
+]
 
 _builtin_sum, _builtin_max, _builtin_min = sum, max, min
 
@@ -109,6 +112,33 @@ def any(input, dim=None, keepdim=False) -> Tensor:
     return _reduce("any", input, dim, keepdim, _dt.bool)
 
 
+def _without_nan(op: str, input) -> Tensor:
+    from .elementwise import UNARY, where
+
+    _check_tensor(op, input)
+    if not input._dtype.is_floating_point:
+        return input
+    return where(UNARY["isnan"](input), 0.0, input)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` with NaN counted as zero."""
+    return sum(_without_nan("nansum", input), dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
+    from .elementwise import UNARY
+
+    _check_tensor("nanmean", input)
+    x = input if dtype is None else to_dtype(input, dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected a float input tensor, but got {x._dtype.name}")
+    present = UNARY["logical_not"](UNARY["isnan"](x))
+    count = sum(present, dim, keepdim)
+    return nansum(x, dim, keepdim) / to_dtype(count, x._dtype)
+
+
 def _arg_reduce(op: str, input, dim, keepdim: bool) -> Tensor:
     _check_tensor(op, input)
     if dim is None:
@@ -188,6 +218,23 @@ def _scan(op: str, input, dim, dtype) -> Tensor:
 
 def cumsum(input, dim, *, dtype=None) -> Tensor:
     return _scan("cumsum", input, dim, dtype)
+
+
+def cumsum_(self, dim, *, dtype=None) -> Tensor:
+    """In place: ``self`` keeps its dtype (the sum is taken in ``dtype`` when given)."""
+    from ._common import write_inplace
+
+    _check_tensor("cumsum_", self)
+    result = _scan("cumsum", self, dim, dtype if dtype is not None else self._dtype)
+    return write_inplace("cumsum_", self, result)
+
+
+def cumprod_(self, dim, *, dtype=None) -> Tensor:
+    from ._common import write_inplace
+
+    _check_tensor("cumprod_", self)
+    result = _scan("cumprod", self, dim, dtype if dtype is not None else self._dtype)
+    return write_inplace("cumprod_", self, result)
 
 
 def cumprod(input, dim, *, dtype=None) -> Tensor:

@@ -447,6 +447,9 @@ def _check_index_add(op: str, input, dim, index, source) -> tuple:
     for k, (a, b) in enumerate(zip(src_shape, own_shape)):
         if k != d and a != b:
             raise RuntimeError(f"{op}(): source {list(source._shape)} and self {list(input._shape)} must match in every dim but {d} (dim {k})")
+    from ._common import check_index_range
+
+    check_index_range(op, index, own_shape[d], d)
     return d
 
 
