@@ -75,6 +75,10 @@ def numel(input: Tensor) -> int:
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, spmm  # noqa: E402
+
+sparse.attach()
 from .frontend import dlpack as _dlpack  # noqa: E402
 from .frontend.dlpack import from_dlpack  # noqa: E402
 

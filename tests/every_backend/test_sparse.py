@@ -1,0 +1,74 @@
+"""Sparse COO matrices (issue 13): construction, coalescing, to_dense, to_sparse and sparse @ dense
+with gradients, on every backend, against NumPy float64 (and PyTorch where installed)."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+INDICES = [[0, 1, 1, 0, 3], [2, 0, 2, 2, 1]]
+VALUES = [3.0, 4.0, 5.0, 1.0, -2.0]
+SHAPE = (4, 3)
+
+
+def _dense_reference():
+    dense = np.zeros(SHAPE)
+    for r, c, v in zip(*INDICES, VALUES):
+        dense[r, c] += v
+    return dense
+
+
+def test_to_dense_sums_repeated_indices(device):
+    s = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), tp.tensor(VALUES, device=device), SHAPE)
+    assert s.is_sparse and s.shape == SHAPE and s._nnz() == 5
+    np.testing.assert_allclose(s.to_dense().cpu().numpy(), _dense_reference())
+    c = s.coalesce()
+    assert c.is_coalesced() and c._nnz() == 4
+    assert c.indices().cpu().tolist() == [[0, 1, 1, 3], [2, 0, 2, 1]]
+    np.testing.assert_allclose(c.values().cpu().numpy(), [4.0, 4.0, 5.0, -2.0])
+    with pytest.raises(RuntimeError, match="uncoalesced"):
+        s.values()
+
+
+def test_mm_and_its_gradients(device):
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((3, 2))
+    values = tp.tensor(VALUES, device=device, requires_grad=True)
+    x = tp.tensor(dense, dtype=tp.float32, device=device, requires_grad=True)
+    s = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), values, SHAPE)
+    out = tp.sparse.mm(s, x)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), _dense_reference() @ dense, rtol=1e-5, atol=1e-6)
+    weights = rng.standard_normal((4, 2))
+    (out * tp.tensor(weights, dtype=tp.float32, device=device)).sum().backward()
+    # d/dx of sum(W * (A x)) = A^T W; d/dv_k = (W x^T)[r_k, c_k]
+    np.testing.assert_allclose(x.grad.cpu().numpy(), _dense_reference().T @ weights, rtol=1e-5, atol=1e-6)
+    expected_v = [(weights @ dense.T)[r, c] for r, c in zip(*INDICES)]
+    np.testing.assert_allclose(values.grad.cpu().numpy(), expected_v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose((s @ x).detach().cpu().numpy(), out.detach().cpu().numpy())
+
+
+def test_to_sparse_round_trip(device):
+    dense = tp.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 0.0]], device=device)
+    s = dense.to_sparse()
+    assert s.indices().cpu().tolist() == [[0, 1], [1, 0]] and s.values().cpu().tolist() == [2.0, 1.0]
+    np.testing.assert_array_equal(s.to_dense().cpu().numpy(), dense.cpu().numpy())
+    np.testing.assert_array_equal(s.t().to_dense().cpu().numpy(), dense.cpu().numpy().T)
+
+
+def test_bad_input_is_refused_before_any_kernel(device):
+    with pytest.raises(RuntimeError, match="out of range"):
+        tp.sparse_coo_tensor(tp.tensor([[0, 5], [0, 0]], device=device), tp.ones(2, device=device), (2, 2))
+    with pytest.raises(RuntimeError, match="values have shape"):
+        tp.sparse_coo_tensor(tp.tensor([[0], [0]], device=device), tp.ones(2, device=device), (2, 2))
+    s = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), tp.tensor(VALUES, device=device), SHAPE)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        tp.sparse.mm(s, tp.ones(4, 2, device=device))
+
+
+def test_matches_pytorch_where_installed():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
+    ours = tp.sparse_coo_tensor(tp.tensor(INDICES), tp.tensor(VALUES), SHAPE)
+    theirs = torch.sparse_coo_tensor(torch.tensor(INDICES), torch.tensor(VALUES), SHAPE, check_invariants=True)
+    assert ours.coalesce().indices().tolist() == theirs.coalesce().indices().tolist()
+    x = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(tp.sparse.mm(ours, tp.tensor(x, dtype=tp.float32)).numpy(),
+                               torch.sparse.mm(theirs, torch.tensor(x, dtype=torch.float32)).numpy(), rtol=1e-6)
