@@ -103,10 +103,6 @@ def clamp(input, min=None, max=None, *, out=None):
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):
         raise TypeError(f"clamp(): argument 'input' must be Tensor, not {type(input).__name__}")
-    for bound in (min, max):
-        # An integer bound an integer tensor cannot hold is an error in PyTorch, not a wrap.
-        if isinstance(bound, int) and not input._dtype.is_floating_point:
-            copying.check_scalar_fits("clamp", bound, input._dtype)
     return write_out("clamp", out, _clamp(input, min, max))
 
 
