@@ -1,4 +1,4 @@
-"""``tensorplug-conformance --device NAME [--ops PATTERN] [--report-dir DIR] [--quick]``
+"""``tensorplug-conformance --device NAME [--ops PATTERN] [--report-dir DIR] [--quick] [--junit-xml PATH]``
 
 Runs the conformance suite (pytest with the conformance plugin) in a child process that records
 each item to a progress file before running it; if a kernel kills the process, the item that was
@@ -28,6 +28,8 @@ def _parser():
     p.add_argument("--plugin", action="append", default=[], metavar="NAME=module:attr",
                    help="register a backend plugin in-process first (for backends not installed as packages)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (there is none unless stderr is a terminal)")
+    p.add_argument("--junit-xml", default=None, metavar="PATH",
+                   help="also write the results as JUnit XML (one testcase per report item) for CI systems")
     p.add_argument("--keep-temp", action="store_true", help="keep the suite's temporary folder (its path is printed)")
     return p
 
@@ -66,6 +68,30 @@ def _read(progress: str) -> list[dict]:
             except json.JSONDecodeError:  # a line cut short by a crash
                 pass
     return records
+
+
+class _Tail:
+    """Reads the records appended to a progress file since the last call (whole lines only)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.offset = 0
+
+    def new_records(self) -> list[dict]:
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+        self.offset += end
+        records = []
+        for line in chunk[:end].splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+        return records
 
 
 class _Bar:
@@ -139,15 +165,22 @@ def _run_suite(args, work: str, progress: str, log_path: str) -> int:
         for attempt in range(_MAX_RESTARTS):
             child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
             try:
+                tail = _Tail(progress)
+                done, current = set(), None
                 while child.poll() is None:
                     time.sleep(0.2)
                     if not bar.enabled:
                         continue
-                    records = _read(progress)
-                    total = total or next((r["count"] for r in records if r.get("event") == "collected"), None)
-                    done = len({r["nodeid"] for r in records if r.get("event") in ("result", "crash")})
-                    current = next((r for r in reversed(records) if r.get("event") == "start"), None)
-                    bar.update(done, total or 0, f"{current['category']} {current['op']} {current['dtype']}" if current else "collecting")
+                    # Only the lines written since the last look: the file holds a line per sample.
+                    for r in tail.new_records():
+                        event = r.get("event")
+                        if event == "collected":
+                            total = total or r["count"]
+                        elif event in ("result", "crash"):
+                            done.add(r["nodeid"])
+                        elif event == "start":
+                            current = r
+                    bar.update(len(done), total or 0, f"{current['category']} {current['op']} {current['dtype']}" if current else "collecting")
             finally:
                 if child.poll() is None:  # interrupted (Ctrl-C): the child must not outlive us
                     child.kill()
@@ -163,10 +196,7 @@ def _run_suite(args, work: str, progress: str, log_path: str) -> int:
                 break
             culprit = running[-1]
             crashes += 1
-            how = f"signal {-child.returncode}" if child.returncode < 0 else f"exit status {child.returncode}"
-            crash = {"event": "crash", "nodeid": culprit["nodeid"], **{k: culprit[k] for k in ("category", "op", "dtype", "level")},
-                     "status": "crash", "message": f"the process died ({how}) while running {culprit['nodeid']}; "
-                                                   "the suite resumed after it in a new process", "max_error": None, "duration": None}
+            crash = _crash_record(culprit, records, child.returncode)
             with open(progress, "a") as f:
                 f.write(json.dumps(crash) + "\n")
     total = total or next((r["count"] for r in _read(progress) if r.get("event") == "collected"), None)
@@ -177,17 +207,37 @@ def _run_suite(args, work: str, progress: str, log_path: str) -> int:
 
     from .report import build_report, summary_table, write_reports
 
-    results = {}
+    results, fallback_ops = {}, set()
     for r in _read(progress):
         if r.get("event") in ("result", "crash"):
             results[r["nodeid"]] = r  # a crash record wins over nothing; a result is final
+        elif r.get("event") == "fallback":
+            fallback_ops.update(r["ops"])
     report = build_report(list(results.values()), args.device, backend_for(args.device), time.time(),
-                          quick=bool(args.quick), ops=args.ops, duration_s=round(time.time() - started, 2),
-                          process_restarts=crashes)
+                          fallback_ops=sorted(fallback_ops), quick=bool(args.quick), ops=args.ops,
+                          duration_s=round(time.time() - started, 2), process_restarts=crashes)
     json_path, html_path = write_reports(report, args.report_dir)
+    written = [json_path, html_path]
+    if args.junit_xml:
+        from .junit import write_junit
+
+        written.append(write_junit(report, args.junit_xml))
     print(summary_table(report))
-    print(f"\ntime: {time.time() - started:.1f} s; reports: {json_path}, {html_path}")
+    print(f"\ntime: {time.time() - started:.1f} s; reports: {', '.join(written)}")
     return 0 if report["summary"]["conformant"] else 1
+
+
+def _crash_record(culprit: dict, records: list[dict], returncode: int) -> dict:
+    """The report record of an item whose process died, naming the last sample it started."""
+    from ._checks import sample_summary
+
+    how = f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
+    sample = next((r["sample"] for r in reversed(records) if r.get("event") == "sample" and r.get("nodeid") == culprit["nodeid"]), None)
+    during = f" in {sample_summary(sample)}" if sample else ""
+    return {"event": "crash", "nodeid": culprit["nodeid"], **{k: culprit[k] for k in ("category", "op", "dtype", "level")},
+            "status": "crash", "sample": sample,
+            "message": f"the process died ({how}) while running {culprit['nodeid']}{during}; "
+                       "the suite resumed after it in a new process", "max_error": None, "duration": None}
 
 
 def main(argv=None) -> int:

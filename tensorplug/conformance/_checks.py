@@ -14,6 +14,53 @@ import numpy as np
 from .opdb._core import FLOAT_DTYPES, Arg, OpEntry, Sample, compare, materialize, to_numpy
 
 
+#: Called with each sample's description just before the sample runs. The plugin points it at
+#: the progress file, so that a sample whose kernel kills the process is named in the crash record.
+_sample_listener = None
+
+
+def set_sample_listener(listener) -> None:
+    """Install ``listener(description: dict)`` (None to stop announcing samples)."""
+    global _sample_listener
+    _sample_listener = listener
+
+
+def describe_sample(sample: Sample, dtype: str, op: str, form: str | None = None) -> dict:
+    """JSON-ready: the sample's name and, per argument, shape, dtype and layout (or its value)."""
+    args = []
+    for arg in sample.args:
+        if isinstance(arg, Arg):
+            args.append({"shape": list(arg.shape), "dtype": arg.dtype or dtype, "layout": arg.layout})
+        elif isinstance(arg, (list, tuple)) and arg and all(isinstance(a, Arg) for a in arg):
+            args.append({"tensors": [{"shape": list(a.shape), "dtype": a.dtype or dtype, "layout": a.layout} for a in arg]})
+        else:
+            args.append({"value": repr(arg)})
+    described = {"op": op, "name": sample.name, "args": args, "kwargs": {k: repr(v) for k, v in sample.kwargs.items()}}
+    if form:
+        described["form"] = form
+    return described
+
+
+def sample_summary(described: dict) -> str:
+    """One line for a described sample: ``sample 'broadcast' (contiguous [4, 1, 3] float32, ...)``."""
+    parts = []
+    for arg in described.get("args", ()):
+        if "shape" in arg:
+            parts.append(f"{arg['layout']} {arg['shape']} {arg['dtype']}")
+        elif "tensors" in arg:
+            parts.append(f"[{len(arg['tensors'])} tensors]")
+        else:
+            parts.append(arg["value"])
+    parts.extend(f"{k}={v}" for k, v in described.get("kwargs", {}).items())
+    form = f" via {described['form']}" if described.get("form") else ""
+    return f"{described.get('op', '?')}{form}, sample '{described.get('name', '')}' ({', '.join(parts)})"
+
+
+def _announce(sample: Sample, dtype: str, op: str, form: str | None = None) -> None:
+    if _sample_listener is not None:
+        _sample_listener(describe_sample(sample, dtype, op, form))
+
+
 class ConformanceFailure(AssertionError):
     def __init__(self, message: str, max_error: float | None = None):
         super().__init__(message)
@@ -103,9 +150,11 @@ def check_forward(entry: OpEntry, dtype: str, device: str, quick: bool = False) 
     worst = 0.0
     for index, sample in enumerate(samples_for(entry, dtype, quick)):
         seed = _seed(entry.name, dtype, index)
+        _announce(sample, dtype, entry.name, "materialize")
         tensors, arrays = materialize(_tp(), sample, dtype, device, seed)
         expected = _reference(entry, dtype, arrays, sample.kwargs)
         for form, run in call_forms(entry):
+            _announce(sample, dtype, entry.name, form)
             where = f"{entry.name} via {form}, {_describe(sample, tensors)}"
             try:
                 got = _as_tuple(run(tensors, dict(sample.kwargs)))
@@ -126,6 +175,7 @@ def _check_inplace(entry, dtype, device, sample, seed, expected) -> float:
         return 0.0
     if np.shape(expected[0]) != first.shape or len(expected) != 1:
         return 0.0
+    _announce(sample, dtype, entry.name, entry.inplace)
     tensors, _ = materialize(_tp(), sample, dtype, device, seed)
     target = tensors[0]
     before = target._version
@@ -221,6 +271,7 @@ def check_gradient(entry: OpEntry, device: str, has_float64: bool) -> float:
     for index, sample in enumerate(entry.grad_samples()):
         seed = _seed("grad", entry.name, index)
         where = f"{entry.name} backward, sample '{sample.name}'"
+        _announce(sample, "float64" if has_float64 else "float32", entry.name, "backward")
         ref_device = device if has_float64 else "cpu"
         try:
             tensors, wrt, analytic, cot = analytic_gradient(entry, sample, "float64", ref_device, seed)

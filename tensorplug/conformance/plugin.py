@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from . import _cases
+from . import _cases, _checks
 from ._checks import ConformanceFailure
 
 _RESULTS_KEY = pytest.StashKey[list]()
@@ -76,7 +76,22 @@ def pytest_configure(config):
             plugin_manager.add(name, target)
     config._tensorplug = Context(config)
     config._tensorplug_progress = config.getoption("--tensorplug-progress")
+    config._tensorplug_running = None
     _progress(config, {"event": "begin", "device": config._tensorplug.device})
+    if config._tensorplug_progress:
+        _checks.set_sample_listener(lambda described: _sample_progress(config, described))
+
+
+def _sample_progress(config, described):
+    """A sample about to run, appended to the progress file. Not fsynced (thousands per run):
+    written data outlives a process that dies, and only an OS crash would lose it."""
+    with open(config._tensorplug_progress, "a") as f:
+        f.write(json.dumps({"event": "sample", "nodeid": config._tensorplug_running, "sample": described}) + "\n")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_tensorplug", None) is not None:
+        _checks.set_sample_listener(None)
 
 
 def _progress(config, record):
@@ -126,7 +141,10 @@ def pytest_collection_modifyitems(session, config, items):
     if resume and os.path.exists(resume):
         with open(resume) as f:
             for line in f:
-                record = json.loads(line)
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:  # a line cut short by a crash
+                    continue
                 if record.get("event") in ("result", "crash"):
                     done.add(record["nodeid"])
     # With an op pattern, the semantic suites are left out; capabilities are cheap and always run.
@@ -162,6 +180,7 @@ def device(conformance):
 def pytest_runtest_protocol(item, nextitem):
     # Written (and fsynced) before the item runs: if the process dies, this names the culprit.
     if getattr(item.config, "_tensorplug", None) is not None:
+        item.config._tensorplug_running = item.nodeid
         _progress(item.config, {"event": "start", "nodeid": item.nodeid, **_describe_item(item)})
 
 
@@ -234,13 +253,28 @@ def pytest_runtest_logreport(report):
     _progress(config, record)
 
 
+def _fallback_ops(device: str) -> list[str]:
+    from ..backends import fallback_stats
+
+    return sorted(fallback_stats().get(device, {}))
+
+
+def pytest_sessionfinish(session):
+    # The command line tool builds the report in another process: it learns from here which ops
+    # went through the CPU fallback (one record per child process; a crashed one leaves none).
+    ctx = getattr(session.config, "_tensorplug", None)
+    if ctx is not None:
+        _progress(session.config, {"event": "fallback", "ops": _fallback_ops(ctx.device)})
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     ctx = getattr(config, "_tensorplug", None)
     if ctx is None:
         return
     from .report import build_report, summary_table, write_reports
 
-    report = build_report(config.stash[_RESULTS_KEY], ctx.device, ctx.backend, time.time())
+    report = build_report(config.stash[_RESULTS_KEY], ctx.device, ctx.backend, time.time(), fallback_ops=_fallback_ops(ctx.device),
+                          ops=ctx.ops, quick=bool(ctx.quick))
     terminalreporter.write_line(summary_table(report))
     directory = config.getoption("--tensorplug-report-dir")
     if directory and not config.getoption("--tensorplug-progress"):

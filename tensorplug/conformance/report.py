@@ -5,10 +5,10 @@ from __future__ import annotations
 import html
 import json
 import os
-import time
 from collections import Counter, defaultdict
 
-from ..backends.api import CONTRACT_VERSION
+from ..backends.api import CONTRACT_VERSION, PRIMITIVES, REQUIRED_DTYPES
+from .certificate import certificate, timestamp
 from .opdb import ALL_DTYPES
 
 SCHEMA = "tensorplug-conformance-report"
@@ -16,26 +16,30 @@ SCHEMA_VERSION = 1
 _FAILING = ("fail", "error", "crash")
 
 
-def build_report(records, device: str, backend=None, finished: float | None = None, **extra) -> dict:
-    """The JSON-ready report for ``records`` (the plugin's result records)."""
+def build_report(records, device: str, backend=None, finished: float | None = None, fallback_ops=(), **extra) -> dict:
+    """The JSON-ready report for ``records`` (the plugin's result records); ``fallback_ops`` are
+    ops seen running through the CPU fallback during the run (``tp.backends.fallback_stats()``)."""
     import tensorplug
 
-    items = [{k: r.get(k) for k in ("nodeid", "category", "op", "dtype", "level", "status", "message", "max_error", "duration")}
+    items = [{k: r.get(k) for k in ("nodeid", "category", "op", "dtype", "level", "status", "message", "max_error", "duration", "sample")}
              for r in records]
     counts = Counter(i["status"] for i in items)
     required_failures = [i for i in items if i["status"] in _FAILING and i["level"] in ("required", "declared")]
     # A run restricted with --ops leaves out whole categories (copies, memory, random numbers): it
     # reports what it ran but never claims the certificate.
     partial = bool(extra.get("ops"))
+    native = sorted(backend.kernels()) if backend is not None else []
+    declared = sorted(getattr(backend, "dtypes", ()))
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "device": device,
         "tensorplug_version": tensorplug.__version__,
         "contract_version": CONTRACT_VERSION,
-        "declared_dtypes": sorted(getattr(backend, "dtypes", ())),
-        "native_primitives": sorted(backend.kernels()) if backend is not None else [],
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(finished or time.time())),
+        "declared_dtypes": declared,
+        "native_primitives": native,
+        "created": timestamp(finished),
+        "certificate": certificate(device, backend),
         **extra,
         "summary": {
             "total": len(items),
@@ -47,9 +51,43 @@ def build_report(records, device: str, backend=None, finished: float | None = No
             "partial": partial,
             "conformant": not required_failures and not partial,
         },
+        "conformance": conformance_level(items, declared, native, fallback_ops, partial, not required_failures),
         "by_category": _group(items, "category"),
         "by_dtype": _group(items, "dtype"),
         "items": items,
+    }
+
+
+def conformance_level(items, declared, native, fallback_ops, partial: bool, required_pass: bool) -> dict:
+    """The machine-readable level: whether every required item passed, which declared optional
+    dtypes pass fully, and which ops run only through the CPU fallback.
+
+    ``level`` is "conformant" (every required and declared item passed in a full run),
+    "required only" (required items pass, some declared optional dtype fails), "not conformant",
+    or "partial" (an --ops run: no verdict).
+    """
+    optional = [d for d in declared if d not in REQUIRED_DTYPES]
+    failing = {i["dtype"] for i in items if i["status"] in _FAILING}
+    ran = {i["dtype"] for i in items if i["status"] != "not supported"}
+    passing = [d for d in optional if d in ran and d not in failing]
+    required_failing = any(i["status"] in _FAILING and i["level"] == "required" for i in items)
+    # A primitive without a native kernel always runs through the fallback; other ops (fused or
+    # composite kernels a backend registers for only some ops) are as observed during the run.
+    fallback = sorted(set(PRIMITIVES) - set(native) | set(fallback_ops))
+    if partial:
+        level = "partial"
+    elif required_pass:
+        level = "conformant"
+    elif not required_failing:
+        level = "required only"
+    else:
+        level = "not conformant"
+    return {
+        "level": level,
+        "required": not required_failing and not partial,
+        "optional_dtypes_passing": passing,
+        "optional_dtypes_failing": [d for d in optional if d in failing],
+        "cpu_fallback_ops": fallback,
     }
 
 
@@ -73,6 +111,7 @@ def summary_table(report: dict) -> str:
     lines = [f"tensorplug conformance: device {report['device']!r}  "
              f"{_verdict(s).upper()}  "
              f"({s['passed']} passed, {s['failed']} failed, {s['crashed']} crashed, {s['not_supported']} not supported, of {s['total']})"]
+    lines.extend(f"  {label:<17} {value}" for label, value in _certificate_rows(report)[1:])
     for title, key in (("category", "by_category"), ("dtype", "by_dtype")):
         lines.append(f"\n{title:<14} {'pass / run':>12} {'failed':>7} {'crashed':>8} {'n/s':>6}")
         for name, c in sorted(report[key].items(), key=lambda kv: _order(kv[0])):
@@ -135,7 +174,51 @@ td a{color:inherit;text-decoration:none}
 .fail-list div{background:#fff;border:1px solid #d8dee4;border-left:4px solid #cf222e;margin:6px 0;padding:6px 10px}
 .fail-list code{font-family:ui-monospace,Menlo,monospace;font-size:12px;white-space:pre-wrap;word-break:break-word}
 .grid-wrap{overflow-x:auto;border:1px solid #d8dee4;display:inline-block;max-width:100%}
+table.cert{margin:6px 0 14px} table.cert th{text-align:left;position:static} table.cert td{text-align:left;font-size:13px}
+@media print{.grid-wrap{overflow:visible;max-width:none;border:0} th{position:static}}
 """
+
+def _certificate_rows(report: dict) -> list[tuple[str, str]]:
+    """(label, value) rows naming what was certified: device, driver, package, software, time."""
+    cert = report.get("certificate") or {}
+    plugin = cert.get("plugin") or {}
+    package = plugin.get("distribution") or "unknown package"
+    if plugin.get("version"):
+        package += f" {plugin['version']}"
+    run = ["quick mode (large samples skipped)" if report.get("quick") else "all samples"]
+    if report.get("ops"):
+        run.append(f"ops {report['ops']} (partial)")
+    if report.get("duration_s") is not None:
+        run.append(f"{report['duration_s']} s")
+    return [
+        ("device", report["device"]),
+        ("devices / driver", "; ".join(cert.get("devices") or []) or "not described by the backend"),
+        ("plugin package", package),
+        ("entry point", plugin.get("entry_point") or "-"),
+        ("tensorplug", f"{report['tensorplug_version']}, backend contract v{report['contract_version']}"),
+        ("Python / NumPy", f"{cert.get('python_version', '?')} ({cert.get('python_implementation', '?')}) / {cert.get('numpy_version', '?')}"),
+        ("OS / CPU", f"{cert.get('os', '?')} / {cert.get('cpu_model') or cert.get('machine') or '?'}"),
+        ("declared dtypes", ", ".join(report["declared_dtypes"])),
+        ("conformance level", _level_text(report)),
+        ("finished", report["created"]),
+        ("run", ", ".join(run)),
+    ]
+
+
+def _level_text(report: dict) -> str:
+    level = report.get("conformance")
+    if not level:
+        return "-"
+    passing = ", ".join(level["optional_dtypes_passing"]) or "none"
+    fallback = ", ".join(level["cpu_fallback_ops"]) or "none"
+    return f"{level['level']}; optional dtypes passing: {passing}; ops only through the CPU fallback: {fallback}"
+
+
+def _certificate_html(report: dict) -> str:
+    rows = "".join(f"<tr><th>{html.escape(label)}</th><td>{html.escape(str(value))}</td></tr>"
+                   for label, value in _certificate_rows(report))
+    return f"<table class='cert'>{rows}</table>"
+
 
 _MARK = {"pass": "\u2713", "fail": "\u2717", "error": "\u2717", "crash": "\u2620", "not supported": "n/s"}
 
@@ -151,10 +234,7 @@ def render_html(report: dict) -> str:
         f"<title>tensorplug conformance: {html.escape(report['device'])}</title><style>{_CSS}</style></head><body>",
         f"<h1>tensorplug conformance report: <code>{html.escape(report['device'])}</code> "
         f"<span class='badge {'ok' if s['conformant'] else 'bad'}'>{_verdict(s)}</span></h1>",
-        f"<div class='meta'>tensorplug {html.escape(str(report['tensorplug_version']))}, backend contract v{report['contract_version']}, "
-        f"{html.escape(report['created'])}{', quick mode' if report.get('quick') else ''}"
-        f"{', ops ' + html.escape(report['ops']) if report.get('ops') else ''}; declared dtypes: "
-        f"{html.escape(', '.join(report['declared_dtypes']))}</div>",
+        _certificate_html(report),
         "<div class='cards'>",
     ]
     for label, value in (("items", s["total"]), ("passed", s["passed"]), ("failed", s["failed"]), ("crashed", s["crashed"]),

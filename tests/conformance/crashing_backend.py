@@ -1,5 +1,6 @@
-"""A backend whose ``neg`` kernel kills the process, as a segfaulting vendor kernel would: the
-conformance run must name ``neg`` as the crash and still report everything else."""
+"""A backend whose ``neg`` kernel kills the process on a transposed 2-D input, as a segfaulting
+vendor kernel would on one layout only: the conformance run must name ``neg`` and the sample
+that crashed (the 'transposed' one) and still report everything else."""
 import os
 
 from tensorplug.backends.cpu import CPUBackend
@@ -11,7 +12,15 @@ class CrashingBackend(CPUBackend):
 
     def load(self):
         super().load()
-        self._kernels = dict(self._kernels, neg=lambda out, a: os._exit(139))
+        neg = self._kernels["neg"]
+
+        def crashing_neg(out, a):
+            stride = a.stride()
+            if len(stride) == 2 and stride[0] == 1 and stride[1] > 1:  # column-major: a transposed view
+                os._exit(139)
+            neg(out, a)
+
+        self._kernels = dict(self._kernels, neg=crashing_neg)
 
 
 class _Plugin:

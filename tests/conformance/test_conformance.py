@@ -1,9 +1,11 @@
 """The shipped conformance suite run on every backend present: the CPU backend passes it, and
 deliberately broken backends are caught, with the op and dtype named in the report."""
+import html
 import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -41,6 +43,13 @@ def test_cpu_passes_quick_suite(tmp_path):
     assert out.returncode == (1 if KNOWN_CPU_FAILURES else 0)
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert report["summary"]["passed"] > 1000
+    # The certificate level: everything passes, so every optional dtype and no fallback op.
+    from tensorplug.backends.api import OPTIONAL_DTYPES
+
+    level = report["conformance"]
+    assert level["level"] == ("not conformant" if KNOWN_CPU_FAILURES else "conformant")
+    assert sorted(level["optional_dtypes_passing"]) == sorted(OPTIONAL_DTYPES) and level["cpu_fallback_ops"] == []
+    assert report["certificate"]["plugin"]["distribution"] == "tensorplug"
 
 
 def test_off_by_one_add_is_caught(tmp_path):
@@ -56,12 +65,27 @@ def test_off_by_one_add_is_caught(tmp_path):
 
 
 def test_crashing_kernel_is_named(tmp_path):
-    """A kernel that kills the process is reported as a crash of that op; the run goes on."""
-    out, report = _run(tmp_path, "--device", "crashdev", "--plugin", "crashdev=crashing_backend:plugin", "--ops", "neg,abs")
+    """A kernel that kills the process on one layout is reported as a crash of that op, naming the
+    sample that was running (name, shapes, dtypes, layouts); the run goes on."""
+    junit = tmp_path / "junit.xml"
+    out, report = _run(tmp_path, "--device", "crashdev", "--plugin", "crashdev=crashing_backend:plugin", "--ops", "neg,abs",
+                       "--junit-xml", str(junit))
     assert out.returncode == 1
-    crashed = {(i["op"], i["dtype"]) for i in report["items"] if i["status"] == "crash"}
-    assert crashed and all(op == "neg" for op, _ in crashed)
+    crashes = [i for i in report["items"] if i["status"] == "crash"]
+    crashed = {(i["op"], i["dtype"]) for i in crashes}
+    assert ("neg", "float32") in crashed and all(op == "neg" for op, _ in crashed)
     assert any(i["op"] == "abs" and i["status"] == "pass" for i in report["items"])
+    forward = next(i for i in crashes if (i["category"], i["dtype"]) == ("forward", "float32"))
+    # The crashing backend dies only on a transposed view: the earlier samples ran and passed.
+    assert forward["sample"]["name"] == "transposed" and forward["sample"]["op"] == "neg"
+    assert forward["sample"]["args"] == [{"shape": [4, 6], "dtype": "float32", "layout": "transposed"}]
+    assert "sample 'transposed' (transposed [4, 6] float32)" in forward["message"]
+    assert html.escape("sample 'transposed' (transposed [4, 6] float32)") in (tmp_path / "report.html").read_text()
+    # JUnit XML: a crash is an <error> carrying the same message.
+    errors = {(c.get("classname").rsplit(".", 1)[1], c.get("name")): c.find("error")
+              for c in ET.parse(junit).getroot().iter("testcase") if c.find("error") is not None}
+    assert len(errors) == len(crashes) and errors["forward", "neg [float32]"].get("type") == "crash"
+    assert "sample 'transposed'" in errors["forward", "neg [float32]"].get("message")
 
 
 def test_toy_plugin_is_reported_not_conformant(tmp_path):
