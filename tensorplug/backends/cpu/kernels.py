@@ -302,6 +302,30 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out
 
 
+def _lstm_sequence_forward(projected, w_hh, h0, c0):
+    if projected.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("lstm_sequence_forward")(projected, w_hh, h0, c0)
+    steps, batch, gates = projected.shape
+    hidden = gates // 4
+    hs = projected.new_empty((steps, batch, hidden))
+    cs = projected.new_empty((steps, batch, hidden))
+    acts = projected.new_empty((steps, batch, gates))
+    _K.lstm_forward(_code(projected.dtype), steps, batch, hidden, *(_operand(t) for t in (projected, w_hh, h0, c0, hs, cs,
+                                                                                           acts)))
+    return hs, cs, acts
+
+
+def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn):
+    if hs.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("lstm_sequence_backward")(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn)
+    steps, batch, hidden = hs.shape
+    grad_projected = acts.new_empty(acts.shape)
+    grad_w_hh, grad_h0, grad_c0 = w_hh.new_empty(w_hh.shape), h0.new_empty(h0.shape), c0.new_empty(c0.shape)
+    _K.lstm_backward(_code(hs.dtype), steps, batch, hidden, *(_operand(t) for t in (
+        w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn, grad_projected, grad_w_hh, grad_h0, grad_c0)))
+    return grad_projected, grad_w_hh, grad_h0, grad_c0
+
+
 _REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -326,7 +350,8 @@ def table() -> dict:
                "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
                "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
                "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
-               "cross_entropy": _cross_entropy}
+               "cross_entropy": _cross_entropy, "lstm_sequence_forward": _lstm_sequence_forward,
+               "lstm_sequence_backward": _lstm_sequence_backward}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

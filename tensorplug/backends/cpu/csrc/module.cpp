@@ -57,6 +57,7 @@ PYBIND11_MODULE(_kernels, m) {
     register_sort(*methods);
     register_nn(*methods);
     register_conv(*methods);
+    register_rnn(*methods);
     py::str modname("tensorplug.backends.cpu._kernels");
     for (PyMethodDef& def : *methods) {
         PyObject* f = PyCFunction_NewEx(&def, nullptr, modname.ptr());
