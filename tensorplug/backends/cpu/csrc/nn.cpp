@@ -78,9 +78,10 @@ TP_AVX2 void row_shift2_avx2(const float* x, float* y, int64_t n, float shift, f
 #endif  // TP_X86_SIMD
 
 template <class T> T row_max(const T* x, int64_t n) {
-    if constexpr (std::is_same_v<T, float>)
 #ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
         if (have_avx2()) return row_max_avx2(x, n);
+    }
 #endif
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -88,9 +89,10 @@ template <class T> T row_max(const T* x, int64_t n) {
 }
 
 template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
-    if constexpr (std::is_same_v<T, float>)
 #ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
         if (have_avx2()) return row_expsum_avx2(x, y, n, shift);
+    }
 #endif
     double s = 0;
     for (int64_t i = 0; i < n; ++i) {

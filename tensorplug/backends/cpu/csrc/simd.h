@@ -1,12 +1,13 @@
 // AVX2 helpers shared by the fused kernels: runtime detection and an eight-lane float32 exp.
-// x86-64 only (TP_X86_SIMD); elsewhere callers take their scalar loops.
+// x86-64 only (TP_X86_SIMD); elsewhere (or with -DTP_NO_X86_SIMD, how CI checks that path
+// compiles) callers take their scalar loops.
 #pragma once
 
 #include <limits>
 
 #include "common.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(TP_NO_X86_SIMD)
 #define TP_X86_SIMD 1
 #include <immintrin.h>
 
