@@ -93,3 +93,4 @@ from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
 
 autograd.register_derivatives()
+from .array_api import _tensor_methods as _array_api_methods  # noqa: E402,F401  (Tensor.__array_namespace__, to_device)

@@ -1,0 +1,219 @@
+"""Element-wise functions.
+
+Most map straight onto tp's ops once the operands are promoted the standard's way
+(``_helpers.promote_operands``). The rest are composites of tp ops, so they run on every device:
+``acosh``, ``asinh``, ``atanh``, ``logaddexp``, ``signbit``, ``clip`` with array bounds,
+``conj``/``real``/``imag`` for real dtypes. ``nextafter`` needs the bits of a float, which tp
+cannot reinterpret (``view(dtype)`` is not supported), so it computes on the host.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..frontend.factories import tensor as _tensor, zeros_like as _zeros_like
+from ..frontend.ops.elementwise import BINARY as _B, COMPARE as _C, UNARY as _U, where as _where
+from ..frontend.tensor import Tensor
+from ._helpers import cast, check_array, promote_operands
+
+__all__ = [
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift",
+    "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos",
+    "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "nextafter",
+    "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign", "signbit", "sin", "sinh",
+    "square", "sqrt", "subtract", "tan", "tanh", "trunc",
+]
+
+
+def _unary(name: str, op, doc: str, *, keep_integers: bool = False):
+    def fn(x: Tensor, /) -> Tensor:
+        check_array(x)
+        if keep_integers and x.dtype.category != 2:
+            # rounding an integer (or bool) is the identity; the standard keeps the dtype
+            return x.clone()
+        return op(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _binary(name: str, op, doc: str):
+    def fn(x1, x2, /) -> Tensor:
+        a, b = promote_operands(x1, x2)
+        return op(a, b)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+abs = _unary("abs", _U["abs"], "Absolute value, element-wise.")
+acos = _unary("acos", _U["acos"], "Inverse cosine, element-wise.")
+asin = _unary("asin", _U["asin"], "Inverse sine, element-wise.")
+atan = _unary("atan", _U["atan"], "Inverse tangent, element-wise.")
+bitwise_invert = _unary("bitwise_invert", _U["bitwise_not"], "Bitwise NOT of integer or boolean arrays.")
+ceil = _unary("ceil", _U["ceil"], "Smallest integer-valued number not below each element.", keep_integers=True)
+cos = _unary("cos", _U["cos"], "Cosine, element-wise.")
+cosh = _unary("cosh", _U["cosh"], "Hyperbolic cosine, element-wise.")
+exp = _unary("exp", _U["exp"], "e raised to each element.")
+expm1 = _unary("expm1", _U["expm1"], "exp(x) - 1, accurate near 0.")
+floor = _unary("floor", _U["floor"], "Largest integer-valued number not above each element.", keep_integers=True)
+isfinite = _unary("isfinite", _U["isfinite"], "True where an element is finite.")
+isinf = _unary("isinf", _U["isinf"], "True where an element is +/- infinity.")
+isnan = _unary("isnan", _U["isnan"], "True where an element is NaN.")
+log = _unary("log", _U["log"], "Natural logarithm, element-wise.")
+log1p = _unary("log1p", _U["log1p"], "log(1 + x), accurate near 0.")
+log2 = _unary("log2", _U["log2"], "Base-2 logarithm, element-wise.")
+log10 = _unary("log10", _U["log10"], "Base-10 logarithm, element-wise.")
+logical_not = _unary("logical_not", _U["logical_not"], "Logical NOT of a boolean array.")
+negative = _unary("negative", _U["neg"], "-x, element-wise.")
+round = _unary("round", _U["round"], "Round to the nearest integer, halves to even.", keep_integers=True)
+sign = _unary("sign", _U["sign"], "-1, 0 or +1 by the sign of each element (NaN for NaN).")
+sin = _unary("sin", _U["sin"], "Sine, element-wise.")
+sinh = _unary("sinh", _U["sinh"], "Hyperbolic sine, element-wise.")
+square = _unary("square", _U["square"], "x * x, element-wise.")
+sqrt = _unary("sqrt", _U["sqrt"], "Square root, element-wise.")
+tan = _unary("tan", _U["tan"], "Tangent, element-wise.")
+tanh = _unary("tanh", _U["tanh"], "Hyperbolic tangent, element-wise.")
+trunc = _unary("trunc", _U["trunc"], "Round toward zero.", keep_integers=True)
+
+add = _binary("add", _B["add"], "x1 + x2, element-wise.")
+atan2 = _binary("atan2", _B["atan2"], "The angle of (x2, x1) in radians, element-wise.")
+bitwise_and = _binary("bitwise_and", _B["bitwise_and"], "Bitwise AND.")
+bitwise_left_shift = _binary("bitwise_left_shift", _B["bitwise_left_shift"], "x1 << x2.")
+bitwise_or = _binary("bitwise_or", _B["bitwise_or"], "Bitwise OR.")
+bitwise_right_shift = _binary("bitwise_right_shift", _B["bitwise_right_shift"], "x1 >> x2 (arithmetic for signed).")
+bitwise_xor = _binary("bitwise_xor", _B["bitwise_xor"], "Bitwise XOR.")
+copysign = _binary("copysign", _B["copysign"], "|x1| with the sign of x2.")
+divide = _binary("divide", _B["div"], "x1 / x2 (true division).")
+equal = _binary("equal", _C["eq"], "x1 == x2.")
+floor_divide = _binary("floor_divide", _B["floor_divide"], "floor(x1 / x2); integers round toward -infinity.")
+greater = _binary("greater", _C["gt"], "x1 > x2.")
+greater_equal = _binary("greater_equal", _C["ge"], "x1 >= x2.")
+hypot = _binary("hypot", _B["hypot"], "sqrt(x1**2 + x2**2) without undue overflow.")
+less = _binary("less", _C["lt"], "x1 < x2.")
+less_equal = _binary("less_equal", _C["le"], "x1 <= x2.")
+logical_and = _binary("logical_and", _B["logical_and"], "Logical AND of boolean arrays.")
+logical_or = _binary("logical_or", _B["logical_or"], "Logical OR of boolean arrays.")
+logical_xor = _binary("logical_xor", _B["logical_xor"], "Logical XOR of boolean arrays.")
+maximum = _binary("maximum", _B["maximum"], "The larger of x1 and x2; NaN if either is NaN.")
+minimum = _binary("minimum", _B["minimum"], "The smaller of x1 and x2; NaN if either is NaN.")
+multiply = _binary("multiply", _B["mul"], "x1 * x2, element-wise.")
+not_equal = _binary("not_equal", _C["ne"], "x1 != x2.")
+pow = _binary("pow", _B["pow"], "x1 raised to x2.")
+remainder = _binary("remainder", _B["remainder"], "x1 mod x2 with the sign of x2 (Python's %).")
+subtract = _binary("subtract", _B["sub"], "x1 - x2, element-wise.")
+
+
+def positive(x: Tensor, /) -> Tensor:
+    """+x: a new array equal to x."""
+    return check_array(x).clone()
+
+
+def reciprocal(x: Tensor, /) -> Tensor:
+    """1 / x, element-wise."""
+    return _U["reciprocal"](check_array(x))
+
+
+def acosh(x: Tensor, /) -> Tensor:
+    """Inverse hyperbolic cosine: log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact near 1),
+    log(x) + log(2) where the square would overflow, NaN below 1."""
+    check_array(x)
+    big = _C["gt"](x, 1e8)
+    below = _C["lt"](x, 1.0)
+    # keep the branch that is not chosen finite (no overflow, no sqrt of a negative)
+    t = _where(_B["logical_or"](big, below), 0.0, x - 1.0)
+    direct = _U["log1p"](t + _U["sqrt"](t * (t + 2.0)))
+    out = _where(big, _U["log"](x) + math.log(2.0), direct)
+    return _where(below, math.nan, out)
+
+
+def asinh(x: Tensor, /) -> Tensor:
+    """Inverse hyperbolic sine, odd, accurate near 0 and for large |x|."""
+    check_array(x)
+    a = _U["abs"](x)
+    big = _C["gt"](a, 1e8)
+    s = _where(big, 1.0, a)
+    # log1p(a + a^2 / (1 + sqrt(a^2 + 1))) = log(a + sqrt(a^2 + 1)) without cancellation near 0
+    direct = _U["log1p"](s + s * s / (1.0 + _U["sqrt"](s * s + 1.0)))
+    magnitude = _where(big, _U["log"](a) + math.log(2.0), direct)
+    # copysign keeps -0.0 -> -0.0 and passes NaN through
+    return _B["copysign"](magnitude, x)
+
+
+def atanh(x: Tensor, /) -> Tensor:
+    """Inverse hyperbolic tangent: 0.5 * log1p(2x / (1 - x)); +/-inf at +/-1, NaN outside [-1, 1]."""
+    check_array(x)
+    return 0.5 * _U["log1p"](2.0 * x / (1.0 - x))
+
+
+def logaddexp(x1, x2, /) -> Tensor:
+    """log(exp(x1) + exp(x2)) without overflow."""
+    a, b = promote_operands(x1, x2)
+    big = _B["maximum"](a, b)
+    # equal infinities would give inf - inf = NaN in the difference; their result is that infinity
+    same_inf = _B["logical_and"](_U["isinf"](big), _C["eq"](a, b))
+    diff = _where(same_inf, 0.0, _U["abs"](a - b))
+    out = big + _U["log1p"](_U["exp"](-diff))
+    return _where(same_inf, big, out)
+
+
+def signbit(x: Tensor, /) -> Tensor:
+    """True where the sign bit is set (negative numbers, -0.0, NaNs with the sign bit)."""
+    check_array(x)
+    if x.dtype.category != 2:
+        return _C["lt"](x, 0)
+    return _C["lt"](_B["copysign"](_tensor(1.0, dtype=x.dtype, device=x.device), x), 0)
+
+
+def nextafter(x1, x2, /) -> Tensor:
+    """The next representable float after x1 toward x2.
+
+    Computed on the host with NumPy: tp cannot reinterpret a float's bits on a device.
+    """
+    a, b = promote_operands(x1, x2)
+    if a.dtype.category != 2:
+        raise TypeError(f"nextafter needs floating-point arrays, got {a.dtype!r}")
+    out = np.nextafter(a.cpu().numpy(), b.cpu().numpy())
+    return _tensor(out, dtype=a.dtype, device=a.device)
+
+
+def clip(x: Tensor, /, min=None, max=None) -> Tensor:
+    """x limited to [min, max]; bounds are scalars or arrays broadcastable to x's shape.
+
+    The result keeps x's dtype and shape; a NaN in x or in a bound gives NaN.
+    """
+    check_array(x)
+    out = x
+    for bound, pick in ((min, _B["maximum"]), (max, _B["minimum"])):
+        if bound is None:
+            continue
+        if isinstance(bound, Tensor):
+            b = cast(bound, x.dtype)
+        else:
+            if x.dtype.category == 1 and isinstance(bound, float):
+                raise TypeError(f"clip of an integer array needs integer bounds, got {bound!r}")
+            b = _tensor(bound, dtype=x.dtype, device=x.device)
+        out = pick(out, b)
+    if out.shape != x.shape:
+        raise ValueError(f"clip bounds must broadcast to x's shape {x.shape}; the result would be {out.shape}")
+    return out.clone() if out is x else out
+
+
+def conj(x: Tensor, /) -> Tensor:
+    """The complex conjugate: for the real dtypes tensorplug has, a copy of x."""
+    return check_array(x).clone()
+
+
+def real(x: Tensor, /) -> Tensor:
+    """The real part: for real dtypes, a copy of x."""
+    return check_array(x).clone()
+
+
+def imag(x: Tensor, /) -> Tensor:
+    """The imaginary part: for real dtypes, zeros of x's dtype."""
+    return _zeros_like(check_array(x))
