@@ -209,3 +209,22 @@ def test_astype_moves_devices(xp, device):
     y = xp.astype(x, xp.int32, device=device)
     assert y.device.type == device and y.dtype is xp.int32
     np.testing.assert_array_equal(y.cpu().numpy(), [1, 2])
+
+
+def test_hypothesis_array_api_strategies_draw_tensors(xp):
+    """Hypothesis's own array API strategies (which the standard's test suite builds on) work on
+    this namespace for every dtype it has."""
+    from hypothesis.extra.array_api import make_strategies_namespace
+
+    xps = make_strategies_namespace(xp, api_version="2024.12")
+    dtypes = st.sampled_from([xp.bool, xp.int8, xp.uint8, xp.int16, xp.int32, xp.int64, xp.float32, xp.float64])
+    seen = set()
+
+    @SETTINGS
+    @given(x=dtypes.flatmap(lambda dt: xps.arrays(dtype=dt, shape=xps.array_shapes(min_dims=0, max_dims=3))))
+    def draw(x):
+        assert isinstance(x, tp.Tensor)
+        seen.add(x.dtype)
+
+    draw()
+    assert seen
