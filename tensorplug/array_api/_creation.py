@@ -90,7 +90,18 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
         dtype = (d.bool, d.DEFAULT_INT, d.default_float())[_kind_of_nested(obj)]
     if isinstance(obj, (list, tuple)) and builtins.any(isinstance(o, Tensor) for o in _flatten(obj)):
         obj = _to_nested_python(obj)
+    if dtype.category == 1:
+        _check_integer_range(obj, dtype)
     return _f.tensor(obj, dtype=dtype, device=device)
+
+
+def _check_integer_range(obj, dtype) -> None:
+    # tp.tensor wraps out-of-range Python ints around silently; the standard's asarray must not
+    # give a different number than it was given
+    info = np.iinfo(dtype.numpy)
+    for value in _flatten(obj):
+        if isinstance(value, builtins.int) and not info.min <= value <= info.max:
+            raise OverflowError(f"Python int {value} is out of range for {dtype!r} [{info.min}, {info.max}]")
 
 
 def _flatten(obj):
@@ -162,12 +173,16 @@ def ones_like(x: Tensor, /, *, dtype=None, device=None) -> Tensor:
 def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
     """An array of ``shape`` filled with ``fill_value`` (its dtype from the value's kind unless given)."""
     dtype = _dtype(dtype) or d.scalar_default_dtype(fill_value)
+    if dtype.category == 1:
+        _check_integer_range(fill_value, dtype)
     return _f.full(_shape(shape), fill_value, dtype=dtype, device=_dev(device))
 
 
 def full_like(x: Tensor, /, fill_value, *, dtype=None, device=None) -> Tensor:
     """An array shaped like x filled with ``fill_value`` (x's dtype unless given)."""
     check_array(x)
+    if (_dtype(dtype) or x.dtype).category == 1:
+        _check_integer_range(fill_value, _dtype(dtype) or x.dtype)
     return _f.full(x.shape, fill_value, dtype=_dtype(dtype) or x.dtype, device=_dev(device) or x.device)
 
 

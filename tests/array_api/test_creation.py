@@ -17,6 +17,18 @@ def test_asarray_default_dtypes(xp):
     assert xp.asarray([1, 2], dtype=xp.float64).dtype is xp.float64
 
 
+def test_asarray_refuses_out_of_range_ints(xp):
+    with pytest.raises(OverflowError, match="out of range"):
+        xp.asarray(2**63)
+    with pytest.raises(OverflowError, match="out of range"):
+        xp.asarray([1, 300], dtype=xp.uint8)
+    assert xp.asarray([-(2**63), 2**63 - 1]).numpy().tolist() == [-(2**63), 2**63 - 1]
+    with pytest.raises(OverflowError, match="out of range"):
+        xp.full((2,), 256, dtype=xp.uint8)
+    with pytest.raises(OverflowError, match="out of range"):
+        xp.full_like(xp.zeros(2, dtype=xp.int8), -129)
+
+
 def test_asarray_copy_semantics(xp):
     x = xp.asarray([1.0, 2.0])
     assert xp.asarray(x) is x
