@@ -31,9 +31,6 @@ STANDARD_DTYPES = (bool, int8, int16, int32, int64, uint8, float32, float64)
 DEFAULT_INT = int64
 DEFAULT_INDEX = int64
 
-_KIND_OF_CATEGORY = {0: "bool", 1: "integral", 2: "real floating"}
-
-
 def default_float() -> _d.dtype:
     return _d.get_default_dtype()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import builtins
 import operator
 
-from ..frontend import dtypes as _d
 from ..frontend.tensor import Tensor
 from ..frontend.factories import tensor as _tensor
 from . import _dtypes as d
@@ -65,10 +64,3 @@ def promote_operands(*operands) -> tuple:
             raise TypeError(f"expected an array or a Python bool/int/float operand, got {type(o).__name__}")
     return tuple(out)
 
-
-def is_float(x: Tensor) -> bool:
-    return x.dtype.category == 2
-
-
-def default_int_like(x: Tensor):
-    return _d.int64

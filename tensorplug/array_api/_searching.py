@@ -94,11 +94,13 @@ def searchsorted(x1: Tensor, x2, /, *, side: str = "left", sorter=None) -> Tenso
         else:
             before = row <= values  # a <= v
         if a.dtype.category == 2:
-            # NaN sorts last: every number is below a NaN value, and a NaN element of x1 is below
-            # a NaN value only on the right side (equal NaNs)
+            # NaN sorts last: every number is below a NaN value, and on the right side a NaN
+            # element of x1 counts as equal to a NaN value
             nan_v = _U["isnan"](values)
             nan_a = _U["isnan"](row)
-            before = before | (nan_v & ~nan_a) | ((nan_v & nan_a) if side == "right" else (nan_v & nan_a & False))
+            before = before | (nan_v & ~nan_a)
+            if side == "right":
+                before = before | (nan_v & nan_a)
         parts.append(_r.sum(before, dim=1, dtype=d.DEFAULT_INDEX))
     if not parts:
         from ..frontend.factories import zeros as _zeros

@@ -32,18 +32,6 @@ def _accumulator_dtype(x: Tensor, dtype):
     return d.DEFAULT_INT
 
 
-def _reduce(fn, x: Tensor, axes: tuple, keepdims: bool, **kwargs) -> Tensor:
-    # The standard's 0-d arrays reduce over no axes; tp reductions need dim=None for those.
-    if x.ndim == 0:
-        return fn(x, **kwargs)
-    out = fn(x, dim=axes, keepdim=keepdims, **kwargs)
-    return out
-
-
-def _no_axes(x: Tensor, axis) -> builtins.bool:
-    return (axis is not None and isinstance(axis, (tuple, list)) and len(axis) == 0) or (x.ndim == 0 and axis is None)
-
-
 def sum(x: Tensor, /, *, axis=None, dtype=None, keepdims: builtins.bool = False) -> Tensor:
     """Sum over ``axis`` (all axes by default)."""
     check_array(x)
@@ -126,16 +114,9 @@ def _extreme(fn, name: str, x: Tensor, axis, keepdims: builtins.bool) -> Tensor:
     if builtins.any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"{name} of an empty axis has no identity: shape {x.shape}, axis {axis}")
     if x.dtype is d.bool:
-        # tp's amax/amin need numbers; on bools max is any and min is all
-        return (_r.any if name == "max" else _r.all)(x, dim=axes if len(axes) > 1 else axes[0], keepdim=keepdims) \
-            if len(axes) == 1 else _bool_extreme(name, x, axes, keepdims)
+        # tp's amax/amin need numbers: on bools, max is "any" and min is "all"
+        return (_r.amax if name == "max" else _r.amin)(x.to(_d.uint8), dim=axes, keepdim=keepdims).to(d.bool)
     return fn(x, dim=axes, keepdim=keepdims)
-
-
-def _bool_extreme(name: str, x: Tensor, axes: tuple, keepdims: builtins.bool) -> Tensor:
-    as_int = x.to(_d.uint8)
-    out = (_r.amax if name == "max" else _r.amin)(as_int, dim=axes, keepdim=keepdims)
-    return out.to(_d.bool)
 
 
 def max(x: Tensor, /, *, axis=None, keepdims: builtins.bool = False) -> Tensor:

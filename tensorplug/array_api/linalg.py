@@ -22,8 +22,8 @@ from ..frontend.ops.elementwise import UNARY as _U
 from ..frontend.tensor import Tensor
 from ..frontend import views as _v
 from . import _dtypes as d
-from ._helpers import cast, check_array, normalize_axes, normalize_axis, promote_operands
-from ._linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+from ._helpers import check_array, normalize_axes, normalize_axis, promote_operands
+from ._linear_algebra import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401  (the extension repeats them)
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",

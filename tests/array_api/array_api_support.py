@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-import tensorplug as tp
-
 # Short and reproducible in CI: few examples, a fixed seed, no per-example deadline.
 SETTINGS = settings(
     max_examples=12, derandomize=True, deadline=None, database=None,
