@@ -18,6 +18,7 @@ from .. import dispatcher
 from ..dispatcher import Operator
 from ..frontend.factories import arange, tensor, zeros
 from ..frontend.ops import reductions
+from ..frontend.ops.elementwise import where
 from ..frontend.autograd import is_grad_enabled
 from ..frontend.ops._composite import composite
 from ..frontend.tensor import Tensor
@@ -262,16 +263,42 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 # --- resampling matrices ---------------------------------------------------------------------
 def _apply_matrices(input: Tensor, matrices: list) -> Tensor:
-    """Multiply each trailing spatial dim of ``input`` by its (out, in) matrix."""
+    """Map each trailing spatial dim of ``input`` through its (out, in) matrix."""
     x = input
     spatial = len(matrices)
     for k, m in enumerate(matrices):
         if m is None:
             continue
-        d = x.ndim - spatial + k
-        mt = tensor(m.T, dtype=x._dtype, device=x._device)
-        x = (x.transpose(d, -1) @ mt).transpose(d, -1)
+        x = _apply_rows(x, x.ndim - spatial + k, m)
     return x
+
+
+def _apply_rows(x: Tensor, d: int, m: np.ndarray) -> Tensor:
+    """Output i of dim ``d`` is sum_j m[i, j] x[j] over the nonzero m[i, j] only.
+
+    A dense matmul would multiply every input by its zero weights, and 0 * NaN is NaN: one NaN
+    input turned every output of its row into NaN (issue 16). Each output reads only its window
+    (nearest: one input, linear: two, area: a window): the windows are gathered, padded to the
+    longest and summed with the padding masked out by where(), which does not propagate NaN.
+    """
+    out = m.shape[0]
+    columns = [np.flatnonzero(row) for row in m]
+    width = max(1, max(len(c) for c in columns))
+    index = np.zeros((out, width), dtype=np.int64)
+    weight = np.zeros((out, width))
+    valid = np.zeros((out, width), dtype=bool)
+    for i, cols in enumerate(columns):
+        index[i, :len(cols)] = cols
+        weight[i, :len(cols)] = m[i, cols]
+        valid[i, :len(cols)] = True
+    xt = x.transpose(d, -1)
+    gathered = xt.index_select(-1, tensor(index.reshape(-1), device=x._device))
+    gathered = gathered.reshape(*xt._shape[:-1], out, width)
+    if width == 1 and valid.all() and np.all(weight == 1.0):  # nearest: a pure selection
+        return gathered.squeeze(-1).transpose(d, -1)
+    terms = gathered * tensor(weight, dtype=x._dtype, device=x._device)
+    terms = where(tensor(valid, device=x._device), terms, 0.0)
+    return terms.sum(-1).transpose(d, -1)
 
 
 def _adaptive_matrix(size: int, out: int) -> np.ndarray:

@@ -186,6 +186,12 @@ def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool):
     from .reductions import mean as _mean
     from .reductions import sum as _sum
 
+    if input._dtype in (_dt.float16, _dt.bfloat16):
+        # Squares of 16-bit values overflow long before their variance does: compute in float32
+        # and round once, as PyTorch accumulates.
+        var, mean = _var_mean(to_dtype(input, _dt.float32), dims, correction, keepdim)
+        return to_dtype(var, input._dtype), to_dtype(mean, input._dtype)
+
     count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
     mean = _mean(input, dims, keepdim=True) if input._shape else input
     centered = input - mean
@@ -308,12 +314,22 @@ def _check_matrices(op: str, *tensors) -> None:
             raise RuntimeError(f"{op}(): expected all tensors to have the same dtype, but got {tensors[0]._dtype.name} and {t._dtype.name}")
 
 
+def _ignored(product: Tensor) -> Tensor:
+    """Zeros in place of a product scaled by alpha = 0: as in PyTorch, its NaN and inf do not
+    propagate (0 * inf would be NaN), and its operands still get (zero) gradients."""
+    from ..factories import ones_like
+
+    return where(ones_like(product, dtype=_dt.bool), 0.0, product)
+
+
 @composite("addmm", differentiable=(0, 1, 2))
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
     product = matmul(mat1, mat2)
-    if alpha != 1:
+    if alpha == 0:
+        product = _ignored(product)
+    elif alpha != 1:
         product = product * alpha
     if beta == 0:  # input is ignored, NaN included (as in PyTorch)
         return product
@@ -341,7 +357,9 @@ def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
     product = matmul(mat, vec)
-    if alpha != 1:
+    if alpha == 0:
+        product = _ignored(product)
+    elif alpha != 1:
         product = product * alpha
     if beta == 0:
         return product

@@ -93,6 +93,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
         )
     dims = normalize_dims("mean", dim, x.ndim) or tuple(range(x.ndim))
     count = numel_of([x._shape[d] for d in dims])
+    if x._dtype in (_dt.float16, _dt.bfloat16):
+        # As PyTorch: the sum stays in float32 until divided (70,000 float16 twos summed to inf).
+        return to_dtype(_reduce("sum", x, dims, keepdim, _dt.float32) / float(count), x._dtype)
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
