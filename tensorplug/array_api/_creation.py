@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from ..frontend import factories as _f
-from ..frontend.device import device as _device
+from ..frontend.device import canonical_device as _canonical_device
 from ..frontend.dlpack import from_dlpack as _from_dlpack
 from ..frontend.ops.shaping import tril as _tril, triu as _triu
 from ..frontend.tensor import Tensor
@@ -35,7 +35,8 @@ def _shape(shape) -> tuple:
 
 
 def _dev(device):
-    return None if device is None else device if isinstance(device, _device) else _device(device)
+    # "opencl" and the tensor's "opencl:0" are one device: compare canonical forms
+    return None if device is None else _canonical_device(device)
 
 
 def _dtype(dtype):

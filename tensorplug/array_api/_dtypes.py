@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..frontend import dtypes as _d
-from ..frontend.device import device as _device_type
+from ..frontend.device import canonical_device as _canonical_device
 from ..frontend.tensor import Tensor
 
 __all__ = [
@@ -100,7 +100,7 @@ def astype(x: Tensor, dtype, /, *, copy: builtins.bool = True, device=None) -> T
     """``x`` converted to ``dtype`` (and moved to ``device``); a new array unless ``copy=False``
     and nothing needs to change."""
     check_dtype(dtype)
-    target = x.device if device is None else _device_type(device) if not isinstance(device, _device_type) else device
+    target = x.device if device is None else _canonical_device(device)
     if x.dtype is dtype and x.device == target:
         return x.clone() if copy else x
     return x.to(device=target, dtype=dtype)

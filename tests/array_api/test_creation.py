@@ -140,6 +140,13 @@ def test_tril_triu(xp, x, k):
     assert_matches(xp.triu(xp.asarray(x), k=k), np.triu(x, k=k))
 
 
+def test_same_device_by_another_name_needs_no_copy(xp, device):
+    x = xp.ones(2, device=device)
+    assert xp.asarray(x, device=device, copy=False) is x
+    assert xp.astype(x, x.dtype, copy=False, device=device) is x
+    assert xp.asarray(x, device=x.device, copy=False) is x
+
+
 def test_factories_on_devices(xp, device):
     for made in (xp.zeros(3, device=device), xp.ones((2,), device=device), xp.full((2,), 1.5, device=device),
                  xp.arange(4, device=device), xp.eye(2, device=device), xp.linspace(0, 1, 3, device=device),
