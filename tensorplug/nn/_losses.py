@@ -385,9 +385,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = UNARY["exp"](target) * (target - input)
     else:
-        positive = target > 0
-        # xlogy: 0 * log(0) is 0; log sees 1 there so no NaN leaks into the gradient.
-        loss = where(positive, target * UNARY["log"](where(positive, target, 1.0)), 0.0) - target * input
+        zero = target == 0
+        # xlogy(target, target): 0 where target is 0 (log sees 1 there, so no NaN leaks into the
+        # gradient); elsewhere target * log(target), NaN for a negative or NaN target as in PyTorch.
+        loss = where(zero, 0.0, target * UNARY["log"](where(zero, 1.0, target))) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input._shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 
+from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
 from ..frontend.ops import copying, reductions
 from ..frontend.ops._composite import composite
@@ -221,6 +222,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 # --- vector norms --------------------------------------------------------------------------
 def _vector_norm(x: Tensor, p: float, dim: int) -> Tensor:
     """||x||_p along ``dim`` (kept), with PyTorch's gradient of 0 at a zero vector."""
+    if x._dtype in _NARROW_FLOATS and p not in (1, float("inf")) and _has_float64(x):
+        # Powers of large float32 values overflow where their norm does not (3e38 squared is inf):
+        # accumulate in float64, as PyTorch's CPU norm does, and round once.
+        return copying.to_dtype(_vector_norm(copying.to_dtype(x, _dt.float64), p, dim), x._dtype)
     if p == 1:
         return UNARY["abs"](x).sum(dim, keepdim=True)
     if p == float("inf"):
@@ -232,6 +237,15 @@ def _vector_norm(x: Tensor, p: float, dim: int) -> Tensor:
     safe = where(positive, total, 1.0)
     root = UNARY["sqrt"](safe) if p == 2 else safe ** (1.0 / p)
     return where(positive, root, 0.0)
+
+
+_NARROW_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32)
+
+
+def _has_float64(x: Tensor) -> bool:
+    from ..backends import backend_for
+
+    return "float64" in backend_for(x._device.type).dtypes
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
