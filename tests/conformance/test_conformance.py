@@ -43,6 +43,9 @@ def test_cpu_passes_quick_suite(tmp_path):
     assert out.returncode == (1 if KNOWN_CPU_FAILURES else 0)
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert report["summary"]["passed"] > 1000
+    labels = [(i["category"], i["op"], i["dtype"]) for i in report["items"]]
+    assert len(labels) == len(set(labels)), "two report items share a label"
+    assert ("copies", "round trip", "float32") in labels and ("capabilities", "dtype support", "float32") in labels
     # The certificate level: everything passes, so every optional dtype and no fallback op.
     from tensorplug.backends.api import OPTIONAL_DTYPES
 

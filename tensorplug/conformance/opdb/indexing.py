@@ -105,7 +105,9 @@ ENTRIES = [
             _one(Sample((Arg((2, 4)), 1, _SCATTER_INDEX, Arg((2, 4))), name="tensor src"),
                  Sample((Arg((2, 4)), 1, _SCATTER_INDEX, 1), name="scalar src")),
             dtypes=ALL_DTYPES, method="scatter", inplace="scatter_", exact=True, primitive="scatter_",
-            grad_samples=_grad_of(Sample((Arg((2, 4)), 1, _SCATTER_INDEX, Arg((2, 4))), name="tensor src"))),
+            grad_samples=_grad_of(Sample((Arg((2, 4)), 1, _SCATTER_INDEX, Arg((2, 4))), name="tensor src")),
+            errors=(ErrorCase(lambda d: _tp().zeros(3, device=d).scatter_(0, _tp().tensor([7], device=d), 1.0), IndexError,
+                              r"index 7 is out of bounds for dimension 0 with size 3", "index out of range"),)),
     OpEntry("scatter_add", "indexing", _scatter_add_ref,
             _one(Sample((Arg((3, 4)), 1, _idx((3, 3), [[0, 0, 1], [3, 3, 3], [2, 0, 2]]), Arg((3, 3))), name="duplicates")),
             dtypes=tuple(d for d in ALL_DTYPES if d != "bool"), method="scatter_add", inplace="scatter_add_", primitive="scatter_",
@@ -155,7 +157,11 @@ ENTRIES = [
     _setitem("slice", lambda x, v: x.__setitem__(slice(1, 3), v), lambda tp, x, v: x.__setitem__(slice(1, 3), v)),
 ]
 ENTRIES[-6].errors = (ErrorCase(lambda d: _tp().ones(3, device=d)[_tp().tensor([5], device=d)], IndexError,
-                                 r"index 5 is out of bounds for dimension 0 with size 3", "index out of range"),)
+                                 r"index 5 is out of bounds for dimension 0 with size 3", "index out of range"),
+                      ErrorCase(lambda d: _tp().ones(3, device=d)[_tp().tensor([-4], device=d)], IndexError,
+                                r"index -4 is out of bounds for dimension 0 with size 3", "negative index out of range"))
+ENTRIES[-2].errors = (ErrorCase(lambda d: _tp().zeros(3, device=d).__setitem__(_tp().tensor([7], device=d), 1.0), IndexError,
+                                r"index 7 is out of bounds for dimension 0 with size 3", "index out of range"),)
 
 
 def _index_like(x, values):

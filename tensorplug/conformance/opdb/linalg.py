@@ -15,13 +15,21 @@ def _tp():
     return tensorplug
 
 
-def _pair_samples(pairs, large=None):
+#: K = 4096 products of ones: a 16-bit accumulator stops counting (float16 at 2048, bfloat16 at
+#: 256); the contract requires float32 or wider accumulation, so the exact answer is 4096.
+_ONES_K = 4096
+
+
+def _pair_samples(pairs, large=None, ones=False):
     def samples(dtype):
         for name, a, b in pairs:
             yield Sample((Arg(a[0], layout=a[1] if len(a) > 1 else "contiguous"),
                           Arg(b[0], layout=b[1] if len(b) > 1 else "contiguous")), name=name)
         if large and dtype in ("float32", "float64", "int64"):
             yield Sample((Arg(large[0]), Arg(large[1])), name="large", large=True)
+        if ones and dtype in FLOAT_DTYPES:
+            yield Sample((Arg((1, _ONES_K), values=(1.0,) * _ONES_K), Arg((_ONES_K, 2), values=(1.0,) * (2 * _ONES_K))),
+                         name="K=4096 ones (accumulator width)", grad=False)
 
     return samples
 
@@ -46,7 +54,7 @@ _MATMUL = [
 ]
 
 ENTRIES = [
-    OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80))), dtypes=DTYPES, method="matmul",
+    OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80)), ones=True), dtypes=DTYPES, method="matmul",
             grad_samples=_grad([("matrix", (2, 3), (3, 2)), ("batched", (2, 2, 3), (3, 2))]), primitive="matmul",
             tolerances=_TOL, errors=(ErrorCase(lambda d: _tp().matmul(_tp().ones(2, 3, device=d), _tp().ones(2, 3, device=d)),
                                                RuntimeError, r"cannot be multiplied", "shape mismatch"),)),

@@ -8,7 +8,15 @@ from ._core import ALL_DTYPES, FLOAT_DTYPES, LARGE, NUMERIC_DTYPES, Arg, ErrorCa
 _HALF = ("float16", "bfloat16")
 
 
-def reduction_samples(low=-3.0, high=3.0, full=True, multi=True, empty=True, keyword="dim", step=None):
+#: NaN in some rows and columns, beside infinities: amax, amin, max and min propagate NaN.
+NAN_MATRIX = [[1.0, np.nan, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [np.nan, -np.inf, np.inf, 0.0]]
+#: Enough ones that a 16-bit accumulator stops counting (float16 at 2048, bfloat16 at 256): sums
+#: and matmul accumulate in float32 or wider (the contract's rule); the exact answer is 4096.
+ONES = (1.0,) * 4096
+
+
+def reduction_samples(low=-3.0, high=3.0, full=True, multi=True, empty=True, keyword="dim", step=None, nan=False,
+                      ones=False):
     def samples(dtype):
         def A(shape, layout="contiguous"):
             return Arg(shape, low, high, layout=layout, step=step)
@@ -35,6 +43,15 @@ def reduction_samples(low=-3.0, high=3.0, full=True, multi=True, empty=True, key
         if dtype not in _HALF:
             yield Sample((A((LARGE,)),), {keyword: 0}, name="large", large=True)
             yield Sample((A((257, 300)),), {keyword: 1}, name="large rows", large=True)
+        if nan and dtype in FLOAT_DTYPES:
+            nans = Arg((3, 4), values=NAN_MATRIX)
+            if full:
+                yield Sample((nans,), name="NaN, all elements", grad=False)
+            yield Sample((nans,), {keyword: 1}, name="NaN, dim=1", grad=False)
+            yield Sample((nans,), {keyword: 0}, name="NaN, dim=0", grad=False)
+        if ones:
+            yield Sample((Arg((4096,), values=ONES),), {keyword: 0}, name="4096 ones (accumulator width)", grad=False)
+            yield Sample((Arg((2, 4096), values=ONES * 2),), {keyword: -1}, name="4096 ones per row (accumulator width)", grad=False)
 
     return samples
 
@@ -92,7 +109,7 @@ def _median(x, dim=None, keepdim=False):
     return values, idx
 
 
-def _scan_samples(low, high):
+def _scan_samples(low, high, ones=False):
     def samples(dtype):
         yield Sample((Arg((4, 5), low, high),), {"dim": 1}, name="dim=1")
         yield Sample((Arg((4, 5, 3), low, high),), {"dim": 0}, name="dim=0")
@@ -103,6 +120,8 @@ def _scan_samples(low, high):
         yield Sample((Arg((3, 0, 2), low, high),), {"dim": 0}, name="empty other dim")
         if dtype in ("float32", "float64", "int64"):
             yield Sample((Arg((3, 3000), low, high),), {"dim": 1}, name="large", large=True)
+        if ones and dtype in FLOAT_DTYPES:
+            yield Sample((Arg((4096,), values=ONES),), {"dim": 0}, name="4096 ones (accumulator width)", grad=False)
 
     return samples
 
@@ -131,17 +150,17 @@ _SUM_TOL = {"float32": (1e-4, 1e-4), "float16": (4e-3, 4e-3), "bfloat16": (2e-2,
 _PROD_TOL = {"float32": (1e-4, 1e-5), "float16": (4e-3, 1e-3), "bfloat16": (3e-2, 1e-2)}
 
 ENTRIES = [
-    OpEntry("sum", "reductions", _np_reduce(np.sum), reduction_samples(), dtypes=ALL_DTYPES, method="sum",
+    OpEntry("sum", "reductions", _np_reduce(np.sum), reduction_samples(ones=True), dtypes=ALL_DTYPES, method="sum",
             grad_samples=reduction_grad_samples(), out_dtype=_int64_for_integers, primitive="sum", tolerances=_SUM_TOL,
             errors=(ErrorCase(lambda d: _tp().ones(2, 3, device=d).sum(dim=5), IndexError,
                               r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)", "bad dim"),)),
     OpEntry("prod", "reductions", _np_reduce(np.prod), reduction_samples(0.5, 1.6, multi=False), dtypes=ALL_DTYPES,
             method="prod", grad_samples=reduction_grad_samples(0.5, 1.6), out_dtype=_int64_for_integers, primitive="prod",
             tolerances=_PROD_TOL),
-    OpEntry("amax", "reductions", _np_reduce(np.max), reduction_samples(empty=False), dtypes=ALL_DTYPES, method="amax",
+    OpEntry("amax", "reductions", _np_reduce(np.max), reduction_samples(empty=False, nan=True), dtypes=ALL_DTYPES, method="amax",
             grad_samples=reduction_grad_samples(), primitive="amax", exact=True,
             errors=(ErrorCase(lambda d: _tp().ones(0, device=d).amax(), IndexError, r"non-zero size", "empty"), _empty_dim_error("amax"))),
-    OpEntry("amin", "reductions", _np_reduce(np.min), reduction_samples(empty=False), dtypes=ALL_DTYPES, method="amin",
+    OpEntry("amin", "reductions", _np_reduce(np.min), reduction_samples(empty=False, nan=True), dtypes=ALL_DTYPES, method="amin",
             grad_samples=reduction_grad_samples(), primitive="amin", exact=True,
             errors=(_empty_dim_error("amin"),)),
     OpEntry("all", "reductions", _np_reduce(np.all), reduction_samples(-1, 1, step=1.0), dtypes=ALL_DTYPES, method="all",
@@ -156,11 +175,11 @@ ENTRIES = [
             errors=(_empty_dim_error("argmin"),)),
     OpEntry("mean", "reductions", _np_reduce(np.mean), reduction_samples(), dtypes=FLOAT_DTYPES, method="mean",
             grad_samples=reduction_grad_samples(), tolerances=_SUM_TOL),
-    OpEntry("max", "reductions", _minmax_dim(np.max, np.argmax), reduction_samples(multi=False, empty=False, step=0.5),
+    OpEntry("max", "reductions", _minmax_dim(np.max, np.argmax), reduction_samples(multi=False, empty=False, step=0.5, nan=True),
             dtypes=ALL_DTYPES, method="max", grad_samples=reduction_grad_samples(), exact=True,
             out_dtype=lambda d: (d, "int64"), errors=(_empty_dim_error("max"), ErrorCase(lambda d: _tp().ones(2, device=d).max(dim=3), IndexError,
                                                       r"Dimension out of range", "bad dim"),)),
-    OpEntry("min", "reductions", _minmax_dim(np.min, np.argmin), reduction_samples(multi=False, empty=False, step=0.5),
+    OpEntry("min", "reductions", _minmax_dim(np.min, np.argmin), reduction_samples(multi=False, empty=False, step=0.5, nan=True),
             dtypes=ALL_DTYPES, method="min", grad_samples=reduction_grad_samples(), exact=True, out_dtype=lambda d: (d, "int64"),
             errors=(_empty_dim_error("min"),)),
     OpEntry("var", "reductions", _np_reduce(lambda x, **kw: np.var(x, ddof=1, **kw)), reduction_samples(),
@@ -179,7 +198,7 @@ ENTRIES = [
     OpEntry("median", "reductions", _median, reduction_samples(multi=False, empty=False, step=0.5), dtypes=NUMERIC_DTYPES,
             method="median", differentiable=False, exact=True, out_dtype=lambda d: (d, "int64"),
             errors=(_empty_dim_error("median"),)),
-    OpEntry("cumsum", "reductions", lambda x, dim: np.cumsum(x, axis=dim) if x.ndim else x, _scan_samples(-3, 3),
+    OpEntry("cumsum", "reductions", lambda x, dim: np.cumsum(x, axis=dim) if x.ndim else x, _scan_samples(-3, 3, ones=True),
             dtypes=ALL_DTYPES, method="cumsum", grad_samples=_scan_grad(-3, 3), primitive="cumsum",
             out_dtype=_int64_for_integers, tolerances=_SUM_TOL),
     OpEntry("cumprod", "reductions", lambda x, dim: np.cumprod(x, axis=dim) if x.ndim else x, _scan_samples(0.8, 1.25),
