@@ -12,8 +12,9 @@ class device:
     makes factories create tensors there by default, as in PyTorch.
     """
 
-    # _backend and _keymask cache the ready backend and its dispatch key bit (filled on first use).
-    __slots__ = ("type", "index", "_saved_default", "_backend", "_keymask")
+    # _backend, _keymask and _dtypes cache the ready backend, its dispatch key bit and the dtypes
+    # it declares (filled on first use).
+    __slots__ = ("type", "index", "_saved_default", "_backend", "_keymask", "_dtypes")
     _interned: dict = {}
 
     def __new__(cls, type_or_spec, index=None):
@@ -33,6 +34,7 @@ class device:
             found._saved_default = []
             found._backend = None
             found._keymask = 0
+            found._dtypes = frozenset()
             cls._interned[canonical_key] = found
         cls._interned[key] = found
         return found

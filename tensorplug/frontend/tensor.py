@@ -212,6 +212,9 @@ def empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     backend = dev._backend
     if backend is None:
         backend = bind_device(dev)._backend
+    if dtype not in dev._dtypes:  # one set lookup: a dtype the backend did not declare never reaches it
+        raise TypeError(f"device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
+                        f"{', '.join(sorted(backend.dtypes))}")
     stride, numel = contiguous_layout(shape)
     storage = backend.allocate(numel * dtype.itemsize, dev.index)
     t = _new(Tensor)
@@ -241,6 +244,7 @@ def bind_device(dev: device) -> device:
             if dev.index >= count:
                 raise RuntimeError(f"invalid device {dev}: the {dev.type!r} backend has {count} device(s)")
         dev._keymask = _registry.backend_key(dev.type).mask
+        dev._dtypes = frozenset(d for d in _dt.all_dtypes if d.name in backend.dtypes)
         dev._backend = backend
     return dev
 

@@ -13,6 +13,9 @@ from toy_backend import ToyBackend, _operand, _view
 
 class BadKernelsBackend(ToyBackend):
     device_type = "badkernelsdev"
+    # float64 declared so that the wrong softmax can make its float64 result (an undeclared
+    # dtype is refused before any kernel runs, which would hide the wrong dtype check mode names).
+    dtypes = ToyBackend.dtypes | {"float64"}
 
     def kernels(self):
         kernels = dict(super().kernels())
