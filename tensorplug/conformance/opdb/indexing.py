@@ -61,7 +61,9 @@ def _index_add_ref(x, dim, index, src):
     return np.moveaxis(out, 0, dim)
 
 
-_GATHER_INDEX = _idx((3, 2), [[0, 3], [2, -1], [1, 1]])
+# Index values are 0 <= i < size: gather and index_select refuse negative ones, as PyTorch does
+# (indexing with [] counts them from the end: see the subscript samples).
+_GATHER_INDEX = _idx((3, 2), [[0, 3], [2, 3], [1, 1]])
 # A permutation per row: scatter without duplicate targets is deterministic.
 _SCATTER_INDEX = _idx((2, 4), [[3, 0, 2, 1], [1, 2, 0, 3]])
 
@@ -95,12 +97,14 @@ def _setitem(name, expression_np, expression_tp, shape=(4, 5)):
 
 ENTRIES = [
     OpEntry("gather", "indexing", _gather_ref,
-            _one(Sample((Arg((3, 4)), 1, _GATHER_INDEX), name="dim=1, negative index"),
+            _one(Sample((Arg((3, 4)), 1, _GATHER_INDEX), name="dim=1"),
                  Sample((Arg((4, 3), layout="transposed"), 0, _idx((2, 3), [[0, 1, 3], [3, 2, 0]])), name="transposed, dim=0")),
             dtypes=ALL_DTYPES, method="gather", exact=True, primitive="gather",
             grad_samples=_grad_of(Sample((Arg((3, 4)), 1, _GATHER_INDEX), name="dim=1")),
             errors=(ErrorCase(lambda d: _tp().gather(_tp().ones(3, device=d), 0, _tp().tensor([5], device=d)), IndexError,
-                              r"index 5 is out of bounds for dimension 0 with size 3", "index out of range"),)),
+                              r"index 5 is out of bounds for dimension 0 with size 3", "index out of range"),
+                    ErrorCase(lambda d: _tp().gather(_tp().ones(3, device=d), 0, _tp().tensor([-1], device=d)), IndexError,
+                              r"index -1 is out of bounds for dimension 0 with size 3", "negative index"))),
     OpEntry("scatter", "indexing", _scatter_ref,
             _one(Sample((Arg((2, 4)), 1, _SCATTER_INDEX, Arg((2, 4))), name="tensor src"),
                  Sample((Arg((2, 4)), 1, _SCATTER_INDEX, 1), name="scalar src")),
@@ -113,13 +117,15 @@ ENTRIES = [
             dtypes=tuple(d for d in ALL_DTYPES if d != "bool"), method="scatter_add", inplace="scatter_add_", primitive="scatter_",
             grad_samples=_grad_of(Sample((Arg((3, 4)), 1, _idx((3, 3), [[0, 0, 1], [3, 3, 3], [2, 0, 2]]), Arg((3, 3))), name="dup"))),
     OpEntry("index_select", "indexing", lambda x, dim, i: np.take(x, i.astype(np.int64), axis=dim),
-            _one(Sample((Arg((4, 5)), 0, _ints([3, 0, 3, -1])), name="dim=0, repeated, negative"),
+            _one(Sample((Arg((4, 5)), 0, _ints([3, 0, 3, 1])), name="dim=0, repeated"),
                  Sample((Arg((4, 5), layout="transposed"), 1, _ints([4, 1])), name="transposed, dim=1"),
                  Sample((Arg((4, 5)), 1, _ints([])), name="empty index")),
             dtypes=ALL_DTYPES, method="index_select", exact=True,
             grad_samples=_grad_of(Sample((Arg((3, 2)), 0, _ints([2, 0, 2])), name="repeated")),
             errors=(ErrorCase(lambda d: _tp().ones(3, device=d).index_select(0, _tp().tensor([3], device=d)), IndexError,
-                              r"index 3 is out of bounds for dimension 0 with size 3", "index out of range"),)),
+                              r"index 3 is out of bounds for dimension 0 with size 3", "index out of range"),
+                    ErrorCase(lambda d: _tp().ones(3, device=d).index_select(0, _tp().tensor([-1], device=d)), IndexError,
+                              r"index -1 is out of bounds for dimension 0 with size 3", "negative index"))),
     OpEntry("take", "indexing", lambda x, i: np.take(x.reshape(-1), i.astype(np.int64)),
             _one(Sample((Arg((3, 4)), _idx((2, 2), [[0, 11], [5, -1]])), name="2-d index"),
                  Sample((Arg((4, 3), layout="transposed"), _ints([1, 7])), name="transposed")),

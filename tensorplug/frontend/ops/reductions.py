@@ -95,7 +95,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     count = numel_of([x._shape[d] for d in dims])
     if x._dtype in (_dt.float16, _dt.bfloat16):
         # As PyTorch: the sum stays in float32 until divided (70,000 float16 twos summed to inf).
-        return to_dtype(_reduce("sum", x, dims, keepdim, _dt.float32) / float(count), x._dtype)
+        wide = to_dtype(x, _dt.float32)  # kernels reduce into their input's dtype (the contract)
+        return to_dtype(_reduce("sum", wide, dims, keepdim, _dt.float32) / float(count), x._dtype)
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
