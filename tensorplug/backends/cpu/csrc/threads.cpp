@@ -6,7 +6,7 @@
 // taken, 2-thread kernels ran 4-13x slower than alone, where one thread loses only its share
 // (issue 16). active_threads() lowers the count while others are busy. At most every
 // kSampleNanos it compares the CPU time the whole machine spent (/proc/stat) with this process's
-// own (CLOCK_PROCESS_CPUTIME_ID) over the last window: the difference is the other processes'
+// own (CLOCK_PROCESS_CPUTIME_ID) over the last window (50 ms for the first): the difference is the other processes'
 // load, in cores, and the cores left over are what the kernels use.
 //
 // Only the number of threads follows the load, never the chunking of the work: chunk boundaries
@@ -27,6 +27,9 @@ namespace tp {
 namespace {
 
 constexpr int64_t kSampleNanos = 200'000'000;
+// The first window is shorter, so that a short program does not finish before the first answer
+// (its estimate is coarser: /proc/stat counts in 10 ms ticks).
+constexpr int64_t kFirstSampleNanos = 50'000'000;
 
 int64_t monotonic_nanos() {
     timespec ts;
@@ -79,8 +82,9 @@ struct LoadMonitor {
             const int free_cores = int(double(cores) - (others > 0 ? others : 0.0) + 0.5);
             threads.store(free_cores < 1 ? 1 : free_cores, std::memory_order_relaxed);
         }
+        const bool first = last_busy < 0;
         last_wall = now, last_self = self, last_busy = busy;
-        next_sample.store(now + kSampleNanos, std::memory_order_relaxed);
+        next_sample.store(now + (first ? kFirstSampleNanos : kSampleNanos), std::memory_order_relaxed);
     }
 };
 
