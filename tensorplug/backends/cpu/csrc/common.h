@@ -208,6 +208,8 @@ PyObject* storage_alloc(int64_t nbytes);
 int64_t arg_int(PyObject* o, const char* fname, const char* what);
 double arg_double(PyObject* o, const char* fname, const char* what);
 int arg_dtype(PyObject* o, const char* fname);
+// arg_dtype restricted to float32 and float64 (the fused kernels' dtypes); ValueError otherwise.
+int float_dtype(PyObject* o, const char* fname);
 int parse_shape(PyObject* o, int64_t* shape, const char* fname, const char* what = "shape");
 void check_nargs(Py_ssize_t n, Py_ssize_t expected, const char* fname);
 inline bool is_py_scalar(PyObject* o) { return PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o); }

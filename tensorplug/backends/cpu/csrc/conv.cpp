@@ -308,13 +308,6 @@ ConvGeometry parse_geometry(PyObject* const* args, int at, const char* fname) {
     return g;
 }
 
-int conv_dtype(PyObject* o, const char* fname) {
-    int dtype = arg_dtype(o, fname);
-    if (dtype != kFloat32 && dtype != kFloat64)
-        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
-    return dtype;
-}
-
 // A contiguous operand of `shape`.
 void parse_contiguous(PyObject* o, int dtype, const int64_t* shape, Operand& op, const char* fname, const char* what,
                       bool writable) {
@@ -326,7 +319,7 @@ PyObject* py_conv2d(PyObject* const* args, Py_ssize_t nargs) {
     // conv2d(dtype, shape, weight_shape, out, a, weight, bias, stride, padding, dilation, groups)
     const char* fname = "conv2d";
     check_nargs(nargs, 11, fname);
-    int dtype = conv_dtype(args[0], fname);
+    int dtype = float_dtype(args[0], fname);
     const ConvGeometry g = parse_geometry(args, 7, fname);
     int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
     Operand out, a, weight, bias;
@@ -349,7 +342,7 @@ PyObject* py_conv2d_input_backward(PyObject* const* args, Py_ssize_t nargs) {
     // conv2d_input_backward(dtype, shape, weight_shape, grad_input, grad, weight, stride, padding, dilation, groups)
     const char* fname = "conv2d_input_backward";
     check_nargs(nargs, 10, fname);
-    int dtype = conv_dtype(args[0], fname);
+    int dtype = float_dtype(args[0], fname);
     const ConvGeometry g = parse_geometry(args, 6, fname);
     int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
     Operand out, grad, weight;
@@ -367,7 +360,7 @@ PyObject* py_conv2d_weight_backward(PyObject* const* args, Py_ssize_t nargs) {
     // conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
     const char* fname = "conv2d_weight_backward";
     check_nargs(nargs, 10, fname);
-    int dtype = conv_dtype(args[0], fname);
+    int dtype = float_dtype(args[0], fname);
     const ConvGeometry g = parse_geometry(args, 6, fname);
     int64_t shape[4] = {g.n, g.c, g.h, g.w}, wshape[4] = {g.o, g.cg, g.kh, g.kw}, oshape[4] = {g.n, g.o, g.oh, g.ow};
     Operand out, grad, a;

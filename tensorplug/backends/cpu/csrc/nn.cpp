@@ -150,13 +150,6 @@ template <class T> void softmax_T(int64_t outer, int64_t size, int64_t inner, Op
     });
 }
 
-int float_dtype(PyObject* o, const char* fname) {
-    int dtype = arg_dtype(o, fname);
-    if (dtype != kFloat32 && dtype != kFloat64)
-        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
-    return dtype;
-}
-
 // A tuple of n ints, each >= minimum.
 void parse_ints(PyObject* o, int64_t* v, int n, int64_t minimum, const char* fname, const char* what) {
     int64_t tmp[MAX_DIMS];

@@ -155,6 +155,13 @@ void scalar_to_dtype(PyObject* o, int dtype, void* dst, const char* fname) {
     TP_DISPATCH(dtype, T, *static_cast<T*>(dst) = convert<T>(d));
 }
 
+int float_dtype(PyObject* o, const char* fname) {
+    const int dtype = arg_dtype(o, fname);
+    if (dtype != kFloat32 && dtype != kFloat64)
+        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
+    return dtype;
+}
+
 void parse_operand(PyObject* o, int dtype, int ndim, const int64_t* shape, Operand& op, const char* fname,
                    const char* what, bool allow_scalar, bool writable) {
     if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 3) {

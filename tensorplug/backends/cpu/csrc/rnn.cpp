@@ -155,13 +155,6 @@ void lstm_backward_T(int64_t L, int64_t N, int64_t H, const T* w_hh, const T* h0
     std::copy(dc.begin(), dc.end(), grad_c0);
 }
 
-int rnn_dtype(PyObject* o, const char* fname) {
-    const int dtype = arg_dtype(o, fname);
-    if (dtype != kFloat32 && dtype != kFloat64)
-        value_error(std::string(fname) + ": only float32 and float64 are supported, got " + kDTypeName[dtype]);
-    return dtype;
-}
-
 // A contiguous operand of the given shape (the Python side passes .contiguous() tensors).
 char* contiguous(PyObject* o, int dtype, int ndim, const int64_t* shape, Operand& op, const char* fname,
                  const char* what, bool writable) {
@@ -179,7 +172,7 @@ PyObject* py_lstm_forward(PyObject* const* args, Py_ssize_t nargs) {
     // lstm_forward(dtype, L, N, H, projected, w_hh, h0, c0, hs, cs, acts)
     const char* fname = "lstm_forward";
     check_nargs(nargs, 11, fname);
-    const int dtype = rnn_dtype(args[0], fname);
+    const int dtype = float_dtype(args[0], fname);
     const int64_t L = arg_int(args[1], fname, "L"), N = arg_int(args[2], fname, "N"), H = arg_int(args[3], fname, "H");
     if (L < 0 || N < 0 || H < 0) value_error("lstm_forward: sizes must be >= 0");
     const int64_t sg[3] = {L, N, 4 * H}, sw[2] = {4 * H, H}, ss[2] = {N, H}, sh[3] = {L, N, H};
@@ -207,7 +200,7 @@ PyObject* py_lstm_backward(PyObject* const* args, Py_ssize_t nargs) {
     //               grad_projected, grad_w_hh, grad_h0, grad_c0)
     const char* fname = "lstm_backward";
     check_nargs(nargs, 17, fname);
-    const int dtype = rnn_dtype(args[0], fname);
+    const int dtype = float_dtype(args[0], fname);
     const int64_t L = arg_int(args[1], fname, "L"), N = arg_int(args[2], fname, "N"), H = arg_int(args[3], fname, "H");
     if (L < 1 || N < 0 || H < 0) value_error("lstm_backward: L must be >= 1 and sizes >= 0");
     const int64_t sg[3] = {L, N, 4 * H}, sw[2] = {4 * H, H}, ss[2] = {N, H}, sh[3] = {L, N, H};
