@@ -375,9 +375,26 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of a (N, C, H, W) or (C, H, W) input."""
+    """Zero whole channels of a (N, C, H, W) input. As PyTorch 2.13: a 3-D input is read as
+    (N, C, L) (one mask per (N, C) row), any other rank drops elementwise; both warn."""
     check_tensor("dropout2d", input)
     if input.ndim not in (3, 4):
-        raise RuntimeError(f"dropout2d: Expected 3D or 4D input, but received a {input.ndim}D input.")
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result in an error "
+            "in a future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+            "that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+        return dropout(input, p, training, inplace)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will change "
+            "in a future release to interpret the input as one without a batch dimension, i.e. shape (C, H, W). To "
+            "maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+        return _dropout_any("dropout2d", input, p, training, inplace, input._shape[:-1] + (1,))
     return _dropout_any("dropout2d", input, p, training, inplace, input._shape[:-2] + (1, 1))
 
