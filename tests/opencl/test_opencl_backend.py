@@ -52,12 +52,16 @@ def test_device_selection_env():
 
 @needs_opencl
 def test_index_error_at_synchronization_and_recovers():
-    """An out-of-range index raises IndexError at the next host read; the device keeps working."""
+    """An out-of-range tensor index raises IndexError at the next host read (the kernel found it);
+    the device keeps working. (gather and index_select check their index range before any kernel
+    runs, on every device, as PyTorch refuses negative values there.)"""
     x = tp.ones(3, device="opencl")
-    y = x.gather(0, tp.tensor([5], device="opencl"))
+    y = x[tp.tensor([5], device="opencl")]
     with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
         y.tolist()
     assert (x + 1).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(IndexError, match=r"gather\(\): index 5 is out of bounds"):
+        x.gather(0, tp.tensor([5], device="opencl"))
 
 
 @needs_opencl
