@@ -1,8 +1,6 @@
 """Adadelta: step sizes from running averages of squared gradients and squared updates."""
 from __future__ import annotations
 
-from ..frontend import dtypes as _dt
-from ..frontend.factories import tensor, zeros_like
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
 __all__ = ["Adadelta"]
@@ -35,16 +33,7 @@ class Adadelta(Optimizer):
         loss = self._evaluate(closure)
         for group in self.param_groups:
             lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = tensor(0.0, dtype=_dt.float32)
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
-                state["step"].add_(1)
+            for p, state, grad in self._counted_grads(group, "square_avg", "acc_delta"):
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]

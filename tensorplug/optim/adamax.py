@@ -1,8 +1,6 @@
 """Adamax: Adam with the infinity norm of past gradients in place of their second moment."""
 from __future__ import annotations
 
-from ..frontend import dtypes as _dt
-from ..frontend.factories import tensor, zeros_like
 from ..frontend.ops.elementwise import BINARY
 from .adam import _check_adam_args
 from .optimizer import Optimizer, _use_grad, check_unsupported
@@ -33,16 +31,7 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = tensor(0.0, dtype=_dt.float32)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
-                state["step"].add_(1)
+            for p, state, grad in self._counted_grads(group, "exp_avg", "exp_inf"):
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]

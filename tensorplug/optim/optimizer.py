@@ -12,7 +12,9 @@ import functools
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
+from ..frontend import dtypes as _dt
 from ..frontend.autograd import enable_grad, no_grad
+from ..frontend.factories import tensor, zeros_like
 from ..frontend.tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -121,6 +123,22 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
+
+    def _counted_grads(self, group: dict, *buffers: str):
+        """``(param, state, grad)`` for each parameter of ``group`` that has a gradient, after
+        the bookkeeping the Adam-family updates share: state made on first use (a float32 step
+        counter, then a zero buffer per name in ``buffers``), the step counted, and the gradient
+        negated when the group maximizes."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = tensor(0.0, dtype=_dt.float32)
+                for name in buffers:
+                    state[name] = zeros_like(p)
+            state["step"].add_(1)
+            yield p, state, (-p.grad if group["maximize"] else p.grad)
 
     # --- state dicts -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

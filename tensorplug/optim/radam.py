@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..frontend import dtypes as _dt
-from ..frontend.factories import tensor, zeros_like
 from .adam import _check_adam_args
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
@@ -36,16 +34,7 @@ class RAdam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             rho_inf = 2 / (1 - beta2) - 1
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = tensor(0.0, dtype=_dt.float32)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
-                state["step"].add_(1)
+            for p, state, grad in self._counted_grads(group, "exp_avg", "exp_avg_sq"):
                 step = state["step"].item()
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:
