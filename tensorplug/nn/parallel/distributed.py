@@ -84,6 +84,7 @@ class DistributedDataParallel(Module):
         self.process_group = process_group
         self.bucket_cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb
         self.require_backward_grad_sync = True
+        self._engine_group = dist._group.resolve_group(process_group, "DistributedDataParallel")
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._param_names = {id(p): n for n, p in named}
         self._check_same_model(named)
@@ -183,9 +184,8 @@ class DistributedDataParallel(Module):
                 grad = p.grad if p.grad is not None else p.detach().new_zeros(p.shape)
                 pieces.append(grad.detach().reshape(-1))
             bucket.flat = cat(pieces) if len(pieces) > 1 else pieces[0].clone()
-        group = dist._group.resolve_group(self.process_group, "DistributedDataParallel")
         # The ranks agreed on the model at construction; buckets need no per-call check.
-        bucket.work = collectives.start_all_reduce(group, bucket.flat, collectives.ReduceOp.AVG, "all_reduce",
+        bucket.work = collectives.start_all_reduce(self._engine_group, bucket.flat, collectives.ReduceOp.AVG, "all_reduce",
                                                    check=False)
 
     def _finish_pass(self) -> None:
