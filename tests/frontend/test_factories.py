@@ -242,3 +242,15 @@ def test_non_numeric_data_raises():
         tp.tensor(["a", "b"])
     with pytest.raises(TypeError):
         tp.tensor([object()])
+
+
+@pytest.mark.parametrize("name, fill", [("new_zeros", 0.0), ("new_ones", 1.0), ("new_empty", None)])
+@pytest.mark.parametrize("size", [(2, 3), ((2, 3),), ([2, 3],)], ids=["varargs", "tuple", "list"])
+def test_new_factories_take_sizes_as_varargs_or_one_sequence(name, fill, size):
+    """t.new_zeros(2, 3) and t.new_zeros((2, 3)) both give a (2, 3) tensor of t's dtype and device,
+    as PyTorch's word_language_model writes weight.new_zeros(nlayers, bsz, nhid) (issue 13)."""
+    base = tp.ones(4, dtype=tp.float64)
+    made = getattr(base, name)(*size)
+    assert made.shape == (2, 3) and made.dtype == tp.float64 and made.device == base.device
+    if fill is not None:
+        np.testing.assert_array_equal(made.numpy(), np.full((2, 3), fill))
