@@ -4,7 +4,7 @@ It knows nothing of tensors or of any backend: the frontend tells it how to read
 set (``set_keyset_extractor``) and backends register kernels against keys.
 """
 from ._explain import explain
-from ._keys import AUTOGRAD, INPLACE_OR_VIEW, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
+from ._keys import AUTOGRAD, INPLACE_OR_VIEW, PROFILER, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
 from ._operator import (
     Operator,
     Resolution,
@@ -15,6 +15,7 @@ from ._operator import (
     redispatch,
     register_backend_fallback,
     register_fallthrough,
+    register_key_fallback,
     register_kernel,
     set_keyset_extractor,
 )
@@ -23,6 +24,7 @@ from ._state import ExcludeKeys, IncludeKeys, local_state
 __all__ = [
     "AUTOGRAD",
     "INPLACE_OR_VIEW",
+    "PROFILER",
     "DispatchKey",
     "ExcludeKeys",
     "IncludeKeys",
@@ -41,6 +43,7 @@ __all__ = [
     "redispatch",
     "register_backend_fallback",
     "register_fallthrough",
+    "register_key_fallback",
     "register_kernel",
     "set_keyset_extractor",
 ]

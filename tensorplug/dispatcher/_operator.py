@@ -9,7 +9,8 @@ Resolution walks the keys of the set from the highest priority down:
 * Autograd: the op's registered Autograd kernel (its derivative wrapper); else, for a composite
   op that the call's backend does not override, the decomposition, so that it runs above autograd
   and every primitive it calls records its own graph node; else the key falls through.
-* InplaceOrView: the registered kernel, else the key falls through.
+* InplaceOrView and Profiler: the registered kernel, else the key's fallback (a boxed kernel for
+  every op, see :func:`register_key_fallback`), else the key falls through.
 * a backend key: the backend's kernel, else the op's decomposition (CompositeImplicit), else the
   backend's boxed fallback, else a kernel that raises ``NotImplementedError``.
 
@@ -31,6 +32,7 @@ __all__ = [
     "register_kernel",
     "register_fallthrough",
     "register_backend_fallback",
+    "register_key_fallback",
     "call",
     "redispatch",
     "set_keyset_extractor",
@@ -39,6 +41,7 @@ __all__ = [
 
 _operators: dict[str, "Operator"] = {}
 _backend_fallbacks: dict[DispatchKey, Callable[..., Any]] = {}
+_key_fallbacks: dict[DispatchKey, Callable[..., Any]] = {}
 
 
 def _no_keys_extractor(args: tuple, kwargs: dict) -> int:
@@ -126,6 +129,9 @@ class Operator:
                 kernel = self.kernels.get(key)
                 if kernel is not None and key not in self.fallthroughs:
                     return Resolution(_bind_keyset(kernel, below), key, f"{key.name} kernel", skipped)
+                fallback = _key_fallbacks.get(key)
+                if fallback is not None and key not in self.fallthroughs:
+                    return Resolution(_bind_key_fallback(fallback, self, below), key, f"{key.name} fallback", skipped)
                 skipped.append(f"{key.name}: fallthrough")
                 continue
             kernel = self.kernels.get(key)
@@ -151,6 +157,14 @@ def _bind_keyset(kernel: Callable[..., Any], keyset: int) -> Callable[..., Any]:
 def _bind_fallback(fallback: Callable[..., Any], op: Operator) -> Callable[..., Any]:
     def boxed(*args: Any, **kwargs: Any) -> Any:
         return fallback(op, args, kwargs)
+
+    boxed.__wrapped__ = fallback  # type: ignore[attr-defined]
+    return boxed
+
+
+def _bind_key_fallback(fallback: Callable[..., Any], op: Operator, keyset: int) -> Callable[..., Any]:
+    def boxed(*args: Any, **kwargs: Any) -> Any:
+        return fallback(op, keyset, args, kwargs)
 
     boxed.__wrapped__ = fallback  # type: ignore[attr-defined]
     return boxed
@@ -216,6 +230,21 @@ def register_backend_fallback(key: DispatchKey, fallback: Callable[..., Any]) ->
     if not key.is_backend:
         raise ValueError(f"fallbacks are per backend key, not {key!r}")
     _backend_fallbacks[key] = fallback
+    _invalidate_tables()
+
+
+def register_key_fallback(key: DispatchKey, fallback: Callable[..., Any]) -> None:
+    """A boxed kernel ``fallback(op, below, args, kwargs)`` that handles every op on a
+    non-backend ``key`` (an op's own kernel for the key, or a fallthrough, takes precedence).
+
+    ``below`` is the call's key set under ``key``: the fallback continues the call with
+    ``redispatch(op, below, *args, **kwargs)``. This is how a cross-cutting layer (the profiler)
+    sees every op without one registration per op; the key only costs anything while a thread
+    has it in its include set.
+    """
+    if key.is_backend or key is AUTOGRAD:
+        raise ValueError(f"key fallbacks are for non-backend keys other than Autograd, not {key!r}")
+    _key_fallbacks[key] = fallback
     _invalidate_tables()
 
 
