@@ -94,3 +94,20 @@ from .nn.functional import relu  # noqa: E402
 
 autograd.register_derivatives()
 from .array_api import _tensor_methods as _array_api_methods  # noqa: E402,F401  (Tensor.__array_namespace__, to_device)
+
+
+def __getattr__(name: str):
+    """``tp.npdev``, ``tp.opencl``, ...: the runtime module of an installed device type (streams,
+    events, synchronize, memory statistics), made on first access. A real submodule of that name
+    always wins (it is imported instead), so this never shadows one."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'tensorplug' has no attribute {name!r}")
+    import importlib.util
+
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    from ._device_runtime import device_module
+
+    module = device_module(name)
+    globals()[name] = module
+    return module

@@ -12,6 +12,9 @@ A device type is usable when its plugin loads, its backend says ``is_available()
 least one device. Backends are asked in order and the search stops at the first usable one, so
 a machine with CUDA never imports PyOpenCL to answer.
 
+Streams and memory statistics are those of the accelerator's device module (``tp.opencl``,
+``tp.npdev``, ...; ``tensorplug._device_runtime``), so they behave alike on every backend.
+
 >>> import tensorplug as tp
 >>> device = tp.accelerator.current_accelerator() if tp.accelerator.is_available() else tp.device("cpu")
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+from ._device_runtime import DeviceRuntime, Stream, runtime_for
 from .backends._probe import Probe, known_device_types, probe
 from .frontend.device import current_device_index as _current_index_of
 from .frontend.device import device as _device
@@ -26,8 +30,9 @@ from .frontend.device import set_current_device_index as _set_current_index_of
 
 __all__ = [
     "PREFERENCE", "is_available", "current_accelerator", "device_count", "synchronize", "current_device_index",
-    "current_device_idx", "set_device_index", "set_device_idx", "device_index", "empty_cache", "memory_allocated",
-    "max_memory_allocated", "memory_reserved", "memory_stats",
+    "current_device_idx", "set_device_index", "set_device_idx", "device_index", "current_stream", "set_stream",
+    "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+    "reset_peak_memory_stats",
 ]
 
 #: Device types tried first, best first; other installed plugins follow alphabetically.
@@ -143,29 +148,42 @@ class device_index:
         return False
 
 
+def _runtime() -> DeviceRuntime:
+    return runtime_for(_require().device_type)
+
+
 def synchronize(device=None, /) -> None:
     """Wait for the work queued on an accelerator device (the current one by default)."""
-    found = _require()
-    index = _index_of(device, found.device_type)
-    from .backends import backend_for
+    runtime = _runtime()
+    runtime.synchronize(_index_of(device, runtime.device_type))
 
-    backend_for(found.device_type).synchronize(_current_index_of(found.device_type) if index is None else index)
+
+def current_stream(device=None, /) -> Stream:
+    """The stream work for an accelerator device (the current one by default) goes to now."""
+    runtime = _runtime()
+    return runtime.current_stream(_index_of(device, runtime.device_type))
+
+
+def set_stream(stream: Stream) -> None:
+    """Make ``stream`` current on its device, and its device the current accelerator device."""
+    runtime = _runtime()
+    if stream.device.type != runtime.device_type:
+        raise ValueError(f"{stream.device} is not a device of the current accelerator {runtime.device_type!r}")
+    set_device_index(stream.device.index)
+    runtime.set_stream(stream)
 
 
 def empty_cache() -> None:
     """Give the accelerator's cached, unused memory back; nothing to do without one."""
     found = _best()
-    if found is not None and found.device_type in _ready_types():
-        found.backend.empty_cache()
+    if found is not None:
+        runtime_for(found.device_type).empty_cache()
 
 
 def memory_stats(device=None, /) -> dict:
     """The backend's memory counters for a device ({} when it keeps none, or was never used)."""
-    found = _require()
-    if found.device_type not in _ready_types():
-        return {}
-    index = _index_of(device, found.device_type)
-    return dict(found.backend.memory_stats(_current_index_of(found.device_type) if index is None else index))
+    runtime = _runtime()
+    return runtime.memory_stats(_index_of(device, runtime.device_type))
 
 
 def memory_allocated(device=None, /) -> int:
@@ -180,7 +198,10 @@ def memory_reserved(device=None, /) -> int:
     return int(memory_stats(device).get("reserved_bytes", 0))
 
 
-def _ready_types() -> set[str]:
-    from .backends import ready_backends
+def max_memory_reserved(device=None, /) -> int:
+    return int(memory_stats(device).get("peak_reserved_bytes", 0))
 
-    return set(ready_backends())
+
+def reset_peak_memory_stats(device=None, /) -> None:
+    runtime = _runtime()
+    runtime.reset_peak_memory_stats(_index_of(device, runtime.device_type))

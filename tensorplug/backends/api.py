@@ -11,9 +11,18 @@ whose shapes, dtypes and devices the frontend already checked; inputs are broadc
 shape (as stride-0 views) and cast to the computation dtype, and the output is already allocated.
 Kernels read tensors only through ``shape``, ``stride()``, ``storage_offset()``, ``dtype``,
 ``device`` and ``untyped_storage()``.
+
+Besides storage, copies and kernels, a backend may fill in the device runtime: streams, events,
+memory statistics and the dtypes autocast may use (:meth:`Backend.new_stream` and the methods
+after it). Every runtime method has a default that is correct for a synchronous device, one whose
+kernels have finished when they return (npdev, the CPU): one stream, and events that wait for
+the device and take a host timestamp. ``tp.<device_type>`` (``tp.npdev.Event``, ...) and
+``tp.accelerator`` are built on these methods alone.
 """
 from __future__ import annotations
 
+import itertools
+import time
 from typing import Any, Callable
 
 __all__ = [
@@ -96,6 +105,9 @@ class Backend:
     contract_version: int = CONTRACT_VERSION
     #: dtype names the backend supports (must include REQUIRED_DTYPES to be conformant).
     dtypes: frozenset[str] = frozenset(REQUIRED_DTYPES)
+    #: The lower-precision float dtypes this device computes fast, which ``tp.autocast`` may
+    #: use on it (``"float16"``, ``"bfloat16"``); empty: autocast refuses the device type.
+    autocast_dtypes: frozenset[str] = frozenset()
 
     # --- discovery -------------------------------------------------------------------------
     def is_available(self) -> tuple[bool, str]:
@@ -135,10 +147,67 @@ class Backend:
         """Wait for all queued work on the device; raise pending device errors."""
 
     def memory_stats(self, device_index: int) -> dict[str, int]:
+        """Allocator counters of a device, in bytes: ``allocated_bytes`` (live storages),
+        ``peak_allocated_bytes``, ``reserved_bytes`` (live plus cached) and optionally
+        ``peak_reserved_bytes``; other keys are the backend's own. ``{}`` keeps none."""
         return {}
+
+    def reset_peak_memory_stats(self, device_index: int) -> None:
+        """Restart the peaks of :meth:`memory_stats` from the current values."""
 
     def empty_cache(self) -> None:
         """Give cached, unused memory back to the system."""
+
+    # --- runtime: streams and events (optional) --------------------------------------------
+    # A stream is an order of work on one device; an event marks a point in a stream. The
+    # handles below are the backend's own objects, which tensorplug passes back unchanged; the
+    # defaults describe a synchronous device, on which every stream is the one order of the
+    # host program (issuing work to "another" stream changes nothing) and an event is complete
+    # the moment it is recorded.
+    _stream_ids = itertools.count(1)
+
+    def default_stream(self, device_index: int) -> Any:
+        """The handle of the stream work goes to unless another is made current."""
+        return 0
+
+    def new_stream(self, device_index: int, priority: int = 0) -> Any:
+        """The handle of a new stream (``tp.<device>.Stream()``); by default an id that shares
+        the one order of a synchronous device."""
+        return next(Backend._stream_ids)
+
+    def set_current_stream(self, device_index: int, stream: Any) -> None:
+        """Send the work issued from now on for device ``device_index`` (kernels, copies,
+        allocations) to ``stream``. Called by ``tp.<device>.set_stream`` and ``stream(s)``."""
+
+    def synchronize_stream(self, device_index: int, stream: Any) -> None:
+        """Wait for the work issued to ``stream``; raise pending device errors."""
+        self.synchronize(device_index)
+
+    def query_stream(self, device_index: int, stream: Any) -> bool:
+        """Whether all work issued to ``stream`` has finished (never waits)."""
+        return True
+
+    def record_event(self, device_index: int, stream: Any, enable_timing: bool) -> Any:
+        """Mark the current end of ``stream``'s work; return an event handle. With
+        ``enable_timing`` the handle must give :meth:`event_elapsed_time`. By default: wait
+        for the device, then take a host timestamp (nanoseconds)."""
+        self.synchronize(device_index)
+        return time.perf_counter_ns()
+
+    def synchronize_event(self, device_index: int, event: Any) -> None:
+        """Wait until the work before ``event`` has finished; raise pending device errors."""
+
+    def query_event(self, device_index: int, event: Any) -> bool:
+        """Whether the work before ``event`` has finished (never waits)."""
+        return True
+
+    def event_elapsed_time(self, device_index: int, start: Any, end: Any) -> float:
+        """Milliseconds between two completed events that were recorded with timing."""
+        return (end - start) / 1e6
+
+    def stream_wait_event(self, device_index: int, stream: Any, event: Any) -> None:
+        """Make work issued to ``stream`` after this call wait for ``event`` (without blocking
+        the host)."""
 
     # --- kernels -----------------------------------------------------------------------------
     def kernels(self) -> dict[str, Callable[..., Any]]:

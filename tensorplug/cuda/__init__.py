@@ -10,12 +10,15 @@ a device, raises ``RuntimeError`` naming it. Calls that PyTorch answers without 
 Seams for the CUDA backend: it is found through ``tp.backends`` like any plugin; besides the
 backend contract, ``tp.cuda`` uses these optional backend methods when the backend has them:
 ``device_name(index) -> str``, ``device_capability(index) -> (major, minor)``,
-``device_properties(index) -> object`` and ``mem_get_info(index) -> (free, total)``.
+``device_properties(index) -> object`` and ``mem_get_info(index) -> (free, total)``. Streams
+and events (``Stream``, ``Event``, ``stream``, ``current_stream``, ...) are the generic ones of
+every device module (``tensorplug._device_runtime``), over the contract's runtime methods.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from .._device_runtime import runtime_for
 from ..backends import _registry
 from ..backends._probe import Probe, probe
 from ..frontend.device import current_device_index as _current_index_of
@@ -28,7 +31,8 @@ __all__ = [
     "set_device", "device", "synchronize", "get_device_name", "get_device_capability", "get_device_properties",
     "is_bf16_supported", "is_tf32_supported", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "empty_cache", "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
-    "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated", "mem_get_info",
+    "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated", "mem_get_info", "Stream", "Event",
+    "StreamContext", "stream", "current_stream", "default_stream", "set_stream",
 ]
 
 DEVICE_TYPE = "cuda"
@@ -63,6 +67,13 @@ def _require() -> Probe:
 # The message a `.to("cuda")` gets when no plugin provides the device type.
 _registry.missing_device_hints[DEVICE_TYPE] = lambda: f"CUDA is not available: {_probe().reason}"
 _tensor_methods.attach()
+
+
+# Streams and events: the generic runtime, with this module's "CUDA is not available" errors.
+_runtime = runtime_for(DEVICE_TYPE, require=lambda: _require())
+Stream, Event, StreamContext = _runtime.Stream, _runtime.Event, _runtime.StreamContext
+stream, current_stream, default_stream, set_stream = (
+    _runtime.stream, _runtime.current_stream, _runtime.default_stream, _runtime.set_stream)
 
 
 def is_available() -> bool:

@@ -14,6 +14,8 @@ __all__ = ["CPUBackend", "plugin"]
 class CPUBackend(Backend):
     device_type = "cpu"
     dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES)
+    # PyTorch's CPU autocast dtypes (the C++ kernels compute both through float32).
+    autocast_dtypes = frozenset({"bfloat16", "float16"})
 
     def load(self) -> None:
         from . import kernels, storage
@@ -26,6 +28,11 @@ class CPUBackend(Backend):
         self.wrap_host = storage.wrap_host
         self.memory_stats = storage.memory_stats
         self.empty_cache = storage.empty_cache
+
+    def reset_peak_memory_stats(self, device_index) -> None:
+        from ._load import load_kernels
+
+        load_kernels().reset_peak_memory_stats()
 
     def kernels(self):
         return self._kernels

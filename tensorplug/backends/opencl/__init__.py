@@ -19,6 +19,8 @@ Documented behaviour (docs/backend-contract.md leaves these to each device):
 * float64 is declared only when every selected device has cl_khr_fp64. float16 and bfloat16 are
   storage formats computed in float32 (``vload_half``/``vstore_half`` are core OpenCL), so they
   need no cl_khr_fp16.
+* Streams are in-order command queues on the device's context, each with its own memory pool;
+  events are queue markers whose profiling timestamps give device time (storage.py).
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ class OpenCLBackend(Backend):
     # Until load() has seen the devices: what every device supports. load() adds float64 when
     # every selected device has it.
     dtypes = frozenset(REQUIRED_DTYPES + tuple(d for d in OPTIONAL_DTYPES if d != "float64"))
+    # Both are stored in 16 bits and computed in float32: they halve the memory traffic, which is
+    # what bounds elementwise kernels here.
+    autocast_dtypes = frozenset({"float16", "bfloat16"})
 
     def __init__(self) -> None:
         self._availability: tuple[bool, str] | None = None
@@ -86,7 +91,11 @@ class OpenCLBackend(Backend):
         self.to_host = storage.to_host
         self.synchronize = storage.synchronize
         self.memory_stats = storage.memory_stats
+        self.reset_peak_memory_stats = storage.reset_peak_memory_stats
         self.empty_cache = storage.empty_cache
+        for name in ("default_stream", "new_stream", "set_current_stream", "synchronize_stream", "query_stream",
+                     "record_event", "synchronize_event", "query_event", "event_elapsed_time", "stream_wait_event"):
+            setattr(self, name, getattr(storage, name))
 
     def kernels(self):
         return self._kernels

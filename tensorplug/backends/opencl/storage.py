@@ -1,10 +1,16 @@
-"""OpenCL devices, storage from a memory pool, host copies and the device error flag.
+"""OpenCL devices, streams, storage from memory pools, host copies and the device error flag.
 
-Each device gets one context, one in-order queue and one ``pyopencl.tools.MemoryPool`` over an
-``ImmediateAllocator``: a storage holds a pooled buffer and gives it back to the pool the moment
-the storage dies (CPython reference counting). Because every command goes through the one
+Each device gets one context. A stream (``tp.opencl.Stream``) is an in-order command queue on
+that context with its own ``pyopencl.tools.MemoryPool`` over an ``ImmediateAllocator``; the
+device's default stream is one more. Work issued while a stream is current (kernels, copies,
+allocations) goes to its queue: ``set_current_stream`` swaps the device's ``queue`` and ``pool``,
+which every kernel reads. A storage holds a pooled buffer and gives it back to the pool it came
+from the moment the storage dies (CPython reference counting). Because each pool serves only one
 in-order queue, a freed block handed to a later operation is only written after earlier commands
-that used it have finished.
+of that queue that used it have finished; a tensor used on a second stream must stay alive until
+that stream has passed it (PyTorch's rule for CUDA streams, docs/backend-contract.md). Queues
+order each other only through events (``stream_wait_event`` enqueues a barrier waiting for a
+marker of the other queue). Every queue profiles its commands, so events give device time.
 
 Kernels that read index values (or divide integers) report bad data through a small device
 buffer, the error flag: ``[code, value, dim, size]``. Host reads (``to_host``) and
@@ -14,14 +20,17 @@ as the contract asks of asynchronous devices; the flag is cleared, so the proces
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-__all__ = ["DeviceState", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host", "to_host",
-           "synchronize", "memory_stats", "empty_cache", "numpy_dtype", "ENV_DEVICE"]
+__all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
+           "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
+           "default_stream", "new_stream", "set_current_stream", "synchronize_stream", "query_stream", "record_event",
+           "synchronize_event", "query_event", "event_elapsed_time", "stream_wait_event", "ENV_DEVICE"]
 
 #: Environment variable selecting devices: comma-separated ``P:D`` (platform and device index as
 #: ``clinfo`` lists them) or case-insensitive substrings of "platform name / device name". The
@@ -37,15 +46,41 @@ _ERR_INDEX, _ERR_ZERO_DIV, _ERR_NEG_POW = 1, 2, 3
 _PROBE = "__kernel void probe(__global int* x) { x[get_global_id(0)] += 1; }"
 
 
+class OpenCLStream:
+    """One stream of a device: an in-order, profiling command queue and the memory pool whose
+    blocks are reused only by work on that queue."""
+
+    __slots__ = ("state", "queue", "pool")
+
+    def __init__(self, state: DeviceState):
+        self.state = state
+        self.queue = cl.CommandQueue(state.context, state.device,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+
+    def __repr__(self) -> str:
+        default = " (default)" if self is self.state.default_stream else ""
+        return f"OpenCLStream(opencl:{self.state.index}{default})"
+
+
 class DeviceState:
-    """One OpenCL device as tensorplug uses it: context, queue, pool, programs, error flag."""
+    """One OpenCL device as tensorplug uses it: context, streams, programs, error flag.
+
+    ``queue`` and ``pool`` are those of the current stream (the default one unless
+    ``set_current_stream`` changed it): kernels and ``allocate`` read them on every call.
+    """
 
     def __init__(self, index: int, device, context=None):
         self.index = index
         self.device = device
         self.context = context if context is not None else cl.Context([device])
-        self.queue = cl.CommandQueue(self.context, device)
-        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        self.default_stream = OpenCLStream(self)
+        # Every stream ever made, so that synchronize() waits for all of them: a side stream is
+        # never released (as CUDA's stream pool), at most MAX_SIDE_STREAMS of them (new_stream).
+        self.streams: list[OpenCLStream] = [self.default_stream]
+        self.streams_made = 0
+        self.queue = self.default_stream.queue
+        self.pool = self.default_stream.pool
         extensions = device.extensions.split()
         self.has_fp64 = "cl_khr_fp64" in extensions or device.double_fp_config != 0
         self.has_fp16 = "cl_khr_fp16" in extensions
@@ -290,25 +325,110 @@ def _host_dtype(dtype):
 
 
 def synchronize(device_index=None) -> None:
+    """Wait for every stream of the device (of every device without an index); raise errors."""
     targets = _devices if device_index is None else [_devices[device_index]]
     for state in targets:
-        state.queue.finish()
+        for stream in state.streams:
+            stream.queue.finish()
         state.check_errors()
 
 
 def memory_stats(device_index=None) -> dict:
     state = _devices[device_index or 0]
-    pool = state.pool
+    pools = [stream.pool for stream in state.streams]
     return {
         "allocated_bytes": state.allocated_bytes,
         "peak_allocated_bytes": state.peak_bytes,
         "allocations": state.allocations,
-        "reserved_bytes": int(pool.managed_bytes),
-        "cached_blocks": int(pool.held_blocks),
-        "active_blocks": int(pool.active_blocks),
+        "reserved_bytes": sum(int(pool.managed_bytes) for pool in pools),
+        "cached_blocks": sum(int(pool.held_blocks) for pool in pools),
+        "active_blocks": sum(int(pool.active_blocks) for pool in pools),
     }
+
+
+def reset_peak_memory_stats(device_index=None) -> None:
+    state = _devices[device_index or 0]
+    state.peak_bytes = state.allocated_bytes
 
 
 def empty_cache() -> None:
     for state in _devices or ():
-        state.pool.free_held()
+        for stream in state.streams:
+            stream.pool.free_held()
+
+
+# --- streams and events (the contract's optional runtime methods) -------------------------------
+def default_stream(device_index: int) -> OpenCLStream:
+    return _devices[device_index].default_stream
+
+
+#: Side streams per device; beyond that, new streams reuse these in turn (as PyTorch's pool of
+#: 32 CUDA streams): sharing a queue only adds ordering, and queues and pools stay bounded.
+MAX_SIDE_STREAMS = 8
+
+
+def new_stream(device_index: int, priority: int = 0) -> OpenCLStream:
+    """A queue on the device's context (OpenCL queues have no priorities: ignored)."""
+    state = _devices[device_index]
+    slot = state.streams_made % MAX_SIDE_STREAMS
+    state.streams_made += 1
+    if slot + 1 < len(state.streams):
+        return state.streams[slot + 1]
+    stream = OpenCLStream(state)
+    state.streams.append(stream)
+    return stream
+
+
+def set_current_stream(device_index: int, stream: OpenCLStream) -> None:
+    state = _devices[device_index]
+    state.queue, state.pool = stream.queue, stream.pool
+
+
+def synchronize_stream(device_index: int, stream: OpenCLStream) -> None:
+    stream.queue.finish()
+    stream.state.check_errors()
+
+
+def _complete(event) -> bool:
+    return event.command_execution_status == cl.command_execution_status.COMPLETE
+
+
+def query_stream(device_index: int, stream: OpenCLStream) -> bool:
+    """Whether the queue has run everything issued so far. OpenCL can only answer through a new
+    marker, which even an idle queue completes a little later: it is given up to 2 ms, after
+    which the answer is "not yet" (a caller polling query() sees True at a later call)."""
+    marker = cl.enqueue_marker(stream.queue)
+    stream.queue.flush()
+    deadline = time.perf_counter() + 2e-3
+    while not _complete(marker):
+        if time.perf_counter() > deadline:
+            return False
+        time.sleep(0)
+    return True
+
+
+def record_event(device_index: int, stream: OpenCLStream, enable_timing: bool):
+    """A marker: it completes when every command enqueued before it on the queue has, and its
+    profiling end time is then (every queue profiles, so timing costs nothing extra)."""
+    marker = cl.enqueue_marker(stream.queue)
+    # Flushed so that it is submitted: another queue waiting for it, or query(), must see it
+    # progress (OpenCL promises progress across queues only for flushed commands).
+    stream.queue.flush()
+    return marker
+
+
+def synchronize_event(device_index: int, event) -> None:
+    event.wait()
+    _devices[device_index].check_errors()
+
+
+def query_event(device_index: int, event) -> bool:
+    return _complete(event)
+
+
+def event_elapsed_time(device_index: int, start, end) -> float:
+    return (end.profile.end - start.profile.end) / 1e6
+
+
+def stream_wait_event(device_index: int, stream: OpenCLStream, event) -> None:
+    cl.enqueue_barrier(stream.queue, wait_for=[event])

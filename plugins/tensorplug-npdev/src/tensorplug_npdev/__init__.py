@@ -7,6 +7,11 @@ tensors, so it behaves as separate device memory would: data reaches it only thr
 
 This module is what tensorplug imports when ``npdev`` is first used, so it stays cheap: the
 kernel table and the allocator are imported in :meth:`NpDevBackend.load`.
+
+npdev is the minimum: its kernels finish before they return, so the contract's default runtime
+(one stream; events that take host timestamps) is right for it and ``tp.npdev.Stream``,
+``tp.npdev.Event`` and ``tp.npdev.synchronize`` work with nothing written here. It declares no
+``autocast_dtypes`` (NumPy computes float16 slowly), so ``tp.autocast("npdev")`` is refused.
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ class NpDevBackend(Backend):
         self.copy_from_host = storage.copy_from_host
         self.to_host = storage.to_host
         self.memory_stats = storage.memory_stats
+        self.reset_peak_memory_stats = storage.reset_peak_memory_stats
         self.empty_cache = storage.empty_cache
 
     def kernels(self):

@@ -4,7 +4,8 @@ A storage is the object tensorplug keeps on every tensor (``t.untyped_storage()`
 needs is ``nbytes``. When the last tensor using a storage dies, CPython drops the storage at
 once and ``__del__`` hands its buffer back to the cache, where the next allocation of the same
 size picks it up (``empty_cache()`` releases the cache). ``memory_stats()`` reports what the
-conformance suite's memory checks read (``allocated_bytes``).
+conformance suite's memory checks read (``allocated_bytes``) and what ``tp.npdev.memory_allocated()``
+and friends report.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["NpStorage", "allocate", "copy_from_host", "to_host", "view", "memory_stats", "empty_cache"]
+__all__ = ["NpStorage", "allocate", "copy_from_host", "to_host", "view", "memory_stats", "reset_peak_memory_stats",
+           "empty_cache"]
 
 _lock = threading.Lock()
 _cache: dict[int, list[np.ndarray]] = {}  # free buffers by size
@@ -62,6 +64,11 @@ def empty_cache() -> None:
 def memory_stats(device_index=None) -> dict:
     with _lock:
         return dict(_stats)
+
+
+def reset_peak_memory_stats(device_index=None) -> None:
+    with _lock:
+        _stats["peak_allocated_bytes"] = _stats["allocated_bytes"]
 
 
 def numpy_dtype(dtype) -> np.dtype:
