@@ -9,9 +9,9 @@ from __future__ import annotations
 from . import dtypes as _dt
 from . import factories, printing, views
 from .ops import copying, indexing, linalg, reductions
-from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, binary_inplace, where
+from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
 from .autograd import functional as _autograd
-from .ops._common import check_cast, check_no_internal_overlap, keyset, write_inplace, write_out
+from .ops._common import check_cast, check_no_internal_overlap, is_number, keyset, write_inplace, write_out
 from .ops._composite import composite
 from .tensor import Tensor
 
@@ -22,9 +22,6 @@ def _scaled(op: str, input, other, alpha):
     after promotion, so an int16 ``other`` does not overflow on the way to an int32 result)."""
     if alpha == 1:
         return other
-    from .ops._common import is_number
-    from .ops.elementwise import _result_dtype
-
     if not is_number(alpha):
         raise TypeError(f"{op}(): argument 'alpha' must be a Number, not {type(alpha).__name__}")
     dtype = _result_dtype(input, other)
@@ -234,8 +231,9 @@ def _attach() -> None:
     T.add, T.sub, T.div, T.true_divide, T.divide = add, sub, div, div, div
     T.true_divide_ = T.divide_ = T.div_
     T.subtract, T.multiply = sub, BINARY["mul"]
-    T.add_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["add"])(self, _scaled("add_", self, other, alpha))
-    T.sub_ = lambda self, other, *, alpha=1: binary_inplace(BINARY["sub"])(self, _scaled("sub_", self, other, alpha))
+    add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
+    T.add_ = lambda self, other, *, alpha=1: add_inplace(self, _scaled("add_", self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: sub_inplace(self, _scaled("sub_", self, other, alpha))
     T.clamp = T.clip = clamp
     T.clamp_ = T.clip_ = lambda self, min=None, max=None: write_inplace("clamp_", self, clamp(copying.inplace_source(self), min, max))
 

@@ -52,6 +52,8 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
 def _infer_size(op: str, shape, numel: int) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape) and numel_of(shape) == numel:
+        return shape  # a complete shape of plain ints (most internal calls): nothing to infer
     try:
         shape = [operator.index(s) for s in shape]
     except TypeError:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from ..frontend import dtypes as _dt
+from ..frontend.autograd.views import sum_to_shape
 from ..frontend.factories import arange
 from ..frontend.ops import copying, reductions
 from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.pad)
@@ -41,7 +42,25 @@ __all__ = (
 
 
 # --- linear layers -------------------------------------------------------------------------
-@composite("linear", differentiable=(0, 1, 2))
+def _linear_backward(grad, args, output, kwargs, needs):
+    """One node for the whole layer (PyTorch records addmm and the weight's transpose): the
+    decomposition's matmul reshapes, expands and bias broadcast would otherwise each record a
+    node, and on small layers those nodes, not the products, are the cost of backward."""
+    input, weight, bias = args
+    matrix = weight if weight.ndim == 2 else weight.unsqueeze(0)  # 1-D weight: one output
+    batch = math.prod(input._shape[:-1])
+    rows = grad.reshape(batch, matrix._shape[0])
+    grad_input = grad_weight = grad_bias = None
+    if needs[0]:
+        grad_input = (rows @ matrix).reshape(input._shape)
+    if needs[1]:
+        grad_weight = (rows.t() @ input.reshape(batch, matrix._shape[1])).reshape(weight._shape)
+    if needs[2]:
+        grad_bias = sum_to_shape(grad, bias._shape)
+    return grad_input, grad_weight, grad_bias
+
+
+@composite("linear", derivative=_linear_backward, differentiable=(0, 1, 2))
 def _linear(input, weight, bias):
     out = input @ weight.t() if weight.ndim == 2 else input @ weight
     return out + bias if bias is not None else out

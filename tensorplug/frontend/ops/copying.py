@@ -47,6 +47,12 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
 
 
 def fill_(self: Tensor, value) -> Tensor:
+    if type(value) in (int, float) and (value == 0 or value == 1):
+        # Zeros and ones (factories, gradient seeds) fit every dtype: skip the value checks.
+        check_no_internal_overlap("fill_", self)
+        FILL.lookup(keyset(self))(self, value)
+        bump_version(self)
+        return self
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")

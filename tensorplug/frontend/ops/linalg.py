@@ -34,6 +34,11 @@ def _batched(a3: Tensor, b3: Tensor) -> Tensor:
     return out
 
 
+def _broadcast(t: Tensor, shape: tuple) -> Tensor:
+    # Without batch dims to stretch, skip the expand: under autograd each view is a graph node.
+    return t if t._shape == shape else expand(t, shape)
+
+
 def _shape_error(op: str, a: Tensor, b: Tensor) -> RuntimeError:
     sa = "x".join(map(str, a._shape[-2:] if a.ndim > 1 else (1,) + a._shape))
     sb = "x".join(map(str, b._shape[-2:] if b.ndim > 1 else b._shape + (1,)))
@@ -52,8 +57,8 @@ def matmul(input, other, *, out=None) -> Tensor:
     m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
     batch_shape = broadcast_shapes(a._shape[:-2], b._shape[:-2], op="matmul")
     batch = numel_of(batch_shape)
-    a3 = reshape(expand(a, batch_shape + (m, k)), (batch, m, k))
-    b3 = reshape(expand(b, batch_shape + (k, n)), (batch, k, n))
+    a3 = reshape(_broadcast(a, batch_shape + (m, k)), (batch, m, k))
+    b3 = reshape(_broadcast(b, batch_shape + (k, n)), (batch, k, n))
     result = reshape(_batched(a3, b3), batch_shape + (m, n))
     if input.ndim == 1:
         result = squeeze(result, -2)

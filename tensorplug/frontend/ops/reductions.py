@@ -9,9 +9,10 @@ from collections import namedtuple
 
 from ...dispatcher import Operator
 from .. import dtypes as _dt
+from ..autograd.graph import set_history
 from ..shapes import normalize_dim, normalize_dims, numel_of
-from ..tensor import Tensor, empty_tensor
-from ..views import reshape, squeeze, view
+from ..tensor import Tensor, empty_tensor, make_tensor
+from ..views import reshape, squeeze
 from ._common import keyset
 from .copying import to_dtype
 
@@ -59,7 +60,20 @@ def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *,
     REDUCE[op].lookup(keyset(input))(out, input, dims)
     if keepdim:
         return out
-    return view(out, ()) if every_dim else squeeze(out, dims)
+    return _as_scalar(out) if every_dim else squeeze(out, dims)
+
+
+def _as_scalar(out: Tensor) -> Tensor:
+    """The 0-d result of a full reduction over the kernel's kept-dims output.
+
+    It takes over the output's graph node instead of recording a view node of its own: dropping
+    size-1 dims changes no element, and the 0-d gradient that comes back broadcasts over every
+    reduction formula. One node fewer per loss.sum() or mean() is a tenth of a tiny backward.
+    """
+    result = make_tensor(out._storage, (), (), out._offset, out._dtype, out._device, out._version_ref)
+    if out.grad_fn is not None:
+        set_history(result, out.grad_fn)
+    return result
 
 
 def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
