@@ -41,6 +41,7 @@ def module_functions() -> None:
     x = tp.arange(6, dtype=tp.float32)
     ys: list[tp.Tensor] = [tp.exp(x), tp.add(x, x, alpha=2), tp.cat([x, x]), tp.where(x > 2, x, 0.0), tp.zeros_like(x)]
     tp.manual_seed(0)
+    tp.npdev.synchronize()  # a device's runtime module, made on first access
     with tp.no_grad():
         print(ys, tp.get_default_dtype(), tp.float64)
 
@@ -66,7 +67,8 @@ def misuses() -> None:
     x.clamp(min="0")  # type: ignore[arg-type]
     x + "1"  # type: ignore[operator]
     tp.exp(1.0)  # type: ignore[arg-type]
-    tp.no_such_function(x)  # type: ignore[attr-defined]
+    # An unknown tp.<name> may be a device's runtime module (tp.npdev), never a function.
+    tp.no_such_function(x)  # type: ignore[operator]
     x.sort().no_such_field  # type: ignore[attr-defined]
     shape: str = x.shape  # type: ignore[assignment]
     optim.SGD(nn.Linear(2, 2).parameters(), lr="fast")  # type: ignore[arg-type]
