@@ -59,7 +59,7 @@ def chrome_trace(events) -> dict:
             timed.append({
                 "ph": "X", "cat": "kernel", "name": event.name, "pid": device_pids[event.device], "tid": 0,
                 "ts": start, "dur": _us(event.self_device_time_total_ns),
-                "args": {"External id": event.id, "Device": event.device, "Kernel": event.kernel},
+                "args": {"External id": event.id, "Device": event.device, "Kernel": event.backend_kernel},
             })
     # Parents first at equal start times (longer duration first), so a reader stacks them right.
     timed.sort(key=lambda e: (e["pid"], e["tid"], e["ts"], -e["dur"]))

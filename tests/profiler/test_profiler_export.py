@@ -60,6 +60,10 @@ def test_chrome_trace_is_well_formed(device, tmp_path):
         assert kernels == []
     else:
         assert kernels and all(event["pid"] != ops[0]["pid"] for event in kernels)
+        # The device track names the device's kernel, also under an autograd wrapper.
+        assert {by_id[event["args"]["External id"]].backend_kernel for event in kernels} == {
+            event["args"]["Kernel"] for event in kernels}
+        assert all(event["args"]["Kernel"].startswith(("tensorplug.backends", "tensorplug_npdev")) for event in kernels)
         named = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
         assert {named[event["pid"]] for event in kernels} == {str(tp.device(device, 0))}
 
