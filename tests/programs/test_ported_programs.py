@@ -30,6 +30,7 @@ PROGRAMS = {
     "time_sequence_prediction": [],
     "siamese_network": [],
     "custom_autograd_function": [],
+    "fast_neural_style": [],
 }
 # Programs with dropout: their default (random) run must also train on every device.
 WITH_DROPOUT = ["mnist_cnn", "word_language_model", "char_gpt"]
