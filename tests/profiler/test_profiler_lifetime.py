@@ -118,3 +118,21 @@ def test_activities_must_be_profiler_activities():
     """A wrong activity is a TypeError naming it."""
     with pytest.raises(TypeError, match="'CPU'"):
         profile(activities=["CPU"])
+
+
+def test_explain_inside_a_profile_shows_the_profiler_fallback():
+    """While a profile runs, explain() shows the Profiler key first, handled by its fallback."""
+    a = tp.ones(2)
+    with profile():
+        text = tp.dispatcher.explain("neg", a, a, print_result=False)
+    assert "key set {Profiler, cpu}" in text
+    assert "-> Profiler fallback" in text
+    assert "key set {cpu}" in tp.dispatcher.explain("neg", a, a, print_result=False)
+
+
+def test_key_fallbacks_are_for_non_backend_keys():
+    """register_key_fallback refuses backend keys and Autograd, which have their own mechanisms."""
+    with pytest.raises(ValueError, match="non-backend"):
+        tp.dispatcher.register_key_fallback(tp.dispatcher.allocate_backend_key("cpu"), lambda *a: None)
+    with pytest.raises(ValueError, match="non-backend"):
+        tp.dispatcher.register_key_fallback(tp.dispatcher.AUTOGRAD, lambda *a: None)
