@@ -37,7 +37,8 @@ from ._pooling import *  # noqa: F401,F403
 
 __all__ = (
     _activations.__all__ + _conv.__all__ + _pooling.__all__ + _normalization.__all__ + _losses.__all__
-    + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance"]
+    + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
+       "pixel_shuffle", "pixel_unshuffle"]
 )
 
 
@@ -232,6 +233,53 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     diff = x1 - x2 + eps
     norm = _vector_norm(diff, float(p), diff.ndim - 1)
     return norm if keepdim else norm.squeeze(-1)
+
+
+# --- pixel shuffle ---------------------------------------------------------------------------
+# Both are a reshape, a permute and a reshape: views and one copy, so every backend runs them
+# and autograd differentiates them through the views.
+def _check_pixel_factor(op: str, name: str, input, factor) -> None:
+    check_tensor(op, input)
+    if isinstance(factor, bool) or not isinstance(factor, int):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(factor).__name__}")
+    if input.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """Rearrange (*, C*r*r, H, W) into (*, C, H*r, W*r), as sub-pixel convolution upscales.
+
+    >>> pixel_shuffle(tp.arange(4.0).view(1, 4, 1, 1), 2).view(2, 2).tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    _check_pixel_factor("pixel_shuffle", "upscale_factor", input, upscale_factor)
+    r = upscale_factor
+    *batch, channels, height, width = input._shape
+    if channels % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+            f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
+    n = len(batch)
+    out = input.reshape(*batch, channels // (r * r), r, r, height, width)
+    out = out.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return out.reshape(*batch, channels // (r * r), height * r, width * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Rearrange (*, C, H*r, W*r) into (*, C*r*r, H, W): the inverse of ``pixel_shuffle``."""
+    _check_pixel_factor("pixel_unshuffle", "downscale_factor", input, downscale_factor)
+    r = downscale_factor
+    *batch, channels, height, width = input._shape
+    for name, size, dim in (("height", height, -2), ("width", width, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, "
+                               f"but input.size({dim})={size} is not divisible by {r}")
+    n = len(batch)
+    out = input.reshape(*batch, channels, height // r, r, width // r, r)
+    out = out.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return out.reshape(*batch, channels * r * r, height // r, width // r)
 
 
 def _softmax_method(self, dim, dtype=None):

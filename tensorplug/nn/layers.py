@@ -23,6 +23,7 @@ __all__ = [
     "Identity", "Flatten", "Unflatten", "Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "BatchNorm1d",
     "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "Upsample",
+    "PixelShuffle", "PixelUnshuffle",
 ]
 
 
@@ -419,6 +420,30 @@ class Upsample(Module):
         if self.scale_factor is not None:
             return f"scale_factor={self.scale_factor}, mode='{self.mode}'"
         return f"size={self.size}, mode='{self.mode}'"
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
 
 
 # --- normalization --------------------------------------------------------------------------
