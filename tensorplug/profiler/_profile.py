@@ -136,10 +136,10 @@ class profile:
     def start(self) -> None:
         if self._running:
             raise RuntimeError("tp.profiler.profile: already started")
-        self._running = True
-        self.current_action = self.schedule(self.step_num)
-        if self.current_action is not ProfilerAction.NONE:
-            self._begin()
+        action = self.schedule(self.step_num)
+        if action is not ProfilerAction.NONE:
+            self._begin()  # raises, leaving this profile stopped, when the thread already has one
+        self.current_action, self._running = action, True
         self._open_step_range()
 
     def stop(self) -> None:

@@ -98,13 +98,17 @@ def test_profile_inside_a_thread_leaves_the_main_thread_alone():
 def test_profiles_do_not_nest_in_a_thread():
     """A second profile in the same thread is refused; the first keeps recording."""
     a = tp.ones(1)
+    inner = profile()
     with profile() as outer:
         with pytest.raises(RuntimeError, match="already running in this thread"):
-            with profile():
+            with inner:
                 pass
         a.neg()
     assert [event.name for event in outer.events()] == ["neg"]
     assert not _profiler_included()
+    with inner:  # the refused profile was left stopped, so it can run later
+        a.exp()
+    assert [event.name for event in inner.events()] == ["exp"]
 
 
 @pytest.mark.parametrize("option", ["profile_memory", "with_stack", "with_flops", "with_modules"])
