@@ -31,6 +31,7 @@ PROGRAMS = {
     "siamese_network": [],
     "custom_autograd_function": [],
     "fast_neural_style": [],
+    "super_resolution": [],
 }
 # Programs with dropout: their default (random) run must also train on every device.
 WITH_DROPOUT = ["mnist_cnn", "word_language_model", "char_gpt"]
