@@ -44,9 +44,9 @@ class FormulaNode(Node):
         grad = grads[0]
         if grad is None:
             return (None,) * len(self.next_functions)
-        inputs = tuple(s.unpack() if isinstance(s, SavedTensor) else s for s in self.saved)
+        inputs = tuple([s.unpack() if s.__class__ is SavedTensor else s for s in self.saved])
         output = self.output.unpack(self) if self.output is not None else None
-        needs = tuple(edge[0] is not None for edge in self.next_functions)
+        needs = tuple([edge[0] is not None for edge in self.next_functions])
         return self.formula(grad, inputs, output, self.extra, needs)
 
     def release(self) -> None:
@@ -138,17 +138,20 @@ def _extra(args: tuple, keep: tuple) -> tuple:
     return tuple(a if i in keep or not isinstance(a, Tensor) else TensorMeta(a) for i, a in enumerate(args))
 
 
-def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, save_inputs: bool, save_output: bool, inplace: bool, keep: tuple = ()):
+def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, save_inputs: bool, save_output: bool,
+                 inplace: bool, keep: tuple | None = ()):
     """The Autograd kernel of ``op``.
 
     ``differentiable_args`` index the arguments after ``out``; -1 stands for the old value of
-    ``out`` in ops that always write in place (copy_, scatter_, index_put_).
+    ``out`` in ops that always write in place (copy_, scatter_, index_put_). ``keep=None`` says
+    the formula reads no extra arguments (elementwise formulas), so none are stored.
     """
     name = op.name
     node_name = _node_name(name)
 
     always_self = inplace and -1 in differentiable_args
     positions = tuple(i for i in differentiable_args if i >= 0)
+    lookup = op.lookup
 
     def autograd_kernel(below, out, *args):
         self_pos = -1 if always_self else None
@@ -158,21 +161,21 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
                     self_pos = i
                     break
         if not out._dtype.is_floating_point:  # integer and bool results are not differentiable
-            op.lookup(below)(out, *args)
+            lookup(below)(out, *args)
             return
-        written_in_place = self_pos is not None or out._keys & _AUTOGRAD_MASK or out._base is not None
-        inputs_need = [i for i in positions if i != self_pos and _requires_grad(args[i])]
-        if not written_in_place:
-            if not inputs_need:
-                op.lookup(below)(out, *args)
-                return
-            edges = tuple(gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args)
-            saved = tuple(SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args) if save_inputs else ()
-            op.lookup(below)(out, *args)
-            saved_out = SavedTensor(out, node_name, True) if save_output else None
-            set_history(out, FormulaNode(name, formula, edges, saved, saved_out, _extra(args, keep)))
+        inputs_need = [i for i in positions if i != self_pos and isinstance(args[i], Tensor) and args[i]._keys & _AUTOGRAD_MASK]
+        if self_pos is not None or out._keys & _AUTOGRAD_MASK or out._base is not None:
+            _inplace(below, out, args, self_pos, inputs_need)
             return
-        _inplace(below, out, args, self_pos, inputs_need)
+        if not inputs_need:
+            lookup(below)(out, *args)
+            return
+        edges = tuple(gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args)
+        saved = tuple(SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args) if save_inputs else ()
+        lookup(below)(out, *args)
+        saved_out = SavedTensor(out, node_name, True) if save_output else None
+        extra = () if keep is None else _extra(args, keep)
+        set_history(out, FormulaNode(name, formula, edges, saved, saved_out, extra))
 
     def _inplace(below, out, args, self_pos, inputs_need):
         base = out._base
@@ -207,7 +210,7 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
         if save_output:
             saved_out = SavedTensor(out, node_name, True)
             saved_out._version += 1  # the frontend bumps out's version right after this kernel
-        inner = FormulaNode(name, formula, tuple(edges), saved, saved_out, _extra(args, keep))
+        inner = FormulaNode(name, formula, tuple(edges), saved, saved_out, () if keep is None else _extra(args, keep))
         if base is None:
             set_history(out, inner)
             return
@@ -445,9 +448,10 @@ def _index_put_formula(grad, inputs, output, extra, needs):
 def register_all() -> None:
     """Register the Autograd kernel of every differentiable primitive."""
     for name, (f, uses_output) in UNARY_FORMULAS.items():
-        _register(name, _unary(f), (0,), save_inputs=not uses_output, save_output=uses_output)
+        _register(name, _unary(f), (0,), save_inputs=not uses_output, save_output=uses_output, keep=None)
     for name, (fa, fb) in BINARY_FORMULAS.items():
-        _register(name, _binary(fa, fb), (0, 1), save_inputs=name not in ("add", "sub"), save_output=name in _OUTPUT_BINARY)
+        _register(name, _binary(fa, fb), (0, 1), save_inputs=name not in ("add", "sub"), save_output=name in _OUTPUT_BINARY,
+                  keep=None)
     _register("sum", _sum_formula, (0,), save_inputs=False)
     _register("prod", _prod_formula, (0,), save_output=True)
     _register("amax", _extreme_formula, (0,), save_output=True)

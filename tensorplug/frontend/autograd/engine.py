@@ -162,6 +162,14 @@ def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accum
                 results = (None,) * len(node.next_functions)
                 if not retain_graph:
                     node.release()
+            elif node._pre_hooks is None and node._hooks is None and node._forward_trace is None:
+                try:  # _apply without hooks or anomaly traces: the common case, inlined
+                    results = node.backward(tuple(grads))
+                finally:
+                    if not retain_graph:
+                        node.release()
+                if results.__class__ is not tuple:
+                    results = (results,)
             else:
                 results = _apply(node, tuple(grads), retain_graph)
             for index, (edge, grad) in enumerate(zip(node.next_functions, results)):

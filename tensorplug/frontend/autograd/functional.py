@@ -1,7 +1,8 @@
 """``backward``, ``grad``, gradient checks and anomaly detection: the functions users call."""
 from __future__ import annotations
 
-from ..tensor import Tensor
+from ..ops.copying import fill_
+from ..tensor import Tensor, empty_tensor
 from .engine import run_backward
 from .graph import anomaly_mode, autograd_meta
 
@@ -18,8 +19,6 @@ def _as_tuple(x):
 
 
 def _seed_gradients(outputs: tuple, grad_outputs, create_graph: bool) -> tuple:
-    from ..factories import ones_like
-
     grads = []
     for i, out in enumerate(outputs):
         g = None if grad_outputs is None else grad_outputs[i]
@@ -28,7 +27,7 @@ def _seed_gradients(outputs: tuple, grad_outputs, create_graph: bool) -> tuple:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape {list(out._shape)})")
             if not out._dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs, got {out._dtype.name}")
-            g = ones_like(out)
+            g = fill_(empty_tensor(out._shape, out._dtype, out._device), 1)
         elif isinstance(g, Tensor) and g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g._shape)} and output[{i}] has a shape of {list(out._shape)}.")
         grads.append(g)
