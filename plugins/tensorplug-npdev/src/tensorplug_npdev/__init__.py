@@ -1,4 +1,4 @@
-"""tensorplug-npdev: an example backend package, the one to copy when starting a new backend.
+"""tensorplug-npdev: an example backend package, the full-size companion of docs/writing-a-backend.md.
 
 It registers the device type ``npdev`` through the ``tensorplug.backends`` entry point (see
 pyproject.toml). Its memory is NumPy byte buffers owned by this package, never shared with CPU
