@@ -293,6 +293,9 @@ def _attach() -> None:
     T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
     T.char, T.short, T.int, T.long, T.byte, T.bool = (_cast_method(d) for d in (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.bool))
     T.type = lambda self, dtype=None: (f"tensorplug.{self._dtype.name}" if dtype is None else copying.to_dtype(self, dtype))
+    # PyTorch's self.type(other.type()): a type string names the device as well as the dtype
+    # ('torch.cuda.FloatTensor'), so type_as moves to other's device too.
+    T.type_as = lambda self, other: copying.to(self, other._device, other._dtype)
     for name in ("sum", "prod", "mean", "amax", "amin", "all", "any", "argmax", "argmin", "max", "min", "cumsum", "cumprod",
                  "cumsum_", "cumprod_", "nansum", "nanmean"):
         setattr(T, name, getattr(reductions, name))

@@ -701,6 +701,8 @@ class Tensor:
         """In-place version of ``trunc``."""
     def type(self, dtype: Any = ...) -> Any:
         """See torch.Tensor.type."""
+    def type_as(self, other: _TensorOrNumber) -> Tensor:
+        """See torch.Tensor.type_as."""
     def unbind(self, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """The slices along ``dim``, as views without that dim."""
     def unflatten(self, dim: _Dims, sizes: _Size) -> Tensor:

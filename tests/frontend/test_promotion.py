@@ -265,3 +265,14 @@ def test_reductions_promote_integers_to_int64():
     assert tp.sum(tp.tensor([True, True])).dtype is tp.int64
     assert tp.cumsum(tp.tensor([1, 2], dtype=tp.uint8), 0).dtype is tp.int64
     assert tp.sum(tp.ones(3, dtype=tp.float16)).dtype is tp.float16
+
+
+def test_type_as_takes_the_other_tensors_dtype_and_device():
+    """t.type_as(other) is t converted to other's dtype (and device, as a PyTorch type string names
+    it), as the distributions' log_prob code writes it (issue 13)."""
+    ints = tp.tensor([1, 2, 3])
+    converted = ints.type_as(tp.zeros(1, dtype=tp.float64))
+    assert converted.dtype == tp.float64 and converted.device == ints.device
+    np.testing.assert_array_equal(converted.numpy(), np.array([1.0, 2.0, 3.0]))
+    same = converted.type_as(converted)
+    assert same.dtype == tp.float64
