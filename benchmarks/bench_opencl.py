@@ -5,11 +5,13 @@
   (12 bytes moved per element);
 * per-op overhead of a tiny ``a + b`` (4 floats): tensorplug against pyopencl.array, each
   launched back to back with one finish at the end, and each with a finish per op;
-* the MLP training step (784-512-512-10, batch 128, SGD with momentum) on opencl and cpu;
 * first-use latency: a fresh process's first ``a + b`` on opencl (backend load, device probe,
   program build, code generation), with the on-disk kernel caches cold and warm.
 
 Run: python benchmarks/bench_opencl.py   (needs pip install tensorplug[opencl])
+
+tensorplug on OpenCL beside tensorplug and PyTorch on the CPU, case by case (training steps, LSTM,
+nn ops, the tiny op and backward), is the ``tensorplug:opencl`` column of the other scripts.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import time
 import numpy as np
 
 import tensorplug as tp
+from _harness import device_unavailable
 
 HANDWRITTEN = """
 __kernel void add(__global const float* a, __global const float* b, __global float* c, long n) {
@@ -105,39 +108,6 @@ def bench_tiny_overhead() -> dict:
     return {name: t * 1e6 for name, t in rows.items()}
 
 
-def _mlp_step(device: str):
-    nn = tp.nn
-    tp.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(device)
-    opt = tp.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(0)
-    x = tp.tensor(rng.standard_normal((128, 784)).astype(np.float32), device=device)
-    y = tp.tensor(rng.integers(0, 10, 128), device=device)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def step():
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
-
-
-def bench_mlp() -> dict:
-    from tensorplug.backends.opencl import storage
-
-    sync = storage.devices()[0].queue.finish
-    steps = {"opencl": _mlp_step("opencl"), "cpu": _mlp_step("cpu")}
-    for step in steps.values():
-        step()
-    losses = {d: float(s().item()) for d, s in steps.items()}
-    times = {"opencl": _median_time(steps["opencl"], 5, rounds=5, sync=sync) * 1e3,
-             "cpu": _median_time(steps["cpu"], 5, rounds=5) * 1e3}
-    return {"times_ms": times, "losses": losses}
-
-
 _FIRST_USE = """
 import time
 t0 = time.perf_counter()
@@ -166,6 +136,10 @@ def bench_first_use() -> dict:
 
 
 def main() -> None:
+    reason = device_unavailable(tp, "opencl")
+    if reason:
+        print(f"skipped: {reason}")
+        return
     print("OpenCL backend:", "; ".join(tp.backends.backend_for("opencl").describe_devices()))
     bw = bench_add_bandwidth()
     print("\nadd, 1e7 float32 (GB/s, 12 bytes per element)")
@@ -176,11 +150,6 @@ def main() -> None:
     print("\ntiny a + b (4 floats), per op")
     for name, us in bench_tiny_overhead().items():
         print(f"  {name:<36} {us:8.1f} us")
-    mlp = bench_mlp()
-    print("\nMLP 784-512-512-10, batch 128, SGD momentum: one training step")
-    for device, ms in mlp["times_ms"].items():
-        print(f"  {device:<8} {ms:8.2f} ms   (loss {mlp['losses'][device]:.4f})")
-    print(f"  opencl / cpu: {mlp['times_ms']['opencl'] / mlp['times_ms']['cpu']:.2f}x")
     print("\nfirst use in a fresh process (s): import, first opencl tensor (load + device probe), "
           "first a + a (build + codegen), first a * a")
     for label, (imp, load, first, second) in bench_first_use().items():

@@ -1,100 +1,123 @@
 """Recurrent nets, tensorplug against PyTorch 2.13, each library alone in its own process (issue 14).
 
-    python benchmarks/bench_rnn.py [--rounds 5]
+    python benchmarks/bench_rnn.py [--rounds 5] [--smoke] [--only LSTM]
 
-Cases: LSTM 32->64, 2 layers, 35 steps, batch 20 (forward under no_grad; forward + backward), and
-one training step of a word-level LSTM language model (vocabulary 2000, embedding 64, 2-layer
-LSTM 64, 35 steps x batch 20, linear decoder, cross entropy, SGD). Each process times every case
-(median of 20 calls after warm-up); processes alternate between the libraries, and the table shows
-the median over rounds and tensorplug's ratio (lower is better).
+Cases:
+
+* LSTM 32->64, 2 layers, 35 steps, batch 20: forward under no_grad, and forward + backward of
+  the output's sum (gradients accumulate from call to call);
+* one training step of a word-level LSTM language model: vocabulary 2000, embedding 64, 2-layer
+  LSTM 64, 35 steps x batch 20, linear decoder, cross entropy, SGD;
+* the word-level LSTM language model end to end: tests/programs/word_language_model.py (the port
+  of pytorch/examples' word_language_model on a synthetic corpus: building the corpus, 2 epochs of
+  training, evaluation) with its default arguments and its imports switched to the worker's
+  library; once run inside the worker (the library already imported), once as a fresh
+  interpreter, as a user runs it (start and import included: bench_import.py has the import).
+
+Columns: tensorplug, PyTorch (when installed) and tensorplug on OpenCL (when it can run); see
+_harness.py for the method.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import statistics
 import subprocess
 import sys
 
-_CHILD = r"""
-import json, statistics, sys, time
-L = __import__(sys.argv[1])
 import numpy as np
-L.manual_seed(0)
 
-def timed(fn, number=20):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(number):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from _harness import Case, run_cases
 
-lstm = L.nn.LSTM(32, 64, num_layers=2)
-x = L.randn(35, 20, 32)
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "programs")
 
-def forward():
-    with L.no_grad():
-        lstm(x)
 
-def forward_backward():
-    out, _ = lstm(x)
-    out.sum().backward()
+def _lstm(lib, device):
+    lib.manual_seed(0)
+    lstm = lib.nn.LSTM(32, 64, num_layers=2).to(device)
+    x = lib.randn(35, 20, 32).to(device)
 
-class WordLM(L.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = L.nn.Embedding(2000, 64)
-        self.rnn = L.nn.LSTM(64, 64, num_layers=2)
-        self.decode = L.nn.Linear(64, 2000)
+    def forward():
+        with lib.no_grad():
+            lstm(x)
 
-    def forward(self, tokens):
-        out, _ = self.rnn(self.embed(tokens))
-        return self.decode(out)
+    def forward_backward():
+        out, _ = lstm(x)
+        out.sum().backward()
 
-model = WordLM()
-opt = L.optim.SGD(model.parameters(), lr=0.1)
-tokens = L.tensor(np.random.default_rng(0).integers(0, 2000, size=(35, 20)))
-targets = L.tensor(np.random.default_rng(1).integers(0, 2000, size=(35 * 20,)))
+    return forward, forward_backward
 
-def lm_step():
-    opt.zero_grad()
-    loss = L.nn.functional.cross_entropy(model(tokens).reshape(-1, 2000), targets)
-    loss.backward()
-    opt.step()
 
-print(json.dumps({"LSTM forward": timed(forward), "LSTM forward+backward": timed(forward_backward),
-                  "word LM training step": timed(lm_step, 10)}))
+def _word_lm_step(lib, device):
+    nn = lib.nn
+
+    class WordLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(2000, 64)
+            self.rnn = nn.LSTM(64, 64, num_layers=2)
+            self.decode = nn.Linear(64, 2000)
+
+        def forward(self, tokens):
+            out, _ = self.rnn(self.embed(tokens))
+            return self.decode(out)
+
+    lib.manual_seed(0)
+    model = WordLM().to(device)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    tokens = lib.tensor(np.random.default_rng(0).integers(0, 2000, size=(35, 20)), device=device)
+    targets = lib.tensor(np.random.default_rng(1).integers(0, 2000, size=(35 * 20,)), device=device)
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(tokens).reshape(-1, 2000), targets)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def _word_lm_program(lib, device):
+    """The program run in this worker (its library already imported)."""
+    sys.path.insert(0, PROGRAMS)
+    import program_runner
+
+    def run():
+        program_runner.run_program("word_language_model", ["--device", device, "--quiet"], lib.__name__)
+
+    return run
+
+
+_FRESH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import program_runner
+program_runner.run_program("word_language_model", ["--device", sys.argv[2], "--quiet"], sys.argv[3])
 """
 
 
-def _available(library: str) -> bool:
-    return subprocess.run([sys.executable, "-c", f"import {library}"], capture_output=True).returncode == 0
+def _word_lm_process(lib, device):
+    """The program in a fresh interpreter, as a user runs it: start and import included. The worker
+    waits meanwhile, so the child is still the only busy process; it inherits the worker's
+    thread settings through the environment."""
+
+    def run():
+        subprocess.run([sys.executable, "-c", _FRESH, PROGRAMS, device, lib.__name__], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    return run
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    libraries = [lib for lib in ("tensorplug", "torch") if _available(lib)]
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as tensorplug's CPU backend sets it
-    samples: dict = {}
-    for _ in range(args.rounds):
-        for library in libraries:
-            out = subprocess.run([sys.executable, "-c", _CHILD, library], capture_output=True, text=True, env=env,
-                                 check=True)
-            for case, seconds in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                samples.setdefault(case, {}).setdefault(library, []).append(seconds)
-    for case, by_library in samples.items():
-        medians = {lib: statistics.median(v) for lib, v in by_library.items()}
-        cells = "  ".join(f"{lib} {medians[lib] * 1e3:8.2f} ms" for lib in libraries)
-        ratio = f"   tp/torch {medians['tensorplug'] / medians['torch']:.2f}x" if "torch" in medians else ""
-        print(f"{case:<26} {cells}{ratio}")
+def cases(lib, device):
+    forward, forward_backward = _lstm(lib, device)
+    rows = [
+        Case("LSTM 32->64 x2, 35 steps, batch 20: forward", forward, 20, "ms"),
+        Case("LSTM same: forward + backward", forward_backward, 10, "ms"),
+        Case("word LM training step", _word_lm_step(lib, device), 5, "ms"),
+    ]
+    if os.path.exists(os.path.join(PROGRAMS, "word_language_model.py")):
+        rows.append(Case("word LM end to end, in the worker", _word_lm_program(lib, device), 1, "s"))
+        rows.append(Case("word LM end to end, fresh process", _word_lm_process(lib, device), 1, "s"))
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    run_cases(__file__, cases, columns=("tensorplug", "torch", "tensorplug:opencl"), rounds=5)
