@@ -1,0 +1,91 @@
+"""Bernoulli: 1 with probability ``probs`` (or sigmoid(``logits``)), else 0."""
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+from ..frontend import dtypes as _dt
+from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.factories import arange, bernoulli
+from ..frontend.ops.elementwise import where
+from ..nn import functional as F
+from .distribution import Distribution
+from .utils import broadcast_all, logits_to_probs, probs_to_logits
+
+
+class Bernoulli(Distribution):
+    """Independent coin flips, as torch.distributions.Bernoulli; values are 0.0 and 1.0 in the
+    parameter's dtype.
+
+    >>> import tensorplug as tp
+    >>> Bernoulli(probs=tp.tensor([0.25])).log_prob(tp.tensor([1.0])).exp().tolist()
+    [0.25]
+    """
+
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = probs if probs is not None else logits
+        (param,) = broadcast_all(given)
+        self._given = "probs" if probs is not None else "logits"
+        self._probs, self._logits = (param, None) if probs is not None else (None, param)
+        super().__init__(() if isinstance(given, Number) else param.shape, validate_args=validate_args)
+        if probs is not None:
+            self._check_parameter("probs", param, (param >= 0) & (param <= 1), "Interval(lower_bound=0.0, upper_bound=1.0)")
+        else:
+            self._check_parameter("logits", param, param == param, "Real()")
+
+    def _parameters(self) -> dict:
+        return {self._given: self._probs if self._given == "probs" else self._logits}
+
+    @property
+    def probs(self):
+        if self._probs is None:
+            self._probs = logits_to_probs(self._logits, is_binary=True)
+        return self._probs
+
+    @property
+    def logits(self):
+        if self._logits is None:
+            self._logits = probs_to_logits(self._probs, is_binary=True)
+        return self._logits
+
+    @property
+    def param_shape(self) -> tuple:
+        return tuple((self._probs if self._given == "probs" else self._logits).shape)
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return where(self.probs == 0.5, math.nan, mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return bernoulli(self.probs.expand(shape))
+
+    def log_prob(self, value):
+        self._check_sample(value, lambda v: (v == 0) | (v == 1), "Boolean()")
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
+
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = arange(2, dtype=self.probs.dtype if self.probs.dtype != _dt.bool else _dt.float32,
+                        device=self.probs.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + self._batch_shape)
+        return values

@@ -1,0 +1,115 @@
+"""The Distribution base class: shapes, sampling without gradients, and argument checks."""
+from __future__ import annotations
+
+from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.tensor import Tensor
+
+
+class Distribution:
+    """A family of probability distributions with batch_shape independent members, each over
+    values of event_shape; as torch.distributions.Distribution.
+
+    Checking arguments (``validate_args``) is on by default, as in PyTorch; it reads values back
+    from the device, so it costs a synchronisation per check. Turn it off for a whole program with
+    ``Distribution.set_default_validate_args(False)``.
+    """
+
+    has_rsample = False
+    has_enumerate_support = False
+    _validate_args = True
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Turn argument checks on or off for every distribution made without ``validate_args``."""
+        if value not in (True, False):
+            raise ValueError(f"set_default_validate_args expects True or False, got {value!r}")
+        Distribution._validate_args = value
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape = tuple(batch_shape)
+        self._event_shape = tuple(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> tuple:
+        return self._event_shape
+
+    def _extended_shape(self, sample_shape=()) -> tuple:
+        if isinstance(sample_shape, int):
+            sample_shape = (sample_shape,)
+        return tuple(sample_shape) + self._batch_shape + self._event_shape
+
+    def _missing(self, what: str):
+        return NotImplementedError(f"{type(self).__name__} does not implement {what}")
+
+    def sample(self, sample_shape=()) -> Tensor:
+        """A sample of shape sample_shape + batch_shape + event_shape, outside the autograd graph."""
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        """A reparameterized sample: gradients flow to the parameters."""
+        raise self._missing("rsample (it has no reparameterized sampling); use sample()")
+
+    def log_prob(self, value) -> Tensor:
+        raise self._missing("log_prob")
+
+    def cdf(self, value) -> Tensor:
+        raise self._missing("cdf")
+
+    def icdf(self, value) -> Tensor:
+        raise self._missing("icdf")
+
+    def entropy(self) -> Tensor:
+        raise self._missing("entropy")
+
+    def perplexity(self) -> Tensor:
+        return self.entropy().exp()
+
+    @property
+    def mean(self) -> Tensor:
+        raise self._missing("mean")
+
+    @property
+    def mode(self) -> Tensor:
+        raise self._missing("mode")
+
+    @property
+    def variance(self) -> Tensor:
+        raise self._missing("variance")
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.variance.sqrt()
+
+    def _parameters(self) -> dict:
+        """name -> tensor of the parameters the distribution was made with (for repr)."""
+        return {}
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}: {value if value.numel() == 1 else tuple(value.shape)}"
+                          for name, value in self._parameters().items())
+        return f"{type(self).__name__}({shown})"
+
+    def _check_parameter(self, name: str, value: Tensor, valid: Tensor, constraint: str) -> None:
+        """Raise PyTorch's ValueError when `valid` (a bool tensor over `value`) is not all True."""
+        if self._validate_args and not bool(valid.all()):
+            raise ValueError(
+                f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
+                f"{self!r} to satisfy the constraint {constraint}, but found invalid values:\n{value}")
+
+    def _check_sample(self, value, valid_fn, support: str) -> None:
+        """Raise PyTorch's ValueError for a log_prob value outside the support."""
+        if not self._validate_args:
+            return
+        if not isinstance(value, Tensor):
+            raise ValueError(f"The value argument to log_prob must be a Tensor, got {type(value).__name__}")
+        if not bool(valid_fn(value).all()):
+            raise ValueError(
+                f"Expected value argument (Tensor of shape {tuple(value.shape)}) to be within the support "
+                f"({support}) of the distribution {self!r}, but found invalid values:\n{value}")

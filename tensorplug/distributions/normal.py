@@ -1,0 +1,69 @@
+"""Normal: the Gaussian distribution with mean ``loc`` and standard deviation ``scale``."""
+from __future__ import annotations
+
+import math
+
+from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.factories import randn
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Normal(Distribution):
+    """Independent Gaussians with means ``loc`` and standard deviations ``scale`` (broadcast
+    together), as torch.distributions.Normal; ``rsample`` is differentiable (reparameterized).
+
+    >>> import tensorplug as tp
+    >>> round(Normal(0.0, 1.0).log_prob(tp.tensor(0.0)).item(), 6)
+    -0.918939
+    """
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+        self._check_parameter("loc", self.loc, self.loc == self.loc, "Real()")
+        self._check_parameter("scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
+
+    def _parameters(self) -> dict:
+        return {"loc": self.loc, "scale": self.scale}
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        self._check_sample(value, lambda v: v == v, "Real()")
+        var = self.scale ** 2
+        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+
+    def icdf(self, value):
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

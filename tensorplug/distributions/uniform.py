@@ -1,0 +1,66 @@
+"""Uniform: values spread evenly over [low, high)."""
+from __future__ import annotations
+
+import math
+
+from ..frontend.factories import rand
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Uniform(Distribution):
+    """Independent uniform distributions over [``low``, ``high``), as torch.distributions.Uniform;
+    ``rsample`` is differentiable in both bounds.
+
+    >>> import tensorplug as tp
+    >>> Uniform(0.0, 4.0).log_prob(tp.tensor(1.0)).exp().item()
+    0.25
+    """
+
+    has_rsample = True
+
+    def __init__(self, low, high, validate_args=None):
+        self.low, self.high = broadcast_all(low, high)
+        super().__init__(self.low.shape, validate_args=validate_args)
+        if self._validate_args and not bool((self.low < self.high).all()):
+            raise ValueError("Uniform is not defined when low>= high")
+
+    def _parameters(self) -> dict:
+        return {"low": self.low, "high": self.high}
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return self.high.new_full(self.high.shape, math.nan)
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12 ** 0.5
+
+    @property
+    def variance(self):
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        unit = rand(shape, dtype=self.low.dtype, device=self.low.device)
+        return self.low + unit * (self.high - self.low)
+
+    def log_prob(self, value):
+        self._check_sample(value, lambda v: (v >= self.low) & (v < self.high),
+                           f"Interval(lower_bound={self.low}, upper_bound={self.high})")
+        lb = self.low.le(value).to(self.low.dtype)
+        ub = self.high.gt(value).to(self.low.dtype)
+        return (lb * ub).log() - (self.high - self.low).log()
+
+    def cdf(self, value):
+        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return (self.high - self.low).log()

@@ -1,0 +1,54 @@
+"""Helpers shared by the distributions: broadcasting parameters, and moving between
+probabilities and logits without producing infinities (PyTorch's torch.distributions.utils)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend import dtypes as _dt
+from ..frontend.factories import tensor
+from ..frontend.tensor import Tensor
+
+
+def finfo_eps(dtype) -> float:
+    """Machine epsilon of a floating dtype (numpy's finfo; bfloat16 has 8 mantissa bits)."""
+    return 2.0 ** -7 if dtype == _dt.bfloat16 else float(np.finfo(dtype.name).eps)
+
+
+def finfo_min(dtype) -> float:
+    """The most negative finite value of a floating dtype."""
+    return -3.3895313892515355e38 if dtype == _dt.bfloat16 else float(np.finfo(dtype.name).min)
+
+
+def broadcast_all(*values):
+    """Tensors broadcast to one shape; Python numbers become tensors of the others' dtype and device
+    (the default dtype when every value is a number)."""
+    tensors = [value for value in values if isinstance(value, Tensor)]
+    if not tensors and not all(isinstance(value, (int, float)) for value in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
+    like = tensors[0] if tensors else None
+    made = [value if isinstance(value, Tensor) else
+            tensor(float(value), dtype=like.dtype if like is not None and like.dtype.is_floating_point else None,
+                   device=like.device if like is not None else None)
+            for value in values]
+    from ..frontend.views import broadcast_tensors
+
+    return broadcast_tensors(*made)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """Probabilities kept inside (eps, 1 - eps), so that their logarithms stay finite."""
+    eps = finfo_eps(probs.dtype)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """Softmax over the last dimension, or the sigmoid for a binary (Bernoulli) logit."""
+    from ..nn import functional as F
+
+    return logits.sigmoid() if is_binary else F.softmax(logits, dim=-1)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """log(p), or log(p) - log(1 - p) for a binary probability, of clamped probabilities."""
+    clamped = clamp_probs(probs)
+    return clamped.log() - (-clamped).log1p() if is_binary else clamped.log()
