@@ -242,7 +242,8 @@ def allocate(nbytes: int, device_index=None) -> OpenCLStorage:
     try:
         buffer = state.pool.allocate(size)
     except cl.Error:
-        state.pool.free_held()
+        for stream in state.streams:  # every stream's cached blocks, not only the current one's
+            stream.pool.free_held()
         try:
             buffer = state.pool.allocate(size)
         except cl.Error:
