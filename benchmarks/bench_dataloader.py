@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-# Same OpenMP wait policy as the in-process benchmarks (see _harness): spinning OpenMP threads
+# Same OpenMP wait policy as the other benchmarks (see _harness): spinning OpenMP threads
 # starve the other processes on a 2-core machine.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
