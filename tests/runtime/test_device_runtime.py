@@ -289,3 +289,32 @@ def test_autocast_refuses_an_unknown_device_type():
     with pytest.raises(RuntimeError, match="unsupported autocast device_type 'nosuchdevice'.*installed: .*cpu"):
         tp.autocast("nosuchdevice")
     assert not tp.amp.is_autocast_available("nosuchdevice")
+
+
+def test_cuda_streams_go_through_the_generic_runtime():
+    """tp.cuda.Stream/Event work over a backend registered as 'cuda' (the stand-in of tests/port,
+    with the contract's defaults), and say why without one."""
+    if "cuda" in tp.backends._probe.known_device_types():
+        pytest.skip("a real 'cuda' backend is installed here")
+    with pytest.raises(RuntimeError, match="CUDA is not available: no CUDA backend is installed"):
+        tp.cuda.Stream()
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        tp.cuda.current_stream()
+    code = """
+        import tensorplug as tp
+        tp.backends.plugin_manager.add("cuda", "fake_cuda_backend:plugin")
+        s = tp.cuda.Stream(device=1)
+        assert s.device == tp.device("cuda", 1) and tp.cuda.current_stream(1) == tp.cuda.default_stream(1) != s
+        with tp.cuda.stream(s):
+            assert tp.cuda.current_device() == 1 and tp.cuda.current_stream() == s
+        start, end = tp.cuda.Event(enable_timing=True), tp.cuda.Event(enable_timing=True)
+        start.record(s)
+        end.record(s)
+        assert start.elapsed_time(end) >= 0 and end.query()
+        print("ok")
+    """
+    port = os.path.join(os.path.dirname(os.path.dirname(__file__)), "port")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([port, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-W", "error", "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
