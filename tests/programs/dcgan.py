@@ -132,7 +132,8 @@ def main(argv=None):
     optimizerD = optim.Adam(netD.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
     optimizerG = optim.Adam(netG.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
 
-    record = {"errD": [], "errG": [], "D_x": [], "D_G_z1": []}
+    # "losses" are the discriminator's (errD), the first thing the example prints
+    record = {"losses": [], "errG": [], "D_x": [], "D_G_z1": []}
     for epoch in range(opt.niter):
         for i, data in enumerate(dataloader, 0):
             ############################
@@ -170,7 +171,7 @@ def main(argv=None):
             errG.backward()
             optimizerG.step()
 
-            record["errD"].append(errD.item())
+            record["losses"].append(errD.item())
             record["errG"].append(errG.item())
             record["D_x"].append(D_x)
             record["D_G_z1"].append(D_G_z1)
