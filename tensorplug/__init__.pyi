@@ -18,6 +18,7 @@ from tensorplug import cpu as cpu
 from tensorplug import cuda as cuda
 from tensorplug import dispatcher as dispatcher
 from tensorplug import distributed as distributed
+from tensorplug import distributions as distributions
 from tensorplug import frontend as frontend
 from tensorplug import library as library
 from tensorplug import nn as nn
