@@ -47,11 +47,12 @@ DEVICES = ["cpu", "opencl", "npdev"]
 # algorithms, reduction trees), which moves a result by a unit or two in the last place (~1e-7
 # relative) per op, and training feeds those differences into every later step. Over the few
 # steps these programs take, the largest relative difference measured on cpu, opencl and npdev
-# was 7e-7 (docs/porting.md). 1e-4 leaves two orders of magnitude for other BLAS builds and
-# devices, while a wrong gradient, a misplaced epsilon or a skipped bias moves some result by
-# 1e-3 or more within a step or two. The absolute term is for values that should be 0 (a fitted
-# coefficient of 1e-10 in one library and 2e-10 in the other).
-RTOL, ATOL = 1e-4, 1e-6
+# was 7e-7, except REINFORCE's policy loss (9e-6: a sum of terms of size ~1 that cancel to ~0.1,
+# so its absolute error, 1e-6, is what carries over; docs/porting.md). 1e-4 relative and 1e-5
+# absolute leave an order of magnitude or more for other BLAS builds and devices, while a wrong
+# gradient, a misplaced epsilon or a skipped bias moves some result by 1e-3 or more within a step
+# or two. The absolute term also covers values that should be 0 (a fitted coefficient of 1e-10).
+RTOL, ATOL = 1e-4, 1e-5
 
 
 def _device_param(device):
