@@ -130,6 +130,8 @@ def _activate(device_type: str) -> Backend:
     if device_type in _errors:
         raise RuntimeError(_errors[device_type])
     record = plugin_manager.load(device_type)
+    if record is None:
+        record = _second_device_type(device_type)
     if record is None and device_type in missing_device_hints:
         raise RuntimeError(missing_device_hints[device_type]())
     if record is None:
@@ -154,6 +156,16 @@ def _activate(device_type: str) -> Backend:
         raise
     _ready[device_type] = backend
     return backend
+
+
+def _second_device_type(device_type: str):
+    """The record of a device type that no entry point is named after: one a plugin provides
+    beside its own (found by loading every plugin), or a disabled plugin's (to say so)."""
+    plugin_manager.load_all()
+    record = plugin_manager.records.get(device_type)
+    if record is None:
+        record = next((r for r in plugin_manager.disabled if r.name == device_type), None)
+    return record
 
 
 def _attributed(origin: str, what: str, fn: Callable[[], Any]) -> Any:
@@ -300,11 +312,20 @@ def status() -> StatusReport:
             elif device_type in _errors:
                 report.append(BackendStatus(device_type, record.describe(), "failed", _errors[device_type]))
             else:
+                try:  # what can be checked without the device: the class and contract version
+                    _checked_backend(device_type, [backend], record.describe())
+                except Exception as exc:
+                    report.append(BackendStatus(device_type, record.describe(), "failed", str(exc)))
+                    continue
                 try:
                     available, reason = backend.is_available()
                 except Exception as exc:  # report, never raise, from a status query
                     available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-                report.append(BackendStatus(device_type, record.describe(), "loaded" if available else "unavailable", reason))
-    for record in plugin_manager.rejected:
+                if available:
+                    report.append(BackendStatus(device_type, record.describe(), "loaded",
+                                                "not used yet: its kernel table is checked on first use"))
+                else:
+                    report.append(BackendStatus(device_type, record.describe(), "unavailable", reason))
+    for record in plugin_manager.rejected + plugin_manager.disabled:
         report.append(BackendStatus(record.name, record.describe(), record.state, record.error.strip().splitlines()[0]))
     return report

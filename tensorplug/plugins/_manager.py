@@ -50,6 +50,8 @@ class PluginManager:
         self.records: dict[str, PluginRecord] = {}
         #: Plugins refused outright: a second entry point for a device type that is taken.
         self.rejected: list[PluginRecord] = []
+        #: Third-party plugins skipped because of TENSORPLUG_DISABLE_PLUGINS.
+        self.disabled: list[PluginRecord] = []
         self._discovered = False
 
     def discover(self) -> None:
@@ -62,13 +64,19 @@ class PluginManager:
             dist = entry_point.dist.name if entry_point.dist is not None else "unknown distribution"
             record = PluginRecord(entry_point.name, entry_point.value, dist)
             if disable_third_party and dist != "tensorplug":
+                # A disabled package takes no part at all: it neither claims its device type nor
+                # fails another package's claim to it (it is listed apart, in ``disabled``).
                 record.state = "disabled"
                 record.error = "third-party plugins are disabled by TENSORPLUG_DISABLE_PLUGINS"
+                self.disabled.append(record)
+                continue
             self._add_discovered(record)
         # Running from a source tree without installed metadata: the built-in plugins are still
-        # loaded through this manager, from the same targets their entry points name.
+        # loaded through this manager, from the same targets their entry points name, and keep
+        # their names against any installed package.
         for name, target in BUILTIN_PLUGINS.items():
-            self.records.setdefault(name, PluginRecord(name, target, "tensorplug (source tree)"))
+            if not _is_builtin(self.records.get(name)):
+                self._add_discovered(PluginRecord(name, target, "tensorplug (source tree)"))
 
     def _add_discovered(self, record: PluginRecord) -> None:
         """Keep ``record`` unless its device type is taken: tensorplug's own backends always keep
@@ -76,8 +84,7 @@ class PluginManager:
         is an accident of installation order, so neither does)."""
         name = record.name
         first = self.records.get(name)
-        builtin = BUILTIN_PLUGINS.get(name) == record.target and record.distribution == "tensorplug"
-        if first is None or (builtin and first.distribution != "tensorplug"):
+        if first is None or (_is_builtin(record) and not _is_builtin(first)):
             if first is not None:
                 self._reject(first, record)
             self.records[name] = record
@@ -85,7 +92,7 @@ class PluginManager:
         if first.distribution == record.distribution and first.target == record.target:
             return  # the same entry point seen twice (a package on two path entries)
         self._reject(record, first)
-        if first.distribution != "tensorplug" and first.state != "failed":
+        if not _is_builtin(first) and first.state != "failed":
             first.state = "failed"
             first.error = (f"device type {name!r} is provided by two installed packages: {first.describe()} and "
                            f"{record.describe()}; uninstall one of them")
@@ -121,31 +128,49 @@ class PluginManager:
             stage = "its tensorplug_register_backends hook"
             backends = [backend for result in caller() for backend in (result or [])]
             stage = "checking the backends it returned"
-            self._check_device_types(record, backends)
-            record.backends.extend(backends)
+            extra = self._check_device_types(record, backends)
+            record.backends.extend(b for b in backends if getattr(b, "device_type", None) == record.name)
             record.state = "loaded"
+            for other in extra:
+                self.records[other.name] = other
         except Exception as exc:  # a broken plugin must not break tensorplug: keep its error
             record.state = "failed"
             record.error = f"{stage} failed: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
         return record
 
-    def _check_device_types(self, record: PluginRecord, backends: list) -> None:
-        """A plugin provides the device type its entry point is named after, and no other plugin's."""
+    def _check_device_types(self, record: PluginRecord, backends: list) -> list[PluginRecord]:
+        """A plugin provides the device type its entry point is named after, and may provide more
+        (the hook returns a list: one SDK, two kinds of device) as long as no other plugin has
+        them. Returns a record for each extra device type, to be added once all are checked."""
+        extra: dict[str, PluginRecord] = {}
         for backend in backends:
             device_type = getattr(backend, "device_type", None)
             if device_type == record.name:
                 continue
-            owner = self.records.get(device_type) if isinstance(device_type, str) else None
+            if not isinstance(device_type, str) or not device_type.isidentifier():
+                raise RuntimeError(f"it returned a backend with device type {device_type!r}, which is not a name")
+            owner = self.records.get(device_type)
             if owner is not None:
                 raise RuntimeError(f"it registers device type {device_type!r}, which already exists "
                                    f"(provided by {owner.describe()})")
-            raise RuntimeError(f"it returned a backend for device type {device_type!r}, but its entry point is named "
-                               f"{record.name!r}: the entry point's name must be the device type")
+            if device_type in extra:
+                raise RuntimeError(f"it returned two backends for device type {device_type!r}")
+            extra[device_type] = PluginRecord(device_type, record.target, record.distribution, state="loaded",
+                                              backends=[backend])
+        if not any(getattr(b, "device_type", None) == record.name for b in backends):
+            raise RuntimeError(f"it returned no backend for device type {record.name!r}, its entry point's name")
+        return list(extra.values())
 
     def load_all(self) -> None:
         self.discover()
         for name in list(self.records):
             self.load(name)
+
+
+def _is_builtin(record: PluginRecord | None) -> bool:
+    """Whether ``record`` is one of tensorplug's own backends (installed or from a source tree)."""
+    return (record is not None and BUILTIN_PLUGINS.get(record.name) == record.target
+            and record.distribution in ("tensorplug", "tensorplug (source tree)"))
 
 
 def _import_target(target: str) -> Any:

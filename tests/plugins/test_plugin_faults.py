@@ -39,13 +39,21 @@ _PLUGINS = {
                                           "        return [B()]\nplugin = P()\n"),
     "vendor-good": ("gooddev", _TOY + "class B(ToyBackend):\n    device_type = 'gooddev'\nclass P:\n    @hookimpl\n"
                                       "    def tensorplug_register_backends(self):\n        return [B()]\nplugin = P()\n"),
+    "vendor-twodevices": ("twodev", _TOY + "class B(ToyBackend):\n    device_type = 'twodev'\n"
+                                           "class C(ToyBackend):\n    device_type = 'twodevlite'\nclass P:\n    @hookimpl\n"
+                                           "    def tensorplug_register_backends(self):\n        return [B(), C()]\nplugin = P()\n"),
+    "vendor-oldcontract": ("oldcontractdev", _TOY + "class B(ToyBackend):\n    device_type = 'oldcontractdev'\n"
+                                                    "    contract_version = 99\nclass P:\n    @hookimpl\n"
+                                                    "    def tensorplug_register_backends(self):\n        return [B()]\nplugin = P()\n"),
 }
 
 _SCRIPT = """
 import json
 import tensorplug as tp
 result = {"cpu": (tp.ones(2) + 1).tolist(), "errors": {}}
-for device in ("importfaildev", "hookfaildev", "aliasdev", "dupdev", "badopdev", "loadfaildev", "nograddev"):
+result["status_before_use"] = [[s.device_type, s.state, s.plugin, s.detail] for s in tp.backends.status()]
+result["second_device"] = (tp.ones(2, device="twodevlite") * 2).cpu().tolist()
+for device in ("importfaildev", "hookfaildev", "aliasdev", "dupdev", "badopdev", "loadfaildev", "nograddev", "oldcontractdev"):
     try:
         tp.ones(1, device=device)
         result["errors"][device] = None
@@ -142,3 +150,27 @@ def test_override_without_derivative(outcome):
     """A fused kernel for a composite op with no explicit derivative is refused before anything registers."""
     message = outcome["errors"]["nograddev"]
     assert "vendor-nograd" in message and "overrides composite ops without an explicit derivative: ['gelu']" in message
+
+
+def test_one_entry_point_registers_two_device_types(outcome):
+    """A hook may return backends for two device types; the second is found without an entry
+    point of its own (its plugin is loaded to look for it)."""
+    assert outcome["second_device"] == [2.0, 2.0]
+    states = {row[0]: row[1] for row in outcome["status"] if "vendor-twodevices" in row[2]}
+    assert states == {"twodev": "loaded", "twodevlite": "ready"}
+
+
+def test_wrong_contract_version_fails_in_status_before_first_use(outcome):
+    """status() does not call a backend written for another contract version "loaded": it is
+    "failed" before anyone uses it, naming both versions, and using it raises the same."""
+    rows = [row for row in outcome["status_before_use"] if row[0] == "oldcontractdev"]
+    assert rows and rows[0][1] == "failed", outcome["status_before_use"]
+    assert "contract version 99" in rows[0][3] and "implements version" in rows[0][3]
+    assert "contract version 99" in outcome["errors"]["oldcontractdev"]
+
+
+def test_unused_backend_status_says_what_is_still_unchecked(outcome):
+    """A plugin that loaded but whose device was never used says its kernel table is checked on
+    first use (status() never loads a device)."""
+    rows = [row for row in outcome["status_before_use"] if row[0] == "badopdev"]
+    assert rows[0][1] == "loaded" and "checked on first use" in rows[0][3]

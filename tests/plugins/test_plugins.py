@@ -145,6 +145,26 @@ def test_disable_plugins_env_var(tmp_path):
     assert "'toydev': 'disabled'" in result.stdout and "'cpu': 'ready'" in result.stdout
 
 
+def test_disabled_plugin_claiming_cpu_changes_nothing(tmp_path):
+    """A disabled package whose entry point is named 'cpu' neither takes the name nor shows as a
+    clash: it is listed as disabled, and using a disabled device says why it is unusable."""
+    result = _run_with_dist(
+        tmp_path,
+        "from toy_backend import plugin\n",
+        "cpu",
+        """
+        import tensorplug as tp
+        print(tp.ones(1).tolist())
+        print(sorted((s.device_type, s.state, 'vendor' in s.plugin) for s in tp.backends.status() if s.device_type == 'cpu'))
+        """,
+        {"TENSORPLUG_DISABLE_PLUGINS": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "[1.0]"
+    assert lines[1] == "[('cpu', 'disabled', True), ('cpu', 'ready', False)]"
+
+
 def test_import_is_light():
     """import tensorplug imports no GPU runtime and no backend kernels (its time: benchmarks/bench_import.py)."""
     script = "import sys, tensorplug; print(sorted(m for m in ('cupy', 'pyopencl', 'tensorplug.backends.cpu._kernels') if m in sys.modules))"
