@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 
+from ..ops.elementwise import BINARY, binary_inplace
 from ..tensor import Tensor
 from ...dispatcher import AUTOGRAD, ExcludeKeys, IncludeKeys
 from .graph import AccumulateGrad, AutogradMeta, Node, anomaly_mode, gradient_edge
@@ -19,6 +20,10 @@ __all__ = ["run_backward"]
 
 # Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared.
 _GRAD_ON, _GRAD_OFF = IncludeKeys(AUTOGRAD.mask), ExcludeKeys(AUTOGRAD.mask)
+
+
+_NO_GRADIENT = [None]
+_add_into = binary_inplace(BINARY["add"])  # Tensor.add_ without its alpha handling
 
 
 def _add(a, b):
@@ -62,7 +67,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     elif create_graph:
         leaf.grad = leaf.grad + grad
     else:
-        leaf.grad.add_(grad)  # grad mode is off here, so this records nothing
+        _add_into(leaf.grad, grad)  # grad mode is off here, so this records nothing
     if isinstance(meta, AutogradMeta) and meta.post_accumulate_hooks:
         for hook in tuple(meta.post_accumulate_hooks):
             hook(leaf)
@@ -149,15 +154,12 @@ def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accum
     with (_GRAD_ON if create_graph else _GRAD_OFF):
         while ready:
             _, _, node = heapq.heappop(ready)
+            if node.__class__ is AccumulateGrad:  # a root that is a leaf: backward() on a leaf
+                _run_leaf(node, buffers, captures, captured, accumulate, inputs, create_graph)
+                continue
             grads = buffers.pop(node, [None])
             if captures:
-                for nr, g in enumerate(grads):
-                    for i in captures.get((node, nr), ()):
-                        captured[i] = _add(captured[i], g)
-            if isinstance(node, AccumulateGrad):
-                if accumulate and grads[0] is not None and (inputs is None or (node, 0) in captures):
-                    _accumulate_into_leaf(node.variable, grads[0], create_graph)
-                continue
+                _capture(node, grads, captures, captured)
             if needed is not None and node not in needed:
                 results = (None,) * len(node.next_functions)
                 if not retain_graph:
@@ -189,7 +191,28 @@ def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accum
                 counts[nxt] -= 1
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
-                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                    if nxt.__class__ is AccumulateGrad:
+                        # As in PyTorch, a leaf's gradient is accumulated as soon as it is complete
+                        # (its post-accumulate hooks, DDP's bucket trigger, fire early), without
+                        # a round trip through the queue.
+                        _run_leaf(nxt, buffers, captures, captured, accumulate, inputs, create_graph)
+                    else:
+                        heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+
+
+def _capture(node: Node, grads: list, captures: dict, captured: list) -> None:
+    """autograd.grad / backward(inputs=...): keep the gradients flowing into captured edges."""
+    for nr, g in enumerate(grads):
+        for i in captures.get((node, nr), ()):
+            captured[i] = _add(captured[i], g)
+
+
+def _run_leaf(node: AccumulateGrad, buffers, captures, captured, accumulate, inputs, create_graph) -> None:
+    grads = buffers.pop(node, _NO_GRADIENT)
+    if captures:
+        _capture(node, grads, captures, captured)
+    if accumulate and grads[0] is not None and (inputs is None or (node, 0) in captures):
+        _accumulate_into_leaf(node.variable, grads[0], create_graph)
 
 
 def _finish(inputs, captured, accumulate: bool, allow_unused: bool):
