@@ -11,7 +11,7 @@ import numpy as np
 from ..dispatcher import Operator
 from . import dtypes as _dt
 from .ops._common import keyset, is_number
-from .ops.copying import copy_from_numpy, fill_, to_dtype
+from .ops.copying import check_scalar_fits, copy_from_numpy, fill_, to_dtype
 from .random import blocks_for, default_generator
 from .shapes import check_shape
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
@@ -70,6 +70,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dev = resolve_device(device)
     if dtype is not inferred and not inferred.is_floating_point and dtype.is_floating_point:
         array = array.astype(np.float64)
+    if array.size and not isinstance(data, (np.ndarray, np.generic)) and not dtype.is_floating_point:
+        # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
+        # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
+        for bound in (array.min(), array.max()):
+            check_scalar_fits("tensor", bound.item(), dtype)
     return _finish(copy_from_numpy(array, dtype, dev), requires_grad)
 
 
@@ -260,10 +265,20 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
     if to is None:
         from_, to = 0, from_ if from_ else (2 ** 24 if self._dtype.is_floating_point else 2 ** 63 - 1)
     from_, to = operator.index(from_), operator.index(to)
+    for name, bound in (("from", from_), ("to", to)):
+        if not -(1 << 63) <= bound < 1 << 63:  # PyTorch: "Overflow when unpacking long long"
+            raise ValueError(f"random_(): '{name}' = {bound} does not fit in int64")
     if from_ >= to:
         raise RuntimeError(f"random_(): expects 'from' to be less than 'to', but got from={from_} >= to={to}")
     if self._dtype is _dt.bool and (from_, to) != (0, 2):
         raise RuntimeError("random_(): a bool tensor takes values in [0, 2)")
+    if not self._dtype.is_floating_point and self._dtype is not _dt.bool:
+        # Both ends must be values of the dtype, as in PyTorch; the kernel never wraps a bound.
+        info = np.iinfo(_dt.numpy_dtype(self._dtype))
+        for name, bound in (("from", from_), ("to - 1", to - 1)):
+            if not info.min <= bound <= info.max:
+                raise RuntimeError(f"random_(): {name} is out of bounds for {self._dtype.name} ({name} = {bound}, "
+                                   f"the dtype holds [{info.min}, {info.max}])")
     span = to - from_
     return _random_fill(RANDINT, self, generator, 4 if span <= 2**32 else 2, from_, to)
 

@@ -60,17 +60,27 @@ def fill_(self: Tensor, value) -> Tensor:
     if not is_number(value):
         raise TypeError(f"fill_(): argument 'value' must be a Number, not {type(value).__name__}")
     check_no_internal_overlap("fill_", self)
-    if not self._dtype.is_floating_point and isinstance(value, float) and value != value:
-        raise RuntimeError(f"fill_(): cannot fill a {self._dtype.name} tensor with nan")
-    check_scalar_fits("fill_", value, self._dtype)
+    dtype = self._dtype
+    if not dtype.is_floating_point and dtype is not _dt.bool and isinstance(value, float) and value != value:
+        raise RuntimeError(f"fill_(): cannot fill a {dtype.name} tensor with nan")
+    check_scalar_fits("fill_", value, dtype)
+    # The kernel gets a value the dtype holds (docs/backend-contract.md, issue 15): anything is
+    # != 0 in bool, and a negative integer wraps into uint8 (-1 fills 255) as in PyTorch.
+    if dtype is _dt.bool:
+        value = bool(value)
+    elif dtype is _dt.uint8 and value < 0:
+        value = int(value) + 256
     FILL.lookup(keyset(self))(self, value)
     bump_version(self)
     return self
 
 
 def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
-    """Refuse a Python number that ``dtype`` cannot hold (PyTorch: "value cannot be converted to
-    type int8_t without overflow"); infinities and NaN are values of every floating dtype."""
+    """Refuse a Python number that ``dtype`` cannot hold, by PyTorch's rule (c10's checked
+    conversion: "value cannot be converted to type uint8_t without overflow"). A float must lie
+    within the dtype's range before it is truncated (-0.5 and 255.5 do not fit uint8); an integer
+    may be negative down to -max in an unsigned dtype, where it wraps (-1 is 255 in uint8, -256 is
+    refused); infinities and NaN are values of every floating dtype; anything fits bool."""
     if dtype is _dt.bool or isinstance(value, bool):
         return
     if dtype.is_floating_point:
@@ -80,11 +90,8 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
                 raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
         return
     info = np.iinfo(_dt.numpy_dtype(dtype))
-    if isinstance(value, float):
-        if value != value or abs(value) == float("inf"):
-            raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
-        value = int(value)
-    if not info.min <= value <= info.max:
+    low = info.min if info.min < 0 or isinstance(value, (float, np.floating)) else -int(info.max)
+    if not low <= value <= info.max:  # Python compares ints and floats exactly; NaN never fits
         raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
 
 
