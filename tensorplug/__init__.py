@@ -75,7 +75,10 @@ def numel(input: Tensor) -> int:
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
-from . import distributions, sparse  # noqa: E402
+from . import distributions, linalg, sparse  # noqa: E402
+from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
+    cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_power, pinverse, slogdet, svd,
+)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
 from .sparse import sparse_coo, sparse_coo_tensor, spmm  # noqa: E402
 

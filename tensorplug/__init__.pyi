@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
+import tensorplug.linalg._results
 import tensorplug.sparse
 
 from tensorplug.frontend.tensor import _ValuesIndices
@@ -21,6 +22,7 @@ from tensorplug import distributed as distributed
 from tensorplug import distributions as distributions
 from tensorplug import frontend as frontend
 from tensorplug import library as library
+from tensorplug import linalg as linalg
 from tensorplug import nn as nn
 from tensorplug import onnx as onnx
 from tensorplug import optim as optim
@@ -187,6 +189,12 @@ def cat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...
 def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
 
+def cholesky_inverse(L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
+
+def cholesky_solve(B: Any, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve)."""
+
 def chunk(input: Tensor, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
     """At most ``chunks`` views of (nearly) equal size along ``dim``."""
 
@@ -222,6 +230,9 @@ def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
 
 def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
     """See torch.cumsum."""
+
+def det(A: Any, *, out: Tensor | None = ...) -> Tensor:
+    """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
 
 def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """See torch.diagonal."""
@@ -352,6 +363,9 @@ def index_select(input: Tensor, dim: _Dims, index: Tensor) -> Tensor:
 def initial_seed() -> _int:
     """See torch.initial_seed."""
 
+def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """torch.inverse: :func:`tp.linalg.inv`."""
+
 def is_autocast_enabled(device_type: _str = ...) -> _bool:
     """See torch.is_autocast_enabled."""
 
@@ -409,6 +423,9 @@ def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log2`` of ``input`` (see torch.log2)."""
 
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(input))``: nan where the determinant is negative, -inf where it is zero."""
+
 def logical_and(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``logical_and`` of ``input`` and ``other`` with broadcasting (see torch.logical_and)."""
 
@@ -438,6 +455,9 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = ...) -> T
 
 def matmul(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+
+def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
 
 def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
@@ -537,6 +557,9 @@ def pad(input: Tensor, pad: Any, mode: Any = ..., value: _TensorOrNumber | None 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """See torch.permute."""
+
+def pinverse(input: Tensor, rcond: Any = ...) -> Tensor:
+    """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
 
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
@@ -646,6 +669,9 @@ def sin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
 
+def slogdet(input: Tensor) -> tensorplug.linalg._results.slogdet:
+    """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
+
 def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
 
@@ -684,6 +710,9 @@ def subtract(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number =
 
 def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+
+def svd(input: Tensor, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
+    """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
 
 def swapaxes(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """See torch.swapaxes."""

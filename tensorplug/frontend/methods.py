@@ -314,10 +314,11 @@ def _attach() -> None:
     T.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
     # Op-library modules list their methods in TENSOR_METHODS (issue 3).
+    from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional
     from .ops import math_ops, shaping, sorting
 
-    for module in (shaping, math_ops, sorting, nn_functional):
+    for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

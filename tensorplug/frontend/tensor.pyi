@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
+import tensorplug.linalg._results
 import tensorplug.sparse
 
 _Number = _int | _float | _bool
@@ -185,6 +186,10 @@ class Tensor:
         """In-place version of ``ceil``."""
     def char(self) -> Tensor:
         """See torch.Tensor.char."""
+    def cholesky_inverse(self, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
+    def cholesky_solve(self, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve)."""
     def chunk(self, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """At most ``chunks`` views of (nearly) equal size along ``dim``."""
     def clamp(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -240,6 +245,8 @@ class Tensor:
         """See torch.Tensor.data."""
     def data_ptr(self) -> _int:
         """Address of the first element, for backends whose storage has one (CPU)."""
+    def det(self, *, out: Tensor | None = ...) -> Tensor:
+        """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage and version counter, outside the graph."""
     def detach_(self) -> Tensor:
@@ -354,6 +361,8 @@ class Tensor:
         """See torch.Tensor.index_select."""
     def int(self) -> Tensor:
         """See torch.Tensor.int."""
+    def inverse(self, *, out: Tensor | None = ...) -> Tensor:
+        """torch.inverse: :func:`tp.linalg.inv`."""
     def is_contiguous(self) -> _bool:
         """See torch.Tensor.is_contiguous."""
     @property
@@ -413,6 +422,8 @@ class Tensor:
         """In-place version of ``log``."""
     def log_softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
         """See torch.Tensor.log_softmax."""
+    def logdet(self) -> Tensor:
+        """``log(det(input))``: nan where the determinant is negative, -inf where it is zero."""
     def logical_and(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``logical_and`` of ``input`` and ``other`` with broadcasting (see torch.logical_and)."""
     def logical_and_(self, other: _TensorOrNumber) -> Tensor:
@@ -448,6 +459,8 @@ class Tensor:
         """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     def matmul(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+    def matrix_power(self, n: Any, *, out: Tensor | None = ...) -> Tensor:
+        """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
     def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
         """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
     def maximum(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -536,6 +549,8 @@ class Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     def permute(self, *dims: Any) -> Tensor:
         """See torch.Tensor.permute."""
+    def pinverse(self, rcond: Any = ...) -> Tensor:
+        """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
     def positive(self) -> Tensor:
         """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
     def pow(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -623,6 +638,8 @@ class Tensor:
         """In-place version of ``sinh``."""
     def size(self, dim: _Dims | None = ...) -> Any:
         """See torch.Tensor.size."""
+    def slogdet(self) -> tensorplug.linalg._results.slogdet:
+        """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
     def softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
         """See torch.Tensor.softmax."""
     def sort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
@@ -653,6 +670,8 @@ class Tensor:
         """``input - alpha * other``."""
     def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+    def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
+        """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
     def swapaxes(self, dim0: _int, dim1: _int) -> Tensor:
         """See torch.Tensor.swapaxes."""
     def swapdims(self, dim0: _int, dim1: _int) -> Tensor:

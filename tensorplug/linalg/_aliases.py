@@ -1,0 +1,100 @@
+"""PyTorch's top-level names and Tensor methods for linear algebra (``tp.det``, ``tp.inverse``,
+``tp.svd``, ``Tensor.slogdet``, ...), each a thin call into tp.linalg. The names PyTorch 2.13
+deprecates with a warning (torch.cholesky, torch.qr, torch.lu) are left out: use tp.linalg's."""
+from __future__ import annotations
+
+from ..frontend.factories import eye, zeros
+from ..frontend.ops._common import write_out
+from ..frontend.tensor import Tensor
+from . import _results
+from ._checks import check_float, check_matrix, check_square, check_tensor
+from ._decompositions import _svd, svdvals
+from ._least_squares import pinv
+from ._solvers import det, inv, logdet, slogdet as _linalg_slogdet, solve_triangular
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power"]
+
+
+def slogdet(input) -> _results.slogdet:
+    """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
+    sign, logabsdet = _linalg_slogdet(input)
+    return _results.slogdet(sign, logabsdet)
+
+
+def inverse(input, *, out=None) -> Tensor:
+    """torch.inverse: :func:`tp.linalg.inv`."""
+    return inv(input, out=out)
+
+
+def pinverse(input, rcond=1e-15) -> Tensor:
+    """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def svd(input, some=True, compute_uv=True, *, out=None) -> _results.svd:
+    """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives
+    square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
+    check_tensor("svd", input, "input")
+    check_matrix("linalg.svd", input)
+    check_float("linalg.svd", input)
+    if compute_uv:
+        U, S, Vh = _svd(input, not some)
+        V = Vh.mT
+    else:
+        S = svdvals(input)
+        m, n = input._shape[-2:]
+        batch = input._shape[:-2]
+        U = zeros(batch + (m, m), dtype=input._dtype, device=input._device)
+        V = zeros(batch + (n, n), dtype=input._dtype, device=input._device)
+    if out is not None:
+        U, S, V = (write_out("svd", o, r) for o, r in zip(out, (U, S, V)))
+    return _results.svd(U, S, V)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None) -> Tensor:
+    """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the
+    Cholesky factor (torch.cholesky_solve)."""
+    check_tensor("cholesky_solve", B, "input")
+    check_tensor("cholesky_solve", L, "input2")
+    if upper:
+        inner = solve_triangular(L.mT, B, upper=False)
+        result = solve_triangular(L, inner, upper=True)
+    else:
+        inner = solve_triangular(L, B, upper=False)
+        result = solve_triangular(L.mT, inner, upper=True)
+    return write_out("cholesky_solve", out, result)
+
+
+def cholesky_inverse(L, upper=False, *, out=None) -> Tensor:
+    """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
+    check_tensor("cholesky_inverse", L, "input")
+    check_matrix("cholesky_inverse", L, "input")
+    identity = eye(L._shape[-1], dtype=L._dtype, device=L._device).expand(L._shape)
+    return write_out("cholesky_inverse", out, cholesky_solve(identity, L, upper))
+
+
+def matrix_power(A, n, *, out=None) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the
+    identity for 0), by repeated squaring."""
+    check_tensor("linalg.matrix_power", A)
+    check_square("linalg.matrix_power", A)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        result = eye(A._shape[-1], dtype=A._dtype, device=A._device).expand(A._shape).clone()
+        return write_out("linalg.matrix_power", out, result)
+    base = inv(A) if n < 0 else A
+    n = abs(n)
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return write_out("linalg.matrix_power", out, result if result is not A else A.clone())
+
+TENSOR_METHODS = {
+    "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse, "pinverse": pinverse, "svd": svd,
+    "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "matrix_power": matrix_power,
+}

@@ -1,0 +1,235 @@
+"""Matrix decompositions: qr, svd, svdvals, eigh, eigvalsh.
+
+Each is an op whose kernel runs LAPACK through NumPy on the host (_host.py) and whose derivative
+sits beside it. The derivatives are the standard ones (PyTorch's, for real inputs):
+
+* qr (reduced, or complete with m <= n): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q,
+  with the wide case split into A = [X | Y];
+* svd: from the skew parts of U^T gU and V^T gV divided by s_j^2 - s_i^2, plus the parts of gU
+  and gV outside the span of U and V (full_matrices=True differentiates the reduced factors);
+* eigh: V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T.
+
+Gradients through singular vectors or eigenvectors are undefined where singular values or
+eigenvalues repeat (the division above is by zero), as in PyTorch; the values alone (svdvals,
+eigvalsh, gS or gw only) differentiate everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend.factories import empty, eye, zeros
+from ..frontend.ops._common import write_out
+from ..frontend.ops.joining import cat
+from ..frontend.tensor import Tensor
+from . import _results
+from ._checks import check_float, check_matrix, check_square, check_tensor
+from ._host import to_device, to_host
+from ._op import linalg_op
+from ._solvers import _solve_triangular
+
+__all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh"]
+
+
+def _diag_embed(values: Tensor) -> Tensor:
+    n = values._shape[-1]
+    return values.unsqueeze(-1) * eye(n, dtype=values._dtype, device=values._device)
+
+
+def _zeros_for(grad, like: Tensor) -> Tensor:
+    return grad if grad is not None else zeros(like._shape, dtype=like._dtype, device=like._device)
+
+
+# -- qr ---------------------------------------------------------------------------------------
+
+def _qr_tall_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor) -> Tensor:
+    """gA for A = QR with Q (m, n) and R (n, n) square."""
+    M = R @ gR.mT - gQ.mT @ Q
+    symmetric = M.tril() + M.tril(-1).mT  # copy the lower triangle to the upper one
+    right = gQ + Q @ symmetric
+    # right @ R^-T, as the solution of R X^T = right^T.
+    return _solve_triangular(R, right.mT, True, False).mT
+
+
+def _qr_backward(grads, inputs, outputs, needs):
+    (gQ, gR), (A, mode), (Q, R) = grads, inputs, outputs
+    m, n = A._shape[-2:]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    gQ, gR = _zeros_for(gQ, Q), _zeros_for(gR, R)
+    if m >= n:
+        return (_qr_tall_backward(gQ, gR, Q, R),)
+    # A = [X | Y] with X = Q U square; Y = Q V adds gY = Q gV and feeds Y gV^T back into gQ.
+    Y, gV = A[..., m:], gR[..., m:]
+    gX = _qr_tall_backward(gQ + Y @ gV.mT, gR[..., :m], Q, R[..., :m])
+    return (cat([gX, Q @ gV], -1),)
+
+
+@linalg_op("linalg_qr", derivative=_qr_backward)
+def _qr(A, mode):
+    a = to_host(A)
+    if mode == "r":
+        return empty((0,), dtype=A._dtype, device=A._device), to_device(np.linalg.qr(a, mode="r"), A)
+    q, r = np.linalg.qr(a, mode=mode)
+    return to_device(q, A), to_device(r, A)
+
+
+def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
+    """``(Q, R)`` with ``A = Q R``, Q orthonormal columns and R upper triangular; ``mode`` is
+    'reduced' (Q is m x k, k = min(m, n)), 'complete' (Q is m x m) or 'r' (R only; Q empty).
+
+    >>> import tensorplug as tp
+    >>> Q, R = tp.linalg.qr(tp.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> tp.allclose(Q @ R, tp.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    True
+    """
+    check_tensor("linalg.qr", A)
+    check_matrix("linalg.qr", A)
+    check_float("linalg.qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    Q, R = _qr(A, mode)
+    if out is not None:
+        Q, R = (write_out("linalg.qr", o, r) for o, r in zip(out, (Q, R)))
+    return _results.linalg_qr(Q, R)
+
+
+# -- svd --------------------------------------------------------------------------------------
+
+def _svd_backward(grads, inputs, outputs, needs):
+    (gU, gS, gVh), (A, full_matrices), (U, S, Vh) = grads, inputs, outputs
+    m, n = A._shape[-2:]
+    k = S._shape[-1]
+    if full_matrices:  # only the reduced factors depend on A smoothly (PyTorch narrows too)
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        gU = gU[..., :k] if gU is not None else None
+        gVh = gVh[..., :k, :] if gVh is not None else None
+    if gU is None and gVh is None:
+        return (U @ (gS.unsqueeze(-1) * Vh),)
+    V = Vh.mT
+    gV = gVh.mT if gVh is not None else None
+    squares = S * S
+    gap = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # s_j^2 - s_i^2 at (i, j)
+    gap = gap + eye(k, dtype=gap._dtype, device=gap._device)  # the diagonal is zeroed by skew below
+    inner = 0
+    if gU is not None:
+        UtgU = U.mT @ gU
+        inner = inner + ((UtgU - UtgU.mT) / gap) * S.unsqueeze(-2)
+    if gV is not None:
+        VtgV = V.mT @ gV
+        inner = inner + S.unsqueeze(-1) * ((VtgV - VtgV.mT) / gap)
+    if gS is not None:
+        inner = inner + _diag_embed(gS)
+    if m > n and gU is not None:
+        scaled = gU / S.unsqueeze(-2)
+        return ((U @ inner + scaled - U @ (U.mT @ scaled)) @ Vh,)
+    if m < n and gV is not None:
+        scaled = gV / S.unsqueeze(-2)
+        return (U @ (inner @ Vh + scaled.mT - (scaled.mT @ V) @ Vh),)
+    return (U @ inner @ Vh,)
+
+
+@linalg_op("linalg_svd", derivative=_svd_backward)
+def _svd(A, full_matrices):
+    u, s, vh = np.linalg.svd(to_host(A), full_matrices=full_matrices)
+    return to_device(u, A), to_device(s, A), to_device(vh, A)
+
+
+def _check_driver(op: str, driver) -> None:
+    if driver is not None:
+        raise RuntimeError(f"{op}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None) -> _results.linalg_svd:
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Gradients need
+    ``full_matrices=False`` unless only S is used (the extra columns are not unique)."""
+    check_tensor("linalg.svd", A)
+    check_matrix("linalg.svd", A)
+    check_float("linalg.svd", A)
+    _check_driver("linalg.svd", driver)
+    U, S, Vh = _svd(A, bool(full_matrices))
+    if out is not None:
+        U, S, Vh = (write_out("linalg.svd", o, r) for o, r in zip(out, (U, S, Vh)))
+    return _results.linalg_svd(U, S, Vh)
+
+
+def _svdvals_backward(grads, inputs, outputs, needs):
+    (g,), (A,) = grads, inputs
+    U, _, Vh = _svd(A, False)
+    return (U @ (g.unsqueeze(-1) * Vh),)
+
+
+@linalg_op("linalg_svdvals", derivative=_svdvals_backward)
+def _svdvals(A):
+    return to_device(np.linalg.svd(to_host(A), compute_uv=False), A)
+
+
+def svdvals(A, *, driver=None, out=None) -> Tensor:
+    """The singular values of each matrix, descending (no singular vectors are computed unless
+    a gradient needs them)."""
+    check_tensor("linalg.svdvals", A)
+    check_matrix("linalg.svdvals", A)
+    check_float("linalg.svdvals", A)
+    _check_driver("linalg.svdvals", driver)
+    return write_out("linalg.svdvals", out, _svdvals(A))
+
+
+# -- eigh -------------------------------------------------------------------------------------
+
+def _eigh_backward(grads, inputs, outputs, needs):
+    (gw, gV), (w, V) = grads, outputs
+    if gV is None:
+        return (V @ (gw.unsqueeze(-1) * V.mT),)
+    VtgV = V.mT @ gV
+    n = w._shape[-1]
+    gap = w.unsqueeze(-2) - w.unsqueeze(-1) + eye(n, dtype=w._dtype, device=w._device)  # w_j - w_i
+    inner = 0.5 * (VtgV - VtgV.mT) / gap
+    if gw is not None:
+        inner = inner + _diag_embed(gw)
+    return (V @ inner @ V.mT,)
+
+
+@linalg_op("linalg_eigh", derivative=_eigh_backward)
+def _eigh(A, UPLO):
+    w, v = np.linalg.eigh(to_host(A), UPLO=UPLO)
+    return to_device(w, A), to_device(v, A)
+
+
+def _check_uplo(UPLO) -> str:
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def eigh(A, UPLO="L", *, out=None) -> _results.linalg_eigh:
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, reading its lower (``UPLO='L'``)
+    or upper triangle; eigenvalues ascending, eigenvectors in the columns."""
+    check_tensor("linalg.eigh", A)
+    check_square("linalg.eigh", A)
+    check_float("linalg.eigh", A)
+    w, V = _eigh(A, _check_uplo(UPLO))
+    if out is not None:
+        w, V = (write_out("linalg.eigh", o, r) for o, r in zip(out, (w, V)))
+    return _results.linalg_eigh(w, V)
+
+
+def _eigvalsh_backward(grads, inputs, outputs, needs):
+    (g,), (A, UPLO) = grads, inputs
+    _, V = _eigh(A, UPLO)
+    return (V @ (g.unsqueeze(-1) * V.mT),)
+
+
+@linalg_op("linalg_eigvalsh", derivative=_eigvalsh_backward)
+def _eigvalsh(A, UPLO):
+    return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A)
+
+
+def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending."""
+    check_tensor("linalg.eigvalsh", A)
+    check_square("linalg.eigvalsh", A)
+    check_float("linalg.eigvalsh", A)
+    return write_out("linalg.eigvalsh", out, _eigvalsh(A, _check_uplo(UPLO)))
