@@ -177,7 +177,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(query @ key^T * scale + mask) @ value over (..., L, E) / (..., S, E) inputs.
 
     A bool ``attn_mask`` marks the positions that take part; a float one is added to the scores;
-    ``is_causal`` masks the upper triangle (top-left aligned).
+    ``is_causal`` masks the upper triangle (top-left aligned). A query that may attend to no key
+    gets a zero output (PyTorch 2.13's safe softmax), with zero gradients.
     """
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor("scaled_dot_product_attention", t, name)
@@ -206,12 +207,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         rows = arange(length, device=query._device).unsqueeze(1)
         attn_mask = COMPARE["ge"](rows, arange(source, device=query._device))
+    blocked_rows = None
     if attn_mask is not None:
         if attn_mask._dtype is _dt.bool:
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
+        if not is_causal:
+            # A query whose every key is masked gets a zero output, as PyTorch 2.13's
+            # _safe_softmax gives, not NaN: a fully padded sequence must not poison a batch. Its
+            # scores are zeroed first so that softmax's backward sees no NaN either.
+            blocked_rows = COMPARE["eq"](scores, float("-inf")).all(-1, keepdim=True)
+            scores = where(blocked_rows, 0.0, scores)
     weights = _softmax(scores, scores.ndim - 1)
+    if blocked_rows is not None:
+        weights = where(blocked_rows, 0.0, weights)
     if dropout_p > 0.0:
         weights = _dropout(weights, float(dropout_p), weights._shape)
     return weights @ value
