@@ -23,7 +23,9 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .attention import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from . import parallel
 from .parallel import DataParallel
 
@@ -31,6 +33,7 @@ __all__ = (
     ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
-     "TransformerEncoderLayer", "TransformerEncoder", "parallel", "DataParallel"]
+     "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
+     "parallel", "DataParallel"]
     + _activation_all + _layers_all + _loss_all + _padding_all
 )

@@ -1,246 +1,74 @@
-"""Attention and transformer layers: MultiheadAttention, TransformerEncoderLayer and
-TransformerEncoder, with PyTorch's parameter names (``in_proj_weight``, ``in_proj_bias``,
-``out_proj``, ``linear1``, ``norm1``, ...) so a torch state_dict loads as is.
+"""The transformer of "Attention Is All You Need" as torch.nn builds it: ``Transformer`` (encoder
+and decoder), ``TransformerEncoder``/``TransformerDecoder`` (stacks of copies of one layer with an
+optional final norm) and ``TransformerEncoderLayer``/``TransformerDecoderLayer``.
 
-Masks follow torch.nn.MultiheadAttention: in a bool ``attn_mask`` or ``key_padding_mask``, True
-marks a position that may NOT be attended to (the opposite of scaled_dot_product_attention's
-bool mask); a float mask is added to the scores.
+Submodule and parameter names are PyTorch's (``encoder.layers.0.self_attn.in_proj_weight``,
+``decoder.layers.0.multihead_attn.out_proj.bias``, ``linear1``, ``norm3``, ...), so a torch
+state_dict loads as is; masks mean what they mean for :class:`MultiheadAttention`.
 
 >>> import tensorplug as tp
->>> mha = tp.nn.MultiheadAttention(8, 2, batch_first=True)
->>> out, weights = mha(tp.randn(3, 5, 8), tp.randn(3, 5, 8), tp.randn(3, 5, 8))
->>> out.shape, weights.shape
-((3, 5, 8), (3, 5, 5))
+>>> model = tp.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
+>>> tgt_mask = tp.nn.Transformer.generate_square_subsequent_mask(4)
+>>> model(tp.randn(5, 3, 8), tp.randn(4, 3, 8), tgt_mask=tgt_mask).shape
+(4, 3, 8)
 """
 from __future__ import annotations
 
 import copy
-import math
 
-from ..frontend import dtypes as _dt
-from ..frontend.factories import empty, zeros
-from ..frontend.ops.elementwise import where
-from ..frontend.ops.joining import cat
+from ..frontend.factories import full
+from ..frontend.ops.shaping import triu
 from ..frontend.tensor import Tensor
 from . import functional as F
 from . import init
+from .activation import GELU, ReLU
+from .attention import MultiheadAttention, additive_mask, warn_mismatched_masks
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
-from .parameter import Parameter
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The Linear class of ``MultiheadAttention.out_proj`` (named as in PyTorch, so reprs match)."""
-
-
-def _additive_mask(mask: Tensor | None, dtype) -> Tensor | None:
-    """A bool mask (True = masked out) as a float mask of 0 and -inf; a float mask unchanged."""
-    if mask is None:
-        return None
-    if mask.dtype is _dt.bool:
-        return where(mask, float("-inf"), zeros((), dtype=dtype, device=mask.device))
-    if not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of masks are supported, got {mask.dtype}")
-    return mask
-
-
-class MultiheadAttention(Module):
-    """Attention over ``num_heads`` heads of size ``embed_dim // num_heads``:
-    ``out_proj(concat_h softmax(q_h k_h^T / sqrt(d) + mask) v_h)``.
-
-    Inputs are (L, N, E), or (N, L, E) with ``batch_first``, or unbatched (L, E). Returns
-    ``(output, weights)``; weights are averaged over heads unless ``average_attn_weights=False``
-    and None when ``need_weights=False``.
-    """
-
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, add_bias_kv: bool = False,
-                 add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
-                 device=None, dtype=None):
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(
-                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} instead"
-            )
-        super().__init__()
-        factory = {"device": device, "dtype": dtype}
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != embed_dim:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **factory))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **factory))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **factory))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **factory))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, **factory))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
-        if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), **factory))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), **factory))
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
-
-    def _reset_parameters(self) -> None:
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
-        if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
-
-    def _projections(self, query, key, value) -> tuple:
-        e = self.embed_dim
-        b = self.in_proj_bias
-        b_q, b_k, b_v = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            w_q, w_k, w_v = w[:e], w[e:2 * e], w[2 * e:]
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
-
-    def _check_inputs(self, query, key, value) -> bool:
-        for name, t, size in (("query", query, self.embed_dim), ("key", key, self.kdim), ("value", value, self.vdim)):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"MultiheadAttention: expected {name} to be a Tensor, got {type(t).__name__}")
-            if t.ndim not in (2, 3) or t.shape[-1] != size:
-                raise RuntimeError(
-                    f"{self._get_name()}(embed_dim={self.embed_dim}, num_heads={self.num_heads}): expected {name} "
-                    f"of shape (L, {size}) or 3-D with last dimension {size}, got shape {list(t.shape)}"
-                )
-        if not query.ndim == key.ndim == value.ndim:
-            raise RuntimeError(
-                f"MultiheadAttention: query, key and value must have the same number of dimensions, got "
-                f"{query.ndim}, {key.ndim} and {value.ndim}"
-            )
-        if key.shape[:-1] != value.shape[:-1]:
-            raise RuntimeError(f"key shape {list(key.shape)} does not match value shape {list(value.shape)}")
-        return query.ndim == 3
-
-    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
-                average_attn_weights: bool = True, is_causal: bool = False):
-        batched = self._check_inputs(query, key, value)
-        if is_causal and attn_mask is None:
-            raise RuntimeError(
-                "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
-                "`generate_square_subsequent_mask` to create this mask."
-            )
-        if not batched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif not self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        # From here on everything is batch first: (N, L, E) and (N, S, E).
-        n, length, _ = query.shape
-        heads, head_dim = self.num_heads, self.head_dim
-        q, k, v = self._projections(query, key, value)
-        mask = self._merged_mask(attn_mask, key_padding_mask, n, length, key.shape[1], q.dtype)
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(n, 1, self.embed_dim)], 1)
-            v = cat([v, self.bias_v.expand(n, 1, self.embed_dim)], 1)
-            mask = F.pad(mask, (0, 1)) if mask is not None else None
-        q = q.reshape(n, length, heads, head_dim).transpose(1, 2)
-        k = k.reshape(n, k.shape[1], heads, head_dim).transpose(1, 2)
-        v = v.reshape(n, v.shape[1], heads, head_dim).transpose(1, 2)
-        if self.add_zero_attn:
-            k = cat([k, zeros((n, heads, 1, head_dim), dtype=k.dtype, device=k.device)], 2)
-            v = cat([v, zeros((n, heads, 1, head_dim), dtype=v.dtype, device=v.device)], 2)
-            mask = F.pad(mask, (0, 1)) if mask is not None else None
-        dropout_p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            scores = (q * (1.0 / math.sqrt(head_dim))) @ k.transpose(-2, -1)
-            if mask is not None:
-                scores = scores + mask
-            weights = F.softmax(scores, -1)
-            if dropout_p > 0.0:
-                weights = F.dropout(weights, dropout_p)
-            out = weights @ v
-            if average_attn_weights:
-                weights = weights.mean(1)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        out = self.out_proj(out.transpose(1, 2).reshape(n, length, self.embed_dim))
-        if not batched:
-            out = out.squeeze(0)
-            weights = weights.squeeze(0) if weights is not None else None
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
-        return out, weights
-
-    def _merged_mask(self, attn_mask, key_padding_mask, n: int, length: int, source: int, dtype):
-        """attn_mask (L, S) or (N*heads, L, S) and key_padding_mask (N, S) as one additive mask
-        broadcastable to (N, heads, L, S)."""
-        attn_mask = _additive_mask(attn_mask, dtype)
-        key_padding_mask = _additive_mask(key_padding_mask, dtype)
-        mask = None
-        if attn_mask is not None:
-            if attn_mask.ndim == 2:
-                if tuple(attn_mask.shape) != (length, source):
-                    raise RuntimeError(
-                        f"The shape of the 2D attn_mask is {list(attn_mask.shape)}, but should be {[length, source]}."
-                    )
-                mask = attn_mask
-            elif attn_mask.ndim == 3:
-                if tuple(attn_mask.shape) != (n * self.num_heads, length, source):
-                    raise RuntimeError(
-                        f"The shape of the 3D attn_mask is {list(attn_mask.shape)}, but should be "
-                        f"{[n * self.num_heads, length, source]}."
-                    )
-                mask = attn_mask.reshape(n, self.num_heads, length, source)
-            else:
-                raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
-        if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (n, source):
-                raise RuntimeError(
-                    f"expecting key_padding_mask shape of {(n, source)}, but got {tuple(key_padding_mask.shape)}"
-                )
-            padding = key_padding_mask.reshape(n, 1, 1, source)
-            mask = padding if mask is None else mask + padding
-        return mask
+__all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+           "TransformerDecoderLayer"]
 
 
 def _activation(activation):
-    if activation == "relu":
-        return F.relu
-    if activation == "gelu":
-        return F.gelu
-    if callable(activation):
-        return activation
-    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    """The feed-forward block's activation: "relu", "gelu" or any callable."""
+    if isinstance(activation, str):
+        if activation == "relu":
+            return F.relu
+        if activation == "gelu":
+            return F.gelu
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    if not callable(activation):
+        raise TypeError(f"activation should be a string or a callable, got {type(activation).__name__}")
+    return activation
+
+
+def _clones(module: Module, count: int) -> ModuleList:
+    """``count`` independent deep copies (each with its own parameters, starting equal)."""
+    return ModuleList([copy.deepcopy(module) for _ in range(count)])
+
+
+def _canonical_masks(padding_mask, padding_name: str, attn_mask, attn_name: str, dtype) -> tuple:
+    """Both masks as additive float masks, once for every layer of a stack, with PyTorch's
+    warning when one is bool and the other float."""
+    warn_mismatched_masks(padding_mask, padding_name, attn_mask, attn_name, stacklevel=4)
+    return additive_mask(padding_mask, padding_name, dtype), additive_mask(attn_mask, attn_name, dtype)
+
+
+# PyTorch's stacks compare a mask with a causal one when is_causal is None (a host
+# synchronisation per call), only to pick a faster kernel for the same result: a mask that is
+# causal gives the same output whether it is applied or replaced by the hint. So None means
+# "apply the mask as given" here, which is what PyTorch computes too.
+def _causal_hint(is_causal) -> bool:
+    return bool(is_causal)
 
 
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with dropout, a residual connection and a
     LayerNorm (after the residual by default, before the block with ``norm_first``)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation="relu",
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation=F.relu,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device=None, dtype=None):
         super().__init__()
@@ -254,9 +82,20 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        activation = _activation(activation)
+        # PyTorch's flag for its fused kernel (1 relu, 2 gelu, 0 other), kept for code that reads it.
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
+        self.activation = activation
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+    def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool = False) -> Tensor:
+        src_key_padding_mask, src_mask = _canonical_masks(src_key_padding_mask, "src_key_padding_mask", src_mask,
+                                                          "src_mask", src.dtype)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -276,20 +115,174 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(x)
 
 
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention from the target to the encoder's output
+    (``memory``), then a feed-forward block; each with dropout, a residual connection and a
+    LayerNorm (after the residual by default, before the block with ``norm_first``)."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation=F.relu,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **factory)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
+                                                 **factory)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
+        x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                is_causal=is_causal, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
 class TransformerEncoder(Module):
-    """``num_layers`` copies of ``encoder_layer`` applied in turn, then an optional ``norm``."""
+    """``num_layers`` copies of ``encoder_layer`` applied in turn, then an optional ``norm``.
+
+    ``enable_nested_tensor`` and ``mask_check`` are accepted and kept for PyTorch's signature;
+    tensorplug has no nested tensors, so padded positions are computed and masked, never skipped.
+    """
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None, enable_nested_tensor: bool = True,
                  mask_check: bool = True):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = False
+        self.mask_check = mask_check
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
+    def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool | None = None) -> Tensor:
+        src_key_padding_mask, mask = _canonical_masks(src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype)
+        causal = _causal_hint(is_causal)
         output = src
         for layer in self.layers:
-            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+            output = layer(output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer`` applied in turn to the target, each attending to
+    the same ``memory``, then an optional ``norm``."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None):
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        causal = _causal_hint(tgt_is_causal)
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """An encoder of ``num_encoder_layers`` layers over ``src`` and a decoder of
+    ``num_decoder_layers`` layers over ``tgt`` attending to the encoder's output, each stack
+    ending in a LayerNorm. Every parameter with more than one dimension starts from
+    ``xavier_uniform_``, as in PyTorch.
+
+    ``custom_encoder`` / ``custom_decoder`` replace the stacks; a subclass may also replace
+    ``self.encoder`` or ``self.decoder`` after ``super().__init__()`` (pytorch/examples' word
+    language model keeps the encoder and makes ``decoder`` a Linear layer).
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, dropout: float = 0.1, activation=F.relu, custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
+                 bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(*layer_args, **factory), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(*layer_args, **factory), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.size(batch_dim) != tgt.size(batch_dim):
+            raise RuntimeError(
+                f"the batch number of src and tgt must be equal (Transformer: src {list(src.shape)}, tgt "
+                f"{list(tgt.shape)}, batch_first={self.batch_first})"
+            )
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError(
+                f"the feature number of src and tgt must be equal to d_model (Transformer: d_model={self.d_model}, "
+                f"src {list(src.shape)}, tgt {list(tgt.shape)})"
+            )
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """A (sz, sz) causal mask: -inf above the diagonal (a position may not attend to later
+        ones), 0 elsewhere."""
+        return triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), 1)
+
+    def _reset_parameters(self) -> None:
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
