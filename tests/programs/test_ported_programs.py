@@ -25,6 +25,7 @@ from program_runner import program_path, run_program, switch_imports
 PROGRAMS = {
     "mnist_cnn": ["--dropout", "0"],
     "word_language_model": ["--dropout", "0"],
+    "word_language_model_transformer": ["--dropout", "0"],
     "char_gpt": ["--dropout", "0"],
     "vae": [],
     "dcgan": [],
@@ -37,7 +38,7 @@ PROGRAMS = {
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample):
 # that run must train on every device too.
-RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "char_gpt", "reinforce"]
+RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_transformer", "char_gpt", "reinforce"]
 # Without PyTorch, the check is that training lowers this loss (first step against last); a
 # policy-gradient loss need not go down, so REINFORCE has none.
 LEARNS = {name: "losses" for name in PROGRAMS if name != "reinforce"}
