@@ -74,13 +74,12 @@ def test_norm_matches_numpy(p, dim, rng):
 
 
 def test_norm_dtype_and_errors():
-    """norm(dtype=) casts first; integer inputs and 'nuc' are rejected."""
+    """norm(dtype=) casts first; integer inputs are rejected; 'nuc' is the sum of singular values."""
     x = tp.tensor([3, 4])
     assert tp.norm(x, dtype=tp.float64).item() == 5.0
     with pytest.raises(RuntimeError, match="floating point"):
         tp.norm(x)
-    with pytest.raises(NotImplementedError):
-        tp.norm(tp.ones(2, 2), "nuc")
+    assert abs(tp.norm(tp.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc").item() - 7.0) < 1e-6
     with pytest.raises(IndexError, match="norm"):
         tp.norm(tp.ones(2), 2, 1)
 

@@ -249,8 +249,17 @@ def _norm(input: Tensor, p, dims: tuple, keepdim: bool) -> Tensor:
     if p == 1:
         return _sum(magnitude, dims, keepdim)
     if p == 2:
-        return UNARY["sqrt"](_sum(input * input, dims, keepdim))
-    return BINARY["pow"](_sum(BINARY["pow"](magnitude, float(p)), dims, keepdim), 1.0 / p)
+        return _root_at_zero_safe(_sum(input * input, dims, keepdim), 2.0)
+    return _root_at_zero_safe(_sum(BINARY["pow"](magnitude, float(p)), dims, keepdim), float(p))
+
+
+def _root_at_zero_safe(total: Tensor, p: float) -> Tensor:
+    """``total ** (1 / p)`` whose gradient is 0, not NaN, where ``total`` is 0 (the norm of a zero
+    vector, whose root has an infinite slope): PyTorch's subgradient there."""
+    zero = COMPARE["eq"](total, 0)
+    safe = where(zero, 1.0, total)
+    root = UNARY["sqrt"](safe) if p == 2 else BINARY["pow"](safe, 1.0 / p)
+    return where(zero, 0.0, root)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
@@ -262,8 +271,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {x._dtype.name} instead.")
     if p == "fro" or p is None:
         p = 2
-    elif p == "nuc":
-        raise NotImplementedError("norm(): the nuclear norm needs a singular value decomposition, which tensorplug does not have")
+    elif p == "nuc":  # the sum of singular values: tp.linalg's, over the two dims (the last two by default)
+        from ...linalg import matrix_norm
+
+        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, bool(keepdim))
     elif isinstance(p, str) or not is_number(p):
         raise RuntimeError(f"norm(): unsupported p {p!r}; expected a number, inf, -inf or 'fro'")
     dims = normalize_dims("norm", dim, x.ndim) or tuple(range(x.ndim))
