@@ -15,7 +15,7 @@ from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_
 from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
     bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
-    int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
 )
 from .frontend.factories import (
     arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
@@ -31,8 +31,18 @@ from .frontend.ops.joining import cat, stack
 from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
 from .frontend.ops.shaping import *  # noqa: F401,F403
 from .frontend.ops.sorting import *  # noqa: F401,F403
+from .frontend.ops.closeness import allclose, equal, isclose
+from .frontend.ops.diagonals import diag, trace
+from .frontend.ops.differences import diff
+from .frontend.ops.distance import cdist
+from .frontend.ops.histograms import bincount, histc
+from .frontend.ops.kronecker import kron
+from .frontend.ops.quantiles import nanquantile, quantile
+from .frontend.ops.sampling import multinomial
+from .frontend.ops.searching import bucketize, searchsorted
+from .frontend.size import Size
 from .frontend.printing import set_printoptions
-from .frontend.random import Generator, initial_seed, manual_seed, seed
+from .frontend.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .frontend.shapes import broadcast_shapes
 from .frontend.tensor import Tensor, is_tensor
 from .frontend.views import (
@@ -72,6 +82,13 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
+def is_complex(input: Tensor) -> bool:
+    """False: tensorplug has no complex dtypes yet."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_complex(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.is_complex()
+
+
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
@@ -79,6 +96,7 @@ from . import distributions, linalg, sparse  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
     cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_power, pinverse, slogdet, svd,
 )
+from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
 from .sparse import sparse_coo, sparse_coo_tensor, spmm  # noqa: E402
 

@@ -15,6 +15,7 @@ from tensorplug import accelerator as accelerator
 from tensorplug import amp as amp
 from tensorplug import array_api as array_api
 from tensorplug import backends as backends
+from tensorplug import compiler as compiler
 from tensorplug import cpu as cpu
 from tensorplug import cuda as cuda
 from tensorplug import dispatcher as dispatcher
@@ -39,6 +40,8 @@ from tensorplug.frontend.autograd.grad_mode import no_grad as no_grad
 from tensorplug.frontend.autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from tensorplug.frontend.device import device as device
 from tensorplug.frontend.dtypes import dtype as dtype
+from tensorplug.frontend.dtypes import finfo as finfo
+from tensorplug.frontend.dtypes import iinfo as iinfo
 from tensorplug.frontend.legacy import BFloat16Tensor as BFloat16Tensor
 from tensorplug.frontend.legacy import BoolTensor as BoolTensor
 from tensorplug.frontend.legacy import ByteTensor as ByteTensor
@@ -50,6 +53,7 @@ from tensorplug.frontend.legacy import IntTensor as IntTensor
 from tensorplug.frontend.legacy import LongTensor as LongTensor
 from tensorplug.frontend.legacy import ShortTensor as ShortTensor
 from tensorplug.frontend.random import Generator as Generator
+from tensorplug.frontend.size import Size as Size
 from tensorplug.frontend.tensor import Tensor as Tensor
 
 _Number = _int | _float | _bool
@@ -102,6 +106,9 @@ def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _
 def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.all."""
 
+def allclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
+    """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
+
 def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.amax."""
 
@@ -153,6 +160,9 @@ def atleast_3d(*tensors: Any) -> Any:
 def bernoulli(input: Tensor, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
 
+def bincount(input: Tensor, weights: Any = ..., minlength: Any = ...) -> Tensor:
+    """How often each non-negative integer occurs in the 1-D ``input`` (or the sum of its ``weights``): a tensor of length ``max(input) + 1``, at least ``minlength``."""
+
 def bitwise_and(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``bitwise_and`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_and)."""
 
@@ -183,8 +193,14 @@ def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
 def broadcast_to(input: Tensor, shape: _Size) -> Tensor:
     """See torch.broadcast_to."""
 
+def bucketize(input: Tensor, boundaries: Any, *, out_int32: Any = ..., right: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """The bucket of each value of ``input`` among the sorted 1-D ``boundaries``: ``boundaries[i-1] < x <= boundaries[i]`` gives ``i`` (with ``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
+
 def cat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
     """See torch.cat."""
+
+def cdist(x1: Any, x2: Any, p: Any = ..., compute_mode: Any = ...) -> Tensor:
+    """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): a (..., P, R) tensor, batch dims broadcast. ``p`` may be 0 (the count of differing coordinates) or ``inf``. ``compute_mode`` chooses, as in PyTorch, whether Euclidean distances come from a matrix product: by default when P or R exceeds 25."""
 
 def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
@@ -193,7 +209,7 @@ def cholesky_inverse(L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> T
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
 
 def cholesky_solve(B: Any, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
-    """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve)."""
+    """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
 
 def chunk(input: Tensor, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
     """At most ``chunks`` views of (nearly) equal size along ``dim``."""
@@ -212,6 +228,9 @@ def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber 
 
 def clone(t: Tensor, memory_format: Any = ...) -> Tensor:
     """See torch.clone."""
+
+def compile(model: Any = ..., *, fullgraph: Any = ..., dynamic: Any = ..., backend: Any = ..., mode: Any = ..., options: Any = ..., disable: Any = ..., **kwargs: Any) -> Any:
+    """Return ``model`` unchanged (tensorplug is eager). Usable as ``tp.compile(fn)``, ``@tp.compile`` and ``@tp.compile(mode="max-autotune")``; PyTorch's keyword arguments are accepted and checked, and have no effect."""
 
 def copysign(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
@@ -234,8 +253,14 @@ def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
 def det(A: Any, *, out: Tensor | None = ...) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
 
+def diag(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
+
 def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """See torch.diagonal."""
+
+def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
 
 def div(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
@@ -257,6 +282,9 @@ def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike
 
 def eq(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``eq`` of ``input`` and ``other`` with broadcasting (see torch.eq)."""
+
+def equal(input: Tensor, other: Tensor) -> _bool:
+    """True if the two tensors have the same shape and the same values (NaN is never equal; values compare after type promotion, so ``1 == 1.0``)."""
 
 def erf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``erf`` of ``input`` (see torch.erf)."""
@@ -342,6 +370,9 @@ def get_float32_matmul_precision() -> _str:
 def get_num_threads() -> _int:
     """See torch.get_num_threads."""
 
+def get_rng_state() -> Tensor:
+    """The CPU default generator's state, a uint8 tensor: ``set_rng_state`` of it makes the same numbers come out again."""
+
 def greater(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
 
@@ -350,6 +381,9 @@ def greater_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor
 
 def gt(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
+
+def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
+    """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
 
 def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
@@ -369,6 +403,9 @@ def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def is_autocast_enabled(device_type: _str = ...) -> _bool:
     """See torch.is_autocast_enabled."""
 
+def is_complex(input: Tensor) -> _bool:
+    """False: tensorplug has no complex dtypes yet."""
+
 def is_deterministic_algorithms_warn_only_enabled() -> _bool:
     """See torch.is_deterministic_algorithms_warn_only_enabled."""
 
@@ -381,6 +418,9 @@ def is_grad_enabled() -> _bool:
 def is_tensor(obj: Any) -> _bool:
     """See torch.is_tensor."""
 
+def isclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close; NaN only with ``equal_nan``), broadcasting; both tensors must have one dtype."""
+
 def isfinite(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``isfinite`` of ``input`` (see torch.isfinite)."""
 
@@ -389,6 +429,9 @@ def isinf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 def isnan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``isnan`` of ``input`` (see torch.isnan)."""
+
+def kron(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
 
 def kthvalue(input: Tensor, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
@@ -498,6 +541,9 @@ def msort(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def mul(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
 
+def multinomial(input: Tensor, num_samples: Any, replacement: Any = ..., *, generator: _Generator | None = ..., out: Tensor | None = ...) -> Tensor:
+    """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per distribution), drawn with probabilities proportional to the row's non-negative weights; ``replacement=False`` never draws a category twice in a row. int64 results."""
+
 def multiply(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
 
@@ -512,6 +558,9 @@ def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dty
 
 def nanmedian(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
     """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
+
+def nanquantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
 
 def nansum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
@@ -573,6 +622,9 @@ def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype:
 def promote_types(a: _dtype, b: _dtype) -> _dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
 
+def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
+
 def rand(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.rand."""
 
@@ -630,6 +682,9 @@ def scatter(input: Tensor, dim: _Dims, index: Tensor, src: Any = ..., *, value: 
 def scatter_add(input: Tensor, dim: _Dims, index: Tensor, src: Tensor) -> Tensor:
     """See torch.scatter_add."""
 
+def searchsorted(sorted_sequence: Any, input: Tensor, *, out_int32: Any = ..., right: Any = ..., side: Any = ..., sorter: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """Indices at which ``input``'s values would be inserted into ``sorted_sequence`` (sorted along its last dim) to keep it sorted. ``sorted_sequence`` is 1-D (searched for every value) or has ``input``'s leading dims (row by row). ``right=True`` (or ``side="right"``) gives the index after equal boundaries; ``sorter`` holds indices that sort an unsorted ``sorted_sequence``. int64 results, int32 with ``out_int32``."""
+
 def seed() -> _int:
     """See torch.seed."""
 
@@ -656,6 +711,9 @@ def set_num_threads(n: _int) -> None:
 
 def set_printoptions(precision: Any = ..., threshold: Any = ..., edgeitems: Any = ..., linewidth: Any = ..., profile: Any = ..., sci_mode: Any = ...) -> None:
     """See torch.set_printoptions."""
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the CPU default generator's state from :func:`get_rng_state`."""
 
 def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sigmoid`` of ``input`` (see torch.sigmoid)."""
@@ -740,6 +798,9 @@ def tile(input: Tensor, dims: Any) -> Tensor:
 
 def topk(input: Tensor, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order. NaN counts as larger than every number."""
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a 2-D ``input`` (integers sum to int64)."""
 
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """See torch.transpose."""

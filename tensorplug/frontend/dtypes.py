@@ -12,7 +12,7 @@ import numpy as np
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "half", "float", "double", "short", "int", "long", "all_dtypes", "promote_types",
-    "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "dtype_of_scalar",
+    "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "dtype_of_scalar", "finfo", "iinfo",
 ]
 
 _builtin_bool, _builtin_int, _builtin_float = bool, int, float
@@ -22,6 +22,7 @@ class dtype:
     """A tensor element type: ``tp.float32``, ``tp.int64``, ``tp.bool``, ..."""
 
     __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "numpy", "_rank")
+    is_complex = False  # no complex dtypes yet; PyTorch code reads the flag
 
     def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, numpy_dtype, rank: int):
         self.name = name
@@ -165,3 +166,76 @@ def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | Non
     if higher is bool or lower.category == 2:
         return _promotion[higher, lower]
     return higher
+
+
+# --- numeric limits: tp.finfo and tp.iinfo -----------------------------------------------------
+# (bits, eps, max, smallest normal, decimal digits) of each floating dtype, as PyTorch reports them.
+_FLOAT_LIMITS = {
+    "float16": (16, 2.0 ** -10, 65504.0, 2.0 ** -14, 3),
+    "bfloat16": (16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126, 2),
+    "float32": (32, 2.0 ** -23, 3.4028234663852886e38, 2.0 ** -126, 6),
+    "float64": (64, 2.0 ** -52, 1.7976931348623157e308, 2.0 ** -1022, 15),
+}
+
+
+class finfo:
+    """Machine limits of a floating dtype (the default dtype when none is given), as
+    ``torch.finfo``: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``),
+    ``resolution`` and ``dtype`` (the dtype's name).
+
+    >>> tp.finfo(tp.float16).max
+    65504.0
+    """
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type: dtype | None = None):
+        type = _default_dtype if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError(f"finfo() requires a floating point input type (got {type!r}). Use tp.iinfo to handle "
+                            f"integer types")
+        bits, eps, largest, normal, digits = _FLOAT_LIMITS[type.name]
+        self.bits, self.eps, self.max, self.min = bits, eps, largest, -largest
+        self.tiny = self.smallest_normal = normal
+        self.resolution = 10.0 ** -digits
+        self.dtype = type.name
+
+    def __eq__(self, other) -> _builtin_bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> _builtin_int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, as ``torch.iinfo``: ``bits``, ``min``, ``max`` and ``dtype``.
+
+    >>> tp.iinfo(tp.uint8).max
+    255
+    """
+
+    __slots__ = ("bits", "min", "max", "dtype")
+
+    def __init__(self, type: dtype):
+        if type is bool:
+            raise TypeError("iinfo(): tensorplug.bool is not supported by iinfo")
+        if not isinstance(type, dtype) or type.category != 1:
+            raise TypeError(f"iinfo() requires an integer input type (got {type!r}). Use tp.finfo to handle floating "
+                            f"point types")
+        self.bits = 8 * type.itemsize
+        self.min = -(1 << (self.bits - 1)) if type.is_signed else 0
+        self.max = (1 << (self.bits - 1)) - 1 if type.is_signed else (1 << self.bits) - 1
+        self.dtype = type.name
+
+    def __eq__(self, other) -> _builtin_bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> _builtin_int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={_builtin_float(self.min):g}, max={_builtin_float(self.max):g}, dtype={self.dtype})"

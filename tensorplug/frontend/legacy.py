@@ -3,8 +3,9 @@
 
 Their rules, as in PyTorch:
 
-- ``Tensor()`` is an empty 1-d tensor; ``Tensor(2, 3)`` an uninitialized one of that shape (shapes
-  are plain tuples here, so ``Tensor(t.shape)`` is data: write ``Tensor(*t.shape)``); ``Tensor([[1, 2]])`` (any nested sequence or NumPy array) a copy of the data;
+- ``Tensor()`` is an empty 1-d tensor; ``Tensor(2, 3)`` or ``Tensor(tp.Size([2, 3]))`` an
+  uninitialized one of that shape (``t.shape`` is a plain tuple here, so ``Tensor(t.shape)`` is
+  data: write ``Tensor(*t.shape)``); ``Tensor([[1, 2]])`` (any nested sequence or NumPy array) a copy of the data;
   ``Tensor(t)`` of a tensor of the right dtype shares ``t``'s data (another dtype is a TypeError).
 - ``tp.Tensor`` makes the default float dtype; ``FloatTensor`` float32, ``LongTensor`` int64, ...
 - ``isinstance(t, tp.FloatTensor)`` is True for CPU float32 tensors, as in PyTorch.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numbers
 
 from . import dtypes as _dt
+from .size import Size
 
 __all__ = ["legacy_construct", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
            "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
@@ -34,6 +36,8 @@ def legacy_construct(name: str, dtype, args: tuple, kwargs: dict):
         raise TypeError(f"{name}(): unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
     if not args:
         return empty(0, dtype=dtype, device=device)
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])  # a Size is a shape, not data
     if _is_size(args):
         if any(a < 0 for a in args):
             raise RuntimeError(f"{name}(): negative dimension in size {list(args)}")

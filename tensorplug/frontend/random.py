@@ -11,10 +11,15 @@ import threading
 
 from .device import canonical_device
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator", "blocks_for"]
+__all__ = [
+    "Generator", "manual_seed", "seed", "initial_seed", "default_generator", "blocks_for", "get_rng_state",
+    "set_rng_state",
+]
 
 DEFAULT_SEED = 67280421310721
 _MASK64 = (1 << 64) - 1
+#: A state is the seed and the offset, each a little-endian unsigned 64-bit integer.
+STATE_BYTES = 16
 
 
 class Generator:
@@ -46,12 +51,17 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self) -> tuple[int, int]:
-        """(seed, offset): everything needed to replay this generator's future numbers."""
-        return (self._seed, self._offset)
+    def get_state(self):
+        """This generator's state as a uint8 CPU tensor (``torch.ByteTensor``-like): the seed and
+        the Philox offset, everything needed to replay its future numbers."""
+        return pack_state(self._seed, self._offset)
 
-    def set_state(self, state) -> "Generator":
-        seed, offset = (int(v) for v in (state.tolist() if hasattr(state, "tolist") else state))
+    def set_state(self, new_state) -> "Generator":
+        """Restore a state from :meth:`get_state` (or a ``(seed, offset)`` pair)."""
+        if isinstance(new_state, tuple) and len(new_state) == 2:
+            seed, offset = (int(v) for v in new_state)
+        else:
+            seed, offset = unpack_state("set_state", new_state)
         self._seed, self._offset = seed & _MASK64, offset
         return self
 
@@ -99,3 +109,47 @@ def initial_seed() -> int:
 
 def blocks_for(count: int, values_per_block: int) -> int:
     return (count + values_per_block - 1) // values_per_block
+
+
+def pack_state(seed: int, offset: int):
+    """(seed, offset) as the uint8 CPU tensor that ``get_state``/``get_rng_state`` return."""
+    import numpy as np
+
+    from .factories import from_numpy
+
+    raw = seed.to_bytes(8, "little") + (offset & _MASK64).to_bytes(8, "little")
+    return from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
+
+
+def unpack_state(op: str, state) -> tuple[int, int]:
+    """(seed, offset) from a state tensor, refusing anything ``pack_state`` cannot have made."""
+    from . import dtypes as _dt
+    from .tensor import Tensor
+
+    if not isinstance(state, Tensor):
+        raise TypeError(f"{op}(): expected a uint8 tensor (torch.ByteTensor), but got {type(state).__name__}")
+    if state.dtype is not _dt.uint8:
+        raise TypeError(f"{op}(): RNG state must be a uint8 tensor (torch.ByteTensor), got {state.dtype.name}")
+    if state.shape != (STATE_BYTES,):
+        raise RuntimeError(f"{op}(): expected an RNG state of {STATE_BYTES} bytes (seed and Philox offset), but found "
+                           f"shape {list(state.shape)}")
+    raw = bytes(state.detach().cpu().numpy().tobytes())
+    return int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+
+
+def get_rng_state():
+    """The CPU default generator's state, a uint8 tensor: ``set_rng_state`` of it makes the same
+    numbers come out again.
+
+    >>> state = tp.get_rng_state()
+    >>> a = tp.rand(2)
+    >>> tp.set_rng_state(state)
+    >>> bool((tp.rand(2) == a).all())
+    True
+    """
+    return default_generator("cpu").get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the CPU default generator's state from :func:`get_rng_state`."""
+    default_generator("cpu").set_state(unpack_state("set_rng_state", new_state))

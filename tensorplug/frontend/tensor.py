@@ -115,9 +115,20 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        return False  # no complex dtypes yet
+
     @property
     def is_cpu(self) -> bool:
         return self._device.type == "cpu"
+
+    @property
+    def is_xpu(self) -> bool:
+        return self._device.type == "xpu"  # a plugin may provide the device type
+
+    @property
+    def is_meta(self) -> bool:
+        return False  # no meta device: every tensor has storage
 
     @property
     def _version(self) -> int:

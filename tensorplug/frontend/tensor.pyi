@@ -116,6 +116,8 @@ class Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
     def all(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.all."""
+    def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
+        """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
     def amax(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.amax."""
     def amin(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
@@ -189,7 +191,7 @@ class Tensor:
     def cholesky_inverse(self, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
     def cholesky_solve(self, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
-        """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve)."""
+        """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
     def chunk(self, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """At most ``chunks`` views of (nearly) equal size along ``dim``."""
     def clamp(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -254,8 +256,12 @@ class Tensor:
     @property
     def device(self) -> _device:
         """See torch.Tensor.device."""
+    def diag(self, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
     def diagonal(self, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
         """See torch.Tensor.diagonal."""
+    def diff(self, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
+        """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
     def dim(self) -> _int:
         """See torch.Tensor.dim."""
     def div(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
@@ -279,6 +285,8 @@ class Tensor:
         """Elementwise ``eq`` of ``input`` and ``other`` with broadcasting (see torch.eq)."""
     def eq_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``eq``."""
+    def equal(self, other: Tensor) -> _bool:
+        """True if the two tensors have the same shape and the same values (NaN is never equal; values compare after type promotion, so ``1 == 1.0``)."""
     def erf(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``erf`` of ``input`` (see torch.erf)."""
     def erf_(self) -> Tensor:
@@ -363,6 +371,8 @@ class Tensor:
         """See torch.Tensor.int."""
     def inverse(self, *, out: Tensor | None = ...) -> Tensor:
         """torch.inverse: :func:`tp.linalg.inv`."""
+    def is_complex(self) -> _bool:
+        """False: tensorplug has no complex dtypes yet."""
     def is_contiguous(self) -> _bool:
         """See torch.Tensor.is_contiguous."""
     @property
@@ -376,7 +386,15 @@ class Tensor:
     @property
     def is_leaf(self) -> _bool:
         """See torch.Tensor.is_leaf."""
+    @property
+    def is_meta(self) -> _bool:
+        """See torch.Tensor.is_meta."""
     is_sparse: _bool
+    @property
+    def is_xpu(self) -> _bool:
+        """See torch.Tensor.is_xpu."""
+    def isclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> Tensor:
+        """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close; NaN only with ``equal_nan``), broadcasting; both tensors must have one dtype."""
     def isfinite(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``isfinite`` of ``input`` (see torch.isfinite)."""
     def isfinite_(self) -> Tensor:
@@ -394,6 +412,8 @@ class Tensor:
     @property
     def itemsize(self) -> _int:
         """See torch.Tensor.itemsize."""
+    def kron(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
     def kthvalue(self, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
         """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
     def le(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -491,6 +511,8 @@ class Tensor:
         """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
     def mul_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``mul``."""
+    def multinomial(self, num_samples: Any, replacement: Any = ..., *, generator: _Generator | None = ..., out: Tensor | None = ...) -> Tensor:
+        """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per distribution), drawn with probabilities proportional to the row's non-negative weights; ``replacement=False`` never draws a category twice in a row. int64 results."""
     def multiply(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
     def mv(self, vec: Tensor) -> Tensor:
@@ -503,6 +525,8 @@ class Tensor:
         """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
     def nanmedian(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
         """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
+    def nanquantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
+        """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
     def nansum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
         """Sum over ``dim`` with NaN counted as zero."""
     def narrow(self, dim: _Dims, start: Any, length: Any) -> Tensor:
@@ -559,6 +583,8 @@ class Tensor:
         """In-place version of ``pow``."""
     def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
         """See torch.Tensor.prod."""
+    def quantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
+        """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
     def reciprocal(self, *, out: Tensor | None = ...) -> Tensor:
@@ -700,6 +726,8 @@ class Tensor:
         """See torch.Tensor.tolist."""
     def topk(self, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
         """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order. NaN counts as larger than every number."""
+    def trace(self) -> Tensor:
+        """The sum of the main diagonal of a 2-D ``input`` (integers sum to int64)."""
     def transpose(self, dim0: _int, dim1: _int) -> Tensor:
         """See torch.Tensor.transpose."""
     def tril(self, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:

@@ -1,0 +1,112 @@
+"""Counting values into bins: ``bincount`` (one bin per integer) and ``histc`` (equal-width bins
+over a range), composite over ``scatter_add``.
+
+Both output shapes depend on the data or on a range taken from it, so each reads one or two
+numbers back from the device (the largest index; the data's min and max when no range is
+given), as PyTorch does.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._common import check_same_device, write_out
+from ._composite import composite
+
+__all__ = ["bincount", "histc"]
+
+
+@composite("bincount")
+def _bincount(input: Tensor, weights, length: int, dtype: _dt.dtype) -> Tensor:
+    from ..factories import zeros
+
+    counts = zeros(length, dtype=dtype, device=input._device)
+    if input._shape[0] == 0:
+        return counts
+    source = counts.new_ones(input._shape) if weights is None else weights.to(dtype)
+    return counts.scatter_add(0, input.to(_dt.int64), source)
+
+
+def _bincount_dtype(weights) -> _dt.dtype:
+    # PyTorch keeps float32 weights in float32 and counts every other weight dtype in float64.
+    if weights is None:
+        return _dt.int64
+    return _dt.float32 if weights._dtype is _dt.float32 else _dt.float64
+
+
+def bincount(input, weights=None, minlength=0) -> Tensor:
+    """How often each non-negative integer occurs in the 1-D ``input`` (or the sum of its
+    ``weights``): a tensor of length ``max(input) + 1``, at least ``minlength``.
+
+    >>> tp.bincount(tp.tensor([1, 2, 2])).tolist()
+    [0, 1, 2]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bincount(): argument 'input' must be Tensor, not {type(input).__name__}")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise RuntimeError(f"bincount(): minlength should be >= 0, got {minlength}")
+    if input.ndim != 1 or input._dtype.category != 1:
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got a {input.ndim}-d "
+                           f"{input._dtype.name} tensor)")
+    if weights is not None:
+        if not isinstance(weights, Tensor):
+            raise TypeError(f"bincount(): argument 'weights' must be Tensor, not {type(weights).__name__}")
+        if weights.ndim != 1 or weights._shape[0] != input._shape[0]:
+            raise RuntimeError(f"bincount(): weights should be 1-d and have the same length as input (input "
+                               f"{list(input._shape)}, weights {list(weights._shape)})")
+        check_same_device("bincount", input, weights)
+    length = minlength
+    if input._shape[0]:
+        if int(input.min().item()) < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs (found a negative value)")
+        length = max(length, int(input.max().item()) + 1)
+    return _bincount(input, weights, length, _bincount_dtype(weights))
+
+
+
+@composite("histc")
+def _histc(input: Tensor, bins: int, low: float, high: float) -> Tensor:
+    from ..factories import tensor, zeros
+    from .elementwise import UNARY, where
+
+    dtype = input._dtype
+    # PyTorch maps a value to its bin by one division in the input's precision (float for
+    # float16/bfloat16); doing the same puts values near a bin edge in the same bin.
+    compute = dtype if dtype in (_dt.float32, _dt.float64) else _dt.float32
+    left = tensor(low, dtype=dtype, device=input._device).to(compute)
+    right = tensor(high, dtype=dtype, device=input._device).to(compute)
+    values = input.reshape(-1).to(compute)
+    inside = (values >= left) & (values <= right)  # False for NaN
+    position = UNARY["trunc"]((values - left) * bins / (right - left)).to(_dt.int64)
+    # The last bin includes its right edge.
+    position = where(inside, position.clamp(0, bins - 1), 0)
+    return zeros(bins, dtype=dtype, device=input._device).scatter_add(0, position, inside.to(dtype))
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
+    """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's
+    range when ``min == max``); values outside the range, and NaN, are not counted.
+
+    >>> tp.histc(tp.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
+    [0.0, 2.0, 1.0, 0.0]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"histc(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"histc(): not implemented for '{input._dtype.name}' (a floating-point input is needed)")
+    bins = operator.index(bins)
+    if bins <= 0:
+        raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
+    low, high = float(min), float(max)
+    if low > high:
+        raise RuntimeError(f"histc(): max must be larger than min (min={low}, max={high})")
+    if low == high and input.numel():
+        low, high = float(input.min().item()), float(input.max().item())
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"histc(): range of [{low:g}, {high:g}] is not finite")
+    if low == high:
+        low, high = low - 1, high + 1
+    return write_out("histc", out, _histc(input, bins, low, high))
