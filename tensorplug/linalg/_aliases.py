@@ -7,10 +7,12 @@ from ..frontend.factories import eye, zeros
 from ..frontend.ops._common import write_out
 from ..frontend.tensor import Tensor
 from . import _results
-from ._checks import check_float, check_matrix, check_square, check_tensor
+from ..frontend.ops._common import check_same_device
+from ._checks import check_float, check_matrix, check_same_dtype, check_square, check_tensor
 from ._decompositions import _svd, svdvals
 from ._least_squares import pinv
-from ._solvers import det, inv, logdet, slogdet as _linalg_slogdet, solve_triangular
+from ._op import linalg_op
+from ._solvers import _broadcast_pair, _solve_triangular, det, inv, logdet, slogdet as _linalg_slogdet
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power"]
 
@@ -51,18 +53,42 @@ def svd(input, some=True, compute_uv=True, *, out=None) -> _results.svd:
     return _results.svd(U, S, V)
 
 
+def _cholesky_solve_backward(grads, inputs, outputs, needs):
+    # PyTorch's derivative: X = (L L^T)^-1 B with L a full matrix (not masked to its triangle).
+    (g,), (_, L, upper), (X,) = grads, inputs, outputs
+    grad_b = _cholesky_solve(g, L, upper)
+    grad_l = None
+    if needs[1]:
+        common = grad_b @ X.mT
+        common = common + common.mT
+        grad_l = -(L @ common) if upper else -(common @ L)
+    return grad_b if needs[0] else None, grad_l
+
+
+@linalg_op("cholesky_solve", derivative=_cholesky_solve_backward, differentiable=(0, 1))
+def _cholesky_solve(B, L, upper):
+    """Two triangular solves with the factor (B and L with the same batch dims)."""
+    if upper:
+        return _solve_triangular(L, _solve_triangular(L.mT, B, False, False), True, False)
+    return _solve_triangular(L.mT, _solve_triangular(L, B, False, False), True, False)
+
+
 def cholesky_solve(B, L, upper=False, *, out=None) -> Tensor:
     """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the
-    Cholesky factor (torch.cholesky_solve)."""
-    check_tensor("cholesky_solve", B, "input")
-    check_tensor("cholesky_solve", L, "input2")
-    if upper:
-        inner = solve_triangular(L.mT, B, upper=False)
-        result = solve_triangular(L, inner, upper=True)
-    else:
-        inner = solve_triangular(L, B, upper=False)
-        result = solve_triangular(L.mT, inner, upper=True)
-    return write_out("cholesky_solve", out, result)
+    Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
+    op = "cholesky_solve"
+    check_tensor(op, B, "input")
+    check_tensor(op, L, "input2")
+    check_same_device(op, B, L)
+    check_square(op, L, "input2")
+    check_matrix(op, B, "input")
+    check_float(op, L)
+    check_same_dtype(op, B, L, ("input", "input2"))
+    if B._shape[-2] != L._shape[-1]:
+        raise RuntimeError(f"{op}: Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L._shape[-1]} by {L._shape[-1]} but each b matrix is {B._shape[-2]} by {B._shape[-1]}")
+    L_, B_ = _broadcast_pair(op, L, B)
+    return write_out(op, out, _cholesky_solve(B_, L_, bool(upper)))
 
 
 def cholesky_inverse(L, upper=False, *, out=None) -> Tensor:

@@ -8,8 +8,6 @@ solution through the pseudo-inverse.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..frontend import dtypes as _dt
