@@ -35,9 +35,10 @@ def test_fill_accepts_and_refuses_as_pytorch(dtype, value):
             tp.zeros(2, dtype=getattr(tp, dtype)).fill_(value)
 
 
-@pytest.mark.parametrize("value", [-1, -200, -256, 300])
+@pytest.mark.parametrize("value", [-1, -200, -256, 300, 2.5, -0.5])
 def test_where_masked_fill_and_setitem_wrap_like_fill(value):
-    """The same rule for where, masked_fill and setitem of a number into uint8."""
+    """The same rule for where, masked_fill, setitem, scatter_ and index_put_ of a number into
+    uint8 (scatter_ and index_put_ once handed -1 to the kernel: npdev raised OverflowError)."""
     mask_t, mask = torch.tensor([True, False]), tp.tensor([True, False])
     for run_t, run in ((lambda: torch.where(mask_t, torch.zeros(2, dtype=torch.uint8), value),
                         lambda: tp.where(mask, tp.zeros(2, dtype=tp.uint8), value)),
@@ -46,6 +47,12 @@ def test_where_masked_fill_and_setitem_wrap_like_fill(value):
         assert _outcome(run) == _outcome(run_t)
     x, x_t = tp.zeros(2, dtype=tp.uint8), torch.zeros(2, dtype=torch.uint8)
     assert _outcome(lambda: (x.__setitem__(0, value), x)[1]) == _outcome(lambda: (x_t.__setitem__(0, value), x_t)[1])
+    index, index_t = tp.tensor([0]), torch.tensor([0])
+    assert _outcome(lambda: (x.__setitem__(index, value), x)[1]) == _outcome(lambda: (x_t.__setitem__(index_t, value), x_t)[1])
+    assert _outcome(lambda: tp.ones(2, dtype=tp.uint8).scatter_(0, index, value)) == \
+        _outcome(lambda: torch.ones(2, dtype=torch.uint8).scatter_(0, index_t, value))
+    assert _outcome(lambda: tp.ones(2, dtype=tp.uint8).scatter_(0, index, value, reduce="add")) == \
+        _outcome(lambda: torch.ones(2, dtype=torch.uint8).scatter_(0, index_t, value, reduce="add"))
 
 
 @pytest.mark.parametrize("data,dtype", [([-1, 7], "uint8"), ([256], "uint8"), ([-1.0], "uint8"), ([300.0], "uint8"),

@@ -63,14 +63,7 @@ def fill_(self: Tensor, value) -> Tensor:
     dtype = self._dtype
     if not dtype.is_floating_point and dtype is not _dt.bool and isinstance(value, float) and value != value:
         raise RuntimeError(f"fill_(): cannot fill a {dtype.name} tensor with nan")
-    check_scalar_fits("fill_", value, dtype)
-    # The kernel gets a value the dtype holds (docs/backend-contract.md, issue 15): anything is
-    # != 0 in bool, and a negative integer wraps into uint8 (-1 fills 255) as in PyTorch.
-    if dtype is _dt.bool:
-        value = bool(value)
-    elif dtype is _dt.uint8 and value < 0:
-        value = int(value) + 256
-    FILL.lookup(keyset(self))(self, value)
+    FILL.lookup(keyset(self))(self, number_for("fill_", value, dtype))
     bump_version(self)
     return self
 
@@ -93,6 +86,19 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
     low = info.min if info.min < 0 or isinstance(value, (float, np.floating)) else -int(info.max)
     if not low <= value <= info.max:  # Python compares ints and floats exactly; NaN never fits
         raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
+
+
+def number_for(op: str, value, dtype: _dt.dtype):
+    """``value`` as a kernel of ``dtype`` gets it (docs/backend-contract.md, issue 15), after
+    :func:`check_scalar_fits`: a bool for bool (anything is != 0), an integer for integer dtypes
+    (truncated toward zero; a negative one wraps into uint8, so -1 is 255, as in PyTorch)."""
+    check_scalar_fits(op, value, dtype)
+    if dtype is _dt.bool:
+        return bool(value)
+    if dtype.is_floating_point:
+        return value
+    value = int(value)
+    return value + 256 if dtype is _dt.uint8 and value < 0 else value
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from ..shapes import broadcast_shapes, normalize_dim
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
 from ._common import bump_version, check_index_range, check_same_device, is_number, keyset
-from .copying import copy_, fill_, to_dtype
+from .copying import copy_, fill_, number_for, to_dtype
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take"]
 
@@ -145,7 +145,7 @@ def setitem(t: Tensor, index, value) -> None:
     moved, indices, shape, where = _prepare_advanced(view, advanced)
     target_shape = shape + moved._shape[len(indices):]
     if is_number(value):
-        values = value
+        values = number_for("index_put_", value, t._dtype)
     else:
         from ..factories import tensor
 
@@ -168,7 +168,7 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
     indices = tuple(_as_index_tensor(i, self._device) for i in indices)
     moved, idx, shape, _ = _prepare_advanced(self, list(enumerate(indices)))
     target_shape = shape + moved._shape[len(idx):]
-    values = to_dtype(values, self._dtype) if isinstance(values, Tensor) else values
+    values = to_dtype(values, self._dtype) if isinstance(values, Tensor) else number_for("index_put_", values, self._dtype)
     if isinstance(values, Tensor) and values._shape != target_shape:
         values = expand(values, target_shape)
     value_keys = (values,) if isinstance(values, Tensor) else ()
@@ -221,6 +221,8 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         source = as_strided(source, index._shape, source._stride, source._offset)
     elif not is_number(source):
         raise TypeError("scatter_(): src must be a Tensor or a number")
+    else:
+        source = number_for("scatter_", source, self._dtype)
     if index.numel() == 0:
         return self  # nothing to write (and no sizes to check, as in PyTorch)
     source_keys = (source,) if isinstance(source, Tensor) else ()

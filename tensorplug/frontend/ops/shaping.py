@@ -14,7 +14,7 @@ from ..tensor import Tensor
 from ..views import expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
 from ._common import check_same_device, is_number
 from ._composite import composite
-from .copying import copy_, to_dtype
+from .copying import copy_, number_for, to_dtype
 
 __all__ = [
     "split", "chunk", "unbind", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "tril", "triu", "pad",
@@ -405,7 +405,7 @@ def _fill_value(op: str, input: Tensor, value):
     if not input._dtype.is_floating_point:
         if isinstance(value, float) and value != value:
             raise RuntimeError(f"{op}(): cannot fill a {input._dtype.name} tensor with nan")
-        return int(value)
+        return number_for(op, value, input._dtype)  # PyTorch's range check: -0.5 does not fit uint8
     return float(value)
 
 
