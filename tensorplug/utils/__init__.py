@@ -1,4 +1,5 @@
-"""``tp.utils``: data loading (``tp.utils.data``)."""
-from . import data
+"""``tp.utils``: data loading (``tp.utils.data``) and activation checkpointing
+(``tp.utils.checkpoint``)."""
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
