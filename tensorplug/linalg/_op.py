@@ -1,8 +1,8 @@
 """``linalg_op``: an op with one or several outputs, a kernel per device and an explicit derivative.
 
->>> @linalg_op("linalg_inv", derivative=_inv_backward)
-... def _inv(A):
-...     return to_device(np.linalg.inv(to_host(A)), A)
+    @linalg_op("linalg_inv", derivative=_inv_backward)
+    def _inv(A):
+        return to_device(np.linalg.inv(to_host(A)), A)
 
 The decorated function is the op's decomposition: it fills every backend's slot, so it runs on
 every device (for the decompositions, through the host; see _host.py) until a backend registers
@@ -96,7 +96,7 @@ def linalg_op(name: str, *, derivative, differentiable: tuple = (0,), differenti
             edges = tuple(gradient_edge(args[i]) if i in needs else NO_EDGE for i in differentiable)
             saved = tuple(SavedTensor(a, name) if isinstance(a, Tensor) else a for a in args)
             saved_outs = tuple(SavedTensor(o, name, True) if isinstance(o, Tensor) else o for o in outs)
-            node = LinalgNode(name, lambda g, i, o, n: derivative(g, i, o, n), edges, saved, saved_outs)
+            node = LinalgNode(name, derivative, edges, saved, saved_outs)
             for nr in recorded:
                 if isinstance(outs[nr], Tensor) and outs[nr]._dtype.is_floating_point:
                     set_history(outs[nr], node, nr)
