@@ -80,7 +80,7 @@ def _unary_expr(op: str, k: str):
     table = {
         "neg": "-x" if f else None if k == "b" else "(C)(0UL - (ulong)x)",
         "abs": "fabs(x)" if f else "(x < 0 ? (C)(0UL - (ulong)x) : x)" if k == "i" else "x",
-        "sign": "(isnan(x) ? x : (C)((x > 0) - (x < 0)))" if f else "(C)((x > 0) - (x < 0))",
+        "sign": "(C)((x > 0) - (x < 0))",  # sign(NaN) is 0, as in PyTorch (the contract's rule)
         "rsqrt": "((C)1 / sqrt(x))" if f else None,
         "sigmoid": "((C)1 / ((C)1 + exp(-x)))" if f else None,
         "erfinv": "tp_erfinv(x)" if f else None,
@@ -101,8 +101,8 @@ def _unary_expr(op: str, k: str):
 
 BOOL_OUT_UNARY = ("logical_not", "isnan", "isinf", "isfinite")
 BOOL_OUT_BINARY = ("logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge")
-# Integer ops that may record an error (division by zero, negative powers) in the flag.
-FLAGGING = ("floor_divide", "remainder", "fmod", "pow")
+# Integer ops that may record an error (division by zero) in the flag.
+FLAGGING = ("floor_divide", "remainder", "fmod")
 
 _ERFINV = """
 C tp_erfinv(C yc) {
@@ -143,7 +143,7 @@ def _binary_expr(op: str, k: str):
         "floor_divide": None if b else "tp_floordiv(x, y)" if f else "tp_int_floordiv(x, y, err)",
         "remainder": None if b else "tp_remainder(x, y)" if f else "tp_int_remainder(x, y, err)",
         "fmod": None if b else "fmod(x, y)" if f else "tp_int_fmod(x, y, err)",
-        "pow": None if b else "pow(x, y)" if f else "tp_int_pow(x, y, err)",
+        "pow": None if b else "pow(x, y)" if f else "tp_int_pow(x, y)",
         "maximum": "(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y))" if f else "(x > y ? x : y)",
         "minimum": "(isnan(x) ? x : isnan(y) ? y : (x < y ? x : y))" if f else "(x < y ? x : y)",
         "atan2": "atan2(x, y)" if f else None,
@@ -174,8 +174,8 @@ C tp_floordiv(C a, C b) {
     return fl;
 }
 C tp_remainder(C a, C b) {
-    C m = fmod(a, b);
-    if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else { m = copysign((C)0, b); }
+    C m = fmod(a, b);  /* a zero keeps fmod's sign (the dividend's), as in PyTorch */
+    if (m != 0 && ((b < 0) != (m < 0))) m += b;
     return m;
 }
 """
@@ -203,8 +203,9 @@ C tp_int_fmod(C a, C b, __global long* err) {
     if (y == -1) return 0;
     return (C)(x % y);
 }
-C tp_int_pow(C a, C b, __global long* err) {
-    if (SIGNED && (long)b < 0) { tp_raise(err, TP_ERR_NEG_POW, 0, 0, 0); return 0; }
+C tp_int_pow(C a, C b) {
+    /* A negative exponent: 1 stays 1, -1 alternates, every other base (0 too) gives 0. */
+    if (SIGNED && (long)b < 0) return a == 1 ? (C)1 : a == -1 ? (((long)b & 1) ? (C)-1 : (C)1) : (C)0;
     ulong base = (ulong)(long)a, e = (ulong)(long)b, r = 1;
     while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }
     return (C)r;

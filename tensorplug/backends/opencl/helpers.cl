@@ -5,7 +5,6 @@
 
 #define TP_ERR_INDEX 1
 #define TP_ERR_ZERO_DIV 2
-#define TP_ERR_NEG_POW 3
 
 // Records the first error in the device error flag long[4] = {code, value, dim, size}; the host
 // raises it at the next synchronization. Claims the flag with a 32-bit compare-and-swap on the

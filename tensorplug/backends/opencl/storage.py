@@ -38,7 +38,7 @@ __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover"
 ENV_DEVICE = "TENSORPLUG_OPENCL_DEVICE"
 
 # Error codes written by kernels into the flag buffer (see helpers.cl).
-_ERR_INDEX, _ERR_ZERO_DIV, _ERR_NEG_POW = 1, 2, 3
+_ERR_INDEX, _ERR_ZERO_DIV = 1, 2
 
 # A tiny kernel built on each candidate device: a device whose compiler cannot build it (pip's PoCL
 # 3.0 on CPUs its LLVM 14 does not know reports "unknown target CPU 'generic'") is left out, with
@@ -119,8 +119,6 @@ class DeviceState:
         if code == _ERR_ZERO_DIV:
             raise ZeroDivisionError("integer division by zero (opencl: detected at synchronization; "
                                     "the affected elements were set to 0)")
-        if code == _ERR_NEG_POW:
-            raise ValueError("Integers to negative integer powers are not allowed.")
         raise RuntimeError(f"opencl: a kernel reported error code {code}")
 
 

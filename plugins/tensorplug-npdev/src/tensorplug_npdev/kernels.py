@@ -51,7 +51,12 @@ def _operand(x, dtype: np.dtype):
 
 # --- copy family ------------------------------------------------------------------------------
 def _copy(dst, src):
-    view(dst)[...] = view(src)  # NumPy's casts: float to int truncates, to bool is != 0
+    values = view(src)
+    if values.dtype.kind == "f" and dst.dtype.name == "uint8":
+        # The contract's rule (PyTorch's): float to uint8 goes through int64, so -1.0 gives 255.
+        # NumPy's direct cast is left to the C compiler, which saturates on some machines.
+        values = values.astype(np.int64)
+    view(dst)[...] = values  # NumPy's casts: float to int truncates, to bool is != 0
 
 
 def _fill(dst, value):
@@ -108,7 +113,12 @@ def _unary(name: str):
     if name == "sign":
         def sign(out, a):
             values = view(a)
-            view(out)[...] = values if values.dtype == np.bool_ else np.sign(_operand(a, _compute_dtype(values.dtype)))
+            if values.dtype == np.bool_:
+                view(out)[...] = values
+                return
+            signs = np.sign(_operand(a, _compute_dtype(values.dtype)))
+            # sign(NaN) is 0, as in PyTorch (NumPy's sign gives NaN): the contract's rule.
+            view(out)[...] = np.where(np.isnan(signs), 0, signs) if values.dtype.kind == "f" else signs
 
         return _quiet(sign)
     if name == "bitwise_not":
@@ -130,11 +140,30 @@ def _int_checked(name: str, fn):
     def checked(a, b):
         if a.dtype.kind in "iu" and name in ("floor_divide", "remainder", "fmod") and np.any(b == 0):
             raise ZeroDivisionError(f"integer division by zero in {name}")
-        if a.dtype.kind == "i" and name == "pow" and np.any(b < 0):
-            raise ValueError("Integers to negative integer powers are not allowed.")
         return fn(a, b)
 
     return checked
+
+
+def _remainder(a, b):
+    """Floored remainder (the divisor's sign). Floats: C's fmod corrected by one divisor, so that
+    a zero keeps fmod's sign, the dividend's, as in PyTorch (NumPy gives the divisor's)."""
+    if a.dtype.kind != "f":
+        return np.remainder(a, b)
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _pow(a, b):
+    """NumPy's power, and for a negative integer exponent PyTorch's answer where NumPy raises:
+    1 stays 1, -1 alternates with the exponent's parity, every other base (0 too) gives 0."""
+    if a.dtype.kind != "i":
+        return np.power(a, b)
+    a, b = np.broadcast_arrays(a, b)
+    negative = b < 0
+    powers = np.power(a, np.where(negative, 0, b))
+    odd = (b & 1) == 1
+    return np.where(negative, np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype), powers)
 
 
 def _shift(left: bool):
@@ -157,8 +186,8 @@ def _bool_or(fn, bool_fn):
 
 _BINARY = {
     "add": _bool_or(np.add, np.logical_or), "sub": np.subtract, "mul": _bool_or(np.multiply, np.logical_and),
-    "div": np.true_divide, "floor_divide": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod,
-    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum, "atan2": np.arctan2, "copysign": np.copysign,
+    "div": np.true_divide, "floor_divide": np.floor_divide, "remainder": _remainder, "fmod": np.fmod,
+    "pow": _pow, "maximum": np.maximum, "minimum": np.minimum, "atan2": np.arctan2, "copysign": np.copysign,
     "hypot": np.hypot, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
     "logical_and": lambda a, b: (a != 0) & (b != 0), "logical_or": lambda a, b: (a != 0) | (b != 0),

@@ -63,10 +63,8 @@ def normal(n: int, seed: int, offset: int, mean: float, std: float) -> np.ndarra
 
 def randint(n: int, seed: int, offset: int, low: int, high: int) -> np.ndarray:
     span = high - low
-    if span <= 0:
-        raise ValueError("randint: high must be greater than low")
-    if span > 2 ** 63:
-        raise ValueError("randint: high - low must be at most 2**63")
+    if not 0 < span < 2 ** 64:  # the frontend keeps both bounds in int64: up to 2**64 - 1
+        raise ValueError(f"randint: high - low must be in [1, 2**64), got {span}")
     words = _words32(seed, offset, n) if span <= 2 ** 32 else _words64(seed, offset, n)
     drawn = words % np.uint64(span)
     # low + drawn wraps in 64 bits and then fits in int64, as in the CPU kernel.
