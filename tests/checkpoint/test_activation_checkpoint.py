@@ -24,6 +24,16 @@ def _device_param(device):
 DEVICES = [_device_param(d) for d in ("cpu", "opencl", "npdev")]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _torch_single_thread():
+    """PyTorch with one intra-op thread here: the models are tiny, and on a busy 2-core machine
+    its OpenMP threads wait on each other."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _mlp(lib, width=6, depth=4):
     layers = []
     for _ in range(depth):

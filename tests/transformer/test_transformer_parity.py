@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from transformer_reference import compare
+from transformer_reference import compare, torch_single_thread  # noqa: F401 (an autouse fixture)
 
 torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference for nn.Transformer")
 nn = tp.nn

@@ -24,6 +24,17 @@ def device_param(device):
 DEVICE_PARAMS = [device_param(device) for device in DEVICES]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def torch_single_thread():
+    """PyTorch with one intra-op thread while a module runs: these models are far too small for
+    threads, and on a busy 2-core machine its OpenMP threads made each step 10x slower."""
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def load_torch_weights(torch_module, tp_module, device="cpu"):
     """Give ``tp_module`` torch's weights through load_state_dict (names and shapes must agree)."""
     state = {k: tp.tensor(v.detach().cpu().numpy()) for k, v in torch_module.state_dict().items()}
