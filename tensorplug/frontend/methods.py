@@ -316,10 +316,12 @@ def _attach() -> None:
     # Op-library modules list their methods in TENSOR_METHODS (issue 3).
     from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional
-    from .ops import closeness, diagonals, differences, kronecker, math_ops, quantiles, sampling, shaping, sorting
+    from .ops import (
+        closeness, diagonals, differences, histograms, kronecker, math_ops, quantiles, sampling, shaping, sorting,
+    )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
-                   kronecker, quantiles, sampling):
+                   histograms, kronecker, quantiles, sampling):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

@@ -150,6 +150,8 @@ class Tensor:
         """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
     def bfloat16(self) -> Tensor:
         """See torch.Tensor.bfloat16."""
+    def bincount(self, weights: Any = ..., minlength: Any = ...) -> Tensor:
+        """How often each non-negative integer occurs in the 1-D ``input`` (or the sum of its ``weights``): a tensor of length ``max(input) + 1``, at least ``minlength``."""
     def bitwise_and(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``bitwise_and`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_and)."""
     def bitwise_and_(self, other: _TensorOrNumber) -> Tensor:
@@ -355,6 +357,8 @@ class Tensor:
         """In-place version of ``gt``."""
     def half(self) -> Tensor:
         """See torch.Tensor.half."""
+    def histc(self, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
+        """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
     def hypot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
     def hypot_(self, other: _TensorOrNumber) -> Tensor:

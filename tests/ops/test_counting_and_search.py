@@ -117,6 +117,7 @@ def test_bincount_counts_and_sums_weights(device, rng):
     counts = tp.bincount(x)
     assert counts.dtype is tp.int64
     np.testing.assert_array_equal(_np(counts), np.bincount(values))
+    np.testing.assert_array_equal(_np(x.bincount(minlength=9)), np.bincount(values, minlength=9))
     weights = rng.normal(size=50)
     got = tp.bincount(x, tp.tensor(weights, dtype=tp.float32, device=device), minlength=10)
     assert got.dtype is tp.float32 and got.shape == (10,)
@@ -165,6 +166,7 @@ def test_histc_matches_numpy_histogram(device, dtype, rng):
     got = tp.histc(x, bins=9, min=-1, max=1.5)
     assert got.dtype is dtype and got.shape == (9,)
     np.testing.assert_array_equal(_np(got), _histc_reference(values, 9, -1, 1.5))
+    np.testing.assert_array_equal(_np(x.histc(9, -1, 1.5)), _np(got))
     got = tp.histc(x, bins=13)
     np.testing.assert_array_equal(_np(got), _histc_reference(values, 13, values.min(), values.max()))
     assert tp.histc(tp.tensor([0.0, 1.0, 2.0], dtype=dtype, device=device), bins=2, min=0, max=2).tolist() == [1.0, 2.0]

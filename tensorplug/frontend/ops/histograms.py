@@ -110,3 +110,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
     if low == high:
         low, high = low - 1, high + 1
     return write_out("histc", out, _histc(input, bins, low, high))
+
+
+#: Tensor methods this module provides: name -> function (attached by frontend.methods).
+TENSOR_METHODS: dict = {"bincount": bincount, "histc": histc}
