@@ -282,10 +282,7 @@ def _mse_loss_backward(grad, args, output, kwargs, needs):
     count = diff.numel()
     scale = grad * (2.0 / count) if reduction == "mean" and count else grad * 2.0
     per_element = diff * scale
-    return (
-        per_element.to(input._dtype) if needs[0] else None,
-        -per_element.to(target._dtype) if needs[1] else None,
-    )
+    return (per_element if needs[0] else None, -per_element if needs[1] else None)
 
 
 @composite("mse_loss", derivative=_mse_loss_backward, differentiable=(0, 1))
@@ -302,6 +299,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _reduction(reduction, size_average, reduce)
     a, b = _pair_inputs("mse_loss", input, target)
     if weight is None:
+        if a._dtype is not b._dtype:  # the op takes one dtype (casts above it record their own nodes)
+            dtype = _dt.promote_types(a._dtype, b._dtype)
+            a, b = copying.to_dtype(a, dtype), copying.to_dtype(b, dtype)
         return _mse_loss(a, b, reduction)
     diff = a - b
     return _weighted("mse_loss", diff * diff, weight, input, reduction, True)

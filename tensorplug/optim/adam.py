@@ -3,13 +3,10 @@ from __future__ import annotations
 
 from ..frontend import dtypes as _dt
 from ..frontend.factories import tensor, zeros_like
-from ..frontend.ops.elementwise import BINARY
+from ._fused import adam_step_
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
 __all__ = ["Adam", "AdamW"]
-
-_maximum = BINARY["maximum"]
-
 
 def _check_adam_args(lr, betas, eps, weight_decay) -> None:
     if not 0.0 <= lr:
@@ -60,28 +57,9 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = zeros_like(p)
                     if amsgrad:
                         state["max_exp_avg_sq"] = zeros_like(p)
-                grad = -p.grad if maximize else p.grad
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 state["step"].add_(1)
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
-                step = state["step"].item()
-                bias_correction1 = 1 - beta1**step
-                bias_correction2 = 1 - beta2**step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2**0.5
-                if amsgrad:
-                    max_exp_avg_sq = state["max_exp_avg_sq"]
-                    max_exp_avg_sq.copy_(_maximum(max_exp_avg_sq, exp_avg_sq))
-                    denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.add_(exp_avg / denom, alpha=-step_size)
+                adam_step_(p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), lr, beta1,
+                           beta2, eps, weight_decay, state["step"].item(), maximize, decoupled)
         return loss
 
 

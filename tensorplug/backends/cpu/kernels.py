@@ -6,9 +6,10 @@ C++ side checks every operand against its storage before touching memory.
 
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient, avg_pool2d, layer_norm,
-cross_entropy). They get the composite's own arguments, allocate their result with the
-public ``Tensor.new_empty`` and return it; a case the C++ kernel does not cover (another dtype)
-runs the op's decomposition instead. Gradients come from each op's explicit derivative.
+cross_entropy, adam_step_). They get the composite's own arguments, allocate their result with the
+public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
+the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
+instead. Gradients come from each op's explicit derivative.
 """
 from __future__ import annotations
 
@@ -338,6 +339,35 @@ def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_c
     return grad_projected, grad_w_hh, grad_h0, grad_c0
 
 
+def _is_contiguous(t) -> bool:
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
+               decoupled):
+    args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
+            decoupled)
+    tensors = [t for t in args[:5] if t is not None]
+    if param.dtype.name not in _FUSED_DTYPES or any(
+            t.dtype != param.dtype or t.shape != param.shape or not _is_contiguous(t) for t in tensors):
+        return _decomposition("adam_step_")(*args)
+    n = math.prod(param.shape)
+
+    def flat(t):
+        return (t.untyped_storage(), t.storage_offset(), (1,))
+
+    flags = (1 if maximize else 0) | (2 if decoupled else 0) | (4 if max_exp_avg_sq is not None else 0)
+    _K.adam_step(_code(param.dtype), n, flat(param), flat(grad), flat(exp_avg), flat(exp_avg_sq),
+                 None if max_exp_avg_sq is None else flat(max_exp_avg_sq), lr, beta1, beta2, eps, weight_decay,
+                 1 - beta1**step, (1 - beta2**step) ** 0.5, flags)
+    return param
+
+
 _REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -363,7 +393,7 @@ def table() -> dict:
                "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
                "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
                "cross_entropy": _cross_entropy, "lstm_sequence_forward": _lstm_sequence_forward,
-               "lstm_sequence_backward": _lstm_sequence_backward}
+               "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

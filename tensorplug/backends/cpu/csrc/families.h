@@ -19,6 +19,7 @@ void register_sort(std::vector<PyMethodDef>& methods);
 void register_nn(std::vector<PyMethodDef>& methods);
 void register_conv(std::vector<PyMethodDef>& methods);
 void register_rnn(std::vector<PyMethodDef>& methods);
+void register_optim(std::vector<PyMethodDef>& methods);
 
 // Philox4x32-10: counter (4 words) and key (2 words) -> 4 words.
 void philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]);

@@ -58,6 +58,7 @@ PYBIND11_MODULE(_kernels, m) {
     register_nn(*methods);
     register_conv(*methods);
     register_rnn(*methods);
+    register_optim(*methods);
     py::str modname("tensorplug.backends.cpu._kernels");
     for (PyMethodDef& def : *methods) {
         PyObject* f = PyCFunction_NewEx(&def, nullptr, modname.ptr());
