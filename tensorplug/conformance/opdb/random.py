@@ -28,6 +28,9 @@ ENTRIES = [
                 -3, 7, dtypes=("int64", "int32", "int16", "int8"), integer=True),
     RandomEntry("uniform_", lambda tp, n, dt, d: tp.empty(n, dtype=getattr(tp, dt), device=d).uniform_(-2.0, 4.0), 1.0, 3.0, -2.0, 4.0),
     RandomEntry("normal_", lambda tp, n, dt, d: tp.empty(n, dtype=getattr(tp, dt), device=d).normal_(1.0, 2.0), 1.0, 4.0),
+    # With replacement over 10 equal weights: uniform on 0..9 (mean 4.5, variance 99 / 12).
+    RandomEntry("multinomial", lambda tp, n, dt, d: tp.multinomial(tp.ones(10, dtype=getattr(tp, dt), device=d), n, True),
+                4.5, 99 / 12, 0, 10, dtypes=("float32", "float64"), integer=True),
     RandomEntry("bernoulli", lambda tp, n, dt, d: tp.bernoulli(tp.full((n,), 0.3, dtype=getattr(tp, dt), device=d)), 0.3, 0.21,
                 0.0, 1.0 + 1e-9, dtypes=("float32", "float64")),
 ]
