@@ -2,9 +2,9 @@
 
 nll_loss and cross_entropy (with class-index targets) are composite ops with explicit
 derivatives over a canonical (N, C, R) input, R being the flattened extra dims, so a backend may
-fuse them; the public functions check and reshape, then call the op. mse_loss is one too (one
-backward node instead of five). Everything else is a short decomposition whose gradient comes
-from the primitives.
+fuse them; the public functions check and reshape, then call the op. mse_loss and smooth_l1_loss
+are such ops too (one backward node instead of five to nine). Everything else is a short
+decomposition whose gradient comes from the primitives.
 """
 from __future__ import annotations
 
@@ -279,10 +279,22 @@ def _weighted(op: str, loss: Tensor, weight, input: Tensor, reduction: str, mean
 def _mse_loss_backward(grad, args, output, kwargs, needs):
     input, target, reduction = args
     diff = input - target
-    count = diff.numel()
-    scale = grad * (2.0 / count) if reduction == "mean" and count else grad * 2.0
-    per_element = diff * scale
+    per_element = diff * (_pointwise_loss_scale(grad, reduction, diff.numel()) * 2.0)
     return (per_element if needs[0] else None, -per_element if needs[1] else None)
+
+
+def _one_dtype(a: Tensor, b: Tensor) -> tuple:
+    """Both operands in their promoted dtype: the pointwise loss ops take one dtype (the casts,
+    above the op, record their own nodes)."""
+    if a._dtype is b._dtype:
+        return a, b
+    dtype = _dt.promote_types(a._dtype, b._dtype)
+    return copying.to_dtype(a, dtype), copying.to_dtype(b, dtype)
+
+
+def _pointwise_loss_scale(grad, reduction: str, count: int):
+    """The gradient reaching each element of a pointwise loss from its reduced value."""
+    return grad * (1.0 / count) if reduction == "mean" and count else grad
 
 
 @composite("mse_loss", derivative=_mse_loss_backward, differentiable=(0, 1))
@@ -299,10 +311,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _reduction(reduction, size_average, reduce)
     a, b = _pair_inputs("mse_loss", input, target)
     if weight is None:
-        if a._dtype is not b._dtype:  # the op takes one dtype (casts above it record their own nodes)
-            dtype = _dt.promote_types(a._dtype, b._dtype)
-            a, b = copying.to_dtype(a, dtype), copying.to_dtype(b, dtype)
-        return _mse_loss(a, b, reduction)
+        return _mse_loss(*_one_dtype(a, b), reduction)
     diff = a - b
     return _weighted("mse_loss", diff * diff, weight, input, reduction, True)
 
@@ -313,16 +322,30 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted("l1_loss", UNARY["abs"](a - b), weight, input, reduction, True)
 
 
+def _smooth_l1_loss_backward(grad, args, output, kwargs, needs):
+    input, target, reduction, beta = args
+    diff = input - target
+    slope = UNARY["sign"](diff) if beta == 0 else where(UNARY["abs"](diff) < beta, diff * (1.0 / beta), UNARY["sign"](diff))
+    per_element = slope * _pointwise_loss_scale(grad, reduction, diff.numel())
+    return (per_element if needs[0] else None, -per_element if needs[1] else None)
+
+
+@composite("smooth_l1_loss", derivative=_smooth_l1_loss_backward, differentiable=(0, 1))
+def _smooth_l1_loss(input, target, reduction, beta):
+    # One node instead of six to nine (sub, abs, compare, where and the arithmetic of both sides).
+    d = UNARY["abs"](input - target)
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta."""
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     a, b = _pair_inputs("smooth_l1_loss", input, target)
-    d = UNARY["abs"](a - b)
-    if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+    return _smooth_l1_loss(*_one_dtype(a, b), reduction, float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
