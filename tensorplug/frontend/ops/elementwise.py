@@ -165,7 +165,23 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
             keys = (input._keys | other._keys | local_state.include) & local_state.mask
             (table.get(keys) or op.lookup(keys))(result, input, other)
             return result
-        return binary_meta(spec, input, other, out)
+        # Fast path: a floating tensor and a Python int or float (loss arithmetic, optimizer
+        # updates): the result keeps the tensor's dtype and the number goes in as a float.
+        if out is None and (other.__class__ is float or other.__class__ is int) and isinstance(input, Tensor):
+            tensor = input
+        elif out is None and (input.__class__ is float or input.__class__ is int) and isinstance(other, Tensor):
+            tensor = other
+        else:
+            return binary_meta(spec, input, other, out)
+        if not (tensor._dtype.is_floating_point and tensor._dtype in fast_dtypes):
+            return binary_meta(spec, input, other, out)
+        result = empty_tensor(tensor._shape, _dt.bool if bool_out else tensor._dtype, tensor._device)
+        keys = (tensor._keys | local_state.include) & local_state.mask
+        if tensor is input:
+            (table.get(keys) or op.lookup(keys))(result, input, float(other))
+        else:
+            (table.get(keys) or op.lookup(keys))(result, float(input), other)
+        return result
 
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = f"Elementwise ``{name}`` of ``input`` and ``other`` with broadcasting (see torch.{name})."
