@@ -125,7 +125,8 @@ def _check_outputs(entry, dtype, got, expected, where):
             g_values = to_numpy(g)
         rtol, atol = entry.tolerance(want or dtype)
         exact = entry.exact or want in ("bool", "int64") and dtype not in FLOAT_DTYPES or want in ("bool",)
-        ok, err, message = compare(g_values, e, want or dtype, rtol, atol, exact or (want or dtype) not in FLOAT_DTYPES)
+        ok, err, message = compare(g_values, e, want or dtype, rtol, atol, exact or (want or dtype) not in FLOAT_DTYPES,
+                                   entry.signed_zeros)
         worst = max(worst, err)
         if not ok:
             raise ConformanceFailure(f"{label}: {message}", err)

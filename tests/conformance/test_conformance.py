@@ -27,10 +27,17 @@ def _failing(report):
     return [i for i in report["items"] if i["status"] in ("fail", "error", "crash")]
 
 
-# Bugs the suite found in the CPU backend's frontend paths, reported to the lead (bfloat16
-# composites that go through NumPy, which needs ml_dtypes). The set must match exactly, so fixing
-# one means deleting it here; the CPU run is then conformant and exits 0.
-KNOWN_CPU_FAILURES: set = set()
+# Rules the contract states that the CPU's C++ kernels do not follow yet (issue 15, item 3; the
+# C++ changes are in the issue): sign(NaN) is 0 (csrc/unary.cpp returns NaN), a zero remainder
+# keeps the dividend's sign (csrc/binary.cpp py_remainder gives the divisor's), integer pow with a
+# negative exponent element gives 1, -1 or 0 (csrc/binary.cpp raises ValueError), and randint_
+# takes ranges up to 2**64 - 1 (csrc/random.cpp refuses more than 2**63). The set must match
+# exactly, so fixing one means deleting it here; the CPU run is then conformant and exits 0.
+_FLOATS = ("float32", "float64", "float16", "bfloat16")
+KNOWN_CPU_FAILURES: set = (
+    {("forward", "sign", d) for d in _FLOATS} | {("forward", "remainder", d) for d in _FLOATS}
+    | {("forward", "pow", d) for d in ("int64", "int8", "int16", "int32")} | {("forward", "randint (64-bit ranges)", "int64")}
+)
 
 
 def test_cpu_passes_quick_suite(tmp_path):
@@ -46,12 +53,13 @@ def test_cpu_passes_quick_suite(tmp_path):
     labels = [(i["category"], i["op"], i["dtype"]) for i in report["items"]]
     assert len(labels) == len(set(labels)), "two report items share a label"
     assert ("copies", "round trip", "float32") in labels and ("capabilities", "dtype support", "float32") in labels
-    # The certificate level: everything passes, so every optional dtype and no fallback op.
+    # The certificate level: every optional dtype without a known failure passes; no fallback op.
     from tensorplug.backends.api import OPTIONAL_DTYPES
 
     level = report["conformance"]
     assert level["level"] == ("not conformant" if KNOWN_CPU_FAILURES else "conformant")
-    assert sorted(level["optional_dtypes_passing"]) == sorted(OPTIONAL_DTYPES) and level["cpu_fallback_ops"] == []
+    passing = set(OPTIONAL_DTYPES) - {dtype for _, _, dtype in KNOWN_CPU_FAILURES}
+    assert sorted(level["optional_dtypes_passing"]) == sorted(passing) and level["cpu_fallback_ops"] == []
     assert report["certificate"]["plugin"]["distribution"] == "tensorplug"
 
 

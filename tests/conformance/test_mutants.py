@@ -1,8 +1,9 @@
 """The suite's own mutation check: each mutant of tests/conformance/mutant_backend.py breaks one
 rule the backend contract states (NaN propagation, accumulator width, ties to even, shifts past
-the width), each one a bug a backend was once certified with. The suite, restricted to the
-mutant's op, must fail that op on every dtype the mutant breaks, and nothing else: mutation
-score 100% on these rules, no false alarm.
+the width, sign of NaN, the sign of a zero remainder, negative integer powers, float to integer
+conversions, exact fills, 64-bit randint ranges). The suite, restricted to the mutant's op, must
+fail that op on every dtype the mutant breaks, and nothing else: mutation score 100% on these
+rules, no false alarm.
 
 An --ops run is partial and never conformant by design, so the verdict says nothing here: the
 failing items do.

@@ -7,12 +7,12 @@
 """
 from __future__ import annotations
 
-from . import elementwise, indexing, linalg, matrices, nn, random, reductions, shape, sorting, statistics
+from . import conversions, elementwise, indexing, linalg, matrices, nn, random, reductions, shape, sorting, statistics
 from ._core import ALL_DTYPES, Arg, ErrorCase, OpEntry, Sample
 
 __all__ = ["op_database", "random_database", "OpEntry", "Sample", "Arg", "ErrorCase", "ALL_DTYPES", "FAMILY_MODULES"]
 
-FAMILY_MODULES = (elementwise, reductions, linalg, indexing, shape, sorting, nn, statistics, matrices)
+FAMILY_MODULES = (elementwise, reductions, linalg, indexing, shape, sorting, nn, conversions, statistics, matrices)
 
 
 def op_database() -> dict[str, OpEntry]:

@@ -96,6 +96,7 @@ class OpEntry:
     primitive: str | None = None  # the primitive this op exercises directly
     exact: bool = False  # compare bit-for-bit (integer outputs, selections)
     ref_for: dict = field(default_factory=dict)  # per-dtype references (bool arithmetic is logic)
+    signed_zeros: bool = False  # a zero must also have the reference's sign (remainder, fmod)
 
     def reference(self, dtype: str) -> Callable[..., Any]:
         return self.ref_for.get(dtype, self.ref)
@@ -210,13 +211,21 @@ def materialize(tp, sample: Sample, dtype: str, device: str, seed: int):
     return tensors, arrays
 
 
-def compare(got, expected, dtype: str, rtol: float, atol: float, exact: bool) -> tuple[bool, float, str]:
-    """(ok, max error, message) of ``got`` (float64 array) against ``expected``."""
+def compare(got, expected, dtype: str, rtol: float, atol: float, exact: bool,
+            signed_zeros: bool = False) -> tuple[bool, float, str]:
+    """(ok, max error, message) of ``got`` (float64 array) against ``expected``; with
+    ``signed_zeros``, a zero of the wrong sign differs too."""
     expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
         return False, float("inf"), f"shape {list(got.shape)} != expected {list(expected.shape)}"
     if got.size == 0:
         return True, 0.0, ""
+    if signed_zeros and dtype in FLOAT_DTYPES:
+        wrong = (got == 0) & (expected == 0) & (np.signbit(got) != np.signbit(expected))
+        if wrong.any():
+            where = np.unravel_index(int(np.argmax(wrong)), got.shape)
+            return False, 0.0, (f"{int(wrong.sum())}/{got.size} zeros have the wrong sign; "
+                                f"at {list(where)}: got {got[where]!r}, expected {expected[where]!r}")
     if exact or dtype not in FLOAT_DTYPES:
         if dtype not in FLOAT_DTYPES and dtype != "bool":
             expected = _wrap_integer(expected, dtype)

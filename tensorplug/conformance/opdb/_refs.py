@@ -45,3 +45,33 @@ def log_softmax(x, dim):
 
 def trunc_div(a, b):
     return np.trunc(np.asarray(a, dtype=np.float64) / b)
+
+
+_WORD = 0xFFFFFFFF
+
+
+def philox_block(seed: int, counter: int) -> list[int]:
+    """The four 32-bit words of Philox4x32-10 for one counter, in plain Python integers, as the
+    contract defines them (docs/backend-contract.md, "Random numbers")."""
+    x = [counter & _WORD, (counter >> 32) & _WORD, 0, 0]
+    k0, k1 = seed & _WORD, (seed >> 32) & _WORD
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * x[0], 0xCD9E8D57 * x[2]
+        x = [(p1 >> 32) ^ x[1] ^ k0, p1 & _WORD, (p0 >> 32) ^ x[3] ^ k1, p0 & _WORD]
+        k0, k1 = (k0 + 0x9E3779B9) & _WORD, (k1 + 0xBB67AE85) & _WORD
+    return x
+
+
+def randint(n: int, seed: int, offset: int, low: int, high: int) -> list[int]:
+    """The contract's randint_: ``low + w % (high - low)`` with 32-bit words up to a range of
+    2**32, else with the 64-bit word of block ``i // 2``."""
+    span = high - low
+    if span <= 1 << 32:
+        words = [w for j in range((n + 3) // 4) for w in philox_block(seed, offset + j)]
+        return [low + words[i] % span for i in range(n)]
+    values = []
+    for i in range(n):
+        w = philox_block(seed, offset + i // 2)
+        lo, hi = w[2 * (i % 2)], w[2 * (i % 2) + 1]
+        values.append(low + ((hi << 32) | lo) % span)
+    return values

@@ -119,7 +119,7 @@ _UNIT = dict(low=-0.95, high=0.95)
 UNARY = [
     _unary("neg", np.negative, NUMERIC_DTYPES),
     _unary("abs", np.abs, NUMERIC_DTYPES, special=True),
-    _unary("sign", np.sign, NUMERIC_DTYPES + ("bool",)),
+    _unary("sign", lambda x: np.where(np.isnan(x), 0.0, np.sign(x)), NUMERIC_DTYPES + ("bool",), special=True),  # sign(NaN) == 0
     _unary("exp", np.exp, FLOATS_AND_INTS, out="float", special=True, tolerances=_TRANSCENDENTAL_TOL),
     _unary("exp2", np.exp2, FLOATS_AND_INTS, out="float", tolerances=_TRANSCENDENTAL_TOL),
     _unary("log", np.log, FLOATS_AND_INTS, out="float", **_POS),
@@ -162,8 +162,36 @@ def _pow_ref(a, b):
     return np.power(np.asarray(a, dtype=np.float64), b)
 
 
+def _int_pow(a, b):
+    """Integer pow; a negative exponent gives PyTorch's answer: 1 stays 1, -1 alternates with the
+    exponent's parity, every other base (0 too) gives 0."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    by_base = np.where(a == 1, 1.0, np.where(a == -1, np.where(np.mod(b, 2) == 1, -1.0, 1.0), 0.0))
+    return np.where(b < 0, by_base, np.power(a, np.maximum(b, 0)))
+
+
+def _negative_exponents(dtype):
+    """Every base against negative exponents of both parities (signed integer dtypes)."""
+    if dtype in INT_DTYPES and dtype != "uint8":
+        a = [-3, -2, -1, 0, 1, 2, 3, -1, -1, 1]
+        b = [-1, -1, -1, -1, -1, -1, -1, -2, -3, -4]
+        yield Sample((Arg((10,), values=a), Arg((10,), values=b)), name="negative integer exponents", grad=False)
+
+
 def _remainder(a, b):
-    return np.asarray(a, dtype=np.float64) - np.floor(np.asarray(a, dtype=np.float64) / b) * b
+    """PyTorch's floored remainder: fmod, moved by one divisor where the signs differ, so that a
+    zero keeps fmod's sign (the dividend's): remainder(4.0, -2.0) is 0.0, not Python's -0.0."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _zero_results(dtype):
+    """Exact multiples of the divisor in every sign combination: each result is a signed zero."""
+    if dtype in FLOAT_DTYPES:
+        a = [4.0, -4.0, 0.0, -0.0, 6.0, -6.0, 3.0, -3.0, 5.0, -5.0]
+        b = [-2.0, 2.0, -2.0, 2.0, 3.0, -3.0, -1.5, 1.5, -2.0, 2.0]
+        yield Sample((Arg((10,), values=a), Arg((10,), values=b)), name="zero results (signed)", grad=False)
 
 
 _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
@@ -213,9 +241,12 @@ BINARY = [
     _binary("div", np.true_divide, FLOATS_AND_INTS, out="float", nonzero=True, b=(0.5, 3.0)),
     _binary("true_divide", np.true_divide, FLOAT_DTYPES, nonzero=True, b=(0.5, 3.0), primitive="div", inplace=None),
     _binary("floor_divide", lambda a, b: np.floor(np.true_divide(a, b)), NUMERIC_DTYPES, b=(-4.0, 4.0), nonzero=True, grad=False),
-    _binary("remainder", _remainder, NUMERIC_DTYPES, b=(-4.0, 4.0), nonzero=True, grad=False),
-    _binary("fmod", np.fmod, NUMERIC_DTYPES, b=(-4.0, 4.0), nonzero=True, grad=False),
-    _binary("pow", _pow_ref, NUMERIC_DTYPES, a=(0.5, 2.0), b=(0.0, 3.0), tolerances=_TRANSCENDENTAL_TOL),
+    _binary("remainder", _remainder, NUMERIC_DTYPES, b=(-4.0, 4.0), nonzero=True, grad=False, extra=_zero_results,
+            signed_zeros=True),
+    _binary("fmod", np.fmod, NUMERIC_DTYPES, b=(-4.0, 4.0), nonzero=True, grad=False, extra=_zero_results,
+            signed_zeros=True),
+    _binary("pow", _pow_ref, NUMERIC_DTYPES, a=(0.5, 2.0), b=(0.0, 3.0), tolerances=_TRANSCENDENTAL_TOL,
+            extra=_negative_exponents, ref_for={d: _int_pow for d in INT_DTYPES}),
     _binary("maximum", np.maximum, ALL_DTYPES, exact=True, nan=True),  # np.maximum propagates NaN
     _binary("minimum", np.minimum, ALL_DTYPES, exact=True, nan=True),
     _binary("atan2", np.arctan2, FLOATS_AND_INTS, out="float", tolerances=_TRANSCENDENTAL_TOL),
@@ -330,6 +361,11 @@ for _entry in BINARY:
     if _entry.name.startswith("bitwise_") and _entry.name not in ("bitwise_left_shift", "bitwise_right_shift"):
         _entry.errors = (ErrorCase(lambda d, n=_entry.name: getattr(_tp(), n)(_tp().ones(2, device=d), _tp().ones(2, device=d)),
                                    TypeError, r"not supported for float32", "float input"),)
+    if _entry.name == "pow":
+        # A negative Python number exponent is refused before any kernel (PyTorch's message);
+        # negative exponents inside a tensor are values (the samples above).
+        _entry.errors = (ErrorCase(lambda d: _tp().pow(_tp().tensor([1, 2], device=d), -1), RuntimeError,
+                                   r"Integers to negative integer powers are not allowed", "integer to a negative number"),)
     if _entry.name in ("floor_divide", "remainder", "fmod"):
         # By a number (the frontend may see it) and by a tensor holding a zero (only the kernel can).
         _entry.errors = (ErrorCase(lambda d, n=_entry.name: getattr(_tp(), n)(_tp().tensor([1, 2], device=d), 0),
