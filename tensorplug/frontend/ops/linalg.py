@@ -50,6 +50,11 @@ def matmul(input, other, *, out=None) -> Tensor:
     _check("matmul", input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
+    if input.ndim == 2 and other.ndim == 2:
+        # The common case (linear layers and their backward): a batch of one, nothing to broadcast.
+        if input._shape[1] != other._shape[0]:
+            raise _shape_error("matmul", input, other)
+        return write_out("matmul", out, squeeze(_batched(unsqueeze(input, 0), unsqueeze(other, 0)), 0))
     a = unsqueeze(input, 0) if input.ndim == 1 else input
     b = unsqueeze(other, -1) if other.ndim == 1 else other
     if a._shape[-1] != b._shape[-2]:
