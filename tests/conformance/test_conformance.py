@@ -27,39 +27,25 @@ def _failing(report):
     return [i for i in report["items"] if i["status"] in ("fail", "error", "crash")]
 
 
-# Rules the contract states that the CPU's C++ kernels do not follow yet (issue 15, item 3; the
-# C++ changes are in the issue): sign(NaN) is 0 (csrc/unary.cpp returns NaN), a zero remainder
-# keeps the dividend's sign (csrc/binary.cpp py_remainder gives the divisor's), integer pow with a
-# negative exponent element gives 1, -1 or 0 (csrc/binary.cpp raises ValueError), and randint_
-# takes ranges up to 2**64 - 1 (csrc/random.cpp refuses more than 2**63). The set must match
-# exactly, so fixing one means deleting it here; the CPU run is then conformant and exits 0.
-_FLOATS = ("float32", "float64", "float16", "bfloat16")
-KNOWN_CPU_FAILURES: set = (
-    {("forward", "sign", d) for d in _FLOATS} | {("forward", "remainder", d) for d in _FLOATS}
-    | {("forward", "pow", d) for d in ("int64", "int8", "int16", "int32")} | {("forward", "randint (64-bit ranges)", "int64")}
-)
-
-
 def test_cpu_passes_quick_suite(tmp_path):
-    """The CPU backend is conformant (quick mode), apart from known bugs, and both reports are written."""
+    """The CPU backend is conformant (quick mode), and both reports are written."""
     out, report = _run(tmp_path, "--device", "cpu", "--quick")
     assert report is not None, out.stderr
     assert report["schema"] == "tensorplug-conformance-report" and report["schema_version"] == 1
     failing = {(i["category"], i["op"], i["dtype"]): i["message"] for i in _failing(report)}
-    assert set(failing) == KNOWN_CPU_FAILURES, "\n".join(f"{k}: {m}" for k, m in failing.items() if k not in KNOWN_CPU_FAILURES)
-    assert out.returncode == (1 if KNOWN_CPU_FAILURES else 0)
+    assert failing == {}, "\n".join(f"{k}: {m}" for k, m in failing.items())
+    assert out.returncode == 0
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert report["summary"]["passed"] > 1000
     labels = [(i["category"], i["op"], i["dtype"]) for i in report["items"]]
     assert len(labels) == len(set(labels)), "two report items share a label"
     assert ("copies", "round trip", "float32") in labels and ("capabilities", "dtype support", "float32") in labels
-    # The certificate level: every optional dtype without a known failure passes; no fallback op.
+    # The certificate level: every optional dtype passes; no op runs through the fallback.
     from tensorplug.backends.api import OPTIONAL_DTYPES
 
     level = report["conformance"]
-    assert level["level"] == ("not conformant" if KNOWN_CPU_FAILURES else "conformant")
-    passing = set(OPTIONAL_DTYPES) - {dtype for _, _, dtype in KNOWN_CPU_FAILURES}
-    assert sorted(level["optional_dtypes_passing"]) == sorted(passing) and level["cpu_fallback_ops"] == []
+    assert level["level"] == "conformant"
+    assert sorted(level["optional_dtypes_passing"]) == sorted(OPTIONAL_DTYPES) and level["cpu_fallback_ops"] == []
     assert report["certificate"]["plugin"]["distribution"] == "tensorplug"
 
 

@@ -158,7 +158,8 @@ def test_integer_division_by_zero_raises(op):
 
 
 def test_integer_min_by_minus_one_and_pow():
-    """INT_MIN // -1 wraps instead of trapping; negative integer powers raise."""
+    """INT_MIN // -1 wraps instead of trapping; a negative integer power gives 1 for base 1, +-1
+    for base -1 and 0 for any other base (the contract's rule, as PyTorch), without raising."""
     a = np.array([np.iinfo(np.int64).min, 7], dtype=np.int64)
     out = empty((2,), np.int64)
     K.binary(B["floor_divide"], 5, (2,), operand(out), operand(a), -1)
@@ -167,8 +168,11 @@ def test_integer_min_by_minus_one_and_pow():
     assert list(out) == [0, 0]
     K.binary(B["pow"], 5, (2,), operand(out), operand(np.array([3, -2], dtype=np.int64)), 3)
     assert list(out) == [27, -8]
-    with pytest.raises(ValueError, match="negative integer powers"):
-        K.binary(B["pow"], 5, (2,), operand(out), operand(a), -1)
+    bases = np.array([1, -1, -1, 0, 5, np.iinfo(np.int64).min], dtype=np.int64)
+    exponents = np.array([-3, -3, -2, -1, -1, -1], dtype=np.int64)
+    six = empty((6,), np.int64)
+    K.binary(B["pow"], 5, (6,), operand(six), operand(bases), operand(exponents))
+    assert list(six) == [1, -1, 1, 0, 0, 0]
 
 
 def test_unsupported_combination_raises():

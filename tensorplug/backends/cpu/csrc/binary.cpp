@@ -44,6 +44,10 @@ template <class T> T int_fmod(T a, T b) {
 }
 
 template <class T> T int_pow(T a, T b) {
+    if constexpr (std::is_signed_v<T>) {
+        // A negative exponent (the contract, as PyTorch): 1 for base 1, +-1 for base -1, else 0.
+        if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
+    }
     uint64_t base = static_cast<uint64_t>(static_cast<int64_t>(a));
     uint64_t e = static_cast<uint64_t>(static_cast<int64_t>(b));
     uint64_t r = 1;
@@ -84,13 +88,11 @@ template <class C> C py_floordiv(C a, C b) {
     return fl;
 }
 
+// The contract's remainder (PyTorch's): fmod, moved by b when nonzero and of the other sign; an
+// exact multiple keeps fmod's zero, signed like a (Python's % would sign it like b).
 template <class C> C py_remainder(C a, C b) {
     C mod = std::fmod(a, b);
-    if (mod != 0) {
-        if ((b < 0) != (mod < 0)) mod += b;
-    } else {
-        mod = std::copysign(C(0), b);
-    }
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
     return mod;
 }
 
@@ -220,11 +222,6 @@ void check_integer_operands(int op, int dtype, const Operand& b, int nd, const i
         TP_DISPATCH(dtype, T, zero = operand_any<T>(b, nd, shape, [](T v) { return v == 0; }));
         if (zero)
             raise(PyExc_ZeroDivisionError, std::string("integer division by zero in ") + kBinaryOpNames[op].name);
-    } else if (op == B_POW) {
-        bool negative = false;
-        TP_DISPATCH(dtype, T, if constexpr (std::is_signed_v<T>) negative =
-                                  operand_any<T>(b, nd, shape, [](T v) { return static_cast<int64_t>(v) < 0; }));
-        if (negative) value_error("Integers to negative integer powers are not allowed.");
     }
 }
 

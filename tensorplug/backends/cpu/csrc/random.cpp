@@ -164,7 +164,6 @@ PyObject* py_randint(PyObject* const* args, Py_ssize_t nargs) {
     const int64_t low = arg_int(args[5], "randint", "low"), high = arg_int(args[6], "randint", "high");
     const __int128 range128 = static_cast<__int128>(high) - low;
     if (range128 <= 0) value_error("randint: high must be greater than low");
-    if (range128 > (static_cast<__int128>(1) << 63)) value_error("randint: high - low must be at most 2**63");
     if (r.dtype == kBool && (low != 0 || high != 2)) value_error("randint: bool needs low=0 and high=2");
     const uint64_t range = static_cast<uint64_t>(range128);
     const int64_t n = r.n;

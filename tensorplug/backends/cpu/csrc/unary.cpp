@@ -93,7 +93,7 @@ template <class T> void unary_T(int op, const Loop<2>& L) {
             break;
         case U_SIGN:
             if constexpr (is_floating<T>)
-                run_unary<T, T>(L, [](C x) { return x != x ? x : static_cast<C>((x > 0) - (x < 0)); });
+                run_unary<T, T>(L, [](C x) { return static_cast<C>((x > 0) - (x < 0)); });  // NaN: 0, as PyTorch
             else if constexpr (is_bool<T>)
                 run_unary<T, T>(L, [](C x) { return x; });
             else
