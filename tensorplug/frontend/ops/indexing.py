@@ -103,9 +103,7 @@ def _apply_basic(t: Tensor, index):
 def _prepare_advanced(view: Tensor, advanced):
     """Move indexed dims first; return (permuted view, int64 indices of one shape, shape, where)."""
     dims = [d for d, _ in advanced]
-    for _, idx in advanced:
-        check_same_device("index", view, idx)
-    indices = [to_dtype(idx, _dt.int64) for _, idx in advanced]
+    indices = [to_dtype(_index_on(view, idx), _dt.int64) for _, idx in advanced]
     shape = broadcast_shapes(*(i._shape for i in indices), op="index")
     indices = tuple(i if i._shape == shape else expand(i, shape) for i in indices)
     rest = [d for d in range(view.ndim) if d not in dims]
@@ -114,6 +112,24 @@ def _prepare_advanced(view: Tensor, advanced):
     moved = view if order == list(range(view.ndim)) else permute(view, order)
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     return moved, indices, shape, (dims[0] if adjacent else 0)
+
+
+def _index_on(view: Tensor, idx: Tensor) -> Tensor:
+    """An index tensor on ``view``'s device: CPU indices are moved there, as PyTorch does
+    (``x_cuda[torch.tensor([0, 1])]``); indices on another device are refused."""
+    if idx._device is not view._device and idx._device.type == "cpu":
+        return idx.to(view._device)
+    check_same_device("index", view, idx)
+    return idx
+
+
+def _values_for(op: str, t: Tensor, values: Tensor):
+    """The values an index_put_ writes into ``t``: in ``t``'s dtype, on its device. A 0-d CPU
+    tensor joins as a number (as in arithmetic); any other tensor must be on ``t``'s device."""
+    if values._device is not t._device and not values._shape and values._device.type == "cpu":
+        return number_for(op, values.item(), t._dtype)
+    check_same_device(op, t, values)
+    return to_dtype(values, t._dtype)
 
 
 def getitem(t: Tensor, index) -> Tensor:
@@ -149,9 +165,8 @@ def setitem(t: Tensor, index, value) -> None:
     else:
         from ..factories import tensor
 
-        values = value if isinstance(value, Tensor) else tensor(value, device=t._device)
-        check_same_device("index_put_", t, values)
-        values = to_dtype(values, t._dtype)
+        values = _values_for("index_put_", t, value if isinstance(value, Tensor) else tensor(value, device=t._device))
+    if isinstance(values, Tensor):
         # values come in the layout t[index] has; bring the indexed dims first, like `moved`.
         k = len(shape)
         result_shape = target_shape[k:k + where] + target_shape[:k] + target_shape[k + where:]
@@ -168,7 +183,10 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
     indices = tuple(_as_index_tensor(i, self._device) for i in indices)
     moved, idx, shape, _ = _prepare_advanced(self, list(enumerate(indices)))
     target_shape = shape + moved._shape[len(idx):]
-    values = to_dtype(values, self._dtype) if isinstance(values, Tensor) else number_for("index_put_", values, self._dtype)
+    if isinstance(values, Tensor):
+        values = _values_for("index_put_", self, values)
+    else:
+        values = number_for("index_put_", values, self._dtype)
     if isinstance(values, Tensor) and values._shape != target_shape:
         values = expand(values, target_shape)
     value_keys = (values,) if isinstance(values, Tensor) else ()
