@@ -429,9 +429,10 @@ def reduce(dtype: str, fp64: bool) -> str:
         "any": ("bool", "int s = 0;", "if (x != 0) s = 1;", "s"),
     }
     if k == "f":
-        # NaN propagates: once s is NaN it stays (comparisons with NaN are false).
-        bodies["amax"] = (dtype, "C s = LD(a, base);", "if (isnan(x) || x > s) { if (!isnan(s)) s = x; }", "s")
-        bodies["amin"] = (dtype, "C s = LD(a, base);", "if (isnan(x) || x < s) { if (!isnan(s)) s = x; }", "s")
+        # NaN propagates: once s is NaN it stays (comparisons with NaN are false). A select, not a
+        # branch, so that the loop can vectorize.
+        bodies["amax"] = (dtype, "C s = LD(a, base);", "s = (isnan(x) || x > s) ? x : s;", "s")
+        bodies["amin"] = (dtype, "C s = LD(a, base);", "s = (isnan(x) || x < s) ? x : s;", "s")
     else:
         bodies["amax"] = (dtype, "C s = LD(a, base);", "if (x > s) s = x;", "s")
         bodies["amin"] = (dtype, "C s = LD(a, base);", "if (x < s) s = x;", "s")
@@ -457,6 +458,7 @@ __kernel void r_{name}(__global long* o, long oo, __global const T* a, long oa, 
     }}
     o[io] = best;
 }}""")
+    src.append(_split_reductions(bodies, k, sum_out, kept))
     for name, op, init in (("cumsum", "+", "0"), ("cumprod", "*", "1")):
         src.append(f"""
 __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long nout, long len, long so_dim, long sa_dim,
@@ -472,6 +474,68 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
         {"s = (ACC)(C)s;" if k in "iub" else ""}
         ST(o, io + j * so_dim, s);
     }}
+}}""")
+    return "".join(src)
+
+
+def _split_reductions(bodies: dict, k: str, sum_out: str, kept: str) -> str:
+    """A reduction with few outputs and many elements in two passes (so a full sum of a large
+    tensor is not one work-item's loop): ``rp_<op>`` gives each of ``parts`` work-items per output
+    a contiguous range of the reduced elements (in the order the one-pass kernel visits them) and
+    writes a partial; ``rf_<op>`` combines each output's partials in order."""
+    # The partial's type and how partials combine, per op.
+    partial = {"sum": "ACC", "prod": "ACC", "all": "int", "any": "int", "amax": "C", "amin": "C"}
+    combine = {"sum": "s += x;", "prod": "s *= x;", "all": "if (x == 0) s = 0;", "any": "if (x != 0) s = 1;"}
+    if k == "f":
+        combine["amax"] = "s = (isnan(x) || x > s) ? x : s;"
+        combine["amin"] = "s = (isnan(x) || x < s) ? x : s;"
+    else:
+        combine["amax"], combine["amin"] = "if (x > s) s = x;", "if (x < s) s = x;"
+    src = []
+    for name, (out, init, body, result) in bodies.items():
+        ptype = partial[name]
+        first = "ptype s = part[i * parts];".replace("ptype", ptype)
+        final_init = first if name in ("amax", "amin") else init.replace("ACC s", f"{ptype} s").replace("int s", f"{ptype} s")
+        src.append(f"""
+__kernel void rp_{name}(__global {ptype}* part, __global const T* a, long oa, long nout, long nred, long parts,
+                        long chunk, {kept}) {{
+    long i = get_global_id(0);
+    if (i >= nout * parts) return;
+    long o = i / parts, p = i - o * parts;
+    {_array('ksh', 'k')} {_array('ksa', 'ka')} {_array('rsh', 'r')} {_array('rsa', 'ra')}
+    long base = oa;
+    {{ long rem = o; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; base += c * ksa[q]; }} }}
+    long inner = rsh[rd - 1], inner_st = rsa[rd - 1];
+    long t = p * chunk, t1 = min(nred, t + chunk);
+    long r = t / inner, j = t - r * inner;
+    {init}
+    while (t < t1) {{
+        long ia = base;
+        {{ long rem = r; for (int q = rd - 2; q >= 0; --q) {{ long c = rem % rsh[q]; rem /= rsh[q]; ia += c * rsa[q]; }} }}
+        long jend = min(inner, j + (t1 - t));
+        t += jend - j;
+        for (; j < jend; ++j) {{
+            C x = LD(a, ia + j * inner_st);
+            {body}
+        }}
+        ++r;
+        j = 0;
+    }}
+    part[i] = s;
+}}
+__kernel void rf_{name}(__global T_{out}* o, long oo, __global const {ptype}* part, long nout, long parts, int kd,
+                        {_dims('k')}, {_dims('ko')}) {{
+    long i = get_global_id(0);
+    if (i >= nout) return;
+    {_array('ksh', 'k')} {_array('kso', 'ko')}
+    long io = oo;
+    {{ long rem = i; for (int q = kd - 1; q >= 0; --q) {{ long c = rem % ksh[q]; rem /= ksh[q]; io += c * kso[q]; }} }}
+    {final_init}
+    for (long p = 0; p < parts; ++p) {{
+        {ptype} x = part[i * parts + p];
+        {combine[name]}
+    }}
+    ST_{out}(o, io, {result});
 }}""")
     return "".join(src)
 

@@ -373,13 +373,45 @@ def _reduce(name: str):
         if len(k_shape) > MAXD or len(r_shape) > MAXD:
             _too_many_dims(name)
         state = _state(out)
+        dims_args = (len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0), len(r_shape), *_pad(r_shape, 1),
+                     *_pad(r_a, 0))
+        parts = _split_parts(name, nout, nred)
+        if parts > 1:
+            _split_reduce(state, name, out, a, nout, nred, parts, dims_args, k_shape, k_o)
+            return
         knl = _kernel(state, "reduce", a.dtype.name, f"r_{name}")
         g, l = _global(nout, state)
         knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
-            a.storage_offset(), nout, nred, len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0),
-            len(r_shape), *_pad(r_shape, 1), *_pad(r_a, 0))
+            a.storage_offset(), nout, nred, *dims_args)
 
     return kernel
+
+
+# A reduction is split when its outputs alone would leave the device idle: each work-item then
+# reduces a range of at least _SPLIT_CHUNK elements, with at most _SPLIT_MAX_PARTS per output.
+_SPLIT_TARGET_ITEMS, _SPLIT_CHUNK, _SPLIT_MAX_PARTS = 1024, 4096, 1024
+
+
+def _split_parts(name: str, nout: int, nred: int) -> int:
+    if name in ("argmax", "argmin") or nout >= _SPLIT_TARGET_ITEMS or nred < 2 * _SPLIT_CHUNK:
+        return 1
+    return min(_SPLIT_MAX_PARTS, nred // _SPLIT_CHUNK, max(1, _SPLIT_TARGET_ITEMS // nout))
+
+
+def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, dims_args: tuple, k_shape, k_o) -> None:
+    """The two-pass reduction (see _source._split_reductions): partials, then each output's
+    combination of them. Partials take at most 8 bytes each."""
+    chunk = -(-nred // parts)
+    parts = -(-nred // chunk)  # every part non-empty
+    partials = allocate(nout * parts * 8, state.index)
+    first = _kernel(state, "reduce", a.dtype.name, f"rp_{name}")
+    g, l = _global(nout * parts, state)
+    first(state.queue, g, l, partials.buffer, a.untyped_storage().buffer, a.storage_offset(), nout, nred, parts, chunk,
+          *dims_args)
+    second = _kernel(state, "reduce", a.dtype.name, f"rf_{name}")
+    g, l = _global(nout, state)
+    second(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), partials.buffer, nout, parts,
+           len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0))
 
 
 def _scan(name: str):
