@@ -116,3 +116,40 @@ def test_training_script_runs_on_npdev(tmp_path):
         losses[device] = [float(v) for v in re.findall(r"loss (\d+\.\d+)", out.stdout)]
     assert len(losses["npdev"]) == 2 and losses["npdev"][1] < losses["npdev"][0]
     np.testing.assert_allclose(losses["npdev"], losses["cpu"], rtol=1e-3)
+
+
+def test_storage_dying_in_a_garbage_collection_during_allocation_does_not_hang(monkeypatch):
+    """A collection that starts inside allocate() may free an npdev storage on the same thread;
+    its __del__ takes the allocator's lock again (a plain Lock hung there forever)."""
+    import gc
+    import threading
+
+    from tensorplug_npdev import storage
+
+    real_empty = storage.np.empty
+
+    class CollectingNumpy:
+        """np for the storage module, whose empty() runs a collection first, as one may."""
+
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        def empty(self, *args, **kwargs):
+            gc.collect()
+            return real_empty(*args, **kwargs)
+
+    def allocate_with_a_dead_cycle():
+        cycle = [tp.ones(3, device="npdev")]
+        cycle.append(cycle)  # only the collector frees it, with the tensor's storage
+        del cycle
+        storage.allocate(12345)  # a size the cache does not hold: np.empty runs
+
+    gc.disable()  # the cycle must be freed inside allocate, not before
+    try:
+        monkeypatch.setattr(storage, "np", CollectingNumpy())
+        worker = threading.Thread(target=allocate_with_a_dead_cycle, daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+    finally:
+        gc.enable()
+    assert not worker.is_alive(), "npdev's allocator deadlocked on a storage freed by the collector"

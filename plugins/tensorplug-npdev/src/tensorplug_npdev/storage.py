@@ -16,7 +16,10 @@ import numpy as np
 __all__ = ["NpStorage", "allocate", "copy_from_host", "to_host", "view", "memory_stats", "reset_peak_memory_stats",
            "empty_cache"]
 
-_lock = threading.Lock()
+# Reentrant: a garbage collection that starts inside a locked section (any allocation there may
+# start one) can run a dead storage's __del__ on the same thread, which takes this lock again; a
+# plain Lock deadlocked there (issue 16, found by the long differential run).
+_lock = threading.RLock()
 _cache: dict[int, list[np.ndarray]] = {}  # free buffers by size
 _stats = {"allocated_bytes": 0, "reserved_bytes": 0, "peak_allocated_bytes": 0, "num_allocs": 0, "num_cache_hits": 0}
 
