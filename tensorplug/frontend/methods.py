@@ -100,7 +100,7 @@ def clamp(input, min=None, max=None, *, out=None):
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):
         raise TypeError(f"clamp(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return write_out("clamp", out, _clamp(input, min, max))
+    return write_out("clamp", out, _clamp(input, min, max), exact_dtype=True)
 
 
 clip = clamp

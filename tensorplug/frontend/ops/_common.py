@@ -9,7 +9,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 
 __all__ = [
-    "keyset", "is_number", "check_same_device", "check_out", "bump_version", "check_no_internal_overlap", "write_out",
+    "keyset", "is_number", "check_same_device", "check_out", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
     "write_inplace", "check_cast", "resize_out", "check_index_range",
 ]
 
@@ -85,12 +85,23 @@ def resize_out(op: str, out: Tensor, shape: tuple) -> None:
     bump_version(out)
 
 
-def write_out(op: str, out: Tensor | None, result: Tensor) -> Tensor:
-    """``result``, or, given out=, ``result`` written into ``out`` (checked, resized) and ``out``."""
+def check_exact_dtype(op: str, out, dtype: _dt.dtype) -> None:
+    """Refuse an out= tensor of any dtype but ``dtype``: PyTorch's rule for ops that keep their
+    input's dtype (abs, clamp, where, nan_to_num, ...) and for the matrix products."""
+    if isinstance(out, Tensor) and out._dtype is not dtype:
+        raise RuntimeError(f"{op}(): Expected out tensor to have dtype {dtype.name}, but got {out._dtype.name} instead")
+
+
+def write_out(op: str, out: Tensor | None, result: Tensor, *, exact_dtype: bool = False) -> Tensor:
+    """``result``, or, given out=, ``result`` written into ``out`` (checked, resized) and ``out``.
+
+    ``exact_dtype``: ``out`` must have the result's dtype (see :func:`check_exact_dtype`)."""
     if out is None:
         return result
     from .copying import copy_
 
+    if exact_dtype:
+        check_exact_dtype(op, out, result._dtype)
     check_out(op, out, result._shape, result._dtype, result._device)
     return copy_(out, result)
 

@@ -19,7 +19,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
 from ..views import expand
-from ._common import bump_version, check_out, check_same_device, is_number
+from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number
 from .copying import check_scalar_fits, copy_, to_dtype
 
 __all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
@@ -87,14 +87,15 @@ def _finish_out(name: str, result: Tensor, out: Tensor | None, shape: tuple, dev
 class _ElementwiseOp:
     """What the meta functions need to know about one elementwise op."""
 
-    __slots__ = ("name", "op", "rule", "dtypes", "fast_dtypes", "bool_out")
+    __slots__ = ("name", "op", "rule", "dtypes", "fast_dtypes", "bool_out", "exact_out")
 
-    def __init__(self, name: str, rule: str, dtypes=_ALL, differentiable: bool = True):
+    def __init__(self, name: str, rule: str, dtypes=_ALL, differentiable: bool = True, exact_out: bool = False):
         self.name = name
         self.op = Operator(name, differentiable=differentiable and rule != "to_bool")
         self.rule = rule
         self.dtypes = dtypes
         self.bool_out = rule == "to_bool"
+        self.exact_out = exact_out
         # Dtypes for which the computation dtype is the input dtype (so the fast path applies).
         self.fast_dtypes = dtypes & (_FLOATS if rule == "float" else _INTEGRALS if rule == "integral" else _ALL)
 
@@ -103,9 +104,14 @@ class _ElementwiseOp:
             raise TypeError(f"{self.name}(): not supported for {dtype.name} tensors")
 
 
-def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = True):
-    """Define unary primitive ``name`` and return its public function ``f(input, *, out=None)``."""
-    spec = _ElementwiseOp(name, rule, dtypes, differentiable)
+def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = True, exact_out: bool = False):
+    """Define unary primitive ``name`` and return its public function ``f(input, *, out=None)``.
+
+    ``exact_out``: an out= tensor must have the input's dtype, as PyTorch demands of the unary
+    ops that keep their input's dtype (abs, neg, floor, ...: "Found dtype Double but expected
+    Float"); otherwise any dtype the result casts to without a category change is accepted.
+    """
+    spec = _ElementwiseOp(name, rule, dtypes, differentiable, exact_out)
     op, table, fast_dtypes = spec.op, spec.op.table, spec.fast_dtypes
     bool_out = spec.bool_out
 
@@ -128,6 +134,8 @@ def _unary_slow(spec: _ElementwiseOp, input, out):
         raise TypeError(f"{spec.name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     spec.check_dtype(input._dtype)
     dtype = _compute_dtype(spec.name, spec.rule, input._dtype)
+    if spec.exact_out:
+        check_exact_dtype(spec.name, out, dtype)
     x = to_dtype(input, dtype)
     result = empty_tensor(x._shape, _dt.bool if spec.bool_out else dtype, x._device)
     spec.op.lookup(_keys(x))(result, x)
@@ -287,15 +295,15 @@ def binary_inplace(func):
 _NOT_BOOL = _ALL - {_dt.bool}
 
 UNARY = {
-    "neg": unary_op("neg", "same", _NOT_BOOL),
-    "abs": unary_op("abs", "same"),
-    "sign": unary_op("sign", "same"),
-    "floor": unary_op("floor", "same"),
-    "ceil": unary_op("ceil", "same"),
-    "round": unary_op("round", "same"),
-    "trunc": unary_op("trunc", "same"),
-    "square": unary_op("square", "same"),
-    "bitwise_not": unary_op("bitwise_not", "integral", _INTEGRALS),
+    "neg": unary_op("neg", "same", _NOT_BOOL, exact_out=True),
+    "abs": unary_op("abs", "same", exact_out=True),
+    "sign": unary_op("sign", "same", exact_out=True),
+    "floor": unary_op("floor", "same", exact_out=True),
+    "ceil": unary_op("ceil", "same", exact_out=True),
+    "round": unary_op("round", "same", exact_out=True),
+    "trunc": unary_op("trunc", "same", exact_out=True),
+    "square": unary_op("square", "same"),  # pow(x, 2) in PyTorch: out= follows the binary ops' rule
+    "bitwise_not": unary_op("bitwise_not", "integral", _INTEGRALS, exact_out=True),
     "logical_not": unary_op("logical_not", "to_bool"),
     "isnan": unary_op("isnan", "to_bool"),
     "isinf": unary_op("isinf", "to_bool"),
@@ -364,6 +372,7 @@ def where(condition, input=None, other=None, *, out=None):
         else:
             check_scalar_fits("where", x, dtype)
             operands.append(_scalar_as(x, dtype))
+    check_exact_dtype("where", out, dtype)
     result = empty_tensor(shape, dtype, condition._device)
     WHERE.lookup(_keys(*tensors))(result, cond, operands[0], operands[1])
     return _finish_out("where", result, out, shape, condition._device)

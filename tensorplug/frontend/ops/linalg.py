@@ -54,7 +54,7 @@ def matmul(input, other, *, out=None) -> Tensor:
         # The common case (linear layers and their backward): a batch of one, nothing to broadcast.
         if input._shape[1] != other._shape[0]:
             raise _shape_error("matmul", input, other)
-        return write_out("matmul", out, squeeze(_batched(unsqueeze(input, 0), unsqueeze(other, 0)), 0))
+        return write_out("matmul", out, squeeze(_batched(unsqueeze(input, 0), unsqueeze(other, 0)), 0), exact_dtype=True)
     a = unsqueeze(input, 0) if input.ndim == 1 else input
     b = unsqueeze(other, -1) if other.ndim == 1 else other
     if a._shape[-1] != b._shape[-2]:
@@ -69,7 +69,7 @@ def matmul(input, other, *, out=None) -> Tensor:
         result = squeeze(result, -2)
     if other.ndim == 1:
         result = squeeze(result, -1)
-    return write_out("matmul", out, result)
+    return write_out("matmul", out, result, exact_dtype=True)
 
 
 def mm(input, mat2, *, out=None) -> Tensor:

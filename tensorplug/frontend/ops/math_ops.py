@@ -36,8 +36,8 @@ def _check_tensor(op: str, input, name: str = "input") -> None:
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(input).__name__}")
 
 
-def _finish(result: Tensor, out, op: str = "out") -> Tensor:
-    return write_out(op, out, result)
+def _finish(result: Tensor, out, op: str = "out", *, exact_dtype: bool = False) -> Tensor:
+    return write_out(op, out, result, exact_dtype=exact_dtype)
 
 
 # --- elementwise composites ---------------------------------------------------------------------
@@ -91,11 +91,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     dtype's largest and lowest finite values)."""
     _check_tensor("nan_to_num", input)
     if not input._dtype.is_floating_point:
-        return _finish(input.clone(), out, "nan_to_num")
+        return _finish(input.clone(), out, "nan_to_num", exact_dtype=True)
     largest = _largest_finite(input._dtype)
     posinf = largest if posinf is None else float(posinf)
     neginf = -largest if neginf is None else float(neginf)
-    return _finish(_nan_to_num(input, float(nan), posinf, neginf), out, "nan_to_num")
+    return _finish(_nan_to_num(input, float(nan), posinf, neginf), out, "nan_to_num", exact_dtype=True)
 
 
 def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
@@ -137,7 +137,7 @@ def frac(input, *, out=None) -> Tensor:
     _check_tensor("frac", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"frac(): not implemented for '{input._dtype.name}'")
-    return _finish(_frac(input), out, "frac")
+    return _finish(_frac(input), out, "frac", exact_dtype=True)
 
 
 @composite("xlogy", differentiable=(0, 1))
@@ -360,7 +360,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     shape = (mat1._shape[0], mat2._shape[1])
     if broadcast_shapes(input._shape, shape, op="addmm") != shape:
         raise RuntimeError(f"addmm(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
-    return _finish(_addmm(input, mat1, mat2, beta, alpha), out, "addmm")
+    return _finish(_addmm(input, mat1, mat2, beta, alpha), out, "addmm", exact_dtype=True)
 
 
 @composite("addmv", differentiable=(0, 1, 2))
@@ -387,7 +387,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     shape = (mat._shape[0],)
     if broadcast_shapes(input._shape, shape, op="addmv") != shape:
         raise RuntimeError(f"addmv(): input of shape {list(input._shape)} cannot be broadcast to the product's shape {list(shape)}")
-    return _finish(_addmv(input, mat, vec, beta, alpha), out, "addmv")
+    return _finish(_addmv(input, mat, vec, beta, alpha), out, "addmv", exact_dtype=True)
 
 
 def outer(input, vec2, *, out=None) -> Tensor:
