@@ -325,7 +325,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def _smooth_l1_loss_backward(grad, args, output, kwargs, needs):
     input, target, reduction, beta = args
     diff = input - target
-    slope = UNARY["sign"](diff) if beta == 0 else where(UNARY["abs"](diff) < beta, diff * (1.0 / beta), UNARY["sign"](diff))
+    # d/dd of the loss: d / beta inside (-beta, beta), +-1 outside; NaN stays NaN, as in PyTorch.
+    slope = UNARY["sign"](diff) if beta == 0 else (diff * (1.0 / beta)).clamp(-1.0, 1.0)
     per_element = slope * _pointwise_loss_scale(grad, reduction, diff.numel())
     return (per_element if needs[0] else None, -per_element if needs[1] else None)
 
