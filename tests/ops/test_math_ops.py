@@ -195,6 +195,30 @@ def test_addmm_gradient():
     a = tp.randn(3, 2, dtype=tp.float64, requires_grad=True)
     b = tp.randn(2, 4, dtype=tp.float64, requires_grad=True)
     assert tp.autograd.gradcheck(lambda i, x, y: tp.addmm(i, x, y, beta=0.5, alpha=-2.0), (inp, a, b))
+    inp2 = tp.randn(3, dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradcheck(lambda i, x, y: tp.addmv(i, x, y, beta=2.0, alpha=0.5), (inp2, a, b[:, 0].detach()))
+
+
+@pytest.mark.parametrize("beta,alpha", [(0, 0), (0, 1), (1, 0), (0.5, 2.0)])
+@pytest.mark.parametrize("op", ["addmm", "addmv"])
+def test_addmm_addmv_gradients_at_edge_values_match_pytorch(op, beta, alpha):
+    """PyTorch's formulas (issue 16): the input gets grad * beta even when beta = 0 (zeros, not
+    no gradient); the matrices get (grad @ other) * alpha, so an inf operand gives NaN under
+    alpha = 0; a broadcast input's gradient is summed to its shape."""
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference for these gradients")
+    inf, nan = math.inf, math.nan
+    mat = [[inf, 1.0, -2.0], [0.5, nan, 3e38], [1.0, 2.0, -1.0]]
+    other = [[1.0, -inf], [2.0, 0.5], [3e38, 1.0]] if op == "addmm" else [1.0, -inf, 2.0]
+    bias = [[nan, 2.0]] if op == "addmm" else [nan]
+    grads = []
+    for lib in (torch, tp):
+        leaves = [lib.tensor(v, dtype=lib.float32, requires_grad=True) for v in (bias, mat, other)]
+        result = getattr(lib, op)(*leaves, beta=beta, alpha=alpha)
+        weights = lib.arange(result.numel(), dtype=lib.float32).reshape(result.shape) - 1.5
+        (result * weights).sum().backward()
+        grads.append([leaf.grad.numpy() for leaf in leaves])
+    for got, expected in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 EINSUM_CASES = [

@@ -327,13 +327,33 @@ def _check_matrices(op: str, *tensors) -> None:
 
 def _ignored(product: Tensor) -> Tensor:
     """Zeros in place of a product scaled by alpha = 0: as in PyTorch, its NaN and inf do not
-    propagate (0 * inf would be NaN), and its operands still get (zero) gradients."""
+    propagate (0 * inf would be NaN)."""
     from ..factories import ones_like
 
     return where(ones_like(product, dtype=_dt.bool), 0.0, product)
 
 
-@composite("addmm", differentiable=(0, 1, 2))
+def _times(t: Tensor, factor) -> Tensor:
+    # PyTorch's maybe_multiply: a factor of 1 is skipped, any other (0 too) multiplies, so an
+    # inf in the product's gradient becomes NaN under alpha = 0 as there.
+    return t if factor == 1 else t * factor
+
+
+def _addmm_derivative(grad, args, output, kwargs, needs):
+    """PyTorch's formulas: grad * beta for the input (summed to its shape), the products'
+    gradients scaled by alpha after the product."""
+    from ..autograd.views import sum_to_shape
+    from .linalg import matmul
+
+    input, mat1, mat2, beta, alpha = args
+    return (
+        sum_to_shape(_times(grad, beta), input._shape) if needs[0] else None,
+        _times(matmul(grad, mat2.transpose(0, 1)), alpha) if needs[1] else None,
+        _times(matmul(mat1.transpose(0, 1), grad), alpha) if needs[2] else None,
+    )
+
+
+@composite("addmm", derivative=_addmm_derivative, differentiable=(0, 1, 2))
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
@@ -363,7 +383,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     return _finish(_addmm(input, mat1, mat2, beta, alpha), out, "addmm", exact_dtype=True)
 
 
-@composite("addmv", differentiable=(0, 1, 2))
+def _addmv_derivative(grad, args, output, kwargs, needs):
+    """PyTorch's formulas, as for addmm: the outer product with vec, mat transposed times grad."""
+    from ..autograd.views import sum_to_shape
+    from .linalg import matmul
+
+    input, mat, vec, beta, alpha = args
+    return (
+        sum_to_shape(_times(grad, beta), input._shape) if needs[0] else None,
+        _times(grad.unsqueeze(1) * vec.unsqueeze(0), alpha) if needs[1] else None,
+        _times(matmul(mat.transpose(0, 1), grad), alpha) if needs[2] else None,
+    )
+
+
+@composite("addmv", derivative=_addmv_derivative, differentiable=(0, 1, 2))
 def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
