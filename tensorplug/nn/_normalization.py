@@ -14,7 +14,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
 from ..frontend.ops import copying, reductions
 from ..frontend.ops._composite import composite
-from ..frontend.ops.elementwise import BINARY, UNARY, where
+from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor
@@ -221,31 +221,38 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 # --- vector norms --------------------------------------------------------------------------
 def _vector_norm(x: Tensor, p: float, dim: int) -> Tensor:
-    """||x||_p along ``dim`` (kept), with PyTorch's gradient of 0 at a zero vector."""
-    if x._dtype in _NARROW_FLOATS and p not in (1, float("inf")) and _has_float64(x):
-        # Powers of large float32 values overflow where their norm does not (3e38 squared is inf):
-        # accumulate in float64, as PyTorch's CPU norm does, and round once.
-        return copying.to_dtype(_vector_norm(copying.to_dtype(x, _dt.float64), p, dim), x._dtype)
-    if p == 1:
-        return UNARY["abs"](x).sum(dim, keepdim=True)
+    """||x||_p along ``dim`` (kept), computed as PyTorch's norm kernel computes it (issue 16):
+    float16/bfloat16 accumulate in float32 and float32 in float32 (3e38 squared overflows to
+    inf, 1e-30 squared underflows to 0, as there), a norm over one element is ``|x|``, NaN
+    propagates; the gradient is PyTorch's (0 at a zero vector, NaN at an infinite one)."""
     if p == float("inf"):
         return reductions.amax(UNARY["abs"](x), dim, keepdim=True)
+    return _norm_along(x, p, dim)
+
+
+def _norm_along_derivative(grad, args, output, kwargs, needs):
+    # PyTorch's norm_backward: x |x|^(p-2) * grad / norm^(p-1), zero where the norm is zero.
+    x, p, dim = args
+    if p == 1:
+        return (grad * UNARY["sign"](x),)
+    zero = COMPARE["eq"](output, 0)
+    if p == 2:
+        return (x * where(zero, 0.0, grad / output),)
+    scale = where(zero, 0.0, grad / output ** (p - 1))
+    if p < 2:
+        return (UNARY["sign"](x) * UNARY["abs"](x) ** (p - 1) * scale,)
+    return (x * UNARY["abs"](x) ** (p - 2) * scale,)
+
+
+@composite("vector_norm_along", derivative=_norm_along_derivative, save_output=True)
+def _norm_along(x: Tensor, p: float, dim: int) -> Tensor:
+    if p == 1 or (x._shape[dim] == 1 and p > 0):
+        return UNARY["abs"](x).sum(dim, keepdim=True)
+    if x._dtype in (_dt.float16, _dt.bfloat16):
+        return copying.to_dtype(_norm_along(copying.to_dtype(x, _dt.float32), p, dim), x._dtype)
     powered = UNARY["abs"](x) ** p if p != 2 else x * x
     total = powered.sum(dim, keepdim=True)
-    positive = total > 0
-    # The root of a zero sum would have an infinite derivative: take it of 1 there instead.
-    safe = where(positive, total, 1.0)
-    root = UNARY["sqrt"](safe) if p == 2 else safe ** (1.0 / p)
-    return where(positive, root, 0.0)
-
-
-_NARROW_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32)
-
-
-def _has_float64(x: Tensor) -> bool:
-    from ..backends import backend_for
-
-    return "float64" in backend_for(x._device.type).dtypes
+    return UNARY["sqrt"](total) if p == 2 else total ** (1.0 / p)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -267,6 +274,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     d = normalize_dim("cosine_similarity", dim, a.ndim)
     # As PyTorch: each norm is clamped to eps without the clamp entering the gradient.
     na, nb = _vector_norm(a, 2.0, d), _vector_norm(b, 2.0, d)
-    na = na + (BINARY["maximum"](na, eps) - na).detach()
-    nb = nb + (BINARY["maximum"](nb, eps) - nb).detach()
+    # (Written so that an infinite norm stays inf: inf + (inf - inf) would be NaN.)
+    na = where(na < eps, na + (eps - na).detach(), na)
+    nb = where(nb < eps, nb + (eps - nb).detach(), nb)
     return ((a / na) * (b / nb)).sum(d)

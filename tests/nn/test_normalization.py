@@ -115,3 +115,45 @@ def test_normalization_errors():
         F.batch_norm(tp.randn(1, 4), None, None, training=True)
     with pytest.raises(RuntimeError, match="Expected number of channels in input to be divisible by num_groups"):
         F.group_norm(tp.randn(3, 4), 3)
+
+
+EDGE_ROWS = [
+    [float("nan"), 1.0, 2.0],  # NaN propagates (it was swallowed into a norm of 0)
+    [float("inf"), 1.0, 0.0],
+    [3e38, 3e38, 1.0],  # squares overflow in float32, as in PyTorch's kernel
+    [1e-30, 1e-30, 0.0],  # squares underflow to a norm of 0, as there
+    [0.0, 0.0, 0.0],
+    [1.5, -2.0, 0.5],
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_vector_norms_at_edge_values_match_pytorch(dtype):
+    """normalize, pairwise_distance and cosine_similarity compute their norms as PyTorch's kernel
+    does (issue 16): float32 accumulates in float32 (16-bit floats in float32), a norm over one
+    element is |x|, NaN propagates; gradients too (cosine_similarity's values only)."""
+    rows = np.array(EDGE_ROWS, dtype=np.float64)
+    if dtype == "float16":
+        rows = np.clip(rows, -6e4, 6e4)
+    calls = {
+        "normalize": lambda L, a, b: L.nn.functional.normalize(a, dim=-1),
+        "normalize over one element": lambda L, a, b: L.nn.functional.normalize(a[:, :1], dim=-1),
+        "pairwise_distance": lambda L, a, b: L.nn.functional.pairwise_distance(a, b),
+        "pairwise_distance over one element": lambda L, a, b: L.nn.functional.pairwise_distance(a[:, :1], b[:, :1]),
+        "cosine_similarity": lambda L, a, b: L.nn.functional.cosine_similarity(a, b, dim=-1),
+    }
+    for name, call in calls.items():
+        results = []
+        for L in (torch, tp):
+            a = L.tensor(rows, dtype=getattr(L, dtype), requires_grad=dtype != "float16")
+            b = L.tensor(rows[::-1].copy() * 0.5, dtype=getattr(L, dtype))
+            value = call(L, a, b)
+            grad = None
+            if a.requires_grad and name != "cosine_similarity":
+                (value * L.linspace(-1.0, 2.0, value.numel(), dtype=value.dtype).reshape(value.shape)).sum().backward()
+                grad = a.grad.double().numpy()
+            results.append((value.detach().double().numpy(), grad))
+        (expected, expected_grad), (got, got_grad) = results
+        np.testing.assert_allclose(got, expected, rtol=2e-3 if dtype == "float16" else 1e-6, err_msg=name)
+        if expected_grad is not None:
+            np.testing.assert_allclose(got_grad, expected_grad, rtol=1e-5, atol=1e-6, err_msg=name + " gradient")
