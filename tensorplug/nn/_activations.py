@@ -70,7 +70,14 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
-@composite("hardtanh")
+def _hardtanh_derivative(grad, args, output, kwargs, needs):
+    # PyTorch's: the gradient passes strictly inside (min_val, max_val); 0 at the bounds and at
+    # NaN (PyTorch's scalar kernel; its vectorized float32 kernel passes NaN's gradient).
+    input, min_val, max_val = args
+    return (where((input > min_val) & (input < max_val), grad, 0.0),)
+
+
+@composite("hardtanh", derivative=_hardtanh_derivative)
 def _hardtanh(input, min_val, max_val):
     return where(input <= min_val, min_val, where(input >= max_val, max_val, input))
 
@@ -110,8 +117,11 @@ def leaky_relu_(input, negative_slope=0.01):
 
 @composite("elu")
 def _elu(input, alpha, scale):
-    negative = UNARY["expm1"](_at_most(input, 0.0)) * alpha
-    result = where(input > 0, input, negative)
+    # NaN takes the identity branch, value and gradient, as in PyTorch ("x <= 0 ? ... : x"); the
+    # other branch sees 0 there, so its gradient (0 * exp(NaN)) cannot poison it.
+    nonpositive = input <= 0
+    negative = UNARY["expm1"](where(nonpositive, input, 0.0)) * alpha
+    result = where(nonpositive, negative, input)
     return result * scale if scale != 1.0 else result
 
 
@@ -162,7 +172,15 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-@composite("silu")
+def _silu_derivative(grad, args, output, kwargs, needs):
+    # PyTorch's grad * s * (1 + x * (1 - s)), s = sigmoid(x): at x = -3e38 it is -0 where the
+    # product rule's terms give inf * 0.
+    (input,) = args
+    s = UNARY["sigmoid"](input)
+    return (grad * s * (input * (1.0 - s) + 1.0),)
+
+
+@composite("silu", derivative=_silu_derivative)
 def _silu(input):
     return input * UNARY["sigmoid"](input)
 

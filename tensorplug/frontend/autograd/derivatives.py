@@ -314,26 +314,33 @@ def _where_mask(cond, value):
     return tp.where(cond, value, 0.0)
 
 
-def _max_grad(grad, mine, other, strict):
-    # Ties share the gradient evenly, as in PyTorch.
+def _max_grad(grad, mine, other, worse):
+    # PyTorch's formula: ties share the gradient evenly, the losing side gets 0, and where a NaN
+    # makes every comparison false both sides get the whole gradient.
     tp = _tp()
-    better = strict(mine, other)
-    tie = mine == other
-    return grad * tp.where(better, 1.0, tp.where(tie, 0.5, 0.0))
+    return tp.where(worse(mine, other), 0.0, tp.where(mine == other, grad / 2, grad))
+
+
+def _atan2_recip(a, b):
+    # 1 / (a^2 + b^2), taken as 0 where the sum is exactly 0 (PyTorch's gradient at the origin).
+    tp = _tp()
+    total = a * a + b * b
+    return tp.where(total == 0, 0.0, total.reciprocal())
 
 
 BINARY_FORMULAS = {
     "add": (lambda g, a, b, o: g, lambda g, a, b, o: g),
     "sub": (lambda g, a, b, o: g, lambda g, a, b, o: -g),
     "mul": (lambda g, a, b, o: g * b, lambda g, a, b, o: g * a),
-    "div": (lambda g, a, b, o: g / b, lambda g, a, b, o: -(g * a) / (b * b)),
+    # -g * ((a / b) / b), in PyTorch's order: b * b under- or overflows where this does not.
+    "div": (lambda g, a, b, o: g / b, lambda g, a, b, o: -g * ((a / b) / b)),
     "pow": (
         lambda g, a, b, o: g * b * a ** (b - 1),
         lambda g, a, b, o: _where_mask(a != 0, g * a ** b * a.log()) if isinstance(a, Tensor) else g * a ** b * math.log(a),
     ),
-    "maximum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x > y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x > y)),
-    "minimum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x < y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x < y)),
-    "atan2": (lambda g, a, b, o: g * b / (a * a + b * b), lambda g, a, b, o: -(g * a) / (a * a + b * b)),
+    "maximum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x < y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x < y)),
+    "minimum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x > y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x > y)),
+    "atan2": (lambda g, a, b, o: g * b * _atan2_recip(a, b), lambda g, a, b, o: g * -a * _atan2_recip(a, b)),
     "hypot": (lambda g, a, b, o: g * a / o, lambda g, a, b, o: g * b / o),
     # d/da copysign(a, b) = result / a, taken as 0 where a == 0 (NaN in a stays NaN).
     "copysign": (lambda g, a, b, o: g * (o / a).masked_fill(a == 0, 0.0), lambda g, a, b, o: g * 0),
@@ -351,6 +358,8 @@ def _sum_formula(grad, inputs, output, extra, needs):
 def _prod_formula(grad, inputs, output, extra, needs):
     tp = _tp()
     a, dims = inputs[0], extra[1]
+    if not a._shape:  # the product of one element is the element (PyTorch: grad, even at inf)
+        return (grad,)
     zero = a == 0
     others = tp.where(zero, 1.0, a).prod(dim=dims, keepdim=True) if a._dtype.is_floating_point else None
     zeros_count = zero.sum(dim=dims, keepdim=True)

@@ -14,7 +14,7 @@ from ..shapes import normalize_dim, normalize_dims, numel_of
 from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import reshape, squeeze
 from ._common import keyset
-from .copying import to_dtype
+from .copying import clone, to_dtype
 
 __all__ = [
     "sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod", "nansum",
@@ -94,7 +94,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     _check_tensor("prod", input)
     x, out_dtype = _sum_dtype(input, dtype)
-    return _reduce("prod", x, dim, keepdim, out_dtype)
+    result = _reduce("prod", x, dim, keepdim, out_dtype)
+    if not x._shape and x._dtype is out_dtype:
+        # One element's product is itself, whose gradient is grad even at inf or 0 (PyTorch's
+        # prod_backward of a 0-d input), not result / input.
+        return clone(x)
+    return result
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
