@@ -16,6 +16,7 @@ from ..frontend.factories import zeros_like
 from ..frontend.ops import copying
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
+from ..frontend.ops.math_ops import xlogy
 from ..frontend.tensor import Tensor
 from ..frontend.views import broadcast_tensors
 from ._activations import _log_softmax, _softmax, _softplus, check_tensor
@@ -432,10 +433,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = UNARY["exp"](target) * (target - input)
     else:
-        zero = target == 0
-        # xlogy(target, target): 0 where target is 0 (log sees 1 there, so no NaN leaks into the
-        # gradient); elsewhere target * log(target), NaN for a negative or NaN target as in PyTorch.
-        loss = where(zero, 0.0, target * UNARY["log"](where(zero, 1.0, target))) - target * input
+        # PyTorch's formula, with xlogy's gradient: NaN with respect to a target of 0 (0 / 0), as there.
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input._shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

@@ -181,3 +181,22 @@ def test_cross_entropy_fused_kernel_raises_for_bad_targets():
         F.cross_entropy(tp.randn(3, 4), tp.tensor([0, 4, 1]))
     with pytest.raises(IndexError, match="out of bounds"):
         F.cross_entropy(tp.randn(3, 4), tp.tensor([0, -2, 1]), reduction="none")
+
+
+@pytest.mark.parametrize("reduction", ["sum", "none", "batchmean"])
+def test_kl_div_and_xlogy_gradients_at_zero_targets_match_pytorch(reduction):
+    """kl_div is xlogy(target, target) - target * input with xlogy's PyTorch derivative (issue 16):
+    the gradient with respect to a target of 0 is NaN (0 / 0), a negative target's is NaN too."""
+    values = [[0.0, -0.0, 1e-7, 0.5], [-0.5, 2.0, 1e-40, 0.0]]
+    inputs = [[0.0, 1.0, -0.5, 1e-40], [-1.0, 0.5, 2.0, -0.0]]
+    grads = []
+    for L in (torch, tp):
+        x = L.tensor(inputs, dtype=L.float64, requires_grad=True)
+        t = L.tensor(values, dtype=L.float64, requires_grad=True)
+        loss = L.nn.functional.kl_div(x, t, reduction=reduction)
+        (loss * L.linspace(-1.0, 2.0, loss.numel(), dtype=L.float64).reshape(loss.shape)).sum().backward()
+        y = L.tensor(values, dtype=L.float64, requires_grad=True)
+        L.xlogy(y, y).sum().backward()
+        grads.append([x.grad.numpy(), t.grad.numpy(), y.grad.numpy()])
+    for got, expected in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -140,7 +140,18 @@ def frac(input, *, out=None) -> Tensor:
     return _finish(_frac(input), out, "frac", exact_dtype=True)
 
 
-@composite("xlogy", differentiable=(0, 1))
+def _xlogy_derivative(grad, args, output, kwargs, needs):
+    """PyTorch's: grad * xlogy(input != 0, other) for input, grad * input / other for other
+    (NaN where both are 0, as there)."""
+    from ..autograd.views import sum_to_shape
+
+    a, b = args
+    ga = sum_to_shape(grad * _xlogy(to_dtype(COMPARE["ne"](a, 0), a._dtype), b), a._shape) if needs[0] else None
+    gb = sum_to_shape(grad * a / b, b._shape) if needs[1] else None
+    return (ga, gb)
+
+
+@composite("xlogy", derivative=_xlogy_derivative, differentiable=(0, 1))
 def _xlogy(input, other) -> Tensor:
     result = where(COMPARE["eq"](input, 0), 0.0, input * UNARY["log"](other))
     # NaN in other wins even where input is 0.
