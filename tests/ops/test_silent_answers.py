@@ -42,3 +42,11 @@ def test_sixteen_bit_mean_and_std_accumulate_in_float32():
         got = tp.tensor(values, dtype=dtype).std().float().item()
         reference = np.std(tp.tensor(values, dtype=dtype).float().numpy().astype(np.float64), ddof=1)
         assert abs(got - reference) <= 1e-2 * reference
+
+
+def test_cat_of_only_empty_vectors_ignores_dim():
+    """As in PyTorch, 1-D empty tensors are skipped, dim included: cat of nothing but them is an
+    empty vector of the promoted dtype for any dim (dim=1 raised IndexError)."""
+    out = tp.cat([tp.zeros(0), tp.zeros(0, dtype=tp.float64)], dim=1)
+    assert out.shape == (0,) and out.dtype == tp.float64
+    assert tp.cat([tp.zeros(0, dtype=tp.bool)], dim=-3).shape == (0,)

@@ -20,11 +20,14 @@ def cat(tensors, dim=0, *, out=None) -> Tensor:
             raise TypeError(f"cat(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     check_same_device("cat", *tensors)
     # Like PyTorch, 1-D empty tensors are skipped whatever the other shapes are.
-    joined = [t for t in tensors if not (t.ndim == 1 and t._shape[0] == 0)] or tensors[:1]
-    ref = joined[0]
-    if ref.ndim == 0:
-        raise RuntimeError("cat(): zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = normalize_dim("cat", dim, ref.ndim)
+    joined = [t for t in tensors if not (t.ndim == 1 and t._shape[0] == 0)]
+    if joined:
+        ref = joined[0]
+        if ref.ndim == 0:
+            raise RuntimeError("cat(): zero-dimensional tensor (at position 0) cannot be concatenated")
+        d = normalize_dim("cat", dim, ref.ndim)
+    else:  # every tensor is 1-D and empty: PyTorch gives an empty 1-D tensor whatever dim is
+        joined, ref, d = tensors[:1], tensors[0], 0
     for i, t in enumerate(joined):
         if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t._shape, ref._shape)) if k != d):
             raise RuntimeError(
