@@ -1,5 +1,6 @@
 """Answers that used to be silently wrong (issue 16), against NumPy float64 / exact values."""
 import numpy as np
+import pytest
 
 import tensorplug as tp
 import tensorplug.nn.functional as F
@@ -50,3 +51,11 @@ def test_cat_of_only_empty_vectors_ignores_dim():
     out = tp.cat([tp.zeros(0), tp.zeros(0, dtype=tp.float64)], dim=1)
     assert out.shape == (0,) and out.dtype == tp.float64
     assert tp.cat([tp.zeros(0, dtype=tp.bool)], dim=-3).shape == (0,)
+
+
+def test_sub_refuses_a_python_bool_as_pytorch_does():
+    """int16 - True and x.sub_(False) raise as a bool tensor operand does (they computed 1 and 0)."""
+    for call in (lambda: tp.sub(tp.ones(2, dtype=tp.int16), True), lambda: tp.ones(2) - False,
+                 lambda: True - tp.ones(2), lambda: tp.ones(2).sub_(True)):
+        with pytest.raises(TypeError, match="Subtraction, the `-` operator, with a bool"):
+            call()

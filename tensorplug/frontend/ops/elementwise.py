@@ -213,6 +213,10 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
             a, a_is_tensor = a.item(), False
         else:
             check_same_device(name, a, b)
+    if name == "sub" and (isinstance(a, bool) or isinstance(b, bool)):
+        # A Python bool counts as a bool operand, as in PyTorch (int16 - True is refused too).
+        raise TypeError("sub(): Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                        "to invert a mask, use the `~` or `logical_not()` operator instead.")
     promoted = _result_dtype(a, b)
     spec.check_dtype(promoted)
     for x in (a, b):
