@@ -32,6 +32,7 @@ __all__ = [
     "REQUIRED_DTYPES",
     "OPTIONAL_DTYPES",
     "Backend",
+    "is_contiguous",
 ]
 
 #: Bumped whenever the primitive list or a calling convention changes.
@@ -90,6 +91,18 @@ PRIMITIVES: dict[str, str] = {name: family for family, names in FAMILIES.items()
 REQUIRED_DTYPES = ("float32", "int64", "bool")
 #: A backend declares which of these it supports; what it declares must pass.
 OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
+
+
+def is_contiguous(t: Any) -> bool:
+    """Whether tensor ``t`` is laid out row-major without gaps, read through the accessors a
+    kernel may use (``shape`` and ``stride()``): the test a kernel makes before taking a fast
+    path over one flat run of memory."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 class Backend:

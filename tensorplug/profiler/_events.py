@@ -22,7 +22,29 @@ class Interval(NamedTuple):
         return self.end - self.start
 
 
-class FunctionEvent:
+class _Microseconds:
+    """The four nanosecond totals of an event (or of their sum) in microseconds, PyTorch's unit."""
+
+    __slots__ = ()
+
+    @property
+    def cpu_time_total(self) -> float:
+        return self.cpu_time_total_ns / 1e3
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return self.self_cpu_time_total_ns / 1e3
+
+    @property
+    def device_time_total(self) -> float:
+        return self.device_time_total_ns / 1e3
+
+    @property
+    def self_device_time_total(self) -> float:
+        return self.self_device_time_total_ns / 1e3
+
+
+class FunctionEvent(_Microseconds):
     """One op call (``kind == "op"``) or user range (``"user_annotation"``) of a profile.
 
     For an op, ``dispatch_key``, ``source`` and ``kernel`` are what ``tp.dispatcher.explain``
@@ -95,26 +117,16 @@ class FunctionEvent:
         return total
 
     @property
-    def cpu_time_total(self) -> float:
-        return self.cpu_time_total_ns / 1e3
+    def cpu_time(self) -> float:
+        """The event's total time (microseconds), as PyTorch's FunctionEvent.cpu_time."""
+        return self.cpu_time_total
 
     @property
-    def self_cpu_time_total(self) -> float:
-        return self.self_cpu_time_total_ns / 1e3
-
-    @property
-    def device_time_total(self) -> float:
-        return self.device_time_total_ns / 1e3
-
-    @property
-    def self_device_time_total(self) -> float:
-        return self.self_device_time_total_ns / 1e3
-
-    cpu_time = cpu_time_total
-    device_time = device_time_total
+    def device_time(self) -> float:
+        return self.device_time_total
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_Microseconds):
     """The events of one name (and, when grouped so, one list of input shapes) added up."""
 
     __slots__ = (
@@ -146,21 +158,6 @@ class FunctionEventAvg:
     def __repr__(self) -> str:
         return f"<FunctionEventAvg key={self.key!r} count={self.count} cpu_time_total={self.cpu_time_total:.3f}us>"
 
-    @property
-    def cpu_time_total(self) -> float:
-        return self.cpu_time_total_ns / 1e3
-
-    @property
-    def self_cpu_time_total(self) -> float:
-        return self.self_cpu_time_total_ns / 1e3
-
-    @property
-    def device_time_total(self) -> float:
-        return self.device_time_total_ns / 1e3
-
-    @property
-    def self_device_time_total(self) -> float:
-        return self.self_device_time_total_ns / 1e3
 
     @property
     def cpu_time(self) -> float:

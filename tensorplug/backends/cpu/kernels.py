@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ...dispatcher import get_operator
-from ..api import FAMILIES
+from ..api import FAMILIES, is_contiguous
 from ._load import load_kernels
 
 _K = load_kernels()
@@ -339,22 +339,13 @@ def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_c
     return grad_projected, grad_w_hh, grad_h0, grad_c0
 
 
-def _is_contiguous(t) -> bool:
-    expected = 1
-    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
                decoupled):
     args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
             decoupled)
     tensors = [t for t in args[:5] if t is not None]
     if param.dtype.name not in _FUSED_DTYPES or any(
-            t.dtype != param.dtype or t.shape != param.shape or not _is_contiguous(t) for t in tensors):
+            t.dtype != param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
         return _decomposition("adam_step_")(*args)
     n = math.prod(param.shape)
 

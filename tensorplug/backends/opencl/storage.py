@@ -27,6 +27,8 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
+from ..api import is_contiguous
+
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
            "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
            "default_stream", "new_stream", "set_current_stream", "synchronize_stream", "query_stream", "record_event",
@@ -261,15 +263,6 @@ def _out_of_memory(state: DeviceState, nbytes: int):
     )
 
 
-def _is_contiguous(t) -> bool:
-    expected = 1
-    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def copy_from_host(dst, array: np.ndarray) -> None:
     storage = dst.untyped_storage()
     itemsize = dst.dtype.itemsize
@@ -292,7 +285,7 @@ def to_host(src) -> np.ndarray:
     if numel == 0:
         state.check_errors()
         return np.empty(shape, dtype=_host_dtype(src.dtype))
-    if _is_contiguous(src):
+    if is_contiguous(src):
         host = np.empty(shape, dtype=dtype)
         cl.enqueue_copy(state.queue, host, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
                         is_blocking=True)
