@@ -22,6 +22,7 @@ CASES = {
     "hardtanh": lambda L, x, y: L.nn.functional.hardtanh(x),
     "relu6": lambda L, x, y: L.nn.functional.relu6(x),
     "silu": lambda L, x, y: L.nn.functional.silu(x),
+    "pow": lambda L, x, y: L.pow(L.abs(x), y),
     "prod of a 0-d tensor": lambda L, x, y: L.stack([L.prod(x[i]) for i in range(x.numel())]),
 }
 

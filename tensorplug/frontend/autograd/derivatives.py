@@ -335,8 +335,11 @@ BINARY_FORMULAS = {
     # -g * ((a / b) / b), in PyTorch's order: b * b under- or overflows where this does not.
     "div": (lambda g, a, b, o: g / b, lambda g, a, b, o: -g * ((a / b) / b)),
     "pow": (
-        lambda g, a, b, o: g * b * a ** (b - 1),
-        lambda g, a, b, o: _where_mask(a != 0, g * a ** b * a.log()) if isinstance(a, Tensor) else g * a ** b * math.log(a),
+        # PyTorch's: 0 where the exponent is 0 (0 * 0 ** -1 would be NaN).
+        lambda g, a, b, o: _where_mask(b != 0, g * b * a ** (b - 1)) if isinstance(b, Tensor) else (
+            _tp().zeros_like(g) if b == 0 else g * b * a ** (b - 1)),
+        # PyTorch's: 0 where a == 0 and b >= 0 only; 0 ** (negative) * log(0) stays inf/NaN as there.
+        lambda g, a, b, o: _where_mask((a != 0) | (b < 0), g * a ** b * a.log()) if isinstance(a, Tensor) else g * a ** b * math.log(a),
     ),
     "maximum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x < y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x < y)),
     "minimum": (lambda g, a, b, o: _max_grad(g, a, b, lambda x, y: x > y), lambda g, a, b, o: _max_grad(g, b, a, lambda x, y: x > y)),
