@@ -392,6 +392,14 @@ def record(kind: str, op: str, device: str, detail: str, case=None) -> None:
     raise Disagreement(message + (f"\ncase: {case!r}" if case is not None else ""))
 
 
+def note_calls(op: str, device: str, count: int) -> None:
+    """In the collect mode, record how many calls a test made (a long run's calls per backend
+    are the sum of these lines, kind "calls")."""
+    if COLLECT:
+        with open(COLLECT, "a") as f:
+            f.write(json.dumps({"op": op, "device": device, "kind": "calls", "count": count}) + "\n")
+
+
 def compare_outcomes(op: str, device: str, got: Outcome, expected: Outcome, case, tol=None, known=None) -> bool:
     """Check tensorplug's outcome against the reference's; True when both returned values.
 
