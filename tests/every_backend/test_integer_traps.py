@@ -67,3 +67,12 @@ def test_uint8_wraps_like_pytorch(device):
     a = tp.tensor([0, 7, 249], dtype=tp.uint8, device=device)
     assert _host(-a) == [0, 249, 7]
     assert _host(a - 8) == [248, 255, 241]
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
+def test_empty_integer_division_by_zero_number_is_empty(device, op):
+    """An empty tensor divided by the number 0 (or by a number that wraps to 0 in its dtype) is
+    empty, as in PyTorch: nothing is divided, so nothing raises."""
+    empty = tp.zeros(0, 3, dtype=tp.int16, device=device)
+    for divisor in (0, 2**40):
+        assert getattr(tp, op)(empty, divisor).shape == (0, 3)

@@ -264,13 +264,13 @@ def _binary(name: str):
         dtype = b.dtype.name if a_number else a.dtype.name
         shape = out.shape
         n = math.prod(shape)
+        if n == 0:  # nothing is divided, so nothing divides by zero (as on the CPU and in PyTorch)
+            return
         if flagging and _source.kind(dtype) in "iu":
             # A number divisor is checked here, on the host, at no cost; tensor ones are
             # checked by the kernel and raise at the next synchronization.
             if b_number and b == 0:
                 raise ZeroDivisionError(f"integer division by zero in {name}")
-        if n == 0:
-            return
         state = _state(out)
         if flagging and _source.kind(dtype) in "iu":
             state.error_possible = True

@@ -138,7 +138,9 @@ def _unary(name: str):
 # --- binary and compare families ---------------------------------------------------------------
 def _int_checked(name: str, fn):
     def checked(a, b):
-        if a.dtype.kind in "iu" and name in ("floor_divide", "remainder", "fmod") and np.any(b == 0):
+        # An empty result divides nothing, so nothing divides by zero (as on the CPU and in PyTorch).
+        if (a.dtype.kind in "iu" and name in ("floor_divide", "remainder", "fmod") and np.broadcast(a, b).size
+                and np.any(b == 0)):
             raise ZeroDivisionError(f"integer division by zero in {name}")
         return fn(a, b)
 
