@@ -19,8 +19,7 @@ _maximum = BINARY["maximum"]
 
 
 def _adam_step_decomposition(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay,
-                             step, maximize, decoupled):
-    grad = -grad if maximize else grad
+                             step, decoupled):
     if weight_decay != 0:
         if decoupled:
             param.mul_(1 - lr * weight_decay)
@@ -43,11 +42,12 @@ ADAM_STEP = Operator("adam_step_", decomposition=_adam_step_decomposition, diffe
 
 
 def adam_step_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr: float, beta1: float, beta2: float, eps: float,
-               weight_decay: float, step: float, maximize: bool, decoupled: bool):
+               weight_decay: float, step: float, decoupled: bool):
     """One Adam (``decoupled``: AdamW) update of ``param`` and its moments, in place; ``step`` is
-    the update's number (1 for the first), ``max_exp_avg_sq`` None without amsgrad."""
+    the update's number (1 for the first), ``max_exp_avg_sq`` None without amsgrad, ``grad``
+    already negated when the optimizer maximizes."""
     args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, float(lr), float(beta1), float(beta2), float(eps),
-            float(weight_decay), float(step), bool(maximize), bool(decoupled))
+            float(weight_decay), float(step), bool(decoupled))
     ADAM_STEP.lookup(dispatcher.keyset_of(args, {}))(*args)
     # A fused kernel writes memory directly: record the change as an in-place op would.
     for t in (param, exp_avg, exp_avg_sq, max_exp_avg_sq):

@@ -1,8 +1,6 @@
 """Adam and AdamW (decoupled weight decay), as PyTorch's single-tensor implementation."""
 from __future__ import annotations
 
-from ..frontend import dtypes as _dt
-from ..frontend.factories import tensor, zeros_like
 from ._fused import adam_step_
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
@@ -45,21 +43,11 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, maximize = group["amsgrad"], group["maximize"]
             decoupled = group.get("decoupled_weight_decay", False)
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = tensor(0.0, dtype=_dt.float32)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = zeros_like(p)
-                state["step"].add_(1)
-                adam_step_(p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), lr, beta1,
-                           beta2, eps, weight_decay, state["step"].item(), maximize, decoupled)
+            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+            for p, state, grad in self._counted_grads(group, *buffers):
+                adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), lr, beta1, beta2,
+                           eps, weight_decay, state["step"].item(), decoupled)
         return loss
 
 

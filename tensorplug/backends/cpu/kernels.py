@@ -339,10 +339,8 @@ def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_c
     return grad_projected, grad_w_hh, grad_h0, grad_c0
 
 
-def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
-               decoupled):
-    args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, maximize,
-            decoupled)
+def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled):
+    args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled)
     tensors = [t for t in args[:5] if t is not None]
     if param.dtype.name not in _FUSED_DTYPES or any(
             t.dtype != param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
@@ -352,10 +350,9 @@ def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
     def flat(t):
         return (t.untyped_storage(), t.storage_offset(), (1,))
 
-    flags = (1 if maximize else 0) | (2 if decoupled else 0) | (4 if max_exp_avg_sq is not None else 0)
     _K.adam_step(_code(param.dtype), n, flat(param), flat(grad), flat(exp_avg), flat(exp_avg_sq),
                  None if max_exp_avg_sq is None else flat(max_exp_avg_sq), lr, beta1, beta2, eps, weight_decay,
-                 1 - beta1**step, (1 - beta2**step) ** 0.5, flags)
+                 1 - beta1**step, (1 - beta2**step) ** 0.5, bool(decoupled))
     return param
 
 

@@ -7,9 +7,9 @@
 // Python number rounded to that dtype first as the binary kernels do, so both agree closely.
 //
 //   adam_step(dtype, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
-//             weight_decay, bias_correction1, bias_correction2_sqrt, flags)
-// Operands are contiguous 1-d (n elements); max_exp_avg_sq may be None (no amsgrad).
-// flags: 1 maximize, 2 decoupled weight decay (AdamW), 4 amsgrad.
+//             weight_decay, bias_correction1, bias_correction2_sqrt, decoupled)
+// Operands are contiguous 1-d (n elements); max_exp_avg_sq may be None (no amsgrad); decoupled
+// weight decay is AdamW's. A maximizing optimizer passes the negated gradient.
 #include <cmath>
 #include <vector>
 
@@ -23,14 +23,13 @@ template <class T> inline T maximum_nan(T a, T b) { return (std::isnan(a) || std
 
 template <class T>
 void adam_T(int64_t n, T* p, const T* g_in, T* m, T* v, T* vmax, double lr, double beta1, double beta2, double eps,
-            double wd, double bc1, double bc2_sqrt, int flags) {
-    const bool maximize = flags & 1, decoupled = flags & 2;
+            double wd, double bc1, double bc2_sqrt, bool decoupled) {
     const T decay = T(1 - lr * wd), wd_t = T(wd), w = T(1 - beta1), w_end = T(1 - (1 - beta1)), b2 = T(beta2),
             one_minus_b2 = T(1 - beta2), bc2 = T(bc2_sqrt), eps_t = T(eps), neg_step = T(-(lr / bc1));
     const bool lerp_from_start = std::abs(1 - beta1) < 0.5;  // lerp's formula choice, by its weight
     parallel_range(n, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-            T g = maximize ? -g_in[i] : g_in[i];
+            T g = g_in[i];
             T x = p[i];
             if (wd != 0) {
                 if (decoupled) x = x * decay;
@@ -69,19 +68,19 @@ PyObject* py_adam_step(PyObject* const* args, Py_ssize_t nargs) {
                  beta2 = arg_double(args[9], fname, "beta2"), eps = arg_double(args[10], fname, "eps"),
                  wd = arg_double(args[11], fname, "weight_decay"), bc1 = arg_double(args[12], fname, "bias_correction1"),
                  bc2_sqrt = arg_double(args[13], fname, "bias_correction2_sqrt");
-    const int flags = static_cast<int>(arg_int(args[14], fname, "flags"));
+    const bool decoupled = arg_int(args[14], fname, "decoupled") != 0;
     if (shape[0] == 0) return none();
     ReleaseGil nogil(shape[0] >= PARALLEL_THRESHOLD);
     if (dtype == kFloat32)
         adam_T<float>(shape[0], reinterpret_cast<float*>(p.data), reinterpret_cast<const float*>(g.data),
                       reinterpret_cast<float*>(m.data), reinterpret_cast<float*>(v.data),
                       amsgrad ? reinterpret_cast<float*>(vmax.data) : nullptr, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt,
-                      flags);
+                      decoupled);
     else
         adam_T<double>(shape[0], reinterpret_cast<double*>(p.data), reinterpret_cast<const double*>(g.data),
                        reinterpret_cast<double*>(m.data), reinterpret_cast<double*>(v.data),
                        amsgrad ? reinterpret_cast<double*>(vmax.data) : nullptr, lr, beta1, beta2, eps, wd, bc1,
-                       bc2_sqrt, flags);
+                       bc2_sqrt, decoupled);
     return none();
 }
 
@@ -90,7 +89,7 @@ PyObject* py_adam_step(PyObject* const* args, Py_ssize_t nargs) {
 void register_optim(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_adam_step>(
         "adam_step", "adam_step(dtype, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, "
-                     "weight_decay, bias_correction1, bias_correction2_sqrt, flags): one Adam update in place."));
+                     "weight_decay, bias_correction1, bias_correction2_sqrt, decoupled): one Adam update in place."));
 }
 
 }  // namespace tp
