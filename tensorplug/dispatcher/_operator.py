@@ -19,6 +19,7 @@ below them, to hand to :func:`redispatch`.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 from . import _keys
@@ -147,9 +148,9 @@ class Operator:
 
 
 def _bind_keyset(kernel: Callable[..., Any], keyset: int) -> Callable[..., Any]:
-    def with_keyset(*args: Any, **kwargs: Any) -> Any:
-        return kernel(keyset, *args, **kwargs)
-
+    # A partial, not a closure: it prepends the key set in C, one Python frame fewer on every
+    # call that goes through Autograd (issue 14).
+    with_keyset = partial(kernel, keyset)
     with_keyset.__wrapped__ = kernel  # type: ignore[attr-defined]
     return with_keyset
 

@@ -15,7 +15,7 @@ from .. import dispatcher
 from ..backends import _registry
 from . import dtypes as _dt
 from .device import canonical_device, device
-from .shapes import contiguous_layout
+from .shapes import _layout_cache as _layouts, contiguous_layout
 
 __all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor"]
 
@@ -226,7 +226,8 @@ def empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     if dtype not in dev._dtypes:  # one set lookup: a dtype the backend did not declare never reaches it
         raise TypeError(f"device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
                         f"{', '.join(sorted(backend.dtypes))}")
-    stride, numel = contiguous_layout(shape)
+    # The layout cache read inline: one dict lookup instead of a call on every allocation.
+    stride, numel = _layouts.get(shape) or contiguous_layout(shape)
     storage = backend.allocate(numel * dtype.itemsize, dev.index)
     t = _new(Tensor)
     t._storage = storage
@@ -272,8 +273,12 @@ def resolve_device(spec) -> device:
     return dev
 
 
-def _keyset_from_args(args: tuple, kwargs: dict) -> int:
-    # The dispatcher's generic path (dispatcher.call, explain) asks the frontend for key sets.
+def keyset_from_args(args: tuple, kwargs: dict) -> int:
+    """The union of the key sets of the tensors among a call's arguments (also inside lists and
+    tuples), before this thread's include/exclude.
+
+    The dispatcher's generic path (dispatcher.call, explain) asks the frontend for key sets
+    through this function; composite ops call it directly."""
     keys = 0
     for value in args:
         if isinstance(value, Tensor):
@@ -288,4 +293,4 @@ def _keyset_from_args(args: tuple, kwargs: dict) -> int:
     return keys
 
 
-dispatcher.set_keyset_extractor(_keyset_from_args)
+dispatcher.set_keyset_extractor(keyset_from_args)

@@ -15,7 +15,7 @@ from .tensor import Tensor, make_tensor
 _AUTOGRAD_MASK = AUTOGRAD.mask
 
 __all__ = [
-    "as_strided", "view", "reshape", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
+    "as_strided", "view", "reshape", "expand", "expand_to", "expand_as", "broadcast_to", "broadcast_tensors",
     "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten",
     "unflatten", "select", "narrow", "slice_dim", "diagonal", "unfold",
 ]
@@ -126,6 +126,17 @@ def expand(input: Tensor, *sizes) -> Tensor:
     return _view(input, tuple(shape), tuple(stride), input._offset, "expand", "expand")
 
 
+def expand_to(input: Tensor, shape: tuple) -> Tensor:
+    """``expand(input, shape)`` for a ``shape`` already known to be a broadcast of the input's
+    (the result of ``broadcast_shapes``): no checks, only the stride-0 view. The ops' meta
+    functions broadcast their operands with it."""
+    lead = len(shape) - len(input._shape)
+    stride = [0] * lead
+    for size, own, own_stride in zip(shape[lead:], input._shape, input._stride):
+        stride.append(own_stride if size == own else 0)
+    return _view(input, shape, tuple(stride), input._offset, "expand", "expand")
+
+
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._shape)
 
@@ -158,9 +169,14 @@ swapaxes = transpose
 
 
 def t(input: Tensor) -> Tensor:
-    if len(input._shape) > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(input._shape)}D")
-    return transpose(input, 0, -1) if len(input._shape) == 2 else input.view(input._shape)
+    ndim = len(input._shape)
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    if ndim < 2:
+        return input.view(input._shape)
+    # transpose(input, 0, 1) without its dim checks: linear layers take this path on every call.
+    (rows, cols), (row_stride, col_stride) = input._shape, input._stride
+    return _view(input, (cols, rows), (col_stride, row_stride), input._offset, "transpose", "permute", [1, 0])
 
 
 def permute(input: Tensor, *dims) -> Tensor:

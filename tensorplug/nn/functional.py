@@ -49,15 +49,23 @@ def _linear_backward(grad, args, output, kwargs, needs):
     node, and on small layers those nodes, not the products, are the cost of backward."""
     input, weight, bias = args
     matrix = weight if weight.ndim == 2 else weight.unsqueeze(0)  # 1-D weight: one output
+    outputs, features = matrix._shape
     batch = math.prod(input._shape[:-1])
-    rows = grad.reshape(batch, matrix._shape[0])
+    # The gradient and the input as (batch, out) and (batch, in) matrices; reshaped only when
+    # they are not already (a 2-D input, the common case, needs no view: issue 14).
+    rows = grad if grad._shape == (batch, outputs) else grad.reshape(batch, outputs)
     grad_input = grad_weight = grad_bias = None
     if needs[0]:
-        grad_input = (rows @ matrix).reshape(input._shape)
+        grad_input = rows @ matrix
+        if grad_input._shape != input._shape:
+            grad_input = grad_input.reshape(input._shape)
     if needs[1]:
-        grad_weight = (rows.t() @ input.reshape(batch, matrix._shape[1])).reshape(weight._shape)
+        x = input if input._shape == (batch, features) else input.reshape(batch, features)
+        grad_weight = rows.t() @ x
+        if grad_weight._shape != weight._shape:
+            grad_weight = grad_weight.reshape(weight._shape)
     if needs[2]:
-        grad_bias = sum_to_shape(grad, bias._shape)
+        grad_bias = rows.sum(0) if bias._shape == (outputs,) else sum_to_shape(grad, bias._shape)
     return grad_input, grad_weight, grad_bias
 
 

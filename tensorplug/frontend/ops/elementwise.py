@@ -18,7 +18,7 @@ from ...dispatcher import Operator, local_state
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
-from ..views import expand
+from ..views import expand_to
 from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number
 from .copying import check_scalar_fits, copy_, to_dtype
 
@@ -159,17 +159,20 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
     bool_out = spec.bool_out
 
     def binary(input, other, *, out=None):
-        # Fast path: two tensors of one shape, dtype and device.
-        if (
-            out is None
-            and isinstance(other, Tensor)
-            and isinstance(input, Tensor)
-            and input._shape == other._shape
-            and input._dtype is other._dtype
-            and input._device is other._device
-            and input._dtype in fast_dtypes
-        ):
-            result = empty_tensor(input._shape, _dt.bool if bool_out else input._dtype, input._device)
+        # Fast path: two tensors of one dtype and device, no out=. Nothing to promote or cast;
+        # only broadcasting (a bias, a 0-d scale) may be left to do.
+        if out is None and isinstance(other, Tensor) and isinstance(input, Tensor):
+            dtype = input._dtype
+            if dtype is not other._dtype or input._device is not other._device or dtype not in fast_dtypes:
+                return binary_meta(spec, input, other, out)
+            shape = input._shape
+            if shape != other._shape:
+                shape = broadcast_shapes(shape, other._shape, op=name)
+                if input._shape != shape:
+                    input = expand_to(input, shape)
+                if other._shape != shape:
+                    other = expand_to(other, shape)
+            result = empty_tensor(shape, _dt.bool if bool_out else dtype, input._device)
             keys = (input._keys | other._keys | local_state.include) & local_state.mask
             (table.get(keys) or op.lookup(keys))(result, input, other)
             return result
@@ -229,12 +232,12 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     dev = a._device if a_is_tensor else b._device
     if a_is_tensor:
         a = to_dtype(a, dtype)
-        a = a if a._shape == shape else expand(a, shape)
+        a = a if a._shape == shape else expand_to(a, shape)
     else:
         a = _scalar_as(a, dtype)
     if b_is_tensor:
         b = to_dtype(b, dtype)
-        b = b if b._shape == shape else expand(b, shape)
+        b = b if b._shape == shape else expand_to(b, shape)
     else:
         b = _scalar_as(b, dtype)
     result_dtype = _dt.bool if spec.bool_out else dtype
@@ -367,12 +370,12 @@ def where(condition, input=None, other=None, *, out=None):
     check_same_device("where", *tensors)
     dtype = _result_dtype(input, other)
     shape = broadcast_shapes(*(t._shape for t in tensors), op="where")
-    cond = condition if condition._shape == shape else expand(condition, shape)
+    cond = condition if condition._shape == shape else expand_to(condition, shape)
     operands = []
     for x in (input, other):
         if isinstance(x, Tensor):
             x = to_dtype(x, dtype)
-            operands.append(x if x._shape == shape else expand(x, shape))
+            operands.append(x if x._shape == shape else expand_to(x, shape))
         else:
             check_scalar_fits("where", x, dtype)
             operands.append(_scalar_as(x, dtype))

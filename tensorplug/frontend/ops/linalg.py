@@ -1,16 +1,17 @@
 """Matrix products: the batched ``matmul`` primitive and PyTorch's matmul/mm/bmm/dot rules."""
 from __future__ import annotations
 
-from ...dispatcher import Operator
+from ...dispatcher import AUTOGRAD, Operator, local_state
 from .. import dtypes as _dt
-from ..shapes import broadcast_shapes, numel_of
-from ..tensor import Tensor, empty_tensor
+from ..shapes import broadcast_shapes, contiguous_strides, numel_of
+from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze, unsqueeze
 from ._common import check_same_device, keyset, write_out
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
 MATMUL = Operator("matmul")
+_AUTOGRAD_MASK = AUTOGRAD.mask
 
 
 def _check(op: str, a, b) -> _dt.dtype:
@@ -34,6 +35,25 @@ def _batched(a3: Tensor, b3: Tensor) -> Tensor:
     return out
 
 
+def _as_batch(t: Tensor) -> Tensor:
+    """The matrix ``t`` as a batch of one, ``unsqueeze(t, 0)`` without its checks or graph."""
+    base = t._base if t._base is not None else t
+    return make_tensor(t._storage, (1,) + t._shape, (t._shape[0] * t._stride[0],) + t._stride, t._offset, t._dtype,
+                       t._device, t._version_ref, base)
+
+
+def _matrix_product(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` of two matrices when no gradient is recorded (below a derivative, under no_grad,
+    in backward): the primitive gets batch-of-one views, and the result is its output seen as a
+    matrix. Two views, a squeeze and their checks fewer than the general path (issue 14)."""
+    m, n = a._shape[0], b._shape[1]
+    batch = empty_tensor((1, m, n), a._dtype, a._device)
+    keys = (a._keys | b._keys | local_state.include) & local_state.mask
+    (MATMUL.table.get(keys) or MATMUL.lookup(keys))(batch, _as_batch(a), _as_batch(b))
+    return make_tensor(batch._storage, (m, n), contiguous_strides((m, n)), 0, batch._dtype, batch._device,
+                       batch._version_ref)
+
+
 def _broadcast(t: Tensor, shape: tuple) -> Tensor:
     # Without batch dims to stretch, skip the expand: under autograd each view is a graph node.
     return t if t._shape == shape else expand(t, shape)
@@ -54,6 +74,8 @@ def matmul(input, other, *, out=None) -> Tensor:
         # The common case (linear layers and their backward): a batch of one, nothing to broadcast.
         if input._shape[1] != other._shape[0]:
             raise _shape_error("matmul", input, other)
+        if out is None and not (input._keys | other._keys) & local_state.mask & _AUTOGRAD_MASK:
+            return _matrix_product(input, other)
         return write_out("matmul", out, squeeze(_batched(unsqueeze(input, 0), unsqueeze(other, 0)), 0), exact_dtype=True)
     a = unsqueeze(input, 0) if input.ndim == 1 else input
     b = unsqueeze(other, -1) if other.ndim == 1 else other
