@@ -244,11 +244,11 @@ def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def count_nonzero(input: Tensor, dim: _Dims | None = ...) -> Tensor:
     """How many elements are non-zero, over ``dim`` (int64)."""
 
-def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
-    """See torch.cumprod."""
+def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
 
-def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
-    """See torch.cumsum."""
+def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
 
 def det(A: Any, *, out: Tensor | None = ...) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
@@ -508,8 +508,8 @@ def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *
 def maximum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
 
-def mean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
-    """See torch.mean."""
+def mean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be castable to, so not an integer one)."""
 
 def median(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
     """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives (values, indices). A line containing NaN has median NaN."""
@@ -616,8 +616,8 @@ def positive(input: Tensor) -> Tensor:
 def pow(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``pow`` of ``input`` and ``other`` with broadcasting (see torch.pow)."""
 
-def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
-    """See torch.prod."""
+def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
 
 def promote_types(a: _dtype, b: _dtype) -> _dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
@@ -766,7 +766,7 @@ def sub(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ...,
 def subtract(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input - alpha * other``."""
 
-def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
 
 def svd(input: Tensor, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:

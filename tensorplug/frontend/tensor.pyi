@@ -236,12 +236,12 @@ class Tensor:
         """See torch.Tensor.cpu."""
     def cuda(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
         """See torch.Tensor.cuda."""
-    def cumprod(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.cumprod."""
+    def cumprod(self, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+        """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
     def cumprod_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
         """In-place version of ``cumprod``."""
-    def cumsum(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.cumsum."""
+    def cumsum(self, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+        """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
     def cumsum_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
         """In place: ``self`` keeps its dtype (the sum is taken in ``dtype`` when given)."""
     @property
@@ -491,8 +491,8 @@ class Tensor:
         """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
     def maximum_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``maximum``."""
-    def mean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.mean."""
+    def mean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+        """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be castable to, so not an integer one)."""
     def median(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
         """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives (values, indices). A line containing NaN has median NaN."""
     def min(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
@@ -585,8 +585,8 @@ class Tensor:
         """Elementwise ``pow`` of ``input`` and ``other`` with broadcasting (see torch.pow)."""
     def pow_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``pow``."""
-    def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.prod."""
+    def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+        """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
     def quantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
         """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
@@ -698,7 +698,7 @@ class Tensor:
         """In-place version of ``sub``."""
     def subtract(self, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input - alpha * other``."""
-    def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+    def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""

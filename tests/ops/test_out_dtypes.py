@@ -41,6 +41,13 @@ def _calls(L, device):
         "lerp": lambda o: L.lerp(a, a, 0.5, out=o),
         "var": lambda o: L.var(a, 0, out=o),
         "cat": lambda o: L.cat([a, a], out=o),
+        # Reductions and scans compute in out's dtype (mean refuses an integer one):
+        "sum": lambda o: L.sum(a, 0, out=o),
+        "sum of int16": lambda o: L.sum(i, 0, out=o),
+        "prod": lambda o: L.prod(a, 1, out=o),
+        "mean": lambda o: L.mean(a, 0, out=o),
+        "cumsum": lambda o: L.cumsum(a, 1, out=o),
+        "cumprod of int16": lambda o: L.cumprod(i, 0, out=o),
     }
 
 

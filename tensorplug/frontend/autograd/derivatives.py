@@ -16,6 +16,7 @@ import math
 from ... import dispatcher
 from ...dispatcher import AUTOGRAD
 from ..tensor import Tensor
+from .grad_mode import is_grad_enabled
 from .graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
 
 __all__ = ["register_all", "FormulaNode"]
@@ -385,13 +386,39 @@ def _cumsum_formula(grad, inputs, output, extra, needs):
 
 
 def _cumprod_formula(grad, inputs, output, extra, needs):
+    # PyTorch's cases (issue 16: its gradients at NaN and inf, zeros after the first one):
+    # one factor per slice passes grad on; without zeros, d/da_i is the reversed cumulative sum
+    # of grad * output from i on, divided by a_i; with zeros, per slice with its first zero at z,
+    # that formula over the positions before z, sum_{z <= j < second zero} grad_j *
+    # prod_{k <= j, k != z} a_k at z, and exactly 0 after z (every product there has a factor 0).
+    tp = _tp()
     a, dim = inputs[0], extra[1]
-    if not bool((a == 0).any()):
-        weighted = grad * output
-        reversed_cumsum = weighted.sum(dim=dim, keepdim=True) - weighted.cumsum(dim) + weighted
-        return (reversed_cumsum / a,)
-    # With zeros, dividing by a fails: use d out_j / d a_i = prod_{k <= j, k != i} a_k (j >= i),
-    # built as n cumulative products of a with one element replaced by 1 (O(n^2) memory).
+    if a.numel() <= 1 or a._shape[dim] == 1:
+        return (grad,)
+    weighted = grad * output
+    zero = a == 0
+    if not bool(zero.any()):
+        return (_reversed_cumsum(weighted, dim) / a,)
+    if is_grad_enabled():
+        # A double backward needs every product (the masks below are constants to it).
+        return (_cumprod_grad_all_products(grad, a, dim),)
+    zeros_so_far = zero.cumsum(dim)
+    before = zeros_so_far == 0
+    first_run = zeros_so_far == 1  # from the first zero up to the second
+    first = first_run & zero
+    # (a divisor of 1 after z keeps a double backward free of the 0 / 0 that where() then drops)
+    head = tp.where(before, _reversed_cumsum(tp.where(before, weighted, 0.0), dim) / tp.where(before, a, 1.0), 0.0)
+    # prod_{k <= j, k != z} a_k = (product before z) * (product of a over (z, j]).
+    after_first = tp.where(first_run & ~zero, a, 1.0).cumprod(dim)
+    at_first = (after_first * tp.where(first_run, grad, 0.0)).sum(dim, keepdim=True)
+    z = first.to(tp.int64).argmax(dim, keepdim=True)
+    product_before = tp.where(z == 0, 1.0, output.gather(dim, (z - 1).clamp_min(0)))
+    return (tp.where(first, at_first * product_before, head),)
+
+
+def _cumprod_grad_all_products(grad: Tensor, a: Tensor, dim: int) -> Tensor:
+    """d out_j / d a_i = prod_{k <= j, k != i} a_k (j >= i), built as n cumulative products of a
+    with one element replaced by 1 (O(n^2) memory): differentiable again, unlike the masks."""
     tp = _tp()
     x = a.movedim(dim, -1)
     g = grad.movedim(dim, -1)
@@ -399,16 +426,16 @@ def _cumprod_formula(grad, inputs, output, extra, needs):
     eye = tp.eye(n, dtype=tp.bool, device=a._device)
     rows = tp.where(eye, 1.0, x.unsqueeze(-2).expand(*x._shape[:-1], n, n))
     partial = rows.cumprod(-1)
-    later = _upper_mask(n, a._device)
+    index = tp.arange(n, device=a._device)
+    later = index.unsqueeze(0) >= index.unsqueeze(1)  # [i, j]: j >= i
     result = (tp.where(later, partial, 0.0) * g.unsqueeze(-2)).sum(-1)
-    return (result.movedim(-1, dim),)
+    return result.movedim(-1, dim)
 
 
-def _upper_mask(n: int, device) -> Tensor:
-    """mask[i, j] = j >= i."""
-    tp = _tp()
-    index = tp.arange(n, device=device)
-    return index.unsqueeze(0) >= index.unsqueeze(1)
+def _reversed_cumsum(x: Tensor, dim: int) -> Tensor:
+    """sum_{j >= i} x_j along ``dim``, added from the end as PyTorch does (inf and NaN stay where
+    a subtraction from the total would spread them)."""
+    return x.flip(dim).cumsum(dim).flip(dim)
 
 
 def _matmul_formula(grad, inputs, output, extra, needs):

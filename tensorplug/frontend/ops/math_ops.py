@@ -299,8 +299,12 @@ def _logsumexp(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     from .reductions import amax
     from .reductions import sum as _sum
 
-    if not input._shape or input.numel() == 0:
-        return UNARY["log"](_sum(UNARY["exp"](input), dims if input._shape else None, keepdim))
+    if not input._shape:
+        # One element: the shifted formula below gives it back (and a gradient of 1) where
+        # log(exp(x)) would overflow: -1e300 stays -1e300, as in PyTorch, not -inf.
+        return reshape(_logsumexp(reshape(input, (1,)), (0,), True), ())
+    if input.numel() == 0:
+        return UNARY["log"](_sum(UNARY["exp"](input), dims, keepdim))
     # Shift by the (constant, detached) maximum so that exp never overflows; an infinite maximum
     # is not subtracted (inf - inf would be NaN).
     shift = amax(input.detach(), dims, keepdim=True)

@@ -12,8 +12,9 @@ from .. import dtypes as _dt
 from ..autograd.graph import set_history
 from ..shapes import normalize_dim, normalize_dims, numel_of
 from ..tensor import Tensor, empty_tensor, make_tensor
-from ..views import reshape, squeeze
-from ._common import keyset
+from ..views import expand, reshape, squeeze
+from ._common import check_cast, keyset, write_out
+from ._composite import composite
 from .copying import clone, to_dtype
 
 __all__ = [
@@ -76,6 +77,12 @@ def _as_scalar(out: Tensor) -> Tensor:
     return result
 
 
+# Kernels sum and multiply integers and bools into int64 (docs/backend-contract.md); a narrower
+# dtype asked for wraps afterwards, which gives what its own arithmetic would (sums and products
+# modulo 2**bits), and bool is "any nonzero" / "all nonzero" of the values converted to bool.
+_NARROW_INTEGRALS = frozenset(d for d in _dt.all_dtypes if not d.is_floating_point and d is not _dt.int64)
+
+
 def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
     if dtype is not None:
         return to_dtype(input, dtype), dtype
@@ -84,16 +91,45 @@ def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
     return input, input._dtype
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
-    """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+def _out_dtype(op: str, out, dtype) -> _dt.dtype:
+    """The dtype a reduction or scan with ``out=`` computes in: ``dtype`` when given (``out``
+    must then have it exactly), else ``out``'s own, as PyTorch infers it from the result."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is None:
+        return out._dtype
+    if out._dtype is not dtype:
+        raise RuntimeError(f"{op}(): Expected out tensor to have dtype {dtype.name}, but got {out._dtype.name} instead")
+    return dtype
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+    """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64.
+
+    With ``out=`` the sum is taken in ``out``'s dtype (the input is converted first), as in
+    PyTorch: ``sum(float_tensor, 0, out=int64_tensor)`` adds the truncated values."""
     _check_tensor("sum", input)
+    if out is not None:
+        result = sum(input, dim, keepdim, dtype=_out_dtype("sum", out, dtype))
+        return write_out("sum", out, result)
     x, out_dtype = _sum_dtype(input, dtype)
+    if out_dtype in _NARROW_INTEGRALS:
+        return to_dtype(_reduce("sum", x, dim, keepdim, _dt.int64), out_dtype)
     return _reduce("sum", x, dim, keepdim, out_dtype)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+    """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s
+    dtype, as :func:`sum`."""
     _check_tensor("prod", input)
+    if out is not None:
+        if dim is None:  # PyTorch's out= overload of prod takes one int dim
+            raise TypeError("prod(): argument 'dim' must be int, not NoneType (out= needs a dim)")
+        result = prod(input, dim, keepdim, dtype=_out_dtype("prod", out, dtype))
+        return write_out("prod", out, result)
     x, out_dtype = _sum_dtype(input, dtype)
+    if out_dtype in _NARROW_INTEGRALS:
+        return to_dtype(_reduce("prod", x, dim, keepdim, _dt.int64), out_dtype)
     result = _reduce("prod", x, dim, keepdim, out_dtype)
     if not x._shape and x._dtype is out_dtype:
         # One element's product is itself, whose gradient is grad even at inf or 0 (PyTorch's
@@ -102,20 +138,30 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     return result
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+    """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a
+    floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be
+    castable to, so not an integer one)."""
     _check_tensor("mean", input)
-    x = input if dtype is None else to_dtype(input, dtype)
-    if not x._dtype.is_floating_point:
+    in_dtype = input._dtype if dtype is None else dtype
+    if not in_dtype.is_floating_point:
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
-            f"Got: {x._dtype.name}"
+            f"Got: {in_dtype.name}"
         )
-    dims = normalize_dims("mean", dim, x.ndim) or tuple(range(x.ndim))
-    count = numel_of([x._shape[d] for d in dims])
-    if x._dtype in (_dt.float16, _dt.bfloat16):
-        # As PyTorch: the sum stays in float32 until divided (70,000 float16 twos summed to inf).
-        wide = to_dtype(x, _dt.float32)  # kernels reduce into their input's dtype (the contract)
-        return to_dtype(_reduce("sum", wide, dims, keepdim, _dt.float32) / float(count), x._dtype)
+    if out is not None:
+        target = _out_dtype("mean", out, dtype)
+        check_cast("mean", in_dtype, target)
+        return write_out("mean", out, mean(input, dim, keepdim, dtype=target))
+    dims = normalize_dims("mean", dim, input.ndim) or tuple(range(input.ndim))
+    count = numel_of([input._shape[d] for d in dims])
+    if in_dtype in (_dt.float16, _dt.bfloat16):
+        # As PyTorch: the sum stays in float32 until divided (70,000 float16 twos summed to inf),
+        # and a wider input goes to float32 directly, not through the 16-bit dtype (the mean of
+        # float32 [1e20, -1e20, 3] in float16 is 1, not inf - inf).
+        wide = to_dtype(input, _dt.float32)  # kernels reduce into their input's dtype (the contract)
+        return to_dtype(_reduce("sum", wide, dims, keepdim, _dt.float32) / float(count), in_dtype)
+    x = to_dtype(input, in_dtype)
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
@@ -144,9 +190,30 @@ def _without_nan(op: str, input) -> Tensor:
     return where(UNARY["isnan"](input), 0.0, input)
 
 
+def _nansum_derivative(grad, args, output, kwargs, needs):
+    """PyTorch's: grad times "not NaN" as a product, so a NaN element whose slice's gradient is
+    infinite gets NaN (a nanmean over NaN alone divides by a count of 0), else 0."""
+    from .elementwise import COMPARE
+
+    input, dims, keepdim = args
+    if not keepdim:
+        grad = reshape(grad, tuple(1 if d in dims else s for d, s in enumerate(input._shape)))
+    return (expand(grad, input._shape) * COMPARE["eq"](input, input),)
+
+
+@composite("nansum", derivative=_nansum_derivative)
+def _nansum(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    return sum(_without_nan("nansum", input), dims, keepdim)
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
-    return sum(_without_nan("nansum", input), dim, keepdim, dtype=dtype)
+    _check_tensor("nansum", input)
+    if not input._dtype.is_floating_point or (dtype is not None and not dtype.is_floating_point):
+        return sum(_without_nan("nansum", input), dim, keepdim, dtype=dtype)
+    x = input if dtype is None else to_dtype(input, dtype)
+    dims = normalize_dims("nansum", dim, x.ndim) or tuple(range(x.ndim))
+    return _nansum(x, dims, bool(keepdim))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
@@ -235,11 +302,25 @@ def _scan(op: str, input, dim, dtype) -> Tensor:
         return clone(x)
     d = normalize_dim(op, dim, x.ndim)
     out = empty_tensor(x._shape, x._dtype, x._device)
+    if x._dtype is _dt.bool:  # dtype=bool (or a bool out=): no backend scans bools, nor PyTorch
+        if out.numel():
+            raise NotImplementedError(f"{op}(): not implemented for 'bool' (the dtype asked for, or out's)")
+        return out
     SCAN[op].lookup(keyset(x))(out, x, d)
     return out
 
 
-def cumsum(input, dim, *, dtype=None) -> Tensor:
+def _scan_out(op: str, input, dim, dtype, out) -> Tensor:
+    """A scan into ``out=``: taken in ``out``'s dtype (see :func:`_out_dtype`), ``out`` resized to
+    the input's shape."""
+    _check_tensor(op, input)
+    return write_out(op, out, _scan(op, input, dim, _out_dtype(op, out, dtype)))
+
+
+def cumsum(input, dim, *, dtype=None, out=None) -> Tensor:
+    """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
+    if out is not None:
+        return _scan_out("cumsum", input, dim, dtype, out)
     return _scan("cumsum", input, dim, dtype)
 
 
@@ -260,5 +341,8 @@ def cumprod_(self, dim, *, dtype=None) -> Tensor:
     return write_inplace("cumprod_", self, result)
 
 
-def cumprod(input, dim, *, dtype=None) -> Tensor:
+def cumprod(input, dim, *, dtype=None, out=None) -> Tensor:
+    """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
+    if out is not None:
+        return _scan_out("cumprod", input, dim, dtype, out)
     return _scan("cumprod", input, dim, dtype)
