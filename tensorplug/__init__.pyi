@@ -715,6 +715,9 @@ def set_printoptions(precision: Any = ..., threshold: Any = ..., edgeitems: Any 
 def set_rng_state(new_state: Any) -> None:
     """Restore the CPU default generator's state from :func:`get_rng_state`."""
 
+def sgn(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's sgn also takes complex ones, which tensorplug has not). Its gradient is 0."""
+
 def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sigmoid`` of ``input`` (see torch.sigmoid)."""
 

@@ -645,6 +645,10 @@ class Tensor:
         """In-place version of ``scatter_add``."""
     def select(self, dim: _Dims, index: Any) -> Tensor:
         """See torch.Tensor.select."""
+    def sgn(self, *, out: Tensor | None = ...) -> Tensor:
+        """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's sgn also takes complex ones, which tensorplug has not). Its gradient is 0."""
+    def sgn_(self) -> Tensor:
+        """In-place version of ``sgn``."""
     @property
     def shape(self) -> tuple[_int, ...]:
         """See torch.Tensor.shape."""

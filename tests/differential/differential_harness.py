@@ -327,7 +327,8 @@ def to_numpy(value):
         name = str(t.dtype).replace("torch.", "")
         if name == "bfloat16":
             t = t.float()
-        return np.array(t.cpu().numpy()), name
+        # force: a gradient PyTorch knows to be zero (sgn's) is a ZeroTensor, which needs it
+        return np.array(t.cpu().numpy(force=True)), name
     if isinstance(value, np.ndarray):
         return value, str(value.dtype)
     return value, None

@@ -362,7 +362,7 @@ def _scatter(reduce_add):
 
 OPS = [
     *(_unary_spec(n) for n in ("exp", "log", "sqrt", "sin", "tanh", "sigmoid", "expm1", "log1p", "rsqrt", "reciprocal")),
-    *(_unary_spec(n, NUMERIC) for n in ("abs", "neg", "sign")),
+    *(_unary_spec(n, NUMERIC) for n in ("abs", "neg", "sign", "sgn")),
     *(_unary_spec(n, NUMERIC, grad=False) for n in ("floor", "round", "trunc")),
     OpSpec("sqrt_on_int", unary(INT_DTYPES), lambda L, x: L.lib.sqrt(x), inplace=_method_inplace("sqrt_")),
     *(_binary_spec(n, grad=True) for n in ("add", "sub", "mul", "maximum", "minimum")),

@@ -154,6 +154,8 @@ UNARY = [
     _unary("isfinite", np.isfinite, ALL_DTYPES, out="bool", grad=False, inplace=None, special=True, exact=True),
     _unary("frac", lambda x: x - np.trunc(x), FLOAT_DTYPES, primitive=None),
     _unary("positive", lambda x: x, NUMERIC_DTYPES, inplace=None, primitive=None),
+    _unary("sgn", lambda x: np.where(np.isnan(x), 0.0, np.sign(x)), NUMERIC_DTYPES + ("bool",), special=True,
+           primitive=None),  # sign for real tensors
     _unary("relu", lambda x: np.maximum(x, 0), NUMERIC_DTYPES, primitive=None),
 ]
 

@@ -15,7 +15,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dims, numel_of
 from ..tensor import Tensor
 from ..views import diagonal, expand, permute, reshape, squeeze
-from ._common import check_same_device, is_number, write_inplace, write_out
+from ._common import check_exact_dtype, check_same_device, is_number, write_inplace, write_out
 from ._composite import composite
 from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
@@ -24,7 +24,7 @@ from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exist
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
     "logsumexp", "count_nonzero", "addmm", "addmv", "outer", "ger", "einsum", "positive", "frac", "xlogy",
-    "nansum", "nanmean",
+    "nansum", "nanmean", "sgn",
 ]
 
 var_mean_result = namedtuple("var_mean", ["var", "mean"])
@@ -125,6 +125,23 @@ def positive(input) -> Tensor:
     if input._dtype is _dt.bool:
         raise TypeError("positive(): the `+` operator, on a bool tensor is not supported.")
     return input
+
+
+def sgn(input, *, out=None) -> Tensor:
+    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's
+    sgn also takes complex ones, which tensorplug has not). Its gradient is 0.
+
+    >>> tp.sgn(tp.tensor([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    _check_tensor("sgn", input)
+    check_exact_dtype("sgn", out, input._dtype)
+    return UNARY["sign"](input, out=out)
+
+
+def _sgn_(self):
+    _check_tensor("sgn_", self, "self")
+    return self.sign_()
 
 
 @composite("frac")
@@ -642,6 +659,8 @@ TENSOR_METHODS: dict = {
     "positive": positive,
     "frac": frac,
     "frac_": _frac_,
+    "sgn": sgn,
+    "sgn_": _sgn_,
     "xlogy": xlogy,
     "xlogy_": _xlogy_,
 }
