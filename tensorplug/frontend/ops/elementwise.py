@@ -157,6 +157,9 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
     spec = _ElementwiseOp(name, rule, dtypes, differentiable)
     op, table, fast_dtypes = spec.op, spec.op.table, spec.fast_dtypes
     bool_out = spec.bool_out
+    # A float16/bfloat16 tensor to the power of a number goes through the checks of binary_meta
+    # (the exponent must fit the dtype, as in PyTorch).
+    number_fast_dtypes = fast_dtypes - {_dt.float16, _dt.bfloat16} if name == "pow" else fast_dtypes
 
     def binary(input, other, *, out=None):
         # Fast path: two tensors of one dtype and device, no out=. Nothing to promote or cast;
@@ -184,7 +187,7 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
             tensor = other
         else:
             return binary_meta(spec, input, other, out)
-        if not (tensor._dtype.is_floating_point and tensor._dtype in fast_dtypes):
+        if not (tensor._dtype.is_floating_point and tensor._dtype in number_fast_dtypes):
             return binary_meta(spec, input, other, out)
         result = empty_tensor(tensor._shape, _dt.bool if bool_out else tensor._dtype, tensor._device)
         keys = (tensor._keys | local_state.include) & local_state.mask
@@ -226,8 +229,13 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
         if isinstance(x, Tensor):
             spec.check_dtype(x._dtype)
     dtype = _compute_dtype(name, spec.rule, promoted)
-    if name == "pow" and not dtype.is_floating_point and not b_is_tensor and b < 0:
-        raise RuntimeError(f"pow(): Integers to negative integer powers are not allowed (exponent {b}, dtype {dtype.name})")
+    if name == "pow" and not b_is_tensor:
+        if not dtype.is_floating_point and b < 0:
+            raise RuntimeError(f"pow(): Integers to negative integer powers are not allowed (exponent {b}, dtype {dtype.name})")
+        if dtype not in (_dt.float32, _dt.float64):
+            # PyTorch converts a number exponent to the computation dtype with its overflow check
+            # (float32 and float64 compute with a double exponent): float16 ** 1e5, int8 ** 128.
+            check_scalar_fits("pow", b, dtype)
     shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else (), op=name)
     dev = a._device if a_is_tensor else b._device
     if a_is_tensor:
