@@ -10,7 +10,7 @@ Kernels implement the primitive ops listed in :data:`PRIMITIVES`. Every kernel r
 whose shapes, dtypes and devices the frontend already checked; inputs are broadcast to the output
 shape (as stride-0 views) and cast to the computation dtype, and the output is already allocated.
 Kernels read tensors only through ``shape``, ``stride()``, ``storage_offset()``, ``dtype``,
-``device`` and ``untyped_storage()``.
+``device`` and ``untyped_storage()`` (:func:`strided` gives the last three in one call).
 
 Besides storage, copies and kernels, a backend may fill in the device runtime: streams, events,
 memory statistics and the dtypes autocast may use (:meth:`Backend.new_stream` and the methods
@@ -22,6 +22,7 @@ the device and take a host timestamp. ``tp.<device_type>`` (``tp.npdev.Event``, 
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 from typing import Any, Callable
 
@@ -33,6 +34,7 @@ __all__ = [
     "OPTIONAL_DTYPES",
     "Backend",
     "is_contiguous",
+    "strided",
 ]
 
 #: Bumped whenever the primitive list or a calling convention changes.
@@ -91,6 +93,14 @@ PRIMITIVES: dict[str, str] = {name: family for family, names in FAMILIES.items()
 REQUIRED_DTYPES = ("float32", "int64", "bool")
 #: A backend declares which of these it supports; what it declares must pass.
 OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
+
+
+#: ``strided(t)`` is ``(t.untyped_storage(), t.storage_offset(), t.stride())``, the triple a
+#: kernel hands to native code for each tensor, read in one C call: it costs a third of the three
+#: accessor calls, and small ops read three tensors each (issue 14). It reads the slots behind
+#: those accessors, which the frontend's Tensor keeps under these names for this purpose
+#: (tests/plugins/test_backend_api.py checks that the two agree).
+strided: Callable[[Any], tuple] = operator.attrgetter("_storage", "_offset", "_stride")
 
 
 def is_contiguous(t: Any) -> bool:

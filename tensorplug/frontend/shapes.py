@@ -67,6 +67,10 @@ def check_shape(op: str, size) -> tuple:
 
 def broadcast_shapes(*shapes: tuple, op: str = "broadcast_shapes") -> tuple:
     """The shape every argument broadcasts to, by NumPy/PyTorch rules; raises if incompatible."""
+    if len(shapes) == 2 and shapes[0].__class__ is tuple and shapes[1].__class__ is tuple:
+        pair = _broadcast_pair(shapes[0], shapes[1])
+        if pair is not None:
+            return pair
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
     for shape in shapes:
@@ -82,6 +86,27 @@ def broadcast_shapes(*shapes: tuple, op: str = "broadcast_shapes") -> tuple:
                     f"{op}(): shape mismatch: shapes {', '.join(str(list(s)) for s in shapes)} cannot be broadcast "
                     f"(size {current} vs {size} at dimension {offset + i - ndim})"
                 )
+    return tuple(result)
+
+
+def _broadcast_pair(a: tuple, b: tuple):
+    """The broadcast of two shapes, or None when they do not broadcast (the general loop then
+    raises its message). Binary ops broadcast two shapes on every call that mixes shapes (a
+    bias, a 0-d scale): this is that case without the general loop's bookkeeping (issue 14)."""
+    if a == b or not b:
+        return a
+    if not a:
+        return b
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    lead = len(longer) - len(shorter)
+    result = list(longer)
+    for i, size in enumerate(shorter, lead):
+        current = result[i]
+        if size == current or size == 1:
+            continue
+        if current != 1:
+            return None
+        result[i] = size
     return tuple(result)
 
 
