@@ -89,7 +89,8 @@ def _cases(L):
         "sum wraps in int8": lambda: L.sum(t([100, 100]), 0, out=L.empty((), dtype=L.int8)),
         "sum of bools into uint8": lambda: L.sum(L.ones(300, dtype=L.bool), 0, out=L.empty((), dtype=L.uint8)),
         "sum float32 into float16": lambda: L.sum(t([1e20, -1e20]), 0, out=L.empty((), dtype=L.float16)),
-        "sum float16 into float16": lambda: L.sum(t([6e4, 6e4, -6e4], dtype=L.float16), 0, out=L.empty((), dtype=L.float16)),
+        "sum float16 into float16":
+            lambda: L.sum(t([6e4, 6e4, -6e4], dtype=L.float16), 0, out=L.empty((), dtype=L.float16)),
         "mean float32 into float16": lambda: L.mean(t([1e20, -1e20]), 0, out=L.empty((), dtype=L.float16)),
         "mean float16 into float32": lambda: L.mean(t([6e4, 6e4], dtype=L.float16), 0, out=L.empty(())),
         "mean with dtype float16": lambda: L.mean(t([1e20, -1e20, 3.0]), 0, dtype=L.float16),

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 
 __all__ = [
     "keyset", "is_number", "check_same_device", "check_out", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
-    "write_inplace", "check_cast", "resize_out", "check_index_range",
+    "write_inplace", "check_cast", "resize_out", "check_index_range", "check_no_overlap", "warn_if_expanded",
 ]
 
 _Number = (bool, int, float)
@@ -124,6 +124,54 @@ def check_no_internal_overlap(op: str, t: Tensor) -> None:
                 f"{op}(): unsupported operation: more than one element of the written-to tensor refers to a "
                 f"single memory location. Please clone() the tensor before performing the operation."
             )
+
+
+def _dense_span(t: Tensor):
+    """``(first, end)`` element offsets of the memory ``t`` covers when its elements fill that span
+    once each (PyTorch's "non-overlapping and dense"; any order of dims), else None."""
+    expected = 1
+    for stride, size in sorted((stride, size) for size, stride in zip(t._shape, t._stride) if size != 1):
+        if stride != expected:
+            return None
+        expected *= size
+    return t._offset, t._offset + expected
+
+
+def _layout(t: Tensor) -> tuple:
+    return tuple((size, stride) for size, stride in zip(t._shape, t._stride) if size != 1)
+
+
+def check_no_overlap(op: str, target: Tensor, source: Tensor, *, allow_same: bool = False) -> None:
+    """Refuse an input ``source`` that shares memory with the written-to ``target``, before any
+    kernel runs, by PyTorch's rule (issue 16): it can only tell when both fill their memory densely
+    (a broadcast or strided one passes); ``allow_same`` lets an input that is the target element
+    for element pass (what copy_ allows, index_put_ does not)."""
+    if source._storage is not target._storage or 0 in target._shape or 0 in source._shape:
+        return
+    a, b = _dense_span(target), _dense_span(source)
+    if a is None or b is None or a[1] <= b[0] or b[1] <= a[0]:
+        return
+    if allow_same and a == b and _layout(target) == _layout(source):
+        return
+    raise RuntimeError(
+        f"{op}(): unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+        f"single memory location. Please clone() the tensor before performing the operation."
+    )
+
+
+def warn_if_expanded(op: str, t: Tensor, stacklevel: int, example: str = "tensor[indices] = tensor") -> bool:
+    """PyTorch's deprecation warning for index_put_ and masked_fill_ into a tensor with repeated
+    elements (they still write, the last write to a location winning); whether it warned.
+    ``stacklevel`` counts from the caller."""
+    if any(stride == 0 and size > 1 for size, stride in zip(t._shape, t._stride)):
+        warnings.warn(
+            f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+            f"operation. This also applies to advanced indexing e.g. {example}",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return True
+    return False
 
 
 def bump_version(t: Tensor) -> None:

@@ -15,7 +15,10 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
-from ._common import bump_version, check_index_range, check_same_device, is_number, keyset
+from ._common import (
+    bump_version, check_index_range, check_no_internal_overlap, check_no_overlap, check_same_device, is_number, keyset,
+    warn_if_expanded,
+)
 from .copying import copy_, fill_, number_for, to_dtype
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take"]
@@ -147,9 +150,22 @@ def getitem(t: Tensor, index) -> Tensor:
 
 
 def setitem(t: Tensor, index, value) -> None:
+    """``t[index] = value``, checked as PyTorch checks it before anything is written (issue 16): a
+    target with repeated elements is refused by the copy (basic indices) or warned about (advanced
+    ones), a value or index tensor sharing memory with the target is refused."""
+    if index is False:  # PyTorch writes nothing for a lone False, not even broadcasting the value
+        if not isinstance(value, Tensor) and not is_number(value):
+            from ..factories import tensor
+
+            tensor(value, dtype=t._dtype, device=t._device)  # still refuses what is no tensor data
+        return
+    if index is True:  # a lone True writes through a new leading dim, as None does (not index_put_)
+        index = None
     view, advanced = _apply_basic(t, index)
     if not advanced:
         if isinstance(value, Tensor):
+            if value.numel() == view.numel():  # (a broadcast value repeats elements: PyTorch lets it pass)
+                check_no_overlap("copy_", view, value, allow_same=True)
             copy_(view, value)
         elif is_number(value):
             fill_(view, value)
@@ -158,6 +174,13 @@ def setitem(t: Tensor, index, value) -> None:
 
             copy_(view, tensor(value, dtype=t._dtype, device=t._device))
         return
+    warn_if_expanded("index_put_", view, stacklevel=3)
+    if isinstance(value, Tensor):
+        check_no_overlap("index_put_", view, value)
+    for item in index if isinstance(index, tuple) else (index,):
+        # (a 0-d integer tensor selects, as an int does, in PyTorch; a mask is replaced by new tensors)
+        if isinstance(item, Tensor) and item.ndim and item._dtype is not _dt.bool:
+            check_no_overlap("index_put_", view, item)
     moved, indices, shape, where = _prepare_advanced(view, advanced)
     target_shape = shape + moved._shape[len(indices):]
     if is_number(value):
@@ -180,7 +203,14 @@ def setitem(t: Tensor, index, value) -> None:
 
 
 def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not
+    share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
     indices = tuple(_as_index_tensor(i, self._device) for i in indices)
+    warn_if_expanded("index_put_", self, stacklevel=2)
+    if isinstance(values, Tensor):
+        check_no_overlap("index_put_", self, values)
+    for index in indices:
+        check_no_overlap("index_put_", self, index)
     moved, idx, shape, _ = _prepare_advanced(self, list(enumerate(indices)))
     target_shape = shape + moved._shape[len(idx):]
     if isinstance(values, Tensor):
@@ -229,6 +259,10 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
     source = value if src is None else src
     if reduce not in (None, "add"):
         raise RuntimeError(f"scatter_(): reduce argument must be None or 'add', got {reduce!r}")
+    check_no_internal_overlap("scatter_", self)
+    check_no_overlap("scatter_", self, index)
+    if isinstance(source, Tensor):
+        check_no_overlap("scatter_", self, source)
     if isinstance(source, Tensor):
         check_same_device("scatter_", self, source)
         if index.numel() and (source.ndim != self.ndim or any(si > ss for si, ss in zip(index._shape, source._shape))):

@@ -11,8 +11,8 @@ import operator
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim, normalize_dims
 from ..tensor import Tensor
-from ..views import expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
-from ._common import check_same_device, is_number
+from ..views import as_strided, expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
+from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded
 from ._composite import composite
 from .copying import copy_, number_for, to_dtype
 
@@ -422,7 +422,17 @@ def masked_fill_(self, mask, value) -> Tensor:
     _check_mask("masked_fill_", self, mask)
     if broadcast_shapes(self._shape, mask._shape, op="masked_fill_") != self._shape:
         raise RuntimeError(f"masked_fill_(): mask of shape {list(mask._shape)} does not broadcast to the shape {list(self._shape)} of self")
-    return copy_(self, _masked_fill(self, mask, _fill_value("masked_fill_", self, value)))
+    fill = _fill_value("masked_fill_", self, value)
+    target = self
+    if warn_if_expanded("masked_fill_", self, stacklevel=2, example="tensor[mask] = scalar"):
+        # As PyTorch writes it: a location that repeated elements share gets the value when any of
+        # their mask entries is true. Fill the tensor of the distinct locations instead.
+        layout = enumerate(zip(self._shape, self._stride))
+        repeated = tuple(d for d, (size, stride) in layout if stride == 0 and size > 1)
+        mask = expand(mask, self._shape).any(dim=repeated, keepdim=True)
+        target = as_strided(self, mask._shape, self._stride, self._offset)
+    copy_(target, _masked_fill(target, mask, fill))
+    return self
 
 
 def _check_index_add(op: str, input, dim, index, source) -> tuple:
@@ -479,6 +489,9 @@ def index_add(input, dim, index, source, *, alpha=1) -> Tensor:
 
 def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     d = _check_index_add("index_add_", self, dim, index, source)
+    check_no_internal_overlap("index_add_", self)
+    check_no_overlap("index_add_", self, index)
+    check_no_overlap("index_add_", self, source)
     return _index_add_into(self, d, index, source, alpha)
 
 
