@@ -327,7 +327,10 @@ def _smooth_l1_loss_backward(grad, args, output, kwargs, needs):
     input, target, reduction, beta = args
     diff = input - target
     # d/dd of the loss: d / beta inside (-beta, beta), +-1 outside; NaN stays NaN, as in PyTorch.
-    slope = UNARY["sign"](diff) if beta == 0 else (diff * (1.0 / beta)).clamp(-1.0, 1.0)
+    if beta == 0:
+        slope = UNARY["sign"](diff)
+    else:  # the default beta of 1 divides nothing: one kernel fewer (issue 14)
+        slope = (diff if beta == 1.0 else diff * (1.0 / beta)).clamp(-1.0, 1.0)
     per_element = slope * _pointwise_loss_scale(grad, reduction, diff.numel())
     return (per_element if needs[0] else None, -per_element if needs[1] else None)
 

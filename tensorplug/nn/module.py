@@ -281,6 +281,15 @@ class Module:
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """The parameters of this module (and its descendants when ``recurse``), each once."""
+        if not self._modules and type(self).named_parameters is Module.named_parameters:
+            # A module without children (a layer stepped by hand, as in a training loop): its
+            # own table, without the generators of the tree walk (issue 14).
+            seen = set()
+            for param in self._parameters.values():
+                if param is not None and id(param) not in seen:
+                    seen.add(id(param))
+                    yield param
+            return
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 

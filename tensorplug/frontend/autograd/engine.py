@@ -63,7 +63,8 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
         raise RuntimeError(f"AccumulateGrad: gradient of shape {list(grad._shape)} for a leaf of shape {list(leaf._shape)}")
     if leaf.grad is None:
         # A gradient may be shared with other leaves (add returns the same tensor twice): own a copy.
-        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+        # (Grad mode is off here without create_graph, so clone records nothing.)
+        leaf.grad = grad.clone()
     elif create_graph:
         leaf.grad = leaf.grad + grad
     else:

@@ -372,6 +372,20 @@ def where(condition, input=None, other=None, *, out=None):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
     if condition._dtype is not _dt.bool:
         raise TypeError(f"where(): expected condition to be a bool tensor, but got a tensor with dtype {condition._dtype.name}")
+    if (
+        out is None
+        and isinstance(input, Tensor)
+        and isinstance(other, Tensor)
+        and input._dtype is other._dtype
+        and input._shape == other._shape == condition._shape
+        and input._device is condition._device
+        and other._device is condition._device
+    ):
+        # Fast path: three tensors of one shape and device, two of one dtype (a loss's branches):
+        # nothing to promote, broadcast or check.
+        result = empty_tensor(input._shape, input._dtype, input._device)
+        WHERE.lookup(_keys(condition, input, other))(result, condition, input, other)
+        return result
     _check_operand("where", "input", input)
     _check_operand("where", "other", other)
     tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ...dispatcher import Operator
+from ...dispatcher import Operator, local_state
 from .. import dtypes as _dt
 from ..autograd.graph import set_history
 from ..shapes import normalize_dim, normalize_dims, numel_of
@@ -42,10 +42,13 @@ def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *,
     _check_tensor(op, input)
     shape = input._shape
     # As in PyTorch, an empty dim list reduces over every dim.
+    ndim = len(shape)
     if dim is None or dim == ():
-        dims = _all_dims[len(shape)] if len(shape) < len(_all_dims) else tuple(range(len(shape)))
+        dims = _all_dims[ndim] if ndim < len(_all_dims) else tuple(range(ndim))
+    elif dim.__class__ is int and -ndim <= dim < ndim:
+        dims = (dim % ndim,)  # one valid dim (a bias gradient's sum(0)): nothing to sort or check
     else:
-        dims = normalize_dims(op, dim, len(shape)) or tuple(range(len(shape)))
+        dims = normalize_dims(op, dim, ndim) or tuple(range(ndim))
     if needs_elements:
         empty = [d for d in dims if shape[d] == 0] if dims else ([0] if numel_of(shape) == 0 else [])
         if empty:
@@ -55,10 +58,12 @@ def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *,
         out = empty_tensor((1,), out_dtype, input._device)
         REDUCE[op].lookup(keyset(x))(out, x, (0,))
         return reshape(out, ())
-    every_dim = len(dims) == len(shape)
-    kept = (1,) * len(shape) if every_dim else tuple(1 if d in dims else s for d, s in enumerate(shape))
+    every_dim = len(dims) == ndim
+    kept = (1,) * ndim if every_dim else tuple(1 if d in dims else s for d, s in enumerate(shape))
     out = empty_tensor(kept, out_dtype, input._device)
-    REDUCE[op].lookup(keyset(input))(out, input, dims)
+    keys = (input._keys | local_state.include) & local_state.mask
+    reduction = REDUCE[op]
+    (reduction.table.get(keys) or reduction.lookup(keys))(out, input, dims)
     if keepdim:
         return out
     return _as_scalar(out) if every_dim else squeeze(out, dims)
@@ -153,8 +158,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
         target = _out_dtype("mean", out, dtype)
         check_cast("mean", in_dtype, target)
         return write_out("mean", out, mean(input, dim, keepdim, dtype=target))
-    dims = normalize_dims("mean", dim, input.ndim) or tuple(range(input.ndim))
-    count = numel_of([input._shape[d] for d in dims])
+    if dim is None:  # the mean of every element (a loss): no dims to normalize
+        dims, count = None, numel_of(input._shape)
+    else:
+        dims = normalize_dims("mean", dim, input.ndim) or tuple(range(input.ndim))
+        count = numel_of([input._shape[d] for d in dims])
     if in_dtype in (_dt.float16, _dt.bfloat16):
         # As PyTorch: the sum stays in float32 until divided (70,000 float16 twos summed to inf),
         # and a wider input goes to float32 directly, not through the 16-bit dtype (the mean of
