@@ -51,11 +51,28 @@ def _inplace(input: Tensor, result: Tensor) -> Tensor:
 
 
 # --- pointwise -----------------------------------------------------------------------------
-@composite("relu")
+def _relu_backward_backward(grad, args, output, kwargs, needs):
+    return (_relu_grad(grad, args[1]),)
+
+
+@composite("relu_backward", derivative=_relu_backward_backward)
+def _relu_grad(grad, output):
+    """relu's gradient from its output: 0 where the output is <= 0, the gradient elsewhere
+    (NaN outputs included). Linear in grad; the output carries no gradient."""
+    return where(output <= 0, 0, grad)
+
+
+def _relu_derivative(grad, args, output, kwargs, needs):
+    return (_relu_grad(grad, output),)
+
+
+# relu and its gradient carry explicit derivatives so that a backend can run each as one pass
+# (the decompositions take two: a comparison, then where).
+@composite("relu", derivative=_relu_derivative, save_output=True)
 def _relu(input):
-    # Written as "0 where input <= 0" so that NaN (for which every comparison is false) passes
-    # through, value and gradient, as in PyTorch.
-    return where(input <= 0, 0, input)
+    # "0 where input < 0": NaN (for which every comparison is false) and -0.0 pass through,
+    # as in PyTorch.
+    return where(input < 0, 0, input)
 
 
 def relu(input, inplace=False):

@@ -6,7 +6,7 @@ C++ side checks every operand against its storage before touching memory.
 
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient, avg_pool2d, layer_norm,
-cross_entropy, adam_step_). They get the composite's own arguments, allocate their result with the
+cross_entropy, adam_step_, relu and its gradient). They get the composite's own arguments, allocate their result with the
 public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
@@ -356,6 +356,23 @@ def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
 _REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
+def _relu(input):
+    if input.dtype.name == "bool":
+        return _decomposition("relu")(input)
+    out = input.new_empty(input.shape)
+    _K.unary(_K.UNARY_OPS["relu"], _code(input.dtype), out.shape, _operand(out), _operand(input))
+    return out
+
+
+def _relu_backward(grad, output):
+    if grad.dtype is not output.dtype or not grad.dtype.is_floating_point:
+        return _decomposition("relu_backward")(grad, output)
+    result = grad.new_empty(output.shape)
+    _K.binary(_K.BINARY_OPS["relu_backward"], _code(grad.dtype), output.shape, _operand(result), _operand(grad),
+              _operand(output))
+    return result
+
+
 def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
     if input.dtype.name not in _FUSED_DTYPES:
         return _decomposition("cross_entropy")(input, target, weight, reduction, ignore_index, label_smoothing)
@@ -378,7 +395,8 @@ def table() -> dict:
                "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
                "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
                "cross_entropy": _cross_entropy, "lstm_sequence_forward": _lstm_sequence_forward,
-               "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step}
+               "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step,
+               "relu": _relu, "relu_backward": _relu_backward}
     for name in FAMILIES["unary"]:
         kernels[name] = _unary(_K.UNARY_OPS[name])
     for name in FAMILIES["binary"]:

@@ -105,7 +105,7 @@ bool binary_supported(int op, int dtype) {
             return true;
         case B_SUB: case B_FLOOR_DIVIDE: case B_REMAINDER: case B_FMOD: case B_POW:
             return dtype != kBool;
-        case B_DIV: case B_ATAN2: case B_COPYSIGN: case B_HYPOT:
+        case B_DIV: case B_ATAN2: case B_COPYSIGN: case B_HYPOT: case B_RELU_BACKWARD:
             return is_float_dtype(dtype);
         case B_BITWISE_AND: case B_BITWISE_OR: case B_BITWISE_XOR:
             return !is_float_dtype(dtype);
@@ -183,6 +183,9 @@ template <class T> void binary_T(int op, const Loop<3>& L) {
             break;
         case B_RSHIFT:
             if constexpr (I) run_binary<T, T>(L, [](C a, C b) { return int_rshift<T>(a, b); });
+            break;
+        case B_RELU_BACKWARD:  // a the gradient, b relu's output: NaN outputs pass the gradient
+            if constexpr (F) run_binary<T, T>(L, [](C a, C b) { return b <= C(0) ? C(0) : a; });
             break;
         case B_LOGICAL_AND:
             run_binary<bool, T>(L, [](C a, C b) { return (a != 0) && (b != 0); });

@@ -246,6 +246,9 @@ extern int g_num_threads;  // the user's setting: tp.set_num_threads (default: e
 int active_threads();
 // Gives OpenBLAS the same thread count before a GEMM (a call only when the count changed).
 void sync_blas_threads();
+// OpenBLAS on the calling thread only, for GEMMs inside our own parallel regions (the next
+// sync_blas_threads restores the count).
+void serial_blas();
 // Forget the measured load (after tp.set_num_threads).
 void reset_thread_monitor();
 bool adaptive_threads_enabled();

@@ -16,6 +16,7 @@
 #include <cblas.h>
 
 #include <climits>
+#include <memory>
 #include <vector>
 
 #include "families.h"
@@ -29,23 +30,12 @@ struct ConvGeometry {
     int64_t s[2], p[2], d[2];
 };
 
-template <class T>
-void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
-             int64_t ldc) {
-    sync_blas_threads();
-    if constexpr (std::is_same_v<T, float>)
-        scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
-                          (int)ldb, beta, c, (int)ldc);
-    else
-        scipy_cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
-                          (int)ldb, beta, c, (int)ldc);
-}
-
+// C (m, n) = A (m, k) @ B (k, n) + beta * C, row-major, A or B transposed as asked. Runs on the
+// calling thread: every caller is inside parallel_tasks, which sets OpenBLAS to one thread.
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
     const auto at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
-    sync_blas_threads();
     if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c,
                           (int)ldc);
@@ -54,18 +44,18 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
                           (int)ldc);
 }
 
-// Output positions per gemm below which several images share one gemm.
-constexpr int64_t kBatchColumns = 2048;
+// Output positions per gemm below which several images share one gemm: a gemm packs the whole
+// weight once per call, which small output planes would not amortize.
+constexpr int64_t kBatchColumns = 512;
 
 // Columns of one image's channel group (rows `ld` apart): row (c, ki, kj) holds, for every output position, the
 // input value that kernel tap (ki, kj) of channel c sees there (0 in the padding).
 template <class T>
 void im2col(const ConvGeometry& g, const T* in, const int64_t* st, T* col, int64_t ld) {
     const int64_t taps = g.kh * g.kw, rows = g.cg * taps;
-    // One thread: OpenMP workers still spinning after a parallel region would slow the OpenBLAS
-    // threads of the gemm that follows (measured 40x on 2 cores).
-    parallel_chunks(rows, 1, [&](int64_t, int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
+    // On the calling thread: it runs inside parallel_tasks.
+    {
+        for (int64_t r = 0; r < rows; ++r) {
             const int64_t c = r / taps, ki = (r % taps) / g.kw, kj = r % g.kw;
             const T* src = in + c * st[1];
             T* dst = col + r * ld;
@@ -94,7 +84,7 @@ void im2col(const ConvGeometry& g, const T* in, const int64_t* st, T* col, int64
                 }
             }
         }
-    });
+    }
 }
 
 // The adjoint of im2col: adds each column row (c, ki, kj) back into the input pixels its taps
@@ -102,7 +92,6 @@ void im2col(const ConvGeometry& g, const T* in, const int64_t* st, T* col, int64
 template <class T>
 void col2im(const ConvGeometry& g, const T* col, int64_t ld, T* img) {
     const int64_t taps = g.kh * g.kw, rows = g.cg * taps;
-    // On the calling thread, as im2col.
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t c = r / taps, ki = (r % taps) / g.kw, kj = r % g.kw;
         const T* src = col + r * ld;
@@ -132,6 +121,25 @@ int64_t images_per_gemm(const ConvGeometry& g) {
     return std::max<int64_t>(1, std::min<int64_t>(g.n, kBatchColumns / std::max<int64_t>(plane, 1)));
 }
 
+// fn(chunk, first_task, end_task) over `tasks` tasks of images, in parallel. Each task is a
+// single-threaded im2col/col2im and gemm on data that stays in the core's cache; threading the
+// gemms inside OpenBLAS instead left the im2col and the copies on one thread while OpenBLAS's
+// other thread spun (the CNN step's convolutions ran 2x slower than PyTorch's). The chunks
+// depend only on the tasks and tp.get_num_threads(), never on the machine's load.
+template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn) {
+#ifdef _OPENMP
+    serial_blas();
+    const int64_t nchunks = std::min<int64_t>(tasks, int64_t(g_num_threads) * CHUNKS_PER_THREAD);
+#else
+    sync_blas_threads();  // no threads of our own: OpenBLAS threads each gemm
+    const int64_t nchunks = 1;
+#endif
+    parallel_chunks(tasks, nchunks, fn);
+    // The chunks parallel_chunks made: equal ones of ceil(tasks / nchunks) tasks.
+    const int64_t per = (tasks + nchunks - 1) / std::max<int64_t>(nchunks, 1);
+    return tasks > 0 ? (tasks + per - 1) / per : 0;
+}
+
 // grad (N, O, plane) rows og..og+og of images n0..n0+nb side by side: (og, nb * plane).
 template <class T>
 void gather_grad(const ConvGeometry& g, const T* G, int64_t n0, int64_t nb, int64_t gi, T* buf) {
@@ -142,30 +150,38 @@ void gather_grad(const ConvGeometry& g, const T* G, int64_t n0, int64_t nb, int6
                         static_cast<size_t>(plane) * sizeof(T));
 }
 
+// An uninitialized scratch buffer (a std::vector would zero it first).
+template <class T> std::unique_ptr<T[]> scratch(int64_t n) { return std::unique_ptr<T[]>(new T[std::max<int64_t>(n, 1)]); }
+
 template <class T> void conv2d_input_backward_T(const ConvGeometry& g, Operand& out, Operand& grad, Operand& weight) {
     const T* G = reinterpret_cast<const T*>(grad.data);
     const T* Wt = reinterpret_cast<const T*>(weight.data);
     T* O = reinterpret_cast<T*>(out.data);
     const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow, image = g.c * g.h * g.w;
-    std::fill(O, O + g.n * image, T(0));
-    if (k == 0 || og == 0) return;
-    const int64_t batch = images_per_gemm(g);
-    std::vector<T> col(static_cast<size_t>(k * plane * batch));
-    std::vector<T> buf(batch > 1 ? static_cast<size_t>(og * plane * batch) : 0);
-    for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
-        const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
-        for (int64_t gi = 0; gi < g.groups; ++gi) {
-            const T* B = G + (n0 * g.o + gi * og) * plane;
-            if (batch > 1) {
-                gather_grad<T>(g, G, n0, nb, gi, buf.data());
-                B = buf.data();
-            }
-            // columns (k, nb * plane) = weight[g]^T (k, og) @ grad[g] (og, nb * plane)
-            gemm<T>(true, false, k, ld, og, Wt + gi * og * k, k, B, ld, T(0), col.data(), ld);
-            for (int64_t j = 0; j < nb; ++j)
-                col2im<T>(g, col.data() + j * plane, ld, O + (n0 + j) * image + gi * g.cg * g.h * g.w);
-        }
+    if (k == 0 || og == 0) {
+        std::fill(O, O + g.n * image, T(0));
+        return;
     }
+    const int64_t batch = images_per_gemm(g);
+    parallel_tasks((g.n + batch - 1) / batch, [&](int64_t, int64_t t0, int64_t t1) {
+        auto col = scratch<T>(k * plane * batch);
+        auto buf = scratch<T>(batch > 1 ? og * plane * batch : 0);
+        for (int64_t n0 = t0 * batch; n0 < std::min(g.n, t1 * batch); n0 += batch) {
+            const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
+            std::fill(O + n0 * image, O + (n0 + nb) * image, T(0));
+            for (int64_t gi = 0; gi < g.groups; ++gi) {
+                const T* B = G + (n0 * g.o + gi * og) * plane;
+                if (nb > 1) {
+                    gather_grad<T>(g, G, n0, nb, gi, buf.get());
+                    B = buf.get();
+                }
+                // columns (k, nb * plane) = weight[g]^T (k, og) @ grad[g] (og, nb * plane)
+                gemm<T>(true, false, k, ld, og, Wt + gi * og * k, k, B, ld, T(0), col.get(), ld);
+                for (int64_t j = 0; j < nb; ++j)
+                    col2im<T>(g, col.get() + j * plane, ld, O + (n0 + j) * image + gi * g.cg * g.h * g.w);
+            }
+        }
+    });
 }
 
 template <class T>
@@ -174,29 +190,45 @@ void conv2d_weight_backward_T(const ConvGeometry& g, Operand& out, Operand& grad
     const T* A = reinterpret_cast<const T*>(a.data);
     T* O = reinterpret_cast<T*>(out.data);
     const int64_t* st = a.strides;
-    const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow;
+    const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow, size = g.o * k;
     if (g.n == 0 || plane == 0) {
-        std::fill(O, O + g.o * k, T(0));
+        std::fill(O, O + size, T(0));
         return;
     }
-    // The columns of a thin (small k) weight are small: more images per gemm then.
-    const int64_t batch = std::max<int64_t>(
-        images_per_gemm(g), std::min<int64_t>(g.n, (int64_t(1) << 20) / std::max<int64_t>(k * plane, 1)));
-    std::vector<T> col(static_cast<size_t>(k * plane * batch));
-    std::vector<T> buf(batch > 1 ? static_cast<size_t>(og * plane * batch) : 0);
-    for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
-        const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
-        for (int64_t gi = 0; gi < g.groups; ++gi) {
-            for (int64_t j = 0; j < nb; ++j)
-                im2col<T>(g, A + (n0 + j) * st[0] + gi * g.cg * st[1], st, col.data() + j * plane, ld);
-            const T* B = G + (n0 * g.o + gi * og) * plane;
-            if (batch > 1) {
-                gather_grad<T>(g, G, n0, nb, gi, buf.data());
-                B = buf.data();
-            }
-            // grad_weight[g] (og, k) (+)= grad[g] (og, nb * plane) @ columns^T (nb * plane, k)
-            gemm<T>(false, true, og, k, ld, B, ld, col.data(), ld, n0 ? T(1) : T(0), O + gi * og * k, k);
+    const int64_t batch = images_per_gemm(g), tasks = (g.n + batch - 1) / batch;
+    // Each chunk of tasks sums its images' gradients into its own partial (chunk 0 into the
+    // result), then the partials are added in chunk order: the same sum whatever the load.
+    const int64_t most = std::min<int64_t>(tasks, int64_t(g_num_threads) * CHUNKS_PER_THREAD);
+    std::vector<std::unique_ptr<T[]>> partials(static_cast<size_t>(std::max<int64_t>(most, 1)));
+    const int64_t nchunks = parallel_tasks(tasks, [&](int64_t chunk, int64_t t0, int64_t t1) {
+        T* acc = O;
+        if (chunk > 0) {
+            partials[chunk] = scratch<T>(size);
+            acc = partials[chunk].get();
         }
+        auto col = scratch<T>(k * plane * batch);
+        auto buf = scratch<T>(batch > 1 ? og * plane * batch : 0);
+        for (int64_t n0 = t0 * batch; n0 < std::min(g.n, t1 * batch); n0 += batch) {
+            const int64_t nb = std::min(batch, g.n - n0), ld = nb * plane;
+            for (int64_t gi = 0; gi < g.groups; ++gi) {
+                for (int64_t j = 0; j < nb; ++j)
+                    im2col<T>(g, A + (n0 + j) * st[0] + gi * g.cg * st[1], st, col.get() + j * plane, ld);
+                const T* B = G + (n0 * g.o + gi * og) * plane;
+                if (nb > 1) {
+                    gather_grad<T>(g, G, n0, nb, gi, buf.get());
+                    B = buf.get();
+                }
+                // grad_weight[g] (og, k) (+)= grad[g] (og, nb * plane) @ columns^T (nb * plane, k)
+                gemm<T>(false, true, og, k, ld, B, ld, col.get(), ld, n0 == t0 * batch ? T(0) : T(1),
+                        acc + gi * og * k, k);
+            }
+        }
+    });
+    for (int64_t c = 1; c < nchunks; ++c) {
+        const T* p = partials[c].get();
+        parallel_range(size, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) O[i] += p[i];
+        });
     }
 }
 
@@ -211,53 +243,55 @@ template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a
     const bool direct = g.kh == 1 && g.kw == 1 && g.s[0] == 1 && g.s[1] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
                         (g.w == 1 || st[3] == 1) && (g.h == 1 || st[2] == g.w) &&
                         (g.cg == 1 || st[1] >= plane) && (g.cg == 1 ? plane : st[1]) <= INT_MAX;
-    if (k == 0) {  // no input channels: the output is the bias (or zero)
-        for (int64_t i = 0; i < g.n * g.o; ++i)
-            std::fill(O + i * plane, O + (i + 1) * plane,
-                      bias ? reinterpret_cast<const T*>(bias->data)[(i % g.o) * bias->strides[0]] : T(0));
-        return;
-    }
-    // Small output planes make thin gemms that thread poorly: several images then share one gemm
-    // (columns side by side, K x (batch * plane)) whose result is copied into place.
-    const int64_t batch = direct ? 1 : std::max<int64_t>(1, std::min<int64_t>(g.n, kBatchColumns / plane));
-    std::vector<T> col(direct ? 0 : static_cast<size_t>(k * plane * batch));
-    std::vector<T> tmp(batch > 1 ? static_cast<size_t>(og * plane * batch) : 0);
     const T* B = bias ? reinterpret_cast<const T*>(bias->data) : nullptr;
     const int64_t bs = bias ? bias->strides[0] : 0;
-    for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
-        const int64_t nb = std::min(batch, g.n - n0);
-        if (B && batch == 1) {
-            T* oimg = O + n0 * g.o * plane;
-            for (int64_t oc = 0; oc < g.o; ++oc) std::fill(oimg + oc * plane, oimg + (oc + 1) * plane, B[oc * bs]);
-        }
-        for (int64_t gi = 0; gi < g.groups; ++gi) {
-            const T* Wg = Wt + gi * og * k;
-            if (batch == 1) {
-                const T* in = A + n0 * st[0] + gi * g.cg * st[1];
-                const T* cols = col.data();
-                int64_t ldb = plane;
-                if (direct) {
-                    cols = in;
-                    if (g.cg > 1) ldb = st[1];
-                } else {
-                    im2col<T>(g, in, st, col.data(), plane);
-                }
-                gemm_nn<T>(og, plane, k, Wg, k, cols, ldb, B ? T(1) : T(0), O + (n0 * g.o + gi * og) * plane, plane);
-                continue;
-            }
-            const int64_t ld = nb * plane;
-            for (int64_t j = 0; j < nb; ++j)
-                im2col<T>(g, A + (n0 + j) * st[0] + gi * g.cg * st[1], st, col.data() + j * plane, ld);
-            gemm_nn<T>(og, ld, k, Wg, k, col.data(), ld, T(0), tmp.data(), ld);
-            for (int64_t j = 0; j < nb; ++j)
-                for (int64_t oc = 0; oc < og; ++oc) {
-                    const T* src = tmp.data() + oc * ld + j * plane;
-                    T* dst = O + ((n0 + j) * g.o + gi * og + oc) * plane;
-                    const T add = B ? B[(gi * og + oc) * bs] : T(0);
-                    for (int64_t p = 0; p < plane; ++p) dst[p] = src[p] + add;
-                }
-        }
+    if (k == 0) {  // no input channels: the output is the bias (or zero)
+        for (int64_t i = 0; i < g.n * g.o; ++i)
+            std::fill(O + i * plane, O + (i + 1) * plane, B ? B[(i % g.o) * bs] : T(0));
+        return;
     }
+    // Small output planes make thin gemms: several images then share one gemm (columns side by
+    // side, K x (batch * plane)) whose result is copied into place.
+    const int64_t batch = direct ? 1 : images_per_gemm(g);
+    parallel_tasks((g.n + batch - 1) / batch, [&](int64_t, int64_t t0, int64_t t1) {
+        auto col = scratch<T>(direct ? 0 : k * plane * batch);
+        auto tmp = scratch<T>(batch > 1 ? og * plane * batch : 0);
+        for (int64_t n0 = t0 * batch; n0 < std::min(g.n, t1 * batch); n0 += batch) {
+            const int64_t nb = std::min(batch, g.n - n0);
+            if (B && nb == 1) {
+                T* oimg = O + n0 * g.o * plane;
+                for (int64_t oc = 0; oc < g.o; ++oc) std::fill(oimg + oc * plane, oimg + (oc + 1) * plane, B[oc * bs]);
+            }
+            for (int64_t gi = 0; gi < g.groups; ++gi) {
+                const T* Wg = Wt + gi * og * k;
+                if (nb == 1) {
+                    const T* in = A + n0 * st[0] + gi * g.cg * st[1];
+                    const T* cols = col.get();
+                    int64_t ldb = plane;
+                    if (direct) {
+                        cols = in;
+                        if (g.cg > 1) ldb = st[1];
+                    } else {
+                        im2col<T>(g, in, st, col.get(), plane);
+                    }
+                    gemm<T>(false, false, og, plane, k, Wg, k, cols, ldb, B ? T(1) : T(0),
+                            O + (n0 * g.o + gi * og) * plane, plane);
+                    continue;
+                }
+                const int64_t ld = nb * plane;
+                for (int64_t j = 0; j < nb; ++j)
+                    im2col<T>(g, A + (n0 + j) * st[0] + gi * g.cg * st[1], st, col.get() + j * plane, ld);
+                gemm<T>(false, false, og, ld, k, Wg, k, col.get(), ld, T(0), tmp.get(), ld);
+                for (int64_t j = 0; j < nb; ++j)
+                    for (int64_t oc = 0; oc < og; ++oc) {
+                        const T* src = tmp.get() + oc * ld + j * plane;
+                        T* dst = O + ((n0 + j) * g.o + gi * og + oc) * plane;
+                        const T add = B ? B[(gi * og + oc) * bs] : T(0);
+                        for (int64_t p = 0; p < plane; ++p) dst[p] = src[p] + add;
+                    }
+            }
+        }
+    });
 }
 
 bool is_contiguous(int ndim, const int64_t* shape, const int64_t* strides) {

@@ -226,6 +226,26 @@ RowTaps row_taps(const PoolGeometry& g) {
     return t;
 }
 
+// take ? a : b through bit masks. Whether a tap beats the running maximum is a coin toss on real
+// data; GCC compiles a ?: on floats into a branch, and its mispredictions cost 3-5 ns a tap
+// (max_pool2d of 64x64x24x24, one thread: 13 ms, as long as PyTorch, before; 7 ms with selects).
+template <class T> inline T select_bits(bool take, T a, T b) {
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    Bits ab, bb;
+    std::memcpy(&ab, &a, sizeof(T));
+    std::memcpy(&bb, &b, sizeof(T));
+    const Bits mask = Bits(0) - Bits(take);
+    const Bits r = (ab & mask) | (bb & ~mask);
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+}
+
+inline int64_t select_index(bool take, int64_t a, int64_t b) { return b ^ ((a ^ b) & -int64_t(take)); }
+
+// A value replaces the running maximum when it is larger, or when it is the first NaN.
+template <class T> inline bool beats(T v, T cur) { return (v > cur) | ((v != v) & (cur == cur)); }
+
 template <class T>
 void row_argmax(const PoolGeometry& g, const T* plane, const int64_t* as, int64_t y, const RowTaps& t, T* m,
                 int64_t* best) {
@@ -240,13 +260,14 @@ void row_argmax(const PoolGeometry& g, const T* plane, const int64_t* as, int64_
         const T* row = plane + ih * as[2];
         for (int64_t kj = 0; kj < g.k[1]; ++kj) {
             const int64_t off = kj * g.d[1] - g.p[1];
-            for (int64_t x = t.xlo[kj]; x < t.xhi[kj]; ++x) {
-                const int64_t iw = x * g.s[1] + off;
-                const T v = row[iw * as[3]], cur = m[x];
-                if (v > cur || (v != v && cur == cur)) {
-                    m[x] = v;
-                    best[x] = ih * g.w + iw;
-                }
+            const int64_t xlo = t.xlo[kj], xhi = t.xhi[kj], step = g.s[1] * as[3];
+            const T* src = row + (xlo * g.s[1] + off) * as[3];
+            int64_t at = ih * g.w + xlo * g.s[1] + off;
+            for (int64_t x = xlo; x < xhi; ++x, src += step, at += g.s[1]) {
+                const T v = *src, cur = m[x];
+                const bool take = beats(v, cur);
+                m[x] = select_bits(take, v, cur);
+                best[x] = select_index(take, at, best[x]);
             }
         }
     }

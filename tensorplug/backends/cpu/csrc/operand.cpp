@@ -46,6 +46,7 @@ const OpName kBinaryOpNames[B_NUM_OPS] = {
     {"hypot", B_HYPOT},
     {"bitwise_left_shift", B_LSHIFT},
     {"bitwise_right_shift", B_RSHIFT},
+    {"relu_backward", B_RELU_BACKWARD},
 };
 
 const OpName kCompareOpNames[C_NUM_OPS] = {{"eq", C_EQ}, {"ne", C_NE}, {"lt", C_LT},

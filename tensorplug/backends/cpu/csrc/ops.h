@@ -19,7 +19,8 @@ enum BinaryOp : int {
     B_POW = 7, B_MAXIMUM = 8, B_MINIMUM = 9, B_ATAN2 = 10, B_BITWISE_AND = 11, B_BITWISE_OR = 12,
     B_BITWISE_XOR = 13, B_LOGICAL_AND = 14, B_LOGICAL_OR = 15, B_LOGICAL_XOR = 16, B_COPYSIGN = 17,
     B_HYPOT = 18, B_LSHIFT = 19, B_RSHIFT = 20,
-    B_NUM_OPS = 21,
+    B_RELU_BACKWARD = 21,  // the fused relu_backward(grad, output), not a primitive
+    B_NUM_OPS = 22,
 };
 
 enum CompareOp : int { C_EQ = 0, C_NE = 1, C_LT = 2, C_LE = 3, C_GT = 4, C_GE = 5, C_NUM_OPS = 6 };

@@ -116,6 +116,10 @@ void sync_blas_threads() {
     if (g_blas_threads.exchange(n, std::memory_order_relaxed) != n) scipy_openblas_set_num_threads(n);
 }
 
+void serial_blas() {
+    if (g_blas_threads.exchange(1, std::memory_order_relaxed) != 1) scipy_openblas_set_num_threads(1);
+}
+
 void reset_thread_monitor() {
     g_blas_threads.store(0, std::memory_order_relaxed);
     monitor().next_sample.store(0, std::memory_order_relaxed);

@@ -143,6 +143,7 @@ template <class T> void unary_T(int op, const Loop<2>& L) {
             else run_unary<T, T>(L, [](C x) { return x * x; });
             break;
         case U_RELU:
+            // -0.0 and NaN stay as they are, as in PyTorch
             if constexpr (!is_bool<T>) run_unary<T, T>(L, [](C x) { return x < 0 ? C(0) : x; });
             break;
         case U_LOGICAL_NOT:
