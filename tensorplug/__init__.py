@@ -98,7 +98,7 @@ from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
-from .sparse import sparse_coo, sparse_coo_tensor, spmm  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402
 
 sparse.attach()
 from .frontend import dlpack as _dlpack  # noqa: E402

@@ -79,6 +79,7 @@ int8: _dtype
 long: _dtype
 short: _dtype
 sparse_coo: _str
+strided: _str
 uint8: _dtype
 
 
@@ -737,7 +738,7 @@ def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
 
 def sparse_coo_tensor(indices: Any, values: Any, size: _Size | None = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., check_invariants: Any = ..., is_coalesced: Any = ...) -> tensorplug.sparse.SparseTensor:
-    """A sparse COO matrix with ``values[k]`` at ``indices[:, k]`` (repeated indices add up)."""
+    """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (repeated indices add up): as many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``."""
 
 def split(tensor: Any, split_size_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""

@@ -307,6 +307,8 @@ def tensor_stub(tensorplug) -> str:
             members.append("    def __hash__(self) -> _int: ...")
         elif isinstance(value, builtins.bool):
             members.append(f"    {name}: _bool")
+        elif isinstance(value, builtins.str):  # layout
+            members.append(f"    {name}: _str")
         else:
             raise TypeError(f"Tensor.{name}: no stub rule for a {type(value).__name__}")
     module_functions = []

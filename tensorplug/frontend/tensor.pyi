@@ -368,7 +368,7 @@ class Tensor:
     def index_add_(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
         """In-place version of ``index_add``."""
     def index_put_(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
-        """See torch.Tensor.index_put_."""
+        """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
         """See torch.Tensor.index_select."""
     def int(self) -> Tensor:
@@ -420,6 +420,7 @@ class Tensor:
         """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
     def kthvalue(self, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
         """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
+    layout: _str
     def le(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
     def le_(self, other: _TensorOrNumber) -> Tensor:

@@ -132,8 +132,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input._dtype.name} instead (while checking arguments for embedding)"
         )
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding(): scale_grad_by_freq is not supported")
     rows = weight._shape[0]
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
@@ -142,6 +142,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     flat = copying.to_dtype(input, _dt.int64).reshape(-1)
     if max_norm is not None:
         _renorm_rows(weight, flat, float(max_norm), float(norm_type))
+    if sparse:
+        from ._sparse_embedding import sparse_embedding
+
+        return sparse_embedding(weight, flat, padding_idx).reshape(input._shape + (weight._shape[1],))
     out = weight.index_select(0, flat)
     if padding_idx is not None:
         padded = COMPARE["eq"](flat, padding_idx).unsqueeze(1)

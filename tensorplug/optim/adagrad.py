@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..frontend import dtypes as _dt
 from ..frontend.factories import full_like, tensor
+from ..frontend.tensor import Tensor
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
 __all__ = ["Adagrad"]
@@ -48,10 +49,17 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                grad = p.grad
+                if not isinstance(grad, Tensor):
+                    # A sparse gradient (nn.Embedding(sparse=True)): the update of a row it does not
+                    # hold is 0, so its dense form gives PyTorch's sparse update.
+                    if weight_decay != 0:
+                        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+                    grad = grad.to_dense()
                 state = self.state[p]
                 state["step"].add_(1)
                 step = state["step"].item()
-                grad = -p.grad if group["maximize"] else p.grad
+                grad = -grad if group["maximize"] else grad
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)

@@ -27,6 +27,8 @@ class Adam(Optimizer):
     its running maximum with ``amsgrad``). ``decoupled_weight_decay=True`` is AdamW.
     """
 
+    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
                  amsgrad: bool = False, *, foreach=None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused=None, decoupled_weight_decay: bool = False) -> None:

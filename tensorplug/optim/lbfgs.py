@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..frontend.autograd import enable_grad
 from ..frontend.factories import zeros
 from ..frontend.ops.joining import cat
+from ..frontend.tensor import Tensor
 from .optimizer import Optimizer, _use_grad
 
 __all__ = ["LBFGS"]
@@ -40,7 +41,7 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
-        views = [zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None else p.grad.reshape(-1)
+        views = [zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None else _dense(p.grad).reshape(-1)
                  for p in self._params]
         return cat(views, 0)
 
@@ -145,3 +146,8 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+
+def _dense(grad) -> Tensor:
+    """A gradient as a dense tensor (a sparse one from nn.Embedding(sparse=True) too, as PyTorch)."""
+    return grad if isinstance(grad, Tensor) else grad.to_dense()

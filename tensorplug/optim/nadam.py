@@ -39,6 +39,7 @@ class NAdam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                self._check_dense(p.grad)
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = tensor(0.0, dtype=_dt.float32)

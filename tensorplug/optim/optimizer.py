@@ -124,6 +124,15 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    #: How the optimizer refuses a sparse gradient (nn.Embedding(sparse=True)); None: PyTorch's
+    #: "<name> does not support sparse gradients".
+    _sparse_refusal: str | None = None
+
+    def _check_dense(self, grad) -> None:
+        """Refuse a sparse gradient as PyTorch does in optimizers without a sparse update."""
+        if not isinstance(grad, Tensor):
+            raise RuntimeError(self._sparse_refusal or f"{type(self).__name__} does not support sparse gradients")
+
     def _counted_grads(self, group: dict, *buffers: str):
         """``(param, state, grad)`` for each parameter of ``group`` that has a gradient, after
         the bookkeeping the Adam-family updates share: state made on first use (a float32 step
@@ -132,6 +141,7 @@ class Optimizer:
         for p in group["params"]:
             if p.grad is None:
                 continue
+            self._check_dense(p.grad)
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = tensor(0.0, dtype=_dt.float32)

@@ -42,6 +42,7 @@ class RMSprop(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                self._check_dense(p.grad)
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = tensor(0.0, dtype=_dt.float32)

@@ -37,6 +37,7 @@ class Rprop(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                self._check_dense(p.grad)
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = tensor(0.0, dtype=_dt.float32)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.ops.copying import clone
+from ..frontend.tensor import Tensor
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
 __all__ = ["SGD"]
@@ -39,7 +40,14 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = -p.grad if maximize else p.grad
+                grad = p.grad
+                if not isinstance(grad, Tensor):
+                    # A sparse gradient (nn.Embedding(sparse=True)): the update is linear in it, so its
+                    # dense form gives PyTorch's result (which refuses weight decay there).
+                    if weight_decay != 0:
+                        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+                    grad = grad.to_dense()
+                grad = -grad if maximize else grad
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 if momentum != 0:

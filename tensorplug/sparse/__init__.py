@@ -1,33 +1,38 @@
-"""Sparse COO tensors, enough for graph networks: ``tp.sparse_coo_tensor``, ``Tensor.to_sparse``,
-``tp.sparse.mm`` / ``tp.spmm`` and ``sparse @ dense``.
+"""Sparse COO tensors, enough for graph networks and sparse embedding gradients:
+``tp.sparse_coo_tensor``, ``Tensor.to_sparse``, ``tp.sparse.mm`` / ``tp.spmm``, ``sparse @ dense``,
+and the gradient ``nn.Embedding(sparse=True)`` gives its weight (for ``optim.SparseAdam``).
 
-A sparse tensor is its indices (2 x nnz, int64), values (nnz, ...) and dense shape. Every
-operation is a composite over the dense primitives (``index_select``, ``index_add``, ``nonzero``),
-so it runs, and differentiates with respect to the values and the dense operand, on every
-backend. Differences from PyTorch (docs/deviations.md): a sparse tensor is its own class
-(``isinstance(s, tp.Tensor)`` is False; ``s.is_sparse`` and ``s.layout`` are there), and only
-2-d sparse matrices with dense trailing dims on their values are supported.
+A sparse tensor is its indices (sparse_dim x nnz, int64), values (nnz, *dense dims) and shape
+(the sparse dims, then the dense ones). Every operation is a composite over the dense primitives
+(``index_select``, ``index_add``, ``nonzero``), so it runs, and differentiates with respect to the
+values and the dense operand, on every backend. Differences from PyTorch (docs/deviations.md): a
+sparse tensor is its own class (``isinstance(s, tp.Tensor)`` is False; ``s.is_sparse`` and
+``s.layout`` are there), with the operations listed here only; ``mm``, ``t`` and ``to_sparse``
+take 2-d sparse matrices.
 """
 from __future__ import annotations
 
 from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "sparse_coo"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "sparse_coo", "strided"]
 
-#: The layout object of sparse COO tensors (``s.layout is tp.sparse_coo``).
+#: The layout objects of sparse COO tensors (``s.layout is tp.sparse_coo``) and of every other
+#: tensor (``t.layout is tp.strided``).
 sparse_coo = "torch.sparse_coo"
+strided = "torch.strided"
 
 
 class SparseTensor:
-    """A sparse COO matrix: ``indices`` (2, nnz) int64, ``values`` (nnz, *dense dims), ``shape``."""
+    """A sparse COO tensor: ``indices`` (sparse_dim, nnz) int64, ``values`` (nnz, *dense dims), ``shape``."""
 
     is_sparse = True
     layout = sparse_coo
+    grad_fn = None  # never the output of a recorded op (its values may be)
 
     def __init__(self, indices: Tensor, values: Tensor, shape: tuple, coalesced: bool = False):
-        self._indices = indices
-        self._values = values
+        self._indices_ = indices
+        self._values_ = values
         self.shape = tuple(shape)
         self._coalesced = coalesced
 
@@ -35,15 +40,33 @@ class SparseTensor:
     def indices(self) -> Tensor:
         if not self._coalesced:
             raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
-        return self._indices
+        return self._indices_
 
     def values(self) -> Tensor:
         if not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-        return self._values
+        return self._values_
+
+    def _indices(self) -> Tensor:
+        """The indices as stored, coalesced or not."""
+        return self._indices_
+
+    def _values(self) -> Tensor:
+        """The values as stored, coalesced or not."""
+        return self._values_
 
     def _nnz(self) -> int:
-        return self._indices.shape[1]
+        return self._indices_.shape[1]
+
+    def sparse_dim(self) -> int:
+        return self._indices_.shape[0]
+
+    def dense_dim(self) -> int:
+        return len(self.shape) - self.sparse_dim()
+
+    @property
+    def _shape(self) -> tuple:  # what the autograd engine compares with a leaf's shape
+        return self.shape
 
     def size(self, dim=None):
         return self.shape if dim is None else self.shape[dim]
@@ -53,47 +76,99 @@ class SparseTensor:
 
     @property
     def dtype(self):
-        return self._values.dtype
+        return self._values_.dtype
 
     @property
     def device(self):
-        return self._values.device
+        return self._values_.device
 
     @property
     def requires_grad(self) -> bool:
-        return self._values.requires_grad
+        return self._values_.requires_grad
+
+    def requires_grad_(self, requires_grad: bool = True) -> "SparseTensor":
+        self._values_.requires_grad_(requires_grad)
+        return self
 
     def is_coalesced(self) -> bool:
         return self._coalesced
 
     # --- conversions -------------------------------------------------------------------------
+    def _keys(self) -> Tensor:
+        """Each entry's position in the sparse dims flattened row-major (int64, one per entry)."""
+        keys = self._indices_[0]
+        for d in range(1, self.sparse_dim()):
+            keys = keys * self.shape[d] + self._indices_[d]
+        return keys
+
+    def _unravel(self, keys: Tensor) -> Tensor:
+        rows = []
+        for d in reversed(range(1, self.sparse_dim())):
+            rows.append(keys % self.shape[d])
+            keys = keys // self.shape[d]
+        rows.append(keys)
+        return _stack_rows(list(reversed(rows)))
+
     def coalesce(self) -> "SparseTensor":
         """Sorted, unique indices; values at repeated indices are summed."""
         if self._coalesced:
             return self
-        rows, cols = self._indices[0], self._indices[1]
-        keys = rows * self.shape[1] + cols
-        unique, inverse = _unique_inverse(keys)
-        summed = self._values.new_zeros((unique.shape[0],) + tuple(self._values.shape[1:]))
-        summed = summed.index_add(0, inverse, self._values)
-        indices = _stack_rows(unique // self.shape[1], unique % self.shape[1])
-        return SparseTensor(indices, summed, self.shape, coalesced=True)
+        unique, inverse = _unique_inverse(self._keys())
+        summed = self._values_.new_zeros((unique.shape[0],) + tuple(self._values_.shape[1:]))
+        summed = summed.index_add(0, inverse, self._values_)
+        return SparseTensor(self._unravel(unique), summed, self.shape, coalesced=True)
 
     def to_dense(self) -> Tensor:
-        rows, cols = self._indices[0], self._indices[1]
-        flat = self._values.new_zeros((self.shape[0] * self.shape[1],) + tuple(self._values.shape[1:]))
-        flat = flat.index_add(0, rows * self.shape[1] + cols, self._values)
+        sparse_shape = self.shape[:self.sparse_dim()]
+        rows = 1
+        for n in sparse_shape:
+            rows *= n
+        flat = self._values_.new_zeros((rows,) + tuple(self._values_.shape[1:]))
+        flat = flat.index_add(0, self._keys(), self._values_)
         return flat.reshape(self.shape)
 
     def to(self, *args, **kwargs) -> "SparseTensor":
-        return SparseTensor(self._indices.to(*args, **{k: v for k, v in kwargs.items() if k == "device"})
-                            if _moves_device(args, kwargs) else self._indices,
-                            self._values.to(*args, **kwargs), self.shape, self._coalesced)
+        return SparseTensor(self._indices_.to(*args, **{k: v for k, v in kwargs.items() if k == "device"})
+                            if _moves_device(args, kwargs) else self._indices_,
+                            self._values_.to(*args, **kwargs), self.shape, self._coalesced)
+
+    def clone(self) -> "SparseTensor":
+        return SparseTensor(self._indices_.clone(), self._values_.clone(), self.shape, self._coalesced)
+
+    def detach(self) -> "SparseTensor":
+        return SparseTensor(self._indices_, self._values_.detach(), self.shape, self._coalesced)
+
+    def zero_(self) -> "SparseTensor":
+        """No entries left (the shape stays), as PyTorch's zero_ of a sparse tensor."""
+        self._indices_ = self._indices_[:, :0]
+        self._values_ = self._values_[:0]
+        self._coalesced = True
+        return self
 
     def t(self) -> "SparseTensor":
-        if len(self.shape) != 2:
+        if len(self.shape) != 2 or self.sparse_dim() != 2:
             raise RuntimeError("t() expects a 2-D sparse tensor")
-        return SparseTensor(_stack_rows(self._indices[1], self._indices[0]), self._values, self.shape[::-1])
+        return SparseTensor(_stack_rows([self._indices_[1], self._indices_[0]]), self._values_, self.shape[::-1])
+
+    # --- arithmetic ----------------------------------------------------------------------------
+    def __add__(self, other):
+        """sparse + sparse keeps every entry of both (uncoalesced, as PyTorch); sparse + dense is dense."""
+        if isinstance(other, Tensor):
+            return self.to_dense() + other
+        if not isinstance(other, SparseTensor):
+            return NotImplemented
+        if other.shape != self.shape or other.sparse_dim() != self.sparse_dim():
+            raise RuntimeError(f"add: sparse tensors of shapes {list(self.shape)} and {list(other.shape)} (sparse dims "
+                               f"{self.sparse_dim()} and {other.sparse_dim()}) cannot be added")
+        from ..frontend.ops.joining import cat
+
+        return SparseTensor(cat([self._indices_, other._indices_], 1), cat([self._values_, other._values_], 0),
+                            self.shape)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "SparseTensor":
+        return SparseTensor(self._indices_, -self._values_, self.shape, self._coalesced)
 
     def __matmul__(self, other):
         return mm(self, other)
@@ -101,12 +176,12 @@ class SparseTensor:
     def __mul__(self, scalar):
         if isinstance(scalar, Tensor):
             raise TypeError("sparse * tensor is not supported; multiply by a number, or use to_dense()")
-        return SparseTensor(self._indices, self._values * scalar, self.shape, self._coalesced)
+        return SparseTensor(self._indices_, self._values_ * scalar, self.shape, self._coalesced)
 
     __rmul__ = __mul__
 
     def __repr__(self) -> str:
-        return (f"tensor(indices={self._indices!r},\n       values={self._values!r},\n       size={self.shape}, "
+        return (f"tensor(indices={self._indices_!r},\n       values={self._values_!r},\n       size={self.shape}, "
                 f"nnz={self._nnz()}, layout=torch.sparse_coo)")
 
 
@@ -116,10 +191,10 @@ def _moves_device(args, kwargs) -> bool:
     return any(not isinstance(a, _dt.dtype) for a in args)
 
 
-def _stack_rows(a: Tensor, b: Tensor) -> Tensor:
+def _stack_rows(rows: list) -> Tensor:
     from ..frontend.ops.joining import stack
 
-    return stack([a, b], 0)
+    return stack(rows, 0)
 
 
 def _unique_inverse(keys: Tensor) -> tuple:
@@ -130,7 +205,8 @@ def _unique_inverse(keys: Tensor) -> tuple:
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad: bool = False,
                       check_invariants=None, is_coalesced=None) -> SparseTensor:
-    """A sparse COO matrix with ``values[k]`` at ``indices[:, k]`` (repeated indices add up)."""
+    """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (repeated indices add up): as
+    many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``."""
     from ..frontend.factories import tensor as make
 
     indices = indices if isinstance(indices, Tensor) else make(indices, dtype=_dt.int64, device=device)
@@ -141,27 +217,28 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         indices, values = indices.to(device), values.to(device)
     if indices.dtype != _dt.int64:
         raise RuntimeError(f"sparse_coo_tensor: indices must be an int64 tensor, got {indices.dtype}")
-    if indices.dim() != 2 or indices.shape[0] != 2:
-        raise NotImplementedError(f"sparse_coo_tensor: only 2-d sparse matrices are supported (indices of shape "
-                                  f"(2, nnz)); got indices of shape {list(indices.shape)}")
+    if indices.dim() != 2 or indices.shape[0] < 1:
+        raise RuntimeError(f"sparse_coo_tensor: indices must be of shape (sparse_dim, nnz) with sparse_dim >= 1, got "
+                           f"{list(indices.shape)}")
     if values.dim() < 1 or values.shape[0] != indices.shape[1]:
         raise RuntimeError(f"sparse_coo_tensor: indices hold {indices.shape[1]} entries but values have shape "
                            f"{list(values.shape)}")
-    nnz = indices.shape[1]
+    sparse_dim, nnz = indices.shape
     if size is None:
-        size = tuple(int(indices[d].max()) + 1 if nnz else 0 for d in range(2))
+        size = tuple(int(indices[d].max()) + 1 if nnz else 0 for d in range(sparse_dim)) + tuple(values.shape[1:])
     size = tuple(size)
-    if len(size) != 2 + values.dim() - 1:
-        raise RuntimeError(f"sparse_coo_tensor: size {list(size)} does not match 2 sparse dims and values of shape "
-                           f"{list(values.shape)}")
+    if len(size) != sparse_dim + values.dim() - 1 or size[sparse_dim:] != tuple(values.shape[1:]):
+        raise RuntimeError(f"sparse_coo_tensor: size {list(size)} does not match {sparse_dim} sparse dims and values of "
+                           f"shape {list(values.shape)}")
     if nnz:
-        low, high = int(indices.min()), [int(indices[d].max()) for d in range(2)]
-        if low < 0 or high[0] >= size[0] or high[1] >= size[1]:
+        low = int(indices.min())
+        high = [int(indices[d].max()) for d in range(sparse_dim)]
+        if low < 0 or any(h >= n for h, n in zip(high, size)):
             raise RuntimeError(f"sparse_coo_tensor: indices out of range for size {list(size)} (min {low}, max "
                                f"{high})")
     if requires_grad:
         values = values.detach().requires_grad_(True)
-    result = SparseTensor(indices, values, size[:2] + tuple(values.shape[1:]))
+    result = SparseTensor(indices, values, size)
     return result.coalesce() if is_coalesced else result
 
 
@@ -181,10 +258,10 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
         raise TypeError(f"sparse.mm: the first argument must be a sparse tensor, got {type(sparse).__name__}")
     if not isinstance(dense, Tensor) or dense.dim() != 2:
         raise TypeError("sparse.mm: the second argument must be a 2-d dense tensor")
-    if len(sparse.shape) != 2 or sparse.shape[1] != dense.shape[0]:
+    if len(sparse.shape) != 2 or sparse.sparse_dim() != 2 or sparse.shape[1] != dense.shape[0]:
         raise RuntimeError(f"sparse.mm: shapes {list(sparse.shape)} and {list(dense.shape)} cannot be multiplied")
-    rows, cols = sparse._indices[0], sparse._indices[1]
-    contributions = sparse._values.unsqueeze(1) * dense.index_select(0, cols)
+    rows, cols = sparse._indices_[0], sparse._indices_[1]
+    contributions = sparse._values_.unsqueeze(1) * dense.index_select(0, cols)
     out = dense.new_zeros((sparse.shape[0], dense.shape[1]))
     return out.index_add(0, rows, contributions)
 
@@ -195,3 +272,4 @@ spmm = mm
 def attach() -> None:
     Tensor.to_sparse = to_sparse
     Tensor.is_sparse = False
+    Tensor.layout = strided

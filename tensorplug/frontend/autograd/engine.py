@@ -31,7 +31,8 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    return a + b
+    # A sparse gradient (nn.Embedding(sparse=True)) adds from its own side: Tensor + sparse raises.
+    return b + a if isinstance(a, Tensor) and not isinstance(b, Tensor) else a + b
 
 
 def _dependencies(roots: list[Node]) -> dict[Node, int]:
@@ -65,6 +66,8 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
         # A gradient may be shared with other leaves (add returns the same tensor twice): own a copy.
         # (Grad mode is off here without create_graph, so clone records nothing.)
         leaf.grad = grad.clone()
+    elif not (isinstance(grad, Tensor) and isinstance(leaf.grad, Tensor)):
+        leaf.grad = _add(leaf.grad, grad)  # sparse: both sparse stays sparse (entries joined), else dense
     elif create_graph:
         leaf.grad = leaf.grad + grad
     else:
@@ -188,7 +191,12 @@ def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accum
                     elif len(slots) <= nr:
                         slots.extend([None] * (nr + 1 - len(slots)))
                     current = slots[nr]
-                    slots[nr] = grad if current is None else current + grad
+                    if current is None:
+                        slots[nr] = grad
+                    elif isinstance(grad, Tensor):
+                        slots[nr] = current + grad
+                    else:  # a sparse gradient adds from its own side (Tensor + sparse raises)
+                        slots[nr] = grad + current
                 counts[nxt] -= 1
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
