@@ -94,3 +94,23 @@ def test_cumprod_second_order_with_zeros():
         grads.append((g.detach().numpy(), gg.numpy()))
     np.testing.assert_allclose(grads[1][0], grads[0][0])
     np.testing.assert_allclose(grads[1][1], grads[0][1])
+
+
+def test_std_of_equal_values_has_a_zero_gradient():
+    """std and std_mean of equal values (a variance of exactly 0) have PyTorch's zero gradient, not
+    the NaN that sqrt's derivative at 0 times 0 gives, on every backend present."""
+    devices = [s.device_type for s in tp.backends.status() if s.state in ("ready", "loaded")]
+    weights = [[1.0], [-2.0], [0.5]]
+    expected = None
+    for L, device in [(torch, None)] + [(tp, d) for d in devices]:
+        x = L.tensor([[2.0, 2.0, 2.0], [0.1, 0.1, 0.1], [1.0, 2.0, 4.0]], requires_grad=True)
+        if device is not None:
+            x = x.detach().to(device).requires_grad_()
+        w = L.tensor(weights) if device is None else L.tensor(weights, device=device)
+        ((L.std(x, 1, keepdim=True) + L.std_mean(x, 1, keepdim=True)[0]) * w).sum().backward()
+        grad = x.grad.cpu().numpy() if device is not None else x.grad.numpy()
+        if expected is None:
+            expected = grad
+        else:
+            np.testing.assert_allclose(grad, expected, rtol=1e-6, err_msg=device)
+    assert not np.isnan(expected).any()

@@ -244,7 +244,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
     dims, correction = _stat_args("std", input, dim, unbiased, keepdim, correction)
-    return _finish(UNARY["sqrt"](_var_mean(input, dims, correction, bool(keepdim))[0]), out, "std")
+    # The square root's gradient at a variance of 0 (equal values) is 0, as PyTorch's, not NaN.
+    return _finish(_root_at_zero_safe(_var_mean(input, dims, correction, bool(keepdim))[0], 2.0), out, "std")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -257,7 +258,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
     dims, correction = _stat_args("std_mean", input, dim, unbiased, keepdim, correction)
     variance, mean = _var_mean(input, dims, correction, bool(keepdim))
-    return std_mean_result(UNARY["sqrt"](variance), mean)
+    return std_mean_result(_root_at_zero_safe(variance, 2.0), mean)
 
 
 @composite("norm")
