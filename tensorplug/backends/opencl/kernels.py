@@ -21,7 +21,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..api import FAMILIES
-from . import _source
+from . import _fused_source, _source
 from .storage import DeviceState, allocate
 
 __all__ = ["table", "build_program", "BUILD_TIMES"]
@@ -63,6 +63,7 @@ _GENERATORS = {
     "index": _source.index,
     "random": _source.random,
     "sort": _source.sort,
+    "fused": _fused_source.fused,
 }
 
 
@@ -678,7 +679,8 @@ def _sort(values, indices, a, dim, descending, stable):
 
 
 def table() -> dict:
-    """Op name -> kernel for every primitive of the contract."""
+    """Op name -> kernel for every primitive of the contract, and the fused composite ops."""
+    from . import fused  # it imports this module
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
                "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put, "uniform_": _uniform,
                "normal_": _normal, "randint_": _randint, "sort": _sort}
@@ -690,4 +692,5 @@ def table() -> dict:
         kernels[name] = _reduce(name)
     for name in FAMILIES["scan"]:
         kernels[name] = _scan(name)
+    kernels.update(fused.table())
     return kernels

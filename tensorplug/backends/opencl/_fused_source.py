@@ -1,0 +1,472 @@
+"""OpenCL C for the fused composite ops (relu, softmax, cross_entropy, layer_norm, max pooling,
+the convolution helpers, Adam), one program per dtype: the family ``fused``.
+
+The kernels follow their ops' decompositions step by step in the compute type (float32 for
+float16 and bfloat16, stored once at the end), so NaN and inf go where the decompositions send
+them. Sums accumulate in ``ACC`` (double where the device has float64, as the reductions do).
+
+Rows (softmax over the last dim, one cross-entropy sample, one layer_norm row) run one per
+work-item, reading ``VW`` elements at a time with vector loads when the row is contiguous: PoCL
+runs each work-group on one core, so many small groups spread rows over the cores, and a
+vector loop inside the work-item vectorizes where PoCL's work-item loops cannot (a row per
+work-item strides across memory). Everything else is one work-item per output element.
+"""
+from __future__ import annotations
+
+from ._source import DTYPES, _dims, _array, _main_type, accumulator, kind, preamble
+
+#: Elements per vector load in the row kernels.
+VW = 8
+
+__all__ = ["fused", "VW", "ROW_GROUP"]
+
+#: Work-group size of the row kernels: small, so that few rows still make several groups.
+ROW_GROUP = 4
+
+
+def _vector_io(dtype: str, acc: str) -> str:
+    """``LDV(p, i)`` / ``STV(p, i, v)``: VW elements at p + i as a compute-type vector ``CV``."""
+    compute = DTYPES[dtype][1]
+    text = (f"typedef {compute}{VW} CV;\ntypedef {acc}{VW} ACCV;\n#define TO_ACCV(v) convert_{acc}{VW}(v)\n"
+            f"#define TO_CV(v) convert_{compute}{VW}(v)\n"
+            f"{compute} tp_hmax(CV v) {{\n    {compute} m = v.s0;\n"
+            + "".join(f"    m = fmax(m, v.s{q:x});\n" for q in range(1, VW)) + "    return m;\n}\n")
+    if dtype in ("float32", "float64"):
+        text += f"#define LDV(p, i) vload{VW}(0, (p) + (i))\n#define STV(p, i, v) vstore{VW}((v), 0, (p) + (i))\n"
+    else:
+        # 16-bit floats: VW scalar conversions. (PoCL 3.1's vload_half8 faults on an address that
+        # is not 16-byte aligned, which the spec allows; bfloat16 has no vector conversion.)
+        loads = ", ".join(f"LD(p, (i) + {q})" for q in range(VW))
+        text += f"#define LDV(p, i) ((CV)({loads}))\n"
+        text += "void tp_stv(__global T* p, long i, CV v) {\n"
+        text += "".join(f"    ST(p, i + {q}, v.s{q:x});\n" for q in range(VW)) + "}\n"
+        text += "#define STV(p, i, v) tp_stv((p), (i), (v))\n"
+    return text
+
+
+def _hsum() -> str:
+    halves = "ACC s = 0;\n" + "".join(f"    s += v.s{q:x};\n" for q in range(VW))
+    return f"ACC tp_hsum(ACCV v) {{\n    {halves}    return s;\n}}\n"
+
+
+def _rows() -> str:
+    """Row helpers over ``size`` elements at ``base`` with stride ``st`` (vector loads at stride 1).
+    The maximum ignores NaN: a NaN reaches the sum of exps, which makes the whole row NaN, as the
+    decompositions' amax would."""
+    return f"""
+C tp_row_max(__global const T* x, long base, long size, long st) {{
+    C m = -INFINITY;
+    long j = 0;
+    if (st == 1) {{
+        CV mv = (CV)(-INFINITY);
+        for (; j + {VW} <= size; j += {VW}) mv = fmax(mv, LDV(x, base + j));
+        m = tp_hmax(mv);
+    }}
+    for (; j < size; ++j) m = fmax(m, LD(x, base + j * st));
+    return m;
+}}
+/* sum(exp(x - m)); with y, the exps are stored there too (contiguous rows only). */
+ACC tp_row_expsum(__global const T* x, long base, long size, long st, C m, __global T* y, long ybase) {{
+    ACC s = 0;
+    long j = 0;
+    if (st == 1) {{
+        ACCV sv = (ACCV)(0);
+        for (; j + {VW} <= size; j += {VW}) {{
+            CV e = exp(LDV(x, base + j) - (CV)(m));
+            if (y) STV(y, ybase + j, e);
+            sv += TO_ACCV(e);
+        }}
+        s = tp_hsum(sv);
+    }}
+    for (; j < size; ++j) {{
+        C e = exp(LD(x, base + j * st) - m);
+        if (y) ST(y, ybase + j, e);
+        s += (ACC)e;
+    }}
+    return s;
+}}
+"""
+
+
+def fused(dtype: str, fp64: bool) -> str:
+    """The fused kernels of one dtype (every numeric dtype gets relu and max pooling; floating
+    dtypes get the rest)."""
+    k = kind(dtype)
+    acc = accumulator(dtype, fp64)
+    src = [preamble(fp64, dtype), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
+    isnan = "isnan(v)" if k == "f" else "0"
+    lowest = {"f": "-INFINITY", "b": "0"}.get(k)
+    if lowest is None:
+        lowest = f"(C)({'0' if k == 'u' else '1UL << (BITS - 1)'})"
+    relu = "x" if k == "u" else "(x < 0 ? (C)0 : x)"
+    strided = f"int nd, {_dims('d')}, {_dims('so')}"
+    src.append(f"""
+#define TP_ISNAN(v) ({isnan})
+/* relu: 0 where x < 0, x elsewhere (NaN and -0.0 pass through, as the decomposition's where). */
+__kernel void relu_c(__global T* o, long oo, __global const T* a, long oa, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C x = LD(a, oa + i);
+    ST(o, oo + i, {relu});
+}}
+__kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long n, {strided}, {_dims('sa')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
+    long io = oo, ia = oa;
+    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q]; ia += c * st_a[q]; }} }}
+    C x = LD(a, ia);
+    ST(o, io, {relu});
+}}
+
+/* Max pooling, forward and backward. A window's first maximum: its taps inside the input in
+   row-major order, a larger value or the first NaN replacing the running one; the first tap
+   inside the input when nothing beats it (every value -inf: PyTorch's rule, and the CPU's);
+   index h * W + w, or -1 for a window with no tap inside the input. */
+#define TP_POOL_CHUNK 16
+#define TP_BEATS(v, m, b) ((b) < 0 || (v) > (m) || (TP_ISNAN(v) && !TP_ISNAN(m)))
+
+/* The maxima of up to TP_POOL_CHUNK windows of one output row (oh, ow0 ...): the tap loops
+   outside, the windows inside, so that the inner loop is over neighbouring windows. */
+void tp_pool_row(__global const T* x, long base, long sxh, long sxw, int H, int W, int OW, int oh, int ow0, int kh,
+                 int kw, int sh, int sw, int ph, int pw, int dh, int dw, C* m, long* best) {{
+    int count = min(TP_POOL_CHUNK, OW - ow0);
+    for (int q = 0; q < TP_POOL_CHUNK; ++q) {{ m[q] = {lowest}; best[q] = -1; }}
+    for (int ki = 0; ki < kh; ++ki) {{
+        int ih = oh * sh - ph + ki * dh;
+        if (ih < 0 || ih >= H) continue;
+        __global const T* row = x + base + ih * sxh;
+        for (int kj = 0; kj < kw; ++kj) {{
+            int iw0 = ow0 * sw - pw + kj * dw;
+            for (int q = 0; q < count; ++q) {{
+                int iw = iw0 + q * sw;
+                if (iw < 0 || iw >= W) continue;
+                C v = LD(row, iw * sxw);
+                if (TP_BEATS(v, m[q], best[q])) {{ m[q] = v; best[q] = ih * W + iw; }}
+            }}
+        }}
+    }}
+}}
+
+/* One work-item per TP_POOL_CHUNK outputs of one row of a (N, C, OH, OW) contiguous result (and
+   its int64 indices). */
+__kernel void max_pool2d(__global T* o, long oo, __global long* ix, long oi, int with_indices, __global const T* x,
+                         long ox, long sxn, long sxc, long sxh, long sxw, long C_, int H, int W, int OH, int OW,
+                         int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    int chunks = (OW + TP_POOL_CHUNK - 1) / TP_POOL_CHUNK;
+    int ow0 = (int)(i % chunks) * TP_POOL_CHUNK;
+    long row = i / chunks;
+    int oh = (int)(row % OH);
+    long plane = row / OH;
+    C m[TP_POOL_CHUNK];
+    long best[TP_POOL_CHUNK];
+    tp_pool_row(x, ox + (plane / C_) * sxn + (plane % C_) * sxc, sxh, sxw, H, W, OW, oh, ow0, kh, kw, sh, sw, ph, pw,
+                dh, dw, m, best);
+    int count = min(TP_POOL_CHUNK, OW - ow0);
+    long at = row * OW + ow0;
+    for (int q = 0; q < count; ++q) ST(o, oo + at + q, m[q]);
+    if (with_indices) for (int q = 0; q < count; ++q) ix[oi + at + q] = best[q];
+}}
+
+/* max_pool2d's gradient, one (N, C) plane per work-item: zeros, then each output's gradient
+   added to its window's first maximum, in output order (what scatter-adding them gives). */
+__kernel void max_pool2d_backward(__global T* gi, long ogi, __global const T* g, long og, long sgn, long sgc,
+                                  long sgh, long sgw, __global const T* x, long ox, long sxn, long sxc, long sxh,
+                                  long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw,
+                                  int ph, int pw, int dh, int dw, long planes) {{
+    long plane = get_global_id(0);
+    if (plane >= planes) return;
+    long pn = plane / C_, pc = plane % C_;
+    long base = ox + pn * sxn + pc * sxc, gbase = og + pn * sgn + pc * sgc;
+    __global T* out = gi + ogi + plane * H * W;
+    for (long j = 0; j < (long)H * W; ++j) ST(out, j, (C)0);
+    C m[TP_POOL_CHUNK];
+    long best[TP_POOL_CHUNK];
+    for (int oh = 0; oh < OH; ++oh) {{
+        for (int ow0 = 0; ow0 < OW; ow0 += TP_POOL_CHUNK) {{
+            tp_pool_row(x, base, sxh, sxw, H, W, OW, oh, ow0, kh, kw, sh, sw, ph, pw, dh, dw, m, best);
+            int count = min(TP_POOL_CHUNK, OW - ow0);
+            for (int q = 0; q < count; ++q) {{
+                if (best[q] >= 0) ST(out, best[q], LD(out, best[q]) + LD(g, gbase + oh * sgh + (ow0 + q) * sgw));
+            }}
+        }}
+    }}
+}}
+
+/* im2col: col[n, (c * KH + ki) * KW + kj, oh * OW + ow] (at the given strides) is the input at
+   that tap, 0 in the padding. One row (n, k, oh) per work-item. */
+__kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, __global const T* x, long ox, long sxn,
+                     long sxc, long sxh, long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh,
+                     int sw, int ph, int pw, int dh, int dw, long rows) {{
+    long i = get_global_id(0);
+    if (i >= rows) return;
+    long K = C_ * kh * kw;
+    int oh = (int)(i % OH);
+    long t = i / OH, kk = t % K, b = t / K;
+    int kj = (int)(kk % kw), ki = (int)((kk / kw) % kh);
+    long c = kk / (kw * kh);
+    int ih = oh * sh - ph + ki * dh;
+    __global T* dst = col + ocol + b * scn + kk * sck + (long)oh * OW * scl;
+    if (ih < 0 || ih >= H) {{
+        for (int ow = 0; ow < OW; ++ow) ST(dst, ow * scl, (C)0);
+        return;
+    }}
+    __global const T* src = x + ox + b * sxn + c * sxc + ih * sxh;
+    int iw0 = kj * dw - pw;
+    for (int ow = 0; ow < OW; ++ow) {{
+        int iw = iw0 + ow * sw;
+        ST(dst, ow * scl, (iw >= 0 && iw < W) ? LD(src, iw * sxw) : (C)0);
+    }}
+}}
+""")
+    if k == "f":
+        src.append(_floating(dtype, acc))
+    return "".join(src)
+
+
+def _floating(dtype: str, acc: str) -> str:
+    strided = f"int nd, {_dims('d')}, {_dims('so')}"
+    return _vector_io(dtype, acc) + _hsum() + _rows() + f"""
+/* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
+__kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
+                              long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    ST(o, oo + i, LD(y, oy + i) <= 0 ? (C)0 : LD(g, og + i));
+}}
+__kernel void relu_backward_s(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
+                              long n, {strided}, {_dims('sg')}, {_dims('sy')}) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_g', 'sg')} {_array('st_y', 'sy')}
+    long io = oo, ig = og, iy = oy;
+    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q];
+        ig += c * st_g[q]; iy += c * st_y[q]; }} }}
+    ST(o, io, LD(y, iy) <= 0 ? (C)0 : LD(g, ig));
+}}
+
+/* softmax / log_softmax over contiguous rows (the last dim): the maximum, the sum of exps (exps
+   stored in o for softmax), then o = exps / sum or o = (x - max) - log(sum). */
+__kernel void softmax_rows(__global T* o, long oo, __global const T* x, long ox, long rows, long size, int logarithm) {{
+    long r = get_global_id(0);
+    if (r >= rows) return;
+    long xb = ox + r * size, ob = oo + r * size;
+    C m = tp_row_max(x, xb, size, 1);
+    C s = (C)tp_row_expsum(x, xb, size, 1, m, logarithm ? 0 : o, ob);
+    long j = 0;
+    if (logarithm) {{
+        C ls = log(s);
+        for (; j + {VW} <= size; j += {VW}) STV(o, ob + j, (LDV(x, xb + j) - (CV)(m)) - (CV)(ls));
+        for (; j < size; ++j) ST(o, ob + j, (LD(x, xb + j) - m) - ls);
+    }} else {{
+        for (; j + {VW} <= size; j += {VW}) STV(o, ob + j, LDV(o, ob + j) / (CV)(s));
+        for (; j < size; ++j) ST(o, ob + j, LD(o, ob + j) / s);
+    }}
+}}
+
+/* The same over a dim with inner elements after it: each work-item takes VW neighbouring
+   (outer, inner) lines, as one vector per step along the dim (the lines' elements are
+   neighbours); a last partial group of lines goes one line at a time. */
+__kernel void softmax_lines(__global T* o, long oo, __global const T* x, long ox, long items, long size, long inner,
+                            int logarithm) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    long chunks = (inner + {VW} - 1) / {VW};
+    long j0 = (i % chunks) * {VW};
+    long base = (i / chunks) * size * inner + j0;
+    if (j0 + {VW} <= inner) {{
+        CV m = (CV)(-INFINITY);
+        for (long j = 0; j < size; ++j) m = fmax(m, LDV(x, ox + base + j * inner));
+        ACCV s = (ACCV)(0);
+        for (long j = 0; j < size; ++j) s += TO_ACCV(exp(LDV(x, ox + base + j * inner) - m));
+        CV sc = TO_CV(s), ls = log(sc);
+        for (long j = 0; j < size; ++j) {{
+            CV shifted = LDV(x, ox + base + j * inner) - m;
+            STV(o, oo + base + j * inner, logarithm ? shifted - ls : exp(shifted) / sc);
+        }}
+        return;
+    }}
+    for (long line = base; line < base + (inner - j0); ++line) {{
+        C m = -INFINITY;
+        for (long j = 0; j < size; ++j) m = fmax(m, LD(x, ox + line + j * inner));
+        ACC s = 0;
+        for (long j = 0; j < size; ++j) s += (ACC)exp(LD(x, ox + line + j * inner) - m);
+        C sc = (C)s, ls = log(sc);
+        for (long j = 0; j < size; ++j) {{
+            C shifted = LD(x, ox + line + j * inner) - m;
+            ST(o, oo + line + j * inner, logarithm ? shifted - ls : exp(shifted) / sc);
+        }}
+    }}
+}}
+
+/* Per-sample cross entropy of logits (logits = 1) or negative log-likelihood of log-probabilities
+   (logits = 0), input (N, C, R) at any strides, targets (N, R): loss[s] as the decompositions
+   compute it (the target's log-probability times its weight, negated; with label smoothing the
+   smoothed targets' weighted sum), and the target's weight wt[s] (0 where ignored). */
+__kernel void nll_samples(__global ACC* loss, __global ACC* wt, __global T* o, long oo, int write_out,
+                          __global const T* x, long ox, long sxn, long sxc, long sxr, __global const long* t, long ot,
+                          long stn, long str, __global const T* w, long ow, long sw, int has_weight, long N, long C_,
+                          long R, long ignore_index, int smoothed, C spread_all, C keep, int logits) {{
+    long i = get_global_id(0);
+    if (i >= N * R) return;
+    long n = i / R, r = i % R;
+    long xb = ox + n * sxn + r * sxr;
+    long target = t[ot + n * stn + r * str];
+    int valid = target != ignore_index;
+    long safe = valid ? target : 0;
+    if (safe < 0 || safe >= C_) {{  /* the frontend checked the targets: never read outside */
+        loss[i] = NAN; wt[i] = 0;
+        if (write_out) ST(o, oo + i, NAN);
+        return;
+    }}
+    C w_t = valid ? (has_weight ? LD(w, ow + safe * sw) : (C)1) : (C)0;
+    C shift = 0, ls = 0;
+    if (logits) {{
+        shift = tp_row_max(x, xb, C_, sxc);
+        ls = log((C)tp_row_expsum(x, xb, C_, sxc, shift, 0, 0));
+    }}
+    C picked = (LD(x, xb + safe * sxc) - shift) - ls;
+    C l;
+    if (!smoothed) {{
+        l = -(picked * w_t);
+    }} else {{
+        /* q[c] = w_t (1 - smoothing) at the target, plus valid * smoothing / C * weight[c] */
+        C spread = (C)valid * spread_all;
+        C on_target = w_t * keep;
+        ACC s = 0;
+        for (long c = 0; c < C_; ++c) {{
+            C q = (c == safe ? on_target : (C)0) + (has_weight ? spread * LD(w, ow + c * sw) : spread);
+            s += (ACC)(((LD(x, xb + c * sxc) - shift) - ls) * q);
+        }}
+        l = -(C)s;
+    }}
+    loss[i] = (ACC)l;
+    wt[i] = (ACC)w_t;
+    if (write_out) ST(o, oo + i, l);
+}}
+
+/* The sum of the per-sample losses, divided by the sum of their weights for "mean": one
+   work-group, each work-item a strided share, then a tree in local memory. */
+#define TP_REDUCE_GROUP 256
+__kernel __attribute__((reqd_work_group_size(TP_REDUCE_GROUP, 1, 1)))
+void nll_reduce(__global T* o, long oo, __global const ACC* loss, __global const ACC* wt, long count, int mean) {{
+    __local ACC ls[TP_REDUCE_GROUP], ws[TP_REDUCE_GROUP];
+    int lid = get_local_id(0);
+    ACC a = 0, b = 0;
+    for (long j = lid; j < count; j += TP_REDUCE_GROUP) {{ a += loss[j]; b += wt[j]; }}
+    ls[lid] = a;
+    ws[lid] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int span = TP_REDUCE_GROUP / 2; span > 0; span /= 2) {{
+        if (lid < span) {{ ls[lid] += ls[lid + span]; ws[lid] += ws[lid + span]; }}
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (lid == 0) ST(o, oo, mean ? (C)((C)ls[0] / (C)ws[0]) : (C)ls[0]);
+}}
+
+/* layer_norm over contiguous rows: mean, the mean of the squared deviations, then
+   (x - mean) * rsqrt(var + eps), times weight, plus bias. */
+__kernel void layer_norm_rows(__global T* o, long oo, __global const T* x, long ox, __global const T* w, long ow,
+                              __global const T* b, long ob, int has_weight, int has_bias, long rows, long cols, C eps) {{
+    long r = get_global_id(0);
+    if (r >= rows) return;
+    long xb = ox + r * cols, obase = oo + r * cols;
+    ACC s = 0;
+    long j = 0;
+    ACCV sv = (ACCV)(0);
+    for (; j + {VW} <= cols; j += {VW}) sv += TO_ACCV(LDV(x, xb + j));
+    s = tp_hsum(sv);
+    for (; j < cols; ++j) s += (ACC)LD(x, xb + j);
+    C mean = (C)(s / (ACC)cols);
+    sv = (ACCV)(0);
+    s = 0;
+    for (j = 0; j + {VW} <= cols; j += {VW}) {{ CV d = LDV(x, xb + j) - (CV)(mean); sv += TO_ACCV(d * d); }}
+    s = tp_hsum(sv);
+    for (; j < cols; ++j) {{ C d = LD(x, xb + j) - mean; s += (ACC)(d * d); }}
+    C rstd = rsqrt((C)(s / (ACC)cols) + eps);
+    for (j = 0; j < cols; ++j) {{
+        C y = (LD(x, xb + j) - mean) * rstd;
+        if (has_weight) y = y * LD(w, ow + j);
+        if (has_bias) y = y + LD(b, ob + j);
+        ST(o, obase + j, y);
+    }}
+}}
+
+/* col2im as a gather, one input row (n, c, ih) per work-item: each element is the sum over the
+   taps that read it of col[n, (c * KH + ki) * KW + kj, oh * OW + ow] (contiguous columns), in
+   (ki, kj) order (the decomposition's order of adding the kernel offsets). */
+__kernel void col2im(__global T* x, long ox, __global const T* col, long ocol, long C_, int H, int W, int OH,
+                     int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, long rows) {{
+    long i = get_global_id(0);
+    if (i >= rows) return;
+    int ih = (int)(i % H);
+    long t = i / H, c = t % C_, b = t / C_;
+    long L = (long)OH * OW, K = C_ * kh * kw;
+    __global const T* cb = col + ocol + b * K * L + c * kh * kw * L;
+    __global T* dst = x + ox + i * W;
+    for (int iw = 0; iw < W; ++iw) ST(dst, iw, (C)0);
+    for (int ki = 0; ki < kh; ++ki) {{
+        int th = ih + ph - ki * dh;
+        if (th < 0 || th % sh != 0 || th / sh >= OH) continue;
+        int oh = th / sh;
+        for (int kj = 0; kj < kw; ++kj) {{
+            __global const T* src = cb + (ki * kw + kj) * L + (long)oh * OW;
+            /* iw + pw - kj * dw = ow * sw */
+            int first = kj * dw - pw;  /* iw of ow = 0 */
+            for (int ow = 0; ow < OW; ++ow) {{
+                int iw = first + ow * sw;
+                if (iw >= 0 && iw < W) ST(dst, iw, LD(dst, iw) + LD(src, ow));
+            }}
+        }}
+    }}
+}}
+
+/* o[i] += bias[(i / inner) % channels] over a contiguous (N, channels, inner) output. */
+__kernel void add_channel_bias(__global T* o, long oo, __global const T* b, long ob, long sb, long channels,
+                               long inner, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    ST(o, oo + i, LD(o, oo + i) + LD(b, ob + ((i / inner) % channels) * sb));
+}}
+
+/* o[j] = sum over b of p[b * n + j], in order (the per-image weight gradients, summed). */
+__kernel void sum_batches(__global T* o, long oo, __global const T* p, long batches, long n) {{
+    long j = get_global_id(0);
+    if (j >= n) return;
+    ACC s = 0;
+    for (long b = 0; b < batches; ++b) s += (ACC)LD(p, b * n + j);
+    ST(o, oo + j, s);
+}}
+
+/* One Adam (decoupled: AdamW) update per element of contiguous tensors, in the decomposition's
+   order of operations: weight decay, exp_avg lerped toward grad, exp_avg_sq * beta2 +
+   (1 - beta2) * grad^2, the amsgrad maximum (NaN wins), then param += step * exp_avg / denom. */
+__kernel void adam_step(__global T* p, long op, __global const T* g, long og, __global T* m, long om, __global T* v,
+                        long ov, __global T* vmax, long ovmax, int amsgrad, long n, C lr_wd, C wd,
+                        int decay, int decoupled, C lerp_w, C lerp_1mw, int lerp_low, C beta2, C one_m_beta2,
+                        C bc2_sqrt, C eps, C step_size) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C param = LD(p, op + i), grad = LD(g, og + i);
+    if (decay) {{
+        if (decoupled) param = param * lr_wd;
+        else grad = grad + param * wd;
+    }}
+    C ea = LD(m, om + i);
+    C diff = grad - ea;
+    ea = lerp_low ? ea + diff * lerp_w : grad - diff * lerp_1mw;
+    C sq = LD(v, ov + i) * beta2 + (grad * grad) * one_m_beta2;
+    C second = sq;
+    if (amsgrad) {{
+        C old = LD(vmax, ovmax + i);
+        second = isnan(old) ? old : isnan(sq) ? sq : (old > sq ? old : sq);
+        ST(vmax, ovmax + i, second);
+    }}
+    C denom = sqrt(second) / bc2_sqrt + eps;
+    ST(m, om + i, ea);
+    ST(v, ov + i, sq);
+    ST(p, op + i, param + (ea / denom) * step_size);
+}}
+"""

@@ -1,0 +1,394 @@
+"""Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
+composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
+layer_norm, max_pool2d (with its indices and its gradient), conv2d and both halves of its
+gradient, and adam_step_.
+
+Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
+a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
+decomposition instead. The OpenCL C is in ``_fused_source`` (one program per dtype, the family
+``fused``). Convolutions are im2col (or col2im) around the backend's matmul kernel: the blocked
+float32/float64 one, the tiled one for 16-bit floats.
+"""
+from __future__ import annotations
+
+import math
+
+from ...dispatcher import get_operator
+from ..api import is_contiguous
+from . import _fused_source, _source
+from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state
+from .storage import allocate
+
+__all__ = ["table"]
+
+_FAMILY = "fused"
+_REDUCE_GROUP = 256  # nll_reduce's reqd_work_group_size
+_POOL_CHUNK = 16  # TP_POOL_CHUNK: outputs per work-item of max_pool2d
+
+
+def _decomposition(name: str):
+    """The composite op's own decomposition: what runs where a fused kernel does not apply."""
+    return get_operator(name).decomposition
+
+
+def _fk(state, dtype: str, name: str):
+    return _kernel(state, _FAMILY, dtype, name)
+
+
+def _rows_global(rows: int) -> tuple:
+    group = _fused_source.ROW_GROUP
+    return ((rows + group - 1) // group * group,), (group,)
+
+
+def _acc_bytes(state, dtype: str) -> int:
+    """sizeof(ACC) in the fused program of ``dtype`` (see _source.accumulator)."""
+    return 8 if _source.accumulator(dtype, state.has_fp64) == "double" else 4
+
+
+def _contiguous(t):
+    return t if is_contiguous(t) else t.contiguous()
+
+
+def _operand(t):
+    return t.untyped_storage().buffer, t.storage_offset()
+
+
+# --- relu ----------------------------------------------------------------------------------------
+
+def _pointwise(name: str, out, inputs) -> bool:
+    """Launch ``name``_c or ``name``_s over out and the same-shaped inputs; False when the strided
+    kernel cannot take the layout (more than MAXD dims that do not merge)."""
+    shape = out.shape
+    n = math.prod(shape)
+    shape_c, strides = _coalesce(shape, [out.stride()] + [t.stride() for t in inputs])
+    if len(shape_c) > MAXD:
+        return False
+    if n == 0:
+        return True
+    state = _state(out)
+    dtype = out.dtype.name
+    operands = [x for t in (out, *inputs) for x in _operand(t)]
+    g, l = _global(n, state)
+    if _is_flat(shape_c, strides):
+        _fk(state, dtype, f"{name}_c")(state.queue, g, l, *operands, n)
+    else:
+        _fk(state, dtype, f"{name}_s")(state.queue, g, l, *operands, n, len(shape_c), *_pad(shape_c, 1),
+                                        *(v for st in strides for v in _pad(st, 0)))
+    return True
+
+
+def _relu(input):
+    if input.dtype.name == "bool":
+        return _decomposition("relu")(input)
+    out = input.new_empty(input.shape)
+    if not _pointwise("relu", out, (input,)):
+        return _decomposition("relu")(input)
+    return out
+
+
+def _relu_backward(grad, output):
+    if grad.dtype is not output.dtype or not grad.dtype.is_floating_point or tuple(grad.shape) != tuple(output.shape):
+        return _decomposition("relu_backward")(grad, output)
+    result = grad.new_empty(output.shape)
+    if not _pointwise("relu_backward", result, (grad, output)):
+        return _decomposition("relu_backward")(grad, output)
+    return result
+
+
+# --- softmax, cross entropy, layer_norm ----------------------------------------------------------
+
+def _softmax(log: bool):
+    name = "log_softmax" if log else "softmax"
+
+    def kernel(input, dim):
+        if not input.dtype.is_floating_point or input.ndim == 0 or math.prod(input.shape) == 0:
+            return _decomposition(name)(input, dim)
+        x = _contiguous(input)
+        shape = tuple(x.shape)
+        size, inner = shape[dim], math.prod(shape[dim + 1:])
+        lines = math.prod(shape) // size
+        out = x.new_empty(shape)
+        state = _state(x)
+        dtype = x.dtype.name
+        if inner == 1:
+            g, l = _rows_global(lines)
+            _fk(state, dtype, "softmax_rows")(state.queue, g, l, *_operand(out), *_operand(x), lines, size, int(log))
+        else:
+            items = lines // inner * -(-inner // _fused_source.VW)  # VW neighbouring lines per work-item
+            g, l = _rows_global(items)
+            _fk(state, dtype, "softmax_lines")(state.queue, g, l, *_operand(out), *_operand(x), items, size, inner,
+                                               int(log))
+        return out
+
+    return kernel
+
+
+def _nll(input, target, weight, reduction, ignore_index, label_smoothing, logits: bool):
+    """cross_entropy (logits) or nll_loss: per-sample losses, then their sum or weighted mean."""
+    n, c, r = input.shape
+    count = n * r
+    state = _state(input)
+    dtype = input.dtype.name
+    out = input.new_empty((n, r) if reduction == "none" else ())
+    scratch = allocate(count * _acc_bytes(state, dtype), state.index)  # per-sample losses
+    weights = allocate(count * _acc_bytes(state, dtype), state.index)  # and their targets' weights
+    w_buf, w_off = _operand(weight) if weight is not None else (scratch.buffer, 0)
+    w_st = weight.stride()[0] if weight is not None else 0
+    sxn, sxc, sxr = input.stride()
+    stn, st_r = target.stride()
+    smoothing = float(label_smoothing)
+    g, l = _rows_global(count)
+    _fk(state, dtype, "nll_samples")(
+        state.queue, g, l, scratch.buffer, weights.buffer, *_operand(out), int(reduction == "none"), *_operand(input),
+        sxn, sxc, sxr, *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None), n, c, r,
+        int(ignore_index), int(smoothing != 0.0), smoothing / c, 1.0 - smoothing, int(logits))
+    if reduction != "none":
+        _fk(state, dtype, "nll_reduce")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), *_operand(out), scratch.buffer,
+                                        weights.buffer, count, int(reduction == "mean"))
+    return out
+
+
+def _covers_losses(input) -> bool:
+    n, c, r = input.shape
+    return input.dtype.is_floating_point and n * r > 0 and c > 0
+
+
+def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
+    if not _covers_losses(input):
+        return _decomposition("cross_entropy")(input, target, weight, reduction, ignore_index, label_smoothing)
+    return _nll(input, target, weight, reduction, ignore_index, label_smoothing, True)
+
+
+def _nll_loss(input, target, weight, reduction, ignore_index):
+    if not _covers_losses(input):
+        return _decomposition("nll_loss")(input, target, weight, reduction, ignore_index)
+    return _nll(input, target, weight, reduction, ignore_index, 0.0, False)
+
+
+def _layer_norm(input, normalized_shape, weight, bias, eps):
+    if not input.dtype.is_floating_point or math.prod(input.shape) == 0:
+        return _decomposition("layer_norm")(input, normalized_shape, weight, bias, eps)
+    x = _contiguous(input)
+    cols = math.prod(normalized_shape)
+    rows = math.prod(x.shape) // cols
+    out = x.new_empty(x.shape)
+    state = _state(x)
+    w = _contiguous(weight) if weight is not None else x
+    b = _contiguous(bias) if bias is not None else x
+    g, l = _rows_global(rows)
+    _fk(state, x.dtype.name, "layer_norm_rows")(state.queue, g, l, *_operand(out), *_operand(x), *_operand(w),
+                                                 *_operand(b), int(weight is not None), int(bias is not None), rows,
+                                                 cols, float(eps))
+    return out
+
+
+# --- max pooling ---------------------------------------------------------------------------------
+
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """Output size of one pooled dim (tensorplug.nn._pooling's formula; backends do not import nn):
+    ceil_mode's last window must start inside the input or its left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _geometry(kernel, stride, padding, dilation) -> tuple:
+    return (*kernel, *stride, *padding, *dilation)
+
+
+def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, with_indices: bool):
+    import tensorplug  # the public dtype, imported late: the package is still loading when this module is
+
+    n, c, h, w = input.shape
+    out_hw = tuple(_pool_out(size, k, s, p, d, ceil_mode)
+                   for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    out = input.new_empty((n, c) + out_hw)
+    indices = input.new_empty(out.shape, dtype=tensorplug.int64) if with_indices else None
+    # one work-item per _POOL_CHUNK outputs of a row
+    items = n * c * out_hw[0] * (-(-out_hw[1] // _POOL_CHUNK))
+    if items:
+        state = _state(input)
+        ibuf, ioff = _operand(indices) if with_indices else (out.untyped_storage().buffer, 0)
+        g, l = _global(items, state)
+        _fk(state, input.dtype.name, "max_pool2d")(
+            state.queue, g, l, *_operand(out), ibuf, ioff, int(with_indices), *_operand(input), *input.stride(), c, h,
+            w, *out_hw, *_geometry(kernel, stride, padding, dilation), items)
+    return (out, indices) if with_indices else out
+
+
+def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name == "bool":
+        return _decomposition("max_pool2d")(input, kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, False)
+
+
+def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name == "bool":
+        return _decomposition("max_pool2d_with_indices")(input, kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, True)
+
+
+def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mode):
+    if grad.dtype is not input.dtype or not input.dtype.is_floating_point:
+        return _decomposition("max_pool2d_backward")(grad, input, kernel, stride, padding, dilation, ceil_mode)
+    n, c, h, w = input.shape
+    grad_input = input.new_empty(input.shape)
+    planes = n * c  # one work-item per plane: overlapping windows add into one place in order
+    if planes and h * w:
+        state = _state(input)
+        g, l = _rows_global(planes)
+        _fk(state, input.dtype.name, "max_pool2d_backward")(
+            state.queue, g, l, *_operand(grad_input), *_operand(grad), *grad.stride(), *_operand(input),
+            *input.stride(), c, h, w, *grad.shape[2:], *_geometry(kernel, stride, padding, dilation), planes)
+    return grad_input
+
+
+# --- convolutions --------------------------------------------------------------------------------
+
+def _gemm(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b) -> None:
+    """out[i] = a[i] @ b[i] for i < batch; each operand is (buffer, offset, (batch, row, column)
+    strides); b's column stride must be 1 for the blocked kernel (every caller's is)."""
+    (obuf, ooff, ost), (abuf, aoff, ast), (bbuf, boff, bst) = out, a, b
+    if dtype in _source.MATMUL_COLS:
+        w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
+        g = ((n + w - 1) // w, (m + rows - 1) // rows, batch)
+        _kernel(state, "matmul_blocked", dtype, "matmul_blocked")(
+            state.queue, g, (1, 1, 1), obuf, ooff, abuf, aoff, bbuf, boff, m, n, k, *ost, *ast, bst[0], bst[1])
+        return
+    t = _source.TILE
+    g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
+    _kernel(state, "matmul", dtype, "matmul")(state.queue, g, (t, t, 1), obuf, ooff, abuf, aoff, bbuf, boff, m, n, k,
+                                              *ost, *ast, *bst)
+
+
+def _im2col(state, dtype: str, x, out_hw, kernel, stride, padding, dilation, col_strides):
+    """The columns of x (N, C, H, W) in a new scratch buffer, (n, k, l) at ``col_strides``."""
+    n, c, h, w = x.shape
+    rows = n * c * kernel[0] * kernel[1] * out_hw[0]  # one work-item per row of output positions
+    cols = allocate(rows * out_hw[1] * x.dtype.itemsize, state.index)
+    g, l = _rows_global(rows)
+    _fk(state, dtype, "im2col")(state.queue, g, l, cols.buffer, 0, *col_strides, *_operand(x), *x.stride(), c, h, w,
+                                *out_hw, *_geometry(kernel, stride, padding, dilation), rows)
+    return cols
+
+
+def _conv_covers(*tensors) -> bool:
+    return all(t.dtype.is_floating_point and t.dtype is tensors[0].dtype and math.prod(t.shape) > 0 for t in tensors)
+
+
+def _conv2d(input, weight, bias, stride, padding, dilation, groups):
+    n, c, h, w = input.shape
+    o, cg, kh, kw = weight.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    if not _conv_covers(input, weight) or oh <= 0 or ow <= 0:
+        return _decomposition("conv2d")(input, weight, bias, stride, padding, dilation, groups)
+    state = _state(input)
+    dtype = input.dtype.name
+    big_l, kg = oh * ow, cg * kh * kw
+    k_all = c * kh * kw
+    out = input.new_empty((n, o, oh, ow))
+    cols = _im2col(state, dtype, input, (oh, ow), (kh, kw), stride, padding, dilation, (k_all * big_l, big_l, 1))
+    wt = _contiguous(weight)
+    wbuf, woff = _operand(wt)
+    obuf, ooff = _operand(out)
+    og = o // groups
+    for gi in range(groups):
+        _gemm(state, dtype, n, og, big_l, kg, (obuf, ooff + gi * og * big_l, (o * big_l, big_l, 1)),
+              (wbuf, woff + gi * og * kg, (0, kg, 1)), (cols.buffer, gi * kg * big_l, (k_all * big_l, big_l, 1)))
+    if bias is not None:
+        total = n * o * big_l
+        g, l = _global(total, state)
+        _fk(state, dtype, "add_channel_bias")(state.queue, g, l, obuf, ooff, *_operand(bias), bias.stride()[0], o,
+                                              big_l, total)
+    return out
+
+
+def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
+    if not _conv_covers(grad, weight) or math.prod(input_shape) == 0:
+        return _decomposition("conv2d_input_backward")(grad, weight, input_shape, stride, padding, dilation, groups)
+    n, c, h, w = input_shape
+    o, cg, kh, kw = weight.shape
+    oh, ow = grad.shape[2:]
+    state = _state(grad)
+    dtype = grad.dtype.name
+    big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
+    gr, wt = _contiguous(grad), _contiguous(weight)
+    gbuf, goff = _operand(gr)
+    wbuf, woff = _operand(wt)
+    cols = allocate(n * k_all * big_l * grad.dtype.itemsize, state.index)
+    for gi in range(groups):
+        # columns[n, g] (Kg, L) = weight[g]^T (Kg, O/g) @ grad[n, g] (O/g, L)
+        _gemm(state, dtype, n, kg, big_l, og, (cols.buffer, gi * kg * big_l, (k_all * big_l, big_l, 1)),
+              (wbuf, woff + gi * og * kg, (0, 1, kg)), (gbuf, goff + gi * og * big_l, (o * big_l, big_l, 1)))
+    out = grad.new_empty(tuple(input_shape))
+    rows = n * c * h  # one work-item per input row
+    g, l = _rows_global(rows)
+    _fk(state, dtype, "col2im")(state.queue, g, l, *_operand(out), cols.buffer, 0, c, h, w, oh, ow,
+                                *_geometry((kh, kw), stride, padding, dilation), rows)
+    return out
+
+
+def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
+    if not _conv_covers(grad, input) or math.prod(weight_shape) == 0:
+        return _decomposition("conv2d_weight_backward")(grad, input, weight_shape, stride, padding, dilation, groups)
+    n, c = input.shape[:2]
+    o, cg, kh, kw = weight_shape
+    oh, ow = grad.shape[2:]
+    state = _state(grad)
+    dtype = grad.dtype.name
+    big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
+    # Columns as (N, L, K), so that the product's right operand has unit column stride.
+    cols = _im2col(state, dtype, input, (oh, ow), (kh, kw), stride, padding, dilation, (big_l * k_all, 1, k_all))
+    gr = _contiguous(grad)
+    gbuf, goff = _operand(gr)
+    out = grad.new_empty(tuple(weight_shape))
+    per_image = out.untyped_storage().buffer, out.storage_offset()
+    if n > 1:  # one product per image, then their sum in image order (the decomposition's)
+        partial = allocate(n * o * kg * grad.dtype.itemsize, state.index)
+        per_image = partial.buffer, 0
+    for gi in range(groups):
+        # product[n, g] (O/g, Kg) = grad[n, g] (O/g, L) @ columns[n, :, g] (L, Kg)
+        _gemm(state, dtype, n, og, kg, big_l, (per_image[0], per_image[1] + gi * og * kg, (o * kg, kg, 1)),
+              (gbuf, goff + gi * og * big_l, (o * big_l, big_l, 1)), (cols.buffer, gi * kg, (big_l * k_all, k_all, 1)))
+    if n > 1:
+        total = o * kg
+        g, l = _global(total, state)
+        _fk(state, dtype, "sum_batches")(state.queue, g, l, *_operand(out), partial.buffer, n, total)
+    return out
+
+
+# --- adam ----------------------------------------------------------------------------------------
+
+def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled):
+    args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled)
+    tensors = [t for t in args[:5] if t is not None]
+    if not param.dtype.is_floating_point or any(
+            t.dtype is not param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
+        return _decomposition("adam_step_")(*args)
+    n = math.prod(param.shape)
+    if n == 0:
+        return param
+    state = _state(param)
+    weight = 1 - beta1  # lerp's weight, and PyTorch's choice of formula by its size
+    vmax = max_exp_avg_sq if max_exp_avg_sq is not None else param
+    g, l = _global(n, state)
+    _fk(state, param.dtype.name, "adam_step")(
+        state.queue, g, l, *_operand(param), *_operand(grad), *_operand(exp_avg), *_operand(exp_avg_sq),
+        *_operand(vmax), int(max_exp_avg_sq is not None), n, 1 - lr * weight_decay, weight_decay,
+        int(weight_decay != 0), int(bool(decoupled)), weight, 1 - weight, int(abs(weight) < 0.5), beta2, 1 - beta2,
+        (1 - beta2**step) ** 0.5, eps, -(lr / (1 - beta1**step)))
+    return param
+
+
+def table() -> dict:
+    """Op name -> fused kernel, for the composite ops this backend runs natively."""
+    return {
+        "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
+        "cross_entropy": _cross_entropy, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
+        "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
+        "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
+        "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
+        "adam_step_": _adam_step,
+    }
