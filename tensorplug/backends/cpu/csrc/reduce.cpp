@@ -9,6 +9,7 @@
 
 #include "families.h"
 #include "ops.h"
+#include "simd.h"
 
 namespace tp {
 
@@ -98,8 +99,41 @@ template <class V> void store_as(int dtype, char* p, V v) {
     TP_DISPATCH(dtype, O, *reinterpret_cast<O*>(p) = convert<O>(v));
 }
 
+#ifdef TP_X86_SIMD
+// The AVX2 blocked float32 sum: 32 float lanes over blocks of 1024 (each lane adds 32 values in
+// float), each block's lanes widened into double accumulators without a horizontal sum. Folding
+// every block of 256 into one double through 16 dependent adds (the portable loop below) made a
+// sum of 1e7 floats compute-bound (0.74 ms on 2 threads against PyTorch's 0.62).
+TP_AVX2 double sum_f32_contig_avx2(const float* p, int64_t n) {
+    __m256d d0 = _mm256_setzero_pd(), d1 = d0, d2 = d0, d3 = d0;
+    int64_t i = 0;
+    for (; i + 1024 <= n; i += 1024) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < 1024; b += 32) {
+            a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i + b));
+            a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + b + 8));
+            a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + b + 16));
+            a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + b + 24));
+        }
+        const __m256 lo = _mm256_add_ps(a0, a1), hi = _mm256_add_ps(a2, a3);
+        d0 = _mm256_add_pd(d0, _mm256_cvtps_pd(_mm256_castps256_ps128(lo)));
+        d1 = _mm256_add_pd(d1, _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)));
+        d2 = _mm256_add_pd(d2, _mm256_cvtps_pd(_mm256_castps256_ps128(hi)));
+        d3 = _mm256_add_pd(d3, _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1)));
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(d0, d1), _mm256_add_pd(d2, d3)));
+    double total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    for (; i < n; ++i) total += p[i];
+    return total;
+}
+#endif
+
 // Blocked float32 sum: 16 float lanes over blocks of 256 (vectorizes), blocks summed in double.
 double sum_f32_contig(const float* p, int64_t n) {
+#ifdef TP_X86_SIMD
+    if (n >= 1024 && have_avx2()) return sum_f32_contig_avx2(p, n);
+#endif
     double total = 0.0;
     int64_t i = 0;
     for (; i + 256 <= n; i += 256) {
