@@ -70,6 +70,12 @@ def _pool_geometry(op, input, kernel_size, stride, padding, dilation, ceil_mode)
             raise RuntimeError(
                 f"{op}(): pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
             )
+    # Max pooling also bounds the padding by the undilated kernel, as PyTorch does.
+    if op == "max_pool2d" and (padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2):
+        raise RuntimeError(
+            f"{op}(): pad should be smaller than or equal to half of kernel size, but got padW = {padding[1]}, "
+            f"padH = {padding[0]}, kW = {kernel[1]}, kH = {kernel[0]}"
+        )
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
     c, h, w = x._shape[1:]

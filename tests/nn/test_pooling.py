@@ -108,6 +108,12 @@ def test_pooling_errors():
         F.max_pool2d(tp.randn(1, 1, 2, 2), 3)
     with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"):
         F.max_pool2d(tp.randn(1, 1, 5, 5), 3, padding=2)
+    # Dilation widens the window but not max pooling's bound on the padding (PyTorch's second check).
+    with pytest.raises(RuntimeError, match="pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 3, kH = 3"):
+        F.max_pool2d(tp.randn(1, 1, 9, 9), 3, stride=1, padding=2, dilation=2)
+    with pytest.raises(RuntimeError, match="pad should be smaller than or equal to half of kernel size"):
+        F.max_pool1d(tp.randn(1, 1, 9), 3, stride=1, padding=2, dilation=2)
+    assert F.avg_pool2d(tp.randn(1, 1, 9, 9), 4, stride=1, padding=2).shape == (1, 1, 10, 10)
     with pytest.raises(RuntimeError, match="Output size is too small"):
         F.avg_pool2d(tp.randn(1, 1, 2, 2), 3)
     with pytest.raises(RuntimeError, match="3D or 4D"):
