@@ -5,6 +5,7 @@ from ..frontend.autograd import enable_grad
 from ..frontend.factories import zeros
 from ..frontend.ops.joining import cat
 from ..frontend.tensor import Tensor
+from ._line_search import strong_wolfe
 from .optimizer import Optimizer, _use_grad
 
 __all__ = ["LBFGS"]
@@ -15,8 +16,9 @@ class LBFGS(Optimizer):
 
     ``step(closure)`` runs up to ``max_iter`` iterations (at most ``max_eval`` closure calls) and
     returns the loss of the first closure call. Every iteration takes the two-loop recursion's
-    direction and moves by a fixed step ``lr`` (the first ever step: ``min(1, 1 / |g|_1) * lr``),
-    as PyTorch does without a line search. ``line_search_fn="strong_wolfe"`` is not supported.
+    direction and moves by ``lr`` (the first ever step: ``min(1, 1 / |g|_1) * lr``), or, with
+    ``line_search_fn="strong_wolfe"``, by the step a strong Wolfe line search finds starting
+    there (up to 25 closure calls, which count towards ``max_eval``).
     """
 
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
@@ -24,13 +26,8 @@ class LBFGS(Optimizer):
                  line_search_fn: str | None = None) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if line_search_fn is not None:
-            if line_search_fn != "strong_wolfe":
-                raise RuntimeError("only 'strong_wolfe' is supported")
-            raise NotImplementedError(
-                "LBFGS(line_search_fn='strong_wolfe') is not supported by tensorplug; use line_search_fn=None "
-                "(a fixed step of lr each iteration)"
-            )
+        if line_search_fn is not None and line_search_fn != "strong_wolfe":
+            raise RuntimeError("only 'strong_wolfe' is supported")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
@@ -52,6 +49,17 @@ class LBFGS(Optimizer):
             numel = p.numel()
             p.add_(direction[offset:offset + numel].view_as(p), alpha=step_size)
             offset += numel
+
+    def _directional_evaluate(self, closure, start: list, t: float, direction):
+        """(loss, flat gradient, slope along direction) at start + t * direction; the parameters
+        are back at start afterwards."""
+        self._add_grad(t, direction)
+        with enable_grad():
+            loss = float(closure())
+        flat_grad = self._gather_flat_grad()
+        for p, saved in zip(self._params, start):
+            p.copy_(saved)
+        return loss, flat_grad, flat_grad.dot(direction).item()
 
     @_use_grad
     def step(self, closure):
@@ -125,12 +133,19 @@ class LBFGS(Optimizer):
                 break
 
             evals = 0
-            self._add_grad(t, d)
-            if n_iter != max_iter:
-                with enable_grad():
-                    loss = float(closure())
-                flat_grad = self._gather_flat_grad()
-                evals = 1
+            if group["line_search_fn"] == "strong_wolfe":
+                start = [p.clone() for p in self._params]
+                loss, flat_grad, t, evals = strong_wolfe(
+                    lambda step: self._directional_evaluate(closure, start, step, d), t, loss, flat_grad, gtd,
+                    d.abs().max().item(), tolerance_change=tolerance_change)
+                self._add_grad(t, d)
+            else:
+                self._add_grad(t, d)
+                if n_iter != max_iter:
+                    with enable_grad():
+                        loss = float(closure())
+                    flat_grad = self._gather_flat_grad()
+                    evals = 1
             current_evals += evals
             state["func_evals"] += evals
 

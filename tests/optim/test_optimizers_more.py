@@ -295,10 +295,66 @@ def test_lbfgs_matches_torch():
         assert our_calls == their_calls, kwargs
 
 
+def _rosenbrock_lbfgs(lib, steps, **kwargs):
+    """LBFGS on the Rosenbrock function from (-1.5, 2); returns x, the losses, closure calls and iterations."""
+    x = lib.tensor([-1.5, 2.0], dtype=lib.float64, requires_grad=True)
+    opt = lib.optim.LBFGS([x], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        loss.backward()
+        return loss
+
+    losses = [float(opt.step(closure).detach()) for _ in range(steps)]
+    return x.detach().numpy(), losses, opt.state[x]["func_evals"], opt.state[x]["n_iter"]
+
+
+def test_lbfgs_strong_wolfe_reaches_the_minimum():
+    """Rosenbrock's valley defeats fixed steps; the strong Wolfe search reaches its minimum (1, 1)."""
+    x, losses, evals, iters = _rosenbrock_lbfgs(tp, 3, line_search_fn="strong_wolfe")
+    np.testing.assert_allclose(x, [1.0, 1.0], atol=1e-5)
+    assert losses[0] == 12.5 and losses[2] < 1e-6
+    assert evals > iters  # the line search evaluates more than once per iteration somewhere
+
+
+def test_lbfgs_strong_wolfe_keeps_the_conditions():
+    """Every step the search returns decreases the loss enough and flattens the slope (c1 = 1e-4,
+    c2 = 0.9), checked on a quadratic where both are known in closed form."""
+    from tensorplug.optim._line_search import strong_wolfe
+
+    hessian, gradient = np.diag([1.0, 30.0]), np.array([3.0, -2.0])
+    loss_at = lambda v: 0.5 * v @ hessian @ v + gradient @ v  # noqa: E731
+    grad_at = lambda v: hessian @ v + gradient  # noqa: E731
+    x0 = np.array([2.0, 1.0])
+    d = -grad_at(x0)
+    slope0 = grad_at(x0) @ d
+    for t0 in (1e-3, 0.05, 1.0, 40.0):
+        def evaluate(t):
+            v = x0 + t * d
+            return loss_at(v), grad_at(v), grad_at(v) @ d
+
+        loss, grad, t, evals = strong_wolfe(evaluate, t0, loss_at(x0), grad_at(x0), slope0, np.abs(d).max())
+        assert loss <= loss_at(x0) + 1e-4 * t * slope0
+        assert abs(grad @ d) <= 0.9 * abs(slope0)
+        assert 1 <= evals <= 25
+
+
+def test_lbfgs_strong_wolfe_matches_torch():
+    torch = _torch()
+    for kwargs in (dict(), dict(lr=0.5, max_iter=5, history_size=3), dict(max_iter=7, max_eval=9)):
+        kwargs["line_search_fn"] = "strong_wolfe"
+        ours, our_losses, our_evals, our_iters = _rosenbrock_lbfgs(tp, 6, **kwargs)
+        theirs, their_losses, their_evals, their_iters = _rosenbrock_lbfgs(torch, 6, **kwargs)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(our_losses, their_losses, rtol=1e-6, atol=1e-12)
+        assert (our_evals, our_iters) == (their_evals, their_iters), kwargs
+
+
 def test_lbfgs_refusals():
     w = tp.zeros(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="strong_wolfe"):
-        tp.optim.LBFGS([w], line_search_fn="strong_wolfe")
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        tp.optim.LBFGS([w], line_search_fn="backtracking")
     with pytest.raises(ValueError, match="parameter groups"):
         tp.optim.LBFGS([{"params": [w]}, {"params": [tp.zeros(1, requires_grad=True)]}])
     with pytest.raises(RuntimeError, match="closure"):
