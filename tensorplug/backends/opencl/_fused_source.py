@@ -18,7 +18,11 @@ from ._source import DTYPES, _dims, _array, _main_type, accumulator, kind, pream
 #: Elements per vector load in the row kernels.
 VW = 8
 
-__all__ = ["fused", "VW", "ROW_GROUP"]
+__all__ = ["fused", "VW", "ROW_GROUP", "CONV_ROWS", "CONV_COLS"]
+
+#: Output channels and (vector) output columns each work-item of the direct convolution computes.
+CONV_ROWS = 8
+CONV_COLS = {"float32": 16, "float64": 8}
 
 #: Work-group size of the row kernels: small, so that few rows still make several groups.
 ROW_GROUP = 4
@@ -223,6 +227,8 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
 """)
     if k == "f":
         src.append(_floating(dtype, acc))
+    if dtype in CONV_COLS:
+        src.append(_conv_direct(dtype))
     return "".join(src)
 
 
@@ -468,5 +474,93 @@ __kernel void adam_step(__global T* p, long op, __global const T* g, long og, __
     ST(m, om + i, ea);
     ST(v, ov + i, sq);
     ST(p, op + i, param + (ea / denom) * step_size);
+}}
+"""
+
+
+def _conv_direct(dtype: str) -> str:
+    """A direct stride-1 convolution for float32/float64 over an input already padded
+    (``pad_input``), with the weight at any strides (negative ones included), so that it also
+    computes conv2d's input gradient (the convolution of the gradient with the flipped,
+    transposed weight). Each work-item computes CONV_ROWS output channels of one image at CW
+    neighbouring output positions, as CW-wide vectors: per tap one vector load and CONV_ROWS
+    multiply-adds, summing over (channel, tap row, tap column) as the im2col product does,
+    without the columns buffer or bounds checks. (Strided convolutions gather their inputs
+    and run faster as im2col and a matmul.)"""
+    t = DTYPES[dtype][0]
+    cw, rows = CONV_COLS[dtype], CONV_ROWS
+    return f"""
+typedef {t}{cw} CONV_V;
+/* x (N, C, H, W) at any strides into a contiguous zero-padded (N, C, HP, WP), x's element (h, w)
+   at (h + ph, w + pw) (negative padding crops), then zero rows up to ``rows``: one padded row
+   per work-item. */
+__kernel void pad_input(__global T* o, __global const T* x, long ox, long sxn, long sxc, long sxh, long sxw, long C_,
+                        int H, int W, int HP, int WP, int ph, int pw, long data_rows, long rows) {{
+    long i = get_global_id(0);
+    if (i >= rows) return;
+    int hp = (int)(i % HP);
+    long t = i / HP, c = t % C_, n = t / C_;
+    int h = hp - ph;
+    __global T* dst = o + i * WP;
+    if (i >= data_rows || h < 0 || h >= H) {{  /* rows past the last plane are zeros too */
+        for (int wp = 0; wp < WP; ++wp) dst[wp] = 0;
+        return;
+    }}
+    __global const T* src = x + ox + n * sxn + c * sxc + h * sxh;
+    for (int wp = 0; wp < WP; ++wp) {{
+        int w = wp - pw;
+        dst[wp] = (w >= 0 && w < W) ? src[w * sxw] : ({t})0;
+    }}
+}}
+
+__kernel void conv_direct(__global T* o, long oo, __global const T* xp, int C_, int HP, int WP, __global const T* w,
+                          long ow_, long swo, long swc, long swh, long sww, __global const T* bias, long ob, long sb,
+                          int has_bias, int Cg, int O, int Og, int OH, int OW, int kh, int kw, int dh, int dw,
+                          long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    /* Output positions are counted over the padded width (l = oh * WP + ow, ow < WP): then CW
+       neighbouring positions read CW neighbouring inputs at every tap; those with ow >= OW are
+       computed from whatever lies there and not stored. */
+    long wide = (long)OH * WP;
+    long chunks = (wide + {cw - 1}) / {cw};
+    int blocks = (Og + {rows - 1}) / {rows}, groups = O / Og;
+    long l0 = (i % chunks) * {cw};
+    long t = i / chunks;
+    int blk = (int)(t % (groups * blocks));
+    long n = t / (groups * blocks);
+    int g = blk / blocks, o0 = g * Og + (blk % blocks) * {rows};
+    int nrows = min({rows}, g * Og + Og - o0);
+    CONV_V acc[{rows}];
+    __global const T* wr[{rows}];
+    for (int r = 0; r < {rows}; ++r) {{
+        acc[r] = (CONV_V)(0);
+        wr[r] = w + ow_ + (long)min(o0 + r, o0 + nrows - 1) * swo;  /* spare rows repeat the last */
+    }}
+    long plane = (long)HP * WP;
+    __global const T* xn = xp + (n * C_ + (long)g * Cg) * plane + l0;
+    for (int c = 0; c < Cg; ++c) {{
+        for (int ki = 0; ki < kh; ++ki) {{
+            __global const T* xr = xn + c * plane + (long)ki * dh * WP;
+            long wo = c * swc + ki * swh;
+            for (int kj = 0; kj < kw; ++kj) {{
+                CONV_V xv = vload{cw}(0, xr + kj * dw);
+                long wk = wo + kj * sww;
+                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(wr[r][wk]), xv, acc[r]);
+            }}
+        }}
+    }}
+    int oh0 = (int)(l0 / WP), ow00 = (int)(l0 % WP);
+    for (int r = 0; r < nrows; ++r) {{
+        CONV_V v = has_bias ? acc[r] + (CONV_V)(bias[ob + (o0 + r) * sb]) : acc[r];
+        {t} lanes[{cw}];
+        vstore{cw}(v, 0, lanes);
+        __global T* dst = o + oo + (n * O + o0 + r) * (long)OH * OW;
+        int oh = oh0, ow = ow00;
+        for (int q = 0; q < {cw}; ++q) {{
+            if (oh < OH && ow < OW) dst[oh * OW + ow] = lanes[q];
+            if (++ow == WP) {{ ow = 0; ++oh; }}
+        }}
+    }}
 }}
 """

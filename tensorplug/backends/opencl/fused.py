@@ -277,6 +277,36 @@ def _conv_covers(*tensors) -> bool:
     return all(t.dtype.is_floating_point and t.dtype is tensors[0].dtype and math.prod(t.shape) > 0 for t in tensors)
 
 
+def _conv_direct(state, dtype: str, out, x, weight_op, weight_strides, bias, out_channels: int, groups: int,
+                 kernel, padding, dilation) -> None:
+    """out (N, O, OH, OW, contiguous) = the stride-1 convolution of x with the weight (buffer,
+    offset) whose element (o, c, ki, kj) lies at the given strides: x padded into a scratch
+    buffer (pad_input), then the conv_direct kernel."""
+    n, c, h, w = x.shape
+    oh, ow = out.shape[2:]
+    og = out_channels // groups
+    rows, cols = _fused_source.CONV_ROWS, _fused_source.CONV_COLS[dtype]
+    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
+    chunks = -(-(oh * wp) // cols)
+    # The last vectors of the last plane read past it (into lanes that are not stored): zero
+    # rows after the last plane cover them.
+    reach = chunks * cols + (kernel[0] - 1) * dilation[0] * wp + (kernel[1] - 1) * dilation[1]
+    extra = -(-max(0, reach - hp * wp) // wp)
+    rows_padded = n * c * hp + extra
+    padded = allocate(rows_padded * wp * x.dtype.itemsize, state.index)
+    g, l = _rows_global(rows_padded)
+    _fk(state, dtype, "pad_input")(state.queue, g, l, padded.buffer, *_operand(x), *x.stride(), c, h, w, hp, wp,
+                                   *padding, n * c * hp, rows_padded)
+    items = n * groups * -(-og // rows) * chunks
+    bbuf, boff = _operand(bias) if bias is not None else weight_op
+    # One work-item per group: PoCL would otherwise try to vectorize across work-items what is
+    # already written with vectors (measured 1.5x slower with groups of 4).
+    _fk(state, dtype, "conv_direct")(
+        state.queue, (items,), (1,), *_operand(out), padded.buffer, c, hp, wp, *weight_op, *weight_strides, bbuf, boff,
+        bias.stride()[0] if bias is not None else 0, int(bias is not None), c // groups, out_channels, og, oh, ow,
+        *kernel, *dilation, items)
+
+
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     n, c, h, w = input.shape
     o, cg, kh, kw = weight.shape
@@ -286,9 +316,13 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
         return _decomposition("conv2d")(input, weight, bias, stride, padding, dilation, groups)
     state = _state(input)
     dtype = input.dtype.name
+    out = input.new_empty((n, o, oh, ow))
+    if dtype in _fused_source.CONV_COLS and tuple(stride) == (1, 1):
+        _conv_direct(state, dtype, out, input, _operand(weight), weight.stride(), bias, o, groups, (kh, kw), padding,
+                     dilation)
+        return out
     big_l, kg = oh * ow, cg * kh * kw
     k_all = c * kh * kw
-    out = input.new_empty((n, o, oh, ow))
     cols = _im2col(state, dtype, input, (oh, ow), (kh, kw), stride, padding, dilation, (k_all * big_l, big_l, 1))
     wt = _contiguous(weight)
     wbuf, woff = _operand(wt)
@@ -313,6 +347,16 @@ def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation,
     oh, ow = grad.shape[2:]
     state = _state(grad)
     dtype = grad.dtype.name
+    if dtype in _fused_source.CONV_COLS and tuple(stride) == (1, 1) and groups == 1:
+        # At stride 1 (one group) the input gradient is the convolution of grad with the weight flipped in
+        # both spatial dims and with its channel dims swapped, padded by (k - 1) * d - p.
+        out = grad.new_empty(tuple(input_shape))
+        swo, swc, swh, sww = weight.stride()
+        flipped = (weight.untyped_storage().buffer,
+                   weight.storage_offset() + (kh - 1) * swh + (kw - 1) * sww)
+        pad = ((kh - 1) * dilation[0] - padding[0], (kw - 1) * dilation[1] - padding[1])
+        _conv_direct(state, dtype, out, grad, flipped, (swc, swo, -swh, -sww), None, c, groups, (kh, kw), pad, dilation)
+        return out
     big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
     gr, wt = _contiguous(grad), _contiguous(weight)
     gbuf, goff = _operand(gr)
