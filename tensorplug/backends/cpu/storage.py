@@ -44,9 +44,9 @@ def to_host(t) -> np.ndarray:
     """A NumPy view of the CPU tensor ``t`` (shares memory)."""
     dtype = numpy_dtype(t.dtype)
     itemsize = dtype.itemsize
+    if not t.shape:  # one element (a loss read with .item()): a view of just that element
+        return np.frombuffer(t.untyped_storage(), dtype=dtype, count=1, offset=t.storage_offset() * itemsize).reshape(())
     base = np.frombuffer(t.untyped_storage(), dtype=dtype)
-    if not t.shape:
-        return base[t.storage_offset():t.storage_offset() + 1].reshape(())
     return np.lib.stride_tricks.as_strided(
         base[t.storage_offset():], shape=t.shape, strides=tuple(s * itemsize for s in t.stride())
     )

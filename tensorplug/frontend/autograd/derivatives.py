@@ -171,8 +171,10 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
         if not inputs_need:
             lookup(below)(out, *args)
             return
-        edges = tuple(gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args)
-        saved = tuple(SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args) if save_inputs else ()
+        # List comprehensions, not generator expressions: one frame each instead of one resumed
+        # per element, on every recorded op (issue 14).
+        edges = tuple([gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args])
+        saved = tuple([SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args]) if save_inputs else ()
         lookup(below)(out, *args)
         saved_out = SavedTensor(out, node_name, True) if save_output else None
         extra = () if keep is None else _extra(args, keep)
