@@ -154,6 +154,14 @@ def dtype_of_scalar(value) -> dtype:
         return int64
     if isinstance(value, _builtin_float):
         return _default_dtype
+    # NumPy scalars (np.float32(2), an element read from an ndarray) count as the Python
+    # number of their kind, as in PyTorch.
+    if isinstance(value, np.bool_):
+        return bool
+    if isinstance(value, np.integer):
+        return int64
+    if isinstance(value, np.floating):
+        return _default_dtype
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
 
 

@@ -74,9 +74,55 @@ def _infer_size(op: str, shape, numel: int) -> tuple:
     return tuple(shape)
 
 
+def _dtype_name(dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(dtype.name, dtype.name)
+
+
+def view_dtype(input: Tensor, dtype) -> Tensor:
+    """The same bytes read as ``dtype``. With another element size the last dim must be
+    contiguous; it shrinks or grows by the size ratio, as PyTorch's ``view(dtype)``. Not
+    differentiable (the result never requires grad), like PyTorch's."""
+    dev = input._device
+    if dtype not in dev._dtypes:
+        raise TypeError(f"view(): device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
+                        f"{', '.join(sorted(dev._backend.dtypes))}")
+    if dtype.name == "bool" and input._dtype.name != "bool":
+        # Kernels read bool as a byte that is 0 or 1; other bytes would convert and compare wrongly.
+        raise RuntimeError(f"view(): viewing {input._dtype.name} as bool is not supported (a byte other than 0 or 1 "
+                           f"is no bool value); use `x != 0`, or view as uint8")
+    old, new = input._dtype.itemsize, dtype.itemsize
+    shape, stride, offset = input._shape, input._stride, input._offset
+    if new != old:
+        what = f"to view {_dtype_name(input._dtype)} as {_dtype_name(dtype)} (different element sizes)"
+        if not shape:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride[-1]}")
+        if new > old:
+            ratio = new // old
+            if shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for i, s in enumerate(stride[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, but got {s}")
+            shape = shape[:-1] + (shape[-1] // ratio,)
+            stride = tuple(s // ratio for s in stride[:-1]) + (1,)
+            offset //= ratio
+        else:
+            ratio = old // new
+            shape = shape[:-1] + (shape[-1] * ratio,)
+            stride = tuple(s * ratio for s in stride[:-1]) + (1,)
+            offset *= ratio
+    return make_tensor(input._storage, shape, stride, offset, dtype, input._device, input._version_ref,
+                       input._base if input._base is not None else input)
+
+
 def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
-        raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        return view_dtype(input, shape[0])
     new_shape = _infer_size("view", shape, input.numel())
     strides = view_strides(input._shape, input._stride, new_shape)
     if strides is None:

@@ -217,3 +217,15 @@ def test_integer_extremes_survive_the_round_trip():
     big = [2**63 - 1, -(2**63), 2**53 + 1]
     assert tp.tensor(big).tolist() == big
     assert tp.tensor([0, 255], dtype=tp.uint8).tolist() == [0, 255]
+
+
+def test_numpy_scalars_count_as_python_numbers():
+    """np.float32(2) and friends mix with tensors as the Python number of their kind (PyTorch's rule):
+    the tensor's dtype wins within its category, a float scalar makes an integer tensor float."""
+    assert (tp.ones(2, dtype=tp.int32) * np.float32(2)).dtype == tp.float32
+    assert (tp.ones(2, dtype=tp.float16) * np.float32(2)).dtype == tp.float16
+    assert (tp.ones(2, dtype=tp.int8) + np.int64(3)).dtype == tp.int8
+    assert (tp.ones(2, dtype=tp.int8) > np.bool_(True)).dtype == tp.bool
+    assert tp.where(tp.ones(2) > 0, np.float32(1.5), 0).tolist() == [1.5, 1.5]
+    assert (tp.arange(4, dtype=tp.int32) ^ np.int32(3)).tolist() == [3, 2, 1, 0]
+    assert tp.full((2,), np.float32(3)).dtype == tp.float32

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numbers
 import warnings
 
+import numpy as np
+
 from ...dispatcher import local_state
 from .. import dtypes as _dt
 from ..tensor import Tensor
@@ -13,7 +15,7 @@ __all__ = [
     "write_inplace", "check_cast", "resize_out", "check_index_range", "check_no_overlap", "warn_if_expanded",
 ]
 
-_Number = (bool, int, float)
+_Number = (bool, int, float, np.bool_)  # np.bool_ is no numbers.Number, yet PyTorch takes it
 
 
 def keyset(*tensors: Tensor) -> int:
