@@ -151,6 +151,10 @@ def dtype_of_scalar(value) -> dtype:
     if isinstance(value, _builtin_bool):
         return bool
     if isinstance(value, _builtin_int):
+        if not -(1 << 63) <= value < (1 << 64):
+            # PyTorch takes a Python int through a 64-bit integer (int64 or, above it, uint64):
+            # a larger one raises instead of wrapping into a wrong operand.
+            raise OverflowError(f"int too big to convert: {value} does not fit in 64 bits")
         return int64
     if isinstance(value, _builtin_float):
         return _default_dtype

@@ -189,6 +189,9 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
             return binary_meta(spec, input, other, out)
         if not (tensor._dtype.is_floating_point and tensor._dtype in number_fast_dtypes):
             return binary_meta(spec, input, other, out)
+        number = other if tensor is input else input
+        if number.__class__ is int and not -(1 << 63) <= number < (1 << 64):
+            return binary_meta(spec, input, other, out)  # which raises OverflowError, as PyTorch
         result = empty_tensor(tensor._shape, _dt.bool if bool_out else tensor._dtype, tensor._device)
         keys = (tensor._keys | local_state.include) & local_state.mask
         if tensor is input:
