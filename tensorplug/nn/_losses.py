@@ -263,6 +263,8 @@ def _pair_inputs(op: str, input, target, warn_size: bool = True):
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
             stacklevel=3,
         )
+    if target._shape == input._shape:  # nothing to broadcast (the usual case)
+        return input, target
     return broadcast_tensors(input, target)
 
 
