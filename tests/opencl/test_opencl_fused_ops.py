@@ -462,3 +462,31 @@ def test_adam_step_other_dtypes_and_nan(dtype):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
     assert np.isnan(got[0][0, 2]) and np.isnan(got[0]).sum() == 1
+
+
+def test_conv2d_gradients_float64_and_expanded_grad():
+    """float64 gradients, with the incoming gradient an expanded scalar (sum().backward()) and
+    more images than the weight gradient's work-items need (its partial sums by parts)."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((9, 2, 8, 7))
+    w = rng.standard_normal((3, 2, 3, 3))
+    xt = tp.tensor(x, device=DEV, requires_grad=True)
+    wt = tp.tensor(w, device=DEV, requires_grad=True)
+    F.conv2d(xt, wt, padding=1).sum().backward()
+    xr = torch.tensor(x, requires_grad=True)
+    wr = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(xr, wr, padding=1).sum().backward()
+    _close(xt.grad, _ref(xr.grad), 1e-10)
+    _close(wt.grad, _ref(wr.grad), 1e-10)
+
+
+@pytest.mark.parametrize("shape", [(5, 33, 17), (128, 784, 512), (3, 9216, 20)])
+def test_matmul_with_transposed_weight(shape):
+    """x @ w.t() (nn.Linear's product): the transposed weight is made contiguous in tiles before
+    the blocked matmul, including partial tiles."""
+    m, k, n = shape
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    got = tp.tensor(x, device=DEV) @ tp.tensor(w, device=DEV).t()
+    _close(got, x.astype(np.float64) @ w.astype(np.float64).T, 2e-4 * np.sqrt(k))

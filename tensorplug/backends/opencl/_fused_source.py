@@ -199,6 +199,31 @@ __kernel void max_pool2d_backward(__global T* gi, long ogi, __global const T* g,
     }}
 }}
 
+/* dst (B, R, CC) contiguous = src (B, R, CC) at any strides (a transposed matrix, for one), one
+   16 x 16 tile per work-item, read along whichever of the two dims src has closer together:
+   the generic strided copy spends a division per dim on every element and writes a transposed
+   matrix's rows one element each. */
+__kernel void copy_tiles(__global T* dst, __global const T* src, long soff, long ssb, long ssr, long ssc, long R,
+                         long CC, long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    long rblocks = (R + 15) / 16, cblocks = (CC + 15) / 16;
+    long c0 = (i % cblocks) * 16, t = i / cblocks, r0 = (t % rblocks) * 16, b = t / rblocks;
+    int rn = (int)min(16L, R - r0), cn = (int)min(16L, CC - c0);
+    __global const T* s0 = src + soff + b * ssb + r0 * ssr + c0 * ssc;
+    C tile[16][16];
+    if (ssr < ssc) {{
+        for (int c = 0; c < cn; ++c)
+            for (int r = 0; r < rn; ++r) tile[r][c] = LD(s0, r * ssr + c * ssc);
+    }} else {{
+        for (int r = 0; r < rn; ++r)
+            for (int c = 0; c < cn; ++c) tile[r][c] = LD(s0, r * ssr + c * ssc);
+    }}
+    __global T* d0 = dst + (b * R + r0) * CC + c0;
+    for (int r = 0; r < rn; ++r)
+        for (int c = 0; c < cn; ++c) ST(d0, r * CC + c, tile[r][c]);
+}}
+
 /* im2col: col[n, (c * KH + ki) * KW + kj, oh * OW + ow] (at the given strides) is the input at
    that tap, 0 in the padding. One row (n, k, oh) per work-item. */
 __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, __global const T* x, long ox, long sxn,
@@ -561,6 +586,59 @@ __kernel void conv_direct(__global T* o, long oo, __global const T* xp, int C_, 
             if (oh < OH && ow < OW) dst[oh * OW + ow] = lanes[q];
             if (++ow == WP) {{ ow = 0; ++oh; }}
         }}
+    }}
+}}
+
+/* conv2d's weight gradient as one product without columns: dW[o, k] = sum over images n and
+   output positions (oh, ow) of grad[n, o, oh, ow] * xp[n, c(k), oh * sh + ki * dh, ow * sw + kj * dw]
+   for the tap k = (c, ki, kj), with xp the padded input and gt the gradient transposed to
+   (N, OH * OW, O) (plus CW spare elements). Each work-item computes CONV_ROWS taps x CW output
+   channels of one group: per position one vector load of gt and CONV_ROWS scalar loads of xp
+   (any stride, dilation, padding). Few outputs split the images into parts, whose partial sums
+   the host adds (sum_batches). */
+__kernel void conv_weight_direct(__global T* dw_, long odw, __global const T* xp, int C_, int HP, int WP,
+                                 __global const T* gt, int O, int Og, int Cg, int OH, int OW, int kh, int kw, int sh,
+                                 int sw, int dh, int dw, long N, long per_part, long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    int kg = Cg * kh * kw, kblocks = (kg + {rows - 1}) / {rows}, oblocks = (Og + {cw - 1}) / {cw}, groups = O / Og;
+    int ob = (int)(i % oblocks);
+    long t = i / oblocks;
+    int kb = (int)(t % kblocks);
+    t /= kblocks;
+    int g = (int)(t % groups);
+    long part = t / groups, n0 = part * per_part, n1 = min(N, n0 + per_part);
+    odw += part * O * kg;  /* each part of the images writes its own partial sum */
+    int k0 = kb * {rows}, nrows = min({rows}, kg - k0);
+    int o0 = g * Og + ob * {cw}, ocount = min({cw}, g * Og + Og - o0);
+    long plane = (long)HP * WP, L = (long)OH * OW;
+    long rowbase[{rows}];
+    CONV_V acc[{rows}];
+    for (int r = 0; r < {rows}; ++r) {{
+        int k = min(k0 + r, kg - 1);  /* spare rows repeat the last */
+        int c = k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
+        rowbase[r] = (long)(g * Cg + c) * plane + (long)ki * dh * WP + kj * dw;
+        acc[r] = (CONV_V)(0);
+    }}
+    for (long n = n0; n < n1; ++n) {{
+        __global const T* xa = xp + n * C_ * plane;
+        __global const T* gb = gt + n * L * O + o0;
+        for (int oh = 0; oh < OH; ++oh) {{
+            long xrow = (long)oh * sh * WP;
+            __global const T* grow = gb + (long)oh * OW * O;
+            __global const T* xr = xa + xrow;
+            for (int ow = 0; ow < OW; ++ow) {{
+                CONV_V bv = vload{cw}(0, grow + (long)ow * O);
+                __global const T* xq = xr + (long)ow * sw;
+                #pragma unroll
+                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(xq[rowbase[r]]), bv, acc[r]);
+            }}
+        }}
+    }}
+    for (int r = 0; r < nrows; ++r) {{
+        {t} lanes[{cw}];
+        vstore{cw}(acc[r], 0, lanes);
+        for (int q = 0; q < ocount; ++q) dw_[odw + (long)(o0 + q) * kg + k0 + r] = lanes[q];
     }}
 }}
 """

@@ -24,6 +24,7 @@ __all__ = ["table"]
 _FAMILY = "fused"
 _REDUCE_GROUP = 256  # nll_reduce's reqd_work_group_size
 _POOL_CHUNK = 16  # TP_POOL_CHUNK: outputs per work-item of max_pool2d
+_WEIGHT_GRAD_ITEMS = 64  # work-items conv2d's weight gradient aims for at least
 
 
 def _decomposition(name: str):
@@ -374,6 +375,58 @@ def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation,
     return out
 
 
+def copy_tiles(state, dtype: str, dst_buffer, src_buffer, src_offset: int, src_strides, shape) -> None:
+    """Copy the (B, R, CC) view of src at ``src_strides`` into the contiguous dst, 16 x 16 tiles
+    at a time (the fast way to make a transposed matrix contiguous)."""
+    b, r, cc = shape
+    items = b * -(-r // 16) * -(-cc // 16)
+    if items:
+        g, l = _rows_global(items)
+        _fk(state, dtype, "copy_tiles")(state.queue, g, l, dst_buffer, src_buffer, src_offset, *src_strides, r, cc,
+                                        items)
+
+
+def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, padding, dilation, groups):
+    """conv2d's weight gradient as one implicit product (the conv_weight_direct kernel) over the
+    padded input and the gradient transposed to (N, OH * OW, O)."""
+    n, c, h, w = input.shape
+    o, cg, kh, kw = weight_shape
+    oh, ow = grad.shape[2:]
+    itemsize = grad.dtype.itemsize
+    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
+    padded = allocate(n * c * hp * wp * itemsize, state.index)
+    g, l = _rows_global(n * c * hp)
+    _fk(state, dtype, "pad_input")(state.queue, g, l, padded.buffer, *_operand(input), *input.stride(), c, h, w, hp,
+                                   wp, *padding, n * c * hp, n * c * hp)
+    cols = _fused_source.CONV_COLS[dtype]
+    transposed = allocate((n * oh * ow * o + cols) * itemsize, state.index)  # spare: the last vector load
+    sn, so, sh, sw = grad.stride()
+    if sh != ow * sw:  # (OH, OW) must merge into one dim of positions
+        grad = grad.contiguous()
+        sn, so, sh, sw = grad.stride()
+    copy_tiles(state, dtype, transposed.buffer, *_operand(grad), (sn, sw, so), (n, oh * ow, o))
+    out = grad.new_empty(weight_shape)
+    og, kg = o // groups, cg * kh * kw
+    blocks = groups * -(-kg // _fused_source.CONV_ROWS) * -(-og // cols)
+    # Too few blocks to keep the device busy: split the images into parts (partial sums added
+    # after, in part order).
+    parts = min(n, -(-_WEIGHT_GRAD_ITEMS // blocks))
+    per_part = -(-n // parts)
+    parts = -(-n // per_part)
+    target = (out.untyped_storage().buffer, out.storage_offset())
+    if parts > 1:
+        partial = allocate(parts * o * kg * itemsize, state.index)
+        target = (partial.buffer, 0)
+    items = parts * blocks
+    _fk(state, dtype, "conv_weight_direct")(
+        state.queue, (items,), (1,), *target, padded.buffer, c, hp, wp, transposed.buffer, o, og, cg, oh, ow, kh, kw,
+        *stride, *dilation, n, per_part, items)
+    if parts > 1:
+        g, l = _global(o * kg, state)
+        _fk(state, dtype, "sum_batches")(state.queue, g, l, *_operand(out), partial.buffer, parts, o * kg)
+    return out
+
+
 def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
     if not _conv_covers(grad, input) or math.prod(weight_shape) == 0:
         return _decomposition("conv2d_weight_backward")(grad, input, weight_shape, stride, padding, dilation, groups)
@@ -382,6 +435,8 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     oh, ow = grad.shape[2:]
     state = _state(grad)
     dtype = grad.dtype.name
+    if dtype in _fused_source.CONV_COLS:
+        return _conv_weight_direct(state, dtype, grad, input, tuple(weight_shape), stride, padding, dilation, groups)
     big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
     # Columns as (N, L, K), so that the product's right operand has unit column stride.
     cols = _im2col(state, dtype, input, (oh, ow), (kh, kw), stride, padding, dilation, (big_l * k_all, 1, k_all))

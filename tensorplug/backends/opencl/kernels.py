@@ -467,12 +467,13 @@ def _matmul_blocked(state, out, a, b, batch, m, n, k):
     keep = None
     if sbn != 1 and n > 1:
         # The blocked kernel reads rows of b with vector loads: copy a transposed b (as nn.Linear
-        # passes its weight) into a contiguous scratch first; it costs K*N elements, the matmul
-        # M*K*N multiply-adds.
+        # passes its weight) into a contiguous scratch first, in tiles; it costs K*N elements, the
+        # matmul M*K*N multiply-adds.
+        from .fused import copy_tiles
+
         keep = allocate(batch * k * n * b.dtype.itemsize, state.index)
-        contiguous = _contiguous_strides(b.shape)
-        _copy_raw(state, dtype, dtype, keep.buffer, 0, contiguous, bbuf, boff, b.stride(), b.shape)
-        bbuf, boff, (sbb, sbk, sbn) = keep.buffer, 0, contiguous
+        copy_tiles(state, dtype, keep.buffer, bbuf, boff, b.stride(), b.shape)
+        bbuf, boff, (sbb, sbk, sbn) = keep.buffer, 0, _contiguous_strides(b.shape)
     knl = _kernel(state, "matmul_blocked", dtype, "matmul_blocked")
     w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
     g = ((n + w - 1) // w, (m + rows - 1) // rows, batch)
