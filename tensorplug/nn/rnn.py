@@ -18,6 +18,8 @@ import warnings
 from ..frontend.factories import empty, zeros
 from ..frontend.ops.joining import cat, stack
 from ._lstm_sequence import LSTMSequence
+from ._packed_rnn import run_packed
+from .utils.rnn import PackedSequence
 from ..frontend.tensor import Tensor
 from . import functional as F
 from . import init
@@ -179,6 +181,8 @@ class RNNBase(Module):
         return stack(outputs, 0), state
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return run_packed(self, input, hx)
         batched = self._check_input(input)
         x = input if batched else input.unsqueeze(1)
         if self.batch_first and batched:

@@ -1,4 +1,5 @@
-"""``tp.nn.utils``: gradient clipping and flattening parameters to one vector.
+"""``tp.nn.utils``: gradient clipping and flattening parameters to one vector; ``tp.nn.utils.rnn``
+holds the padded and packed sequence utilities.
 
 >>> import tensorplug as tp
 >>> w = tp.nn.Parameter(tp.ones(4))
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.autograd import no_grad
-from ..frontend.factories import tensor
-from ..frontend.ops.joining import cat, stack
-from ..frontend.tensor import Tensor
+from ...frontend.autograd import no_grad
+from ...frontend.factories import tensor
+from ...frontend.ops.joining import cat, stack
+from ...frontend.tensor import Tensor
+from . import rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
 
