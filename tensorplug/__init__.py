@@ -23,6 +23,9 @@ from .frontend.factories import (
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
 from .frontend.ops.copying import clone
+from .frontend.memory_format import (
+    channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
+)
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
+import tensorplug.frontend.memory_format
 import tensorplug.linalg._results
 import tensorplug.sparse
 
@@ -52,6 +53,7 @@ from tensorplug.frontend.legacy import HalfTensor as HalfTensor
 from tensorplug.frontend.legacy import IntTensor as IntTensor
 from tensorplug.frontend.legacy import LongTensor as LongTensor
 from tensorplug.frontend.legacy import ShortTensor as ShortTensor
+from tensorplug.frontend.memory_format import memory_format as memory_format
 from tensorplug.frontend.random import Generator as Generator
 from tensorplug.frontend.size import Size as Size
 from tensorplug.frontend.tensor import Tensor as Tensor
@@ -65,6 +67,9 @@ _DeviceLike = _device | _str | _int
 __version__: _str
 bfloat16: _dtype
 bool: _dtype
+channels_last: tensorplug.frontend.memory_format.memory_format
+channels_last_3d: tensorplug.frontend.memory_format.memory_format
+contiguous_format: tensorplug.frontend.memory_format.memory_format
 double: _dtype
 float: _dtype
 float16: _dtype
@@ -77,6 +82,7 @@ int32: _dtype
 int64: _dtype
 int8: _dtype
 long: _dtype
+preserve_format: tensorplug.frontend.memory_format.memory_format
 short: _dtype
 sparse_coo: _str
 strided: _str
@@ -228,7 +234,7 @@ def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber 
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
 
 def clone(t: Tensor, memory_format: Any = ...) -> Tensor:
-    """See torch.clone."""
+    """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
 
 def compile(model: Any = ..., *, fullgraph: Any = ..., dynamic: Any = ..., backend: Any = ..., mode: Any = ..., options: Any = ..., disable: Any = ..., **kwargs: Any) -> Any:
     """Return ``model`` unchanged (tensorplug is eager). Usable as ``tp.compile(fn)``, ``@tp.compile`` and ``@tp.compile(mode="max-autotune")``; PyTorch's keyword arguments are accepted and checked, and have no effect."""
@@ -275,11 +281,11 @@ def dot(input: _TensorOrNumber, other: _TensorOrNumber) -> Tensor:
 def einsum(equation: _str, *operands: Any) -> Tensor:
     """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to right through matmul."""
 
-def empty(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., **ignored: Any) -> Tensor:
+def empty(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """See torch.empty."""
 
-def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., **ignored: Any) -> Tensor:
-    """See torch.empty_like."""
+def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+    """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks its layout."""
 
 def eq(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``eq`` of ``input`` and ``other`` with broadcasting (see torch.eq)."""
@@ -341,7 +347,7 @@ def from_numpy(array: numpy.ndarray) -> Tensor:
 def full(size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.full."""
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., **ignored: Any) -> Tensor:
+def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """See torch.full_like."""
 
 def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ...) -> Tensor:
@@ -596,7 +602,7 @@ def numel(input: Tensor) -> _int:
 def ones(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.ones."""
 
-def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., **ignored: Any) -> Tensor:
+def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """See torch.ones_like."""
 
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -629,19 +635,19 @@ def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..
 def rand(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.rand."""
 
-def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ...) -> Tensor:
+def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
     """See torch.rand_like."""
 
 def randint(low: Any, high: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
 
-def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ...) -> Tensor:
+def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
     """See torch.randint_like."""
 
 def randn(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.randn."""
 
-def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ...) -> Tensor:
+def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
     """See torch.randn_like."""
 
 def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
@@ -851,5 +857,5 @@ def xlogy(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None 
 def zeros(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.zeros."""
 
-def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., **ignored: Any) -> Tensor:
+def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """See torch.zeros_like."""

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..dispatcher import Operator
 from . import dtypes as _dt
+from . import memory_format as _mf
 from .ops._common import keyset, is_number
-from .ops.copying import check_scalar_fits, copy_from_numpy, fill_, to_dtype
+from .ops.copying import check_scalar_fits, copy_from_numpy, empty_in_format, fill_, to_dtype
 from .random import blocks_for, default_generator
 from .shapes import check_shape
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
@@ -135,9 +136,15 @@ def _factory_dtype(dtype) -> _dt.dtype:
     return _dt.get_default_dtype() if dtype is None else dtype
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
     shape = check_shape("empty", size)
-    return _finish(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), requires_grad)
+    dtype, dev = _factory_dtype(dtype), resolve_device(device)
+    if memory_format is None:
+        return _finish(empty_tensor(shape, dtype, dev), requires_grad)
+    fmt = _mf.check_memory_format("empty", memory_format)
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("empty(): unsupported memory format preserve_format")
+    return _finish(empty_in_format(shape, dtype, dev, fmt), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -162,21 +169,32 @@ def _like(input: Tensor, dtype, device):
     return (input._dtype if dtype is None else dtype), (input._device if device is None else resolve_device(device))
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
+    """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format,
+    which keeps a channels-last layout) picks its layout."""
     dtype, dev = _like(input, dtype, device)
-    return _finish(empty_tensor(input._shape, dtype, dev), requires_grad)
+    if memory_format is None and (len(input._shape) < 4 or input.is_contiguous()):
+        return _finish(empty_tensor(input._shape, dtype, dev), requires_grad)
+    fmt = _mf.check_memory_format("empty_like", memory_format)
+    if fmt is _mf.preserve_format:
+        fmt = _mf.suggest_format(input._shape, input._stride)
+    return _finish(empty_in_format(input._shape, dtype, dev, fmt), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
-    return _finish(fill_(empty_like(input, dtype=dtype, device=device), 0), requires_grad)
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _finish(fill_(out, 0), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
-    return _finish(fill_(empty_like(input, dtype=dtype, device=device), 1), requires_grad)
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _finish(fill_(out, 1), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **ignored) -> Tensor:
-    return _finish(fill_(empty_like(input, dtype=dtype, device=device), fill_value), requires_grad)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              **ignored) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _finish(fill_(out, fill_value), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -319,18 +337,21 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    return _finish(uniform_(empty_like(input, dtype=dtype, device=device), generator=generator), requires_grad)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _finish(uniform_(out, generator=generator), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    return _finish(normal_(empty_like(input, dtype=dtype, device=device), generator=generator), requires_grad)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return _finish(normal_(out, generator=generator), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None) -> Tensor:
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None, memory_format=None) -> Tensor:
     if high is None:
         low, high = 0, low
-    return random_(empty_like(input, dtype=dtype, device=device), low, high, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+    return random_(out, low, high, generator=generator)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:

@@ -103,7 +103,12 @@ class Tensor:
     def nbytes(self) -> int:
         return self.numel() * self._dtype.itemsize
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format is not None:
+            from . import memory_format as _mf
+
+            fmt = _mf.check_memory_format("is_contiguous", memory_format)
+            return _mf.is_contiguous_as(self._shape, self._stride, fmt)
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
             if size != 1:

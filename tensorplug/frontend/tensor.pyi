@@ -213,9 +213,9 @@ class Tensor:
     def clip_(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ...) -> Tensor:
         """In-place version of ``clip``."""
     def clone(self, memory_format: Any = ...) -> Tensor:
-        """See torch.Tensor.clone."""
+        """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
-        """See torch.Tensor.contiguous."""
+        """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
     def copy_(self, src: Any, non_blocking: _bool = ...) -> Tensor:
         """Copy ``src`` (broadcast to ``self``'s shape, converted to its dtype) into ``self``."""
     def copysign(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -377,7 +377,7 @@ class Tensor:
         """torch.inverse: :func:`tp.linalg.inv`."""
     def is_complex(self) -> _bool:
         """False: tensorplug has no complex dtypes yet."""
-    def is_contiguous(self) -> _bool:
+    def is_contiguous(self, memory_format: Any = ...) -> _bool:
         """See torch.Tensor.is_contiguous."""
     @property
     def is_cpu(self) -> _bool:

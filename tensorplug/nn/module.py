@@ -429,16 +429,22 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """Move and/or cast parameters and buffers in place: ``to("opencl")``, ``to(tp.float64)``,
         ``to(device, dtype)``, ``to(tensor)``. Only floating-point tensors change dtype."""
-        dev, dtype, _ = _parse_to_args(args, dict(kwargs))
+        kwargs = dict(kwargs)
+        memory_format = kwargs.pop("memory_format", None)
+        dev, dtype, _ = _parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
         target = None if dev is None else resolve_device(dev)
 
         def convert(t: Tensor) -> Tensor:
             cast = dtype if dtype is not None and t._dtype.is_floating_point else None
-            if (target is None or t._device == target) and (cast is None or cast is t._dtype):
+            # As PyTorch: a memory format applies to the 4-d and 5-d tensors only.
+            fmt = memory_format if memory_format is not None and t.dim() in (4, 5) else None
+            if (target is None or t._device == target) and (cast is None or cast is t._dtype) and fmt is None:
                 return t
-            return _tensor_to(t, device=target, dtype=cast)
+            if fmt is None:
+                return _tensor_to(t, device=target, dtype=cast)
+            return _tensor_to(t, device=target, dtype=cast, memory_format=fmt)
 
         return self._apply(convert)
 

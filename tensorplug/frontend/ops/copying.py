@@ -5,6 +5,7 @@ import numpy as np
 
 from ...dispatcher import AUTOGRAD, Operator, local_state
 from .. import dtypes as _dt
+from .. import memory_format as _mf
 from ..device import device as _device_type
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor, resolve_device
@@ -114,14 +115,40 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     return out
 
 
+def empty_in_format(shape: tuple, dtype: _dt.dtype, dev, fmt) -> Tensor:
+    """A new tensor with uninitialized memory, dense in memory format ``fmt`` (not preserve)."""
+    out = empty_tensor(shape, dtype, dev)
+    if fmt is not _mf.contiguous_format:
+        out._stride = _mf.format_strides(shape, fmt)  # a fresh tensor: nothing else has read its strides
+    return out
+
+
+def _resolve_format(op: str, t: Tensor, memory_format) -> object:
+    fmt = _mf.check_memory_format(op, memory_format)
+    return _mf.suggest_format(t._shape, t._stride) if fmt is _mf.preserve_format else fmt
+
+
 def contiguous(t: Tensor, memory_format=None) -> Tensor:
-    if t.is_contiguous():
+    """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
+    if memory_format is None or memory_format is _mf.contiguous_format:
+        if t.is_contiguous():
+            return t
+        return clone(t, memory_format=_mf.contiguous_format)
+    fmt = _mf.check_memory_format("contiguous", memory_format)
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if _mf.is_contiguous_as(t._shape, t._stride, fmt):
         return t
-    return clone(t)
+    return clone(t, memory_format=fmt)
 
 
 def clone(t: Tensor, memory_format=None) -> Tensor:
-    out = empty_tensor(t._shape, t._dtype, t._device)
+    """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last
+    layout) picks the copy's layout."""
+    if memory_format is None and t.is_contiguous():
+        out = empty_tensor(t._shape, t._dtype, t._device)
+    else:
+        out = empty_in_format(t._shape, t._dtype, t._device, _resolve_format("clone", t, memory_format))
     COPY.lookup(keyset(t))(out, t)
     return out
 
@@ -156,7 +183,6 @@ def _parse_to_args(args, kwargs):
     dev, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
@@ -176,14 +202,37 @@ def _parse_to_args(args, kwargs):
 def to(t: Tensor, *args, **kwargs) -> Tensor:
     """``t`` on another device and/or dtype: ``t.to("opencl")``, ``t.to(tp.float64)``,
     ``t.to(other)``, ``t.to(device=..., dtype=..., copy=False)``."""
+    memory_format = kwargs.pop("memory_format", None) if kwargs else None
     dev, dtype, copy = _parse_to_args(args, kwargs)
     target = t._device if dev is None else resolve_device(dev)
     dtype = t._dtype if dtype is None else dtype
+    if memory_format is not None:
+        return _to_format(t, target, dtype, copy, memory_format)
     if target is t._device:
         if dtype is t._dtype:
             return clone(t) if copy else t
-        return to_dtype(t, dtype)
-    return _move(to_dtype(t, dtype), target)
+        out = to_dtype(t, dtype)
+    else:
+        out = _move(to_dtype(t, dtype), target)
+    if len(t._shape) in (4, 5) and not t.is_contiguous():
+        # preserve_format, to()'s default: a channels-last input gives a channels-last result.
+        fmt = _mf.suggest_format(t._shape, t._stride)
+        if fmt is not _mf.contiguous_format:
+            out = contiguous(out, memory_format=fmt)
+    return out
+
+
+def _to_format(t: Tensor, target, dtype, copy: bool, memory_format) -> Tensor:
+    fmt = _resolve_format("to", t, memory_format)
+    if target is not t._device:
+        t = _move(t, target)
+        copy = False  # already a new tensor
+    # PyTorch aliases only when t already has fmt's exact strides (not merely dense in fmt's order).
+    if dtype is t._dtype and not copy and t._stride == _mf.format_strides(t._shape, fmt):
+        return t
+    out = empty_in_format(t._shape, dtype, t._device, fmt)
+    COPY.lookup(keyset(t))(out, t)
+    return out
 
 
 def inplace_source(t: Tensor) -> Tensor:
