@@ -62,6 +62,69 @@ def _gelu(x):
     return 0.5 * x * (1 + _refs.erf(x / np.sqrt(2)))
 
 
+
+def _grid_ref_coords(v, size, padding_mode, align_corners):
+    """Pixel positions of normalized coordinates, folded by padding_mode (a second formulation,
+    independent of tensorplug's: reflection as a periodic triangle wave)."""
+    v = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        low, span = (0.0, size - 1.0) if align_corners else (-0.5, float(size))
+        if span > 0:
+            phase = np.mod(v - low, 2 * span)
+            v = low + np.where(phase > span, 2 * span - phase, phase)
+        else:
+            v = np.zeros_like(v)
+    if padding_mode in ("border", "reflection"):
+        v = np.clip(v, 0, size - 1)
+    return v
+
+
+def _grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    n, c, h, w = x.shape
+    ix = _grid_ref_coords(grid[..., 0], w, padding_mode, align_corners)
+    iy = _grid_ref_coords(grid[..., 1], h, padding_mode, align_corners)
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def tap(rows, cols, weight):
+        inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+        r, q = np.clip(rows, 0, h - 1), np.clip(cols, 0, w - 1)
+        for b in range(n):
+            out[b] += x[b][:, r[b], q[b]] * (weight[b] * inside[b])
+
+    if mode == "nearest":
+        tap(np.rint(iy).astype(np.int64), np.rint(ix).astype(np.int64), np.ones_like(ix))
+        return out
+    x0, y0 = np.floor(ix), np.floor(iy)
+    fx, fy = ix - x0, iy - y0
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    for dy, wy in ((0, 1 - fy), (1, fy)):
+        for dx, wx in ((0, 1 - fx), (1, fx)):
+            tap(y0 + dy, x0 + dx, wy * wx)
+    return out
+
+
+def _affine_grid(theta, size, align_corners=False):
+    n, _, h, w = size
+
+    def base(steps):
+        if steps == 1:
+            return np.zeros(1)
+        pixels = np.arange(steps, dtype=np.float64)
+        return pixels * 2 / (steps - 1) - 1 if align_corners else (2 * pixels + 1) / steps - 1
+
+    xs, ys = np.meshgrid(base(w), base(h))
+    points = np.stack([xs, ys, np.ones_like(xs)], axis=-1)
+    return np.einsum("hwk,nik->nhwi", points, theta)
+
+
+def _grid_sample_samples(dtype):
+    grid = Arg((2, 4, 7, 2), low=-1.3, high=1.3)
+    for mode in ("bilinear", "nearest"):
+        for padding_mode in ("zeros", "border", "reflection"):
+            for align in (False, True):
+                yield Sample((Arg((2, 3, 5, 6)), grid), {"mode": mode, "padding_mode": padding_mode, "align_corners": align},
+                             name=f"{mode} {padding_mode} align_corners={align}")
+
 _TARGET = Arg((4,), dtype="int64", values=[0, 2, 1, 2], grad=False)
 
 ENTRIES = [
@@ -114,4 +177,13 @@ ENTRIES = [
     OpEntry("one_hot", "nn", lambda i, n: np.eye(n)[i.astype(np.int64)],
             lambda dtype: iter([Sample((Arg((4,), dtype="int64", values=[0, 3, 1, 3], grad=False), 4), name="4 classes")]),
             dtypes=("int64",), func=None, call=_fn("one_hot"), exact=True, differentiable=False, out_dtype="int64"),
+    OpEntry("grid_sample", "nn", _grid_sample, _grid_sample_samples, dtypes=("float32", "float64"), func=None,
+            call=_fn("grid_sample"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 3, 4)), Arg((1, 2, 3, 2), low=-0.9, high=0.9)),
+                                              {"align_corners": False}, name="bilinear zeros")])),
+    OpEntry("affine_grid", "nn", _affine_grid,
+            lambda dtype: iter([Sample((Arg((2, 2, 3)), (2, 3, 4, 5)), {"align_corners": align}, name=f"align_corners={align}")
+                                for align in (False, True)]),
+            dtypes=("float32", "float64"), func=None, call=_fn("affine_grid"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 3)), (1, 1, 3, 2)), {"align_corners": False}, name="3x2")])),
 ]
