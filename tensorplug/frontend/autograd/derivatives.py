@@ -101,7 +101,9 @@ class CopySlices(Node):
             return (None,) * len(self.next_functions)
         shape, stride, offset = self.view_geometry
         base_grad = grad.contiguous()
-        inner_grads = self.inner.backward((base_grad.as_strided(shape, stride, offset),))
+        # A contiguous grad may still start inside its storage (a row of a stacked gradient):
+        # as_strided's offset counts from the storage's start, so add the grad's own.
+        inner_grads = self.inner.backward((base_grad.as_strided(shape, stride, base_grad._offset + offset),))
         old_self = inner_grads[self.self_slot] if self.self_slot < len(inner_grads) else None
         result = base_grad.clone()
         region = result.as_strided(shape, stride, offset)
