@@ -352,6 +352,7 @@ _CONVS = [
     dict(stride=1, padding=2, dilation=2, groups=2),
     dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2), groups=4),
     dict(stride=3, padding=0, dilation=1, groups=1),
+    dict(stride=1, padding=(3, 2), dilation=1, groups=1),  # the input gradient crops: padding > kernel - 1
 ]
 
 

@@ -20,7 +20,8 @@ VW = 8
 
 __all__ = ["fused", "VW", "ROW_GROUP", "CONV_ROWS", "CONV_COLS"]
 
-#: Output channels and (vector) output columns each work-item of the direct convolution computes.
+#: Rows (output positions or taps) and vector columns (channels) each work-item of the
+#: convolution kernels computes.
 CONV_ROWS = 8
 CONV_COLS = {"float32": 16, "float64": 8}
 
@@ -253,7 +254,7 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
     if k == "f":
         src.append(_floating(dtype, acc))
     if dtype in CONV_COLS:
-        src.append(_conv_direct(dtype))
+        src.append(_convolutions(dtype))
     return "".join(src)
 
 
@@ -503,15 +504,11 @@ __kernel void adam_step(__global T* p, long op, __global const T* g, long og, __
 """
 
 
-def _conv_direct(dtype: str) -> str:
-    """A direct stride-1 convolution for float32/float64 over an input already padded
-    (``pad_input``), with the weight at any strides (negative ones included), so that it also
-    computes conv2d's input gradient (the convolution of the gradient with the flipped,
-    transposed weight). Each work-item computes CONV_ROWS output channels of one image at CW
-    neighbouring output positions, as CW-wide vectors: per tap one vector load and CONV_ROWS
-    multiply-adds, summing over (channel, tap row, tap column) as the im2col product does,
-    without the columns buffer or bounds checks. (Strided convolutions gather their inputs
-    and run faster as im2col and a matmul.)"""
+def _convolutions(dtype: str) -> str:
+    """Convolutions for float32/float64 as implicit products over a zero-padded copy of the input
+    (``pad_input``), without a columns buffer: conv2d (any stride; its input gradient at stride
+    1 is the convolution of the gradient with the flipped, transposed weight) and its weight
+    gradient. Each work-item keeps CONV_ROWS x CW results in CW-wide vectors."""
     t = DTYPES[dtype][0]
     cw, rows = CONV_COLS[dtype], CONV_ROWS
     return f"""
@@ -538,54 +535,51 @@ __kernel void pad_input(__global T* o, __global const T* x, long ox, long sxn, l
     }}
 }}
 
-__kernel void conv_direct(__global T* o, long oo, __global const T* xp, int C_, int HP, int WP, __global const T* w,
-                          long ow_, long swo, long swc, long swh, long sww, __global const T* bias, long ob, long sb,
-                          int has_bias, int Cg, int O, int Og, int OH, int OW, int kh, int kw, int dh, int dw,
-                          long items) {{
+/* A convolution at any stride as an implicit product: out[n, o, l] = sum over taps k = (c, ki,
+   kj) of wt[g, k, o] * xp[n, c, tap k of position l], xp the padded input and wt the weight
+   transposed to (groups, Cg * KH * KW, Og) (plus CW spare elements). Each work-item computes
+   CONV_ROWS output positions x CW output channels: per tap one vector load of wt and CONV_ROWS
+   scalar loads of xp, the taps in the im2col product's order. */
+__kernel void conv_implicit(__global T* o, long oo, __global const T* xp, int C_, int HP, int WP,
+                            __global const T* wt, __global const T* bias, long ob, long sb, int has_bias, int Cg, int O,
+                            int Og, int OH, int OW, int kh, int kw, int sh, int sw, int dh, int dw, long items) {{
     long i = get_global_id(0);
     if (i >= items) return;
-    /* Output positions are counted over the padded width (l = oh * WP + ow, ow < WP): then CW
-       neighbouring positions read CW neighbouring inputs at every tap; those with ow >= OW are
-       computed from whatever lies there and not stored. */
-    long wide = (long)OH * WP;
-    long chunks = (wide + {cw - 1}) / {cw};
-    int blocks = (Og + {rows - 1}) / {rows}, groups = O / Og;
-    long l0 = (i % chunks) * {cw};
-    long t = i / chunks;
-    int blk = (int)(t % (groups * blocks));
-    long n = t / (groups * blocks);
-    int g = blk / blocks, o0 = g * Og + (blk % blocks) * {rows};
-    int nrows = min({rows}, g * Og + Og - o0);
+    long L = (long)OH * OW, pblocks = (L + {rows - 1}) / {rows};
+    int oblocks = (Og + {cw - 1}) / {cw}, groups = O / Og, kg = Cg * kh * kw;
+    int ob_ = (int)(i % oblocks);
+    long t = i / oblocks, l0 = (t % pblocks) * {rows};
+    t /= pblocks;
+    int g = (int)(t % groups);
+    long n = t / groups;
+    int o0 = ob_ * {cw}, ocount = min({cw}, Og - o0), nrows = (int)min((long){rows}, L - l0);
+    long plane = (long)HP * WP, pos[{rows}];
     CONV_V acc[{rows}];
-    __global const T* wr[{rows}];
     for (int r = 0; r < {rows}; ++r) {{
+        long l = min(l0 + r, L - 1);  /* spare rows repeat the last */
+        pos[r] = (l / OW) * sh * WP + (l % OW) * sw;
         acc[r] = (CONV_V)(0);
-        wr[r] = w + ow_ + (long)min(o0 + r, o0 + nrows - 1) * swo;  /* spare rows repeat the last */
     }}
-    long plane = (long)HP * WP;
-    __global const T* xn = xp + (n * C_ + (long)g * Cg) * plane + l0;
+    __global const T* xn = xp + (n * C_ + (long)g * Cg) * plane;
+    __global const T* wg = wt + (long)g * kg * Og + o0;
+    long k = 0;
     for (int c = 0; c < Cg; ++c) {{
         for (int ki = 0; ki < kh; ++ki) {{
             __global const T* xr = xn + c * plane + (long)ki * dh * WP;
-            long wo = c * swc + ki * swh;
-            for (int kj = 0; kj < kw; ++kj) {{
-                CONV_V xv = vload{cw}(0, xr + kj * dw);
-                long wk = wo + kj * sww;
-                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(wr[r][wk]), xv, acc[r]);
+            for (int kj = 0; kj < kw; ++kj, ++k) {{
+                __global const T* xq = xr + kj * dw;
+                CONV_V bv = vload{cw}(0, wg + k * Og);
+                #pragma unroll
+                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(xq[pos[r]]), bv, acc[r]);
             }}
         }}
     }}
-    int oh0 = (int)(l0 / WP), ow00 = (int)(l0 % WP);
     for (int r = 0; r < nrows; ++r) {{
-        CONV_V v = has_bias ? acc[r] + (CONV_V)(bias[ob + (o0 + r) * sb]) : acc[r];
         {t} lanes[{cw}];
-        vstore{cw}(v, 0, lanes);
-        __global T* dst = o + oo + (n * O + o0 + r) * (long)OH * OW;
-        int oh = oh0, ow = ow00;
-        for (int q = 0; q < {cw}; ++q) {{
-            if (oh < OH && ow < OW) dst[oh * OW + ow] = lanes[q];
-            if (++ow == WP) {{ ow = 0; ++oh; }}
-        }}
+        vstore{cw}(acc[r], 0, lanes);
+        __global T* dst = o + oo + (n * O + (long)g * Og + o0) * L + l0 + r;
+        for (int q = 0; q < ocount; ++q)
+            dst[q * L] = has_bias ? lanes[q] + bias[ob + (g * Og + o0 + q) * sb] : lanes[q];
     }}
 }}
 

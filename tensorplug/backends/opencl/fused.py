@@ -6,8 +6,10 @@ gradient, and adam_step_.
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
 decomposition instead. The OpenCL C is in ``_fused_source`` (one program per dtype, the family
-``fused``). Convolutions are im2col (or col2im) around the backend's matmul kernel: the blocked
-float32/float64 one, the tiled one for 16-bit floats.
+``fused``). float32/float64 convolutions are implicit products over a zero-padded copy of the
+input, without a columns buffer: conv2d at any stride, its input gradient at stride 1 (the
+convolution of the gradient with the flipped weight) and its weight gradient. The input gradient
+at other strides, and 16-bit floats, use im2col (col2im) around the backend's matmul kernels.
 """
 from __future__ import annotations
 
@@ -278,34 +280,53 @@ def _conv_covers(*tensors) -> bool:
     return all(t.dtype.is_floating_point and t.dtype is tensors[0].dtype and math.prod(t.shape) > 0 for t in tensors)
 
 
-def _conv_direct(state, dtype: str, out, x, weight_op, weight_strides, bias, out_channels: int, groups: int,
-                 kernel, padding, dilation) -> None:
-    """out (N, O, OH, OW, contiguous) = the stride-1 convolution of x with the weight (buffer,
-    offset) whose element (o, c, ki, kj) lies at the given strides: x padded into a scratch
-    buffer (pad_input), then the conv_direct kernel."""
+def _padded_input(state, dtype: str, x, padding):
+    """x (N, C, H, W) copied into a zero-padded contiguous scratch buffer; (buffer, HP, WP)."""
     n, c, h, w = x.shape
-    oh, ow = out.shape[2:]
-    og = out_channels // groups
-    rows, cols = _fused_source.CONV_ROWS, _fused_source.CONV_COLS[dtype]
     hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    chunks = -(-(oh * wp) // cols)
-    # The last vectors of the last plane read past it (into lanes that are not stored): zero
-    # rows after the last plane cover them.
-    reach = chunks * cols + (kernel[0] - 1) * dilation[0] * wp + (kernel[1] - 1) * dilation[1]
-    extra = -(-max(0, reach - hp * wp) // wp)
-    rows_padded = n * c * hp + extra
-    padded = allocate(rows_padded * wp * x.dtype.itemsize, state.index)
-    g, l = _rows_global(rows_padded)
+    padded = allocate(n * c * hp * wp * x.dtype.itemsize, state.index)
+    g, l = _rows_global(n * c * hp)
     _fk(state, dtype, "pad_input")(state.queue, g, l, padded.buffer, *_operand(x), *x.stride(), c, h, w, hp, wp,
-                                   *padding, n * c * hp, rows_padded)
-    items = n * groups * -(-og // rows) * chunks
-    bbuf, boff = _operand(bias) if bias is not None else weight_op
-    # One work-item per group: PoCL would otherwise try to vectorize across work-items what is
-    # already written with vectors (measured 1.5x slower with groups of 4).
-    _fk(state, dtype, "conv_direct")(
-        state.queue, (items,), (1,), *_operand(out), padded.buffer, c, hp, wp, *weight_op, *weight_strides, bbuf, boff,
-        bias.stride()[0] if bias is not None else 0, int(bias is not None), c // groups, out_channels, og, oh, ow,
-        *kernel, *dilation, items)
+                                   *padding, n * c * hp, n * c * hp)
+    return padded, hp, wp
+
+
+def _transposed_weight(state, dtype: str, weight, groups: int, flipped: bool):
+    """The weight as conv_implicit reads it, (groups, taps, out channels of the group) contiguous
+    in a scratch buffer (plus one vector of spare elements). Not flipped: conv2d's own weight,
+    taps (c, ki, kj). Flipped: the weight of the convolution that gives conv2d's input gradient
+    at stride 1: taps (o, KH - 1 - ki, KW - 1 - kj), out channels c."""
+    o, cg, kh, kw = weight.shape
+    s0, s1, s2, s3 = weight.stride()
+    if s1 != kh * kw * s3 or s2 != kw * s3:  # the taps must merge into one dim
+        weight = weight.contiguous()
+        s0, s1, s2, s3 = weight.stride()
+    buf, off = _operand(weight)
+    cols = _fused_source.CONV_COLS[dtype]
+    out = allocate((o * cg * kh * kw + cols) * weight.dtype.itemsize, state.index)
+    if flipped:  # (O, KH * KW, Cg): for each o, the taps reversed, channels last
+        copy_tiles(state, dtype, out.buffer, buf, off + (kh * kw - 1) * s3, (s0, -s3, s1), (o, kh * kw, cg))
+    else:  # (groups, Cg * KH * KW, O / groups)
+        og = o // groups
+        copy_tiles(state, dtype, out.buffer, buf, off, (og * s0, s3, s0), (groups, cg * kh * kw, og))
+    return out
+
+
+def _conv_implicit(state, dtype: str, out, x, weight_t, kernel, bias, groups: int, stride, padding, dilation) -> None:
+    """out (N, O, OH, OW, contiguous) = the convolution of x with the transposed weight (see
+    _transposed_weight) and bias, at any stride, as one implicit product (conv_implicit)."""
+    n, c = x.shape[:2]
+    o, oh, ow = out.shape[1:]
+    og = o // groups
+    padded, hp, wp = _padded_input(state, dtype, x, padding)
+    rows, cols = _fused_source.CONV_ROWS, _fused_source.CONV_COLS[dtype]
+    items = n * groups * -(-(oh * ow) // rows) * -(-og // cols)
+    bbuf, boff = _operand(bias) if bias is not None else (weight_t.buffer, 0)
+    # One work-item per group (groups of 2 to 8 measured the same on PoCL).
+    _fk(state, dtype, "conv_implicit")(
+        state.queue, (items,), (1,), *_operand(out), padded.buffer, c, hp, wp, weight_t.buffer, bbuf, boff,
+        bias.stride()[0] if bias is not None else 0, int(bias is not None), c // groups, o, og, oh, ow, *kernel,
+        *stride, *dilation, items)
 
 
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
@@ -318,9 +339,9 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     state = _state(input)
     dtype = input.dtype.name
     out = input.new_empty((n, o, oh, ow))
-    if dtype in _fused_source.CONV_COLS and tuple(stride) == (1, 1):
-        _conv_direct(state, dtype, out, input, _operand(weight), weight.stride(), bias, o, groups, (kh, kw), padding,
-                     dilation)
+    if dtype in _fused_source.CONV_COLS:
+        weight_t = _transposed_weight(state, dtype, weight, groups, False)
+        _conv_implicit(state, dtype, out, input, weight_t, (kh, kw), bias, groups, stride, padding, dilation)
         return out
     big_l, kg = oh * ow, cg * kh * kw
     k_all = c * kh * kw
@@ -348,15 +369,13 @@ def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation,
     oh, ow = grad.shape[2:]
     state = _state(grad)
     dtype = grad.dtype.name
-    if dtype in _fused_source.CONV_COLS and tuple(stride) == (1, 1) and groups == 1:
-        # At stride 1 (one group) the input gradient is the convolution of grad with the weight flipped in
+    if dtype in _fused_source.CONV_COLS and tuple(stride) == (1, 1):
+        # At stride 1 the input gradient is the convolution of grad with the weight flipped in
         # both spatial dims and with its channel dims swapped, padded by (k - 1) * d - p.
         out = grad.new_empty(tuple(input_shape))
-        swo, swc, swh, sww = weight.stride()
-        flipped = (weight.untyped_storage().buffer,
-                   weight.storage_offset() + (kh - 1) * swh + (kw - 1) * sww)
         pad = ((kh - 1) * dilation[0] - padding[0], (kw - 1) * dilation[1] - padding[1])
-        _conv_direct(state, dtype, out, grad, flipped, (swc, swo, -swh, -sww), None, c, groups, (kh, kw), pad, dilation)
+        weight_t = _transposed_weight(state, dtype, weight, groups, True)
+        _conv_implicit(state, dtype, out, grad, weight_t, (kh, kw), None, groups, (1, 1), pad, dilation)
         return out
     big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
     gr, wt = _contiguous(grad), _contiguous(weight)
@@ -393,11 +412,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     o, cg, kh, kw = weight_shape
     oh, ow = grad.shape[2:]
     itemsize = grad.dtype.itemsize
-    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    padded = allocate(n * c * hp * wp * itemsize, state.index)
-    g, l = _rows_global(n * c * hp)
-    _fk(state, dtype, "pad_input")(state.queue, g, l, padded.buffer, *_operand(input), *input.stride(), c, h, w, hp,
-                                   wp, *padding, n * c * hp, n * c * hp)
+    padded, hp, wp = _padded_input(state, dtype, input, padding)
     cols = _fused_source.CONV_COLS[dtype]
     transposed = allocate((n * oh * ow * o + cols) * itemsize, state.index)  # spare: the last vector load
     sn, so, sh, sw = grad.stride()
