@@ -689,6 +689,9 @@ def scatter(input: Tensor, dim: _Dims, index: Tensor, src: Any = ..., *, value: 
 def scatter_add(input: Tensor, dim: _Dims, index: Tensor, src: Tensor) -> Tensor:
     """See torch.scatter_add."""
 
+def scatter_reduce(input: Tensor, dim: _Dims, index: Tensor, src: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+    """A copy of ``input`` where each place that ``index`` names along ``dim`` holds the ``reduce`` ("sum", "prod", "mean", "amax" or "amin") of the ``src`` values sent there, and of its own value when ``include_self``; places nothing is sent to keep their value. Integer means round down, as PyTorch's."""
+
 def searchsorted(sorted_sequence: Any, input: Tensor, *, out_int32: Any = ..., right: Any = ..., side: Any = ..., sorter: Any = ..., out: Tensor | None = ...) -> Tensor:
     """Indices at which ``input``'s values would be inserted into ``sorted_sequence`` (sorted along its last dim) to keep it sorted. ``sorted_sequence`` is 1-D (searched for every value) or has ``input``'s leading dims (row by row). ``right=True`` (or ``side="right"``) gives the index after equal boundaries; ``sorter`` holds indices that sort an unsorted ``sorted_sequence``. int64 results, int32 with ``out_int32``."""
 

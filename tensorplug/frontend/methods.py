@@ -317,11 +317,12 @@ def _attach() -> None:
     from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional
     from .ops import (
-        closeness, diagonals, differences, histograms, kronecker, math_ops, quantiles, sampling, shaping, sorting,
+        closeness, diagonals, differences, histograms, kronecker, math_ops, quantiles, sampling, scatter_reduce,
+        shaping, sorting,
     )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
-                   histograms, kronecker, quantiles, sampling):
+                   histograms, kronecker, quantiles, sampling, scatter_reduce):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

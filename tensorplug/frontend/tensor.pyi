@@ -644,6 +644,10 @@ class Tensor:
         """See torch.Tensor.scatter_add."""
     def scatter_add_(self, dim: _Dims, index: Any, src: Any) -> Tensor:
         """In-place version of ``scatter_add``."""
+    def scatter_reduce(self, dim: _Dims, index: Tensor, src: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """A copy of ``input`` where each place that ``index`` names along ``dim`` holds the ``reduce`` ("sum", "prod", "mean", "amax" or "amin") of the ``src`` values sent there, and of its own value when ``include_self``; places nothing is sent to keep their value. Integer means round down, as PyTorch's."""
+    def scatter_reduce_(self, dim: _Dims, index: Tensor, src: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """In-place ``scatter_reduce``: ``self`` receives the result."""
     def select(self, dim: _Dims, index: Any) -> Tensor:
         """See torch.Tensor.select."""
     def sgn(self, *, out: Tensor | None = ...) -> Tensor:

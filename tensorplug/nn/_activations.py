@@ -21,7 +21,7 @@ __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "gelu", "silu",
     "mish", "softplus", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "sigmoid", "tanh", "logsigmoid",
     "softsign", "tanhshrink", "threshold", "threshold_", "glu", "softmax", "softmin", "log_softmax",
-    "dropout", "dropout1d", "dropout2d",
+    "gumbel_softmax", "dropout", "dropout1d", "dropout2d",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -366,6 +366,25 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if scalar:
         return _log_softmax(x.reshape(1), 0).reshape(())
     return _log_softmax(x, d)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """A sample from the Gumbel-softmax distribution over ``dim``: softmax((logits + g) / tau)
+    with g drawn from Gumbel(0, 1). With ``hard``, the one-hot of the sample's argmax in the
+    forward pass and the soft sample's gradient in the backward pass (straight-through)."""
+    check_tensor("gumbel_softmax", logits, "logits")
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    from ..frontend.factories import rand_like, zeros_like
+
+    # -log(-log(U)) for U uniform in [0, 1): a U of 0 gives -inf, a category never drawn.
+    gumbels = -(-rand_like(logits).log()).log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = reductions.argmax(y_soft, dim, keepdim=True)
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 # --- dropout -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from ._conv import col2im, constant_pad, windows
 
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "interpolate", "upsample",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
 ]
 
 
@@ -345,6 +345,71 @@ def adaptive_avg_pool2d(input, output_size):
 
 def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
+
+
+def _adaptive_windows(size: int, out: int):
+    """(out, widest) input positions of each adaptive window (clamped) and which of them are real."""
+    starts = (np.arange(out) * size) // out
+    ends = -((-(np.arange(out) + 1) * size) // out)
+    widest = int((ends - starts).max())
+    positions = starts[:, None] + np.arange(widest)[None, :]
+    return np.minimum(positions, size - 1), positions < ends[:, None]
+
+
+def _adaptive_max_indices(x: Tensor, out_h: int, out_w: int) -> Tensor:
+    """Flat (H * W) index of the first maximum of each adaptive window of ``x`` (N, C, H, W)."""
+    n, c, h, w = x._shape
+    rows, row_ok = _adaptive_windows(h, out_h)
+    cols, col_ok = _adaptive_windows(w, out_w)
+    dev = x._device
+    picked = x.index_select(2, tensor(rows.reshape(-1), device=dev)).index_select(3, tensor(cols.reshape(-1), device=dev))
+    kh, kw = rows.shape[1], cols.shape[1]
+    picked = picked.reshape(n, c, out_h, kh, out_w, kw).permute(0, 1, 2, 4, 3, 5).reshape(n, c, out_h, out_w, kh * kw)
+    valid = (row_ok[:, None, :, None] & col_ok[None, :, None, :]).reshape(out_h, out_w, kh * kw)
+    if not valid.all():
+        picked = where(tensor(valid, device=dev), picked, _lowest(x._dtype))
+    offset = reductions.argmax(picked, -1)  # the first maximum in window order, as PyTorch's loop
+    flat = rows[:, None, :, None] * w + cols[None, :, None, :]
+    flat = np.broadcast_to(flat, (out_h, out_w, kh, kw)).reshape(out_h, out_w, kh * kw)
+    table = tensor(np.ascontiguousarray(flat).reshape(-1), device=dev)
+    base = tensor((np.arange(out_h * out_w) * kh * kw).reshape(out_h, out_w), device=dev)
+    return table[base + offset]
+
+
+def _adaptive_max(op: str, input, output_size, nd: int, return_indices: bool):
+    check_tensor(op, input)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got input of size: {list(input._shape)}")
+    sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * nd
+    if len(sizes) != nd:
+        raise RuntimeError(f"{op}(): output_size must be {nd} values, but got {list(sizes)}")
+    spatial = input._shape[-nd:]
+    sizes = [s if o is None else int(o) for s, o in zip(spatial, sizes)]
+    if any(o < 0 for o in sizes) or any(s == 0 for s in spatial):
+        raise RuntimeError(f"{op}(): elements of output_size must be non-negative and the input non-empty, got {sizes}")
+    batched = input.ndim == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    if nd == 1:
+        x, sizes = x.unsqueeze(-2), [1] + sizes
+    n, c, h, w = x._shape
+    indices = _adaptive_max_indices(x.detach(), *sizes)
+    # The values are read at the indices, so the gradient goes to each window's first maximum.
+    values = x.reshape(n, c, h * w).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
+    if nd == 1:
+        values, indices = values.squeeze(-2), indices.squeeze(-2)
+    if not batched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (OH, OW): window i covers [floor(i*H/OH), ceil((i+1)*H/OH)); with
+    ``return_indices``, also each maximum's flat index within its H x W plane."""
+    return _adaptive_max("adaptive_max_pool2d", input, output_size, 2, return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
 def _interp_matrix(size: int, out: int, mode: str, align_corners, scale) -> np.ndarray:

@@ -61,6 +61,38 @@ def _index_add_ref(x, dim, index, src):
     return np.moveaxis(out, 0, dim)
 
 
+def _scatter_reduce_ref(x, dim, index, src, reduce, include_self=True, integer=False):
+    """A loop over index; ``integer``: the inputs hold integers (means round down, as PyTorch's)."""
+    groups = {}
+    idx = index.astype(np.int64)
+    for pos in np.ndindex(*idx.shape):
+        target = list(pos)
+        target[dim] = idx[pos]
+        groups.setdefault(tuple(target), []).append(src[pos])
+    out = x.astype(np.float64)
+    for target, values in groups.items():
+        values = values + ([x[target]] if include_self else [])
+        if reduce == "mean":
+            mean = np.sum(values, dtype=np.float64) / len(values)
+            out[target] = np.floor(mean) if integer else mean
+        else:
+            out[target] = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[reduce](values)
+    return out
+
+
+def _scatter_reduce_int_ref(*args, **kwargs):
+    return _scatter_reduce_ref(*args, integer=True, **kwargs)
+
+
+_REDUCE_INDEX = _idx((3, 3), [[0, 0, 1], [3, 3, 3], [2, 0, 2]])
+
+
+def _scatter_reduce_samples(dtype):
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            yield Sample((Arg((3, 4)), 1, _REDUCE_INDEX, Arg((3, 3)), reduce), {"include_self": include_self},
+                         name=f"{reduce}, include_self={include_self}")
+
 # Index values are 0 <= i < size: gather and index_select refuse negative ones, as PyTorch does
 # (indexing with [] counts them from the end: see the subscript samples).
 _GATHER_INDEX = _idx((3, 2), [[0, 3], [2, 3], [1, 1]])
@@ -116,6 +148,11 @@ ENTRIES = [
             _one(Sample((Arg((3, 4)), 1, _idx((3, 3), [[0, 0, 1], [3, 3, 3], [2, 0, 2]]), Arg((3, 3))), name="duplicates")),
             dtypes=tuple(d for d in ALL_DTYPES if d != "bool"), method="scatter_add", inplace="scatter_add_", primitive="scatter_",
             grad_samples=_grad_of(Sample((Arg((3, 4)), 1, _idx((3, 3), [[0, 0, 1], [3, 3, 3], [2, 0, 2]]), Arg((3, 3))), name="dup"))),
+    OpEntry("scatter_reduce", "indexing", _scatter_reduce_ref, _scatter_reduce_samples,
+            dtypes=("float32", "float64", "int64", "int32"), method="scatter_reduce", inplace="scatter_reduce_",
+            tolerances={"float32": (1e-5, 1e-5)}, ref_for={"int64": _scatter_reduce_int_ref, "int32": _scatter_reduce_int_ref},
+            grad_samples=lambda: iter([Sample((Arg((3, 4)), 1, _REDUCE_INDEX, Arg((3, 3)), reduce), {"include_self": False},
+                                              name=reduce) for reduce in ("sum", "prod", "mean", "amax")])),
     OpEntry("index_select", "indexing", lambda x, dim, i: np.take(x, i.astype(np.int64), axis=dim),
             _one(Sample((Arg((4, 5)), 0, _ints([3, 0, 3, 1])), name="dim=0, repeated"),
                  Sample((Arg((4, 5), layout="transposed"), 1, _ints([4, 1])), name="transposed, dim=1"),

@@ -125,6 +125,18 @@ def _grid_sample_samples(dtype):
                 yield Sample((Arg((2, 3, 5, 6)), grid), {"mode": mode, "padding_mode": padding_mode, "align_corners": align},
                              name=f"{mode} {padding_mode} align_corners={align}")
 
+
+def _adaptive_max_pool2d(x, output_size):
+    out_h, out_w = (output_size, output_size) if isinstance(output_size, int) else output_size
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, out_h, out_w), dtype=x.dtype)
+    for i in range(out_h):
+        for j in range(out_w):
+            rows = slice(i * h // out_h, -(-(i + 1) * h // out_h))
+            cols = slice(j * w // out_w, -(-(j + 1) * w // out_w))
+            out[:, :, i, j] = x[:, :, rows, cols].max(axis=(2, 3))
+    return out
+
 _TARGET = Arg((4,), dtype="int64", values=[0, 2, 1, 2], grad=False)
 
 ENTRIES = [
@@ -181,6 +193,11 @@ ENTRIES = [
             call=_fn("grid_sample"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((1, 2, 3, 4)), Arg((1, 2, 3, 2), low=-0.9, high=0.9)),
                                               {"align_corners": False}, name="bilinear zeros")])),
+    OpEntry("adaptive_max_pool2d", "nn", _adaptive_max_pool2d,
+            lambda dtype: iter([Sample((Arg((2, 3, 7, 5)), (3, 2)), name="7x5 to 3x2"),
+                                Sample((Arg((1, 2, 4, 4)), (6, 5)), name="upsampling windows")]),
+            dtypes=DTYPES, func=None, call=_fn("adaptive_max_pool2d"), exact=True,
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 5, 4)), (2, 3)), name="5x4 to 2x3")])),
     OpEntry("affine_grid", "nn", _affine_grid,
             lambda dtype: iter([Sample((Arg((2, 2, 3)), (2, 3, 4, 5)), {"align_corners": align}, name=f"align_corners={align}")
                                 for align in (False, True)]),

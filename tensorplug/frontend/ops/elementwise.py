@@ -20,7 +20,7 @@ from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
 from ..views import expand_to
 from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number
-from .copying import check_scalar_fits, copy_, to_dtype
+from .copying import check_scalar_fits, copy_, fill_, to_dtype
 
 __all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
 
@@ -227,9 +227,12 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
         raise TypeError("sub(): Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                         "to invert a mask, use the `~` or `logical_not()` operator instead.")
     promoted = _result_dtype(a, b)
+    if name == "pow" and promoted is _dt.bool:
+        return _pow_of_bools(a, b, out, inplace)
     spec.check_dtype(promoted)
     for x in (a, b):
-        if isinstance(x, Tensor):
+        # pow takes bool operands that promote to another dtype (bool ** 2 is int64), as PyTorch.
+        if isinstance(x, Tensor) and name != "pow":
             spec.check_dtype(x._dtype)
     dtype = _compute_dtype(name, spec.rule, promoted)
     if name == "pow" and not b_is_tensor:
@@ -266,6 +269,19 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     if inplace:
         return copy_(out, result)
     return _finish_out(name, result, out, shape, dev)
+
+
+def _pow_of_bools(a, b, out, inplace: bool) -> Tensor:
+    """pow computed in bool: PyTorch has no such kernel, except for a bool tensor to the power of
+    a Python bool (``x ** True`` is ``x``, ``x ** False`` is all True)."""
+    if not (isinstance(a, Tensor) and isinstance(b, bool)):
+        # TypeError, as every op refusing a dtype here (PyTorch: NotImplementedError, same words).
+        raise TypeError('pow(): "pow" not implemented for \'Bool\'')
+    if inplace:
+        return out if b else fill_(out, True)
+    result = empty_tensor(a._shape, _dt.bool, a._device)
+    result = copy_(result, a) if b else fill_(result, True)
+    return _finish_out("pow", result, out, a._shape, a._device)
 
 
 def _exactly_aliased(target: Tensor, tensors) -> bool:
