@@ -7,6 +7,7 @@ op's decomposition through the dispatcher, so a backend may later replace it wit
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -206,6 +207,9 @@ def _stat_args(op: str, input, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = normalize_dims(op, dim, input.ndim) or tuple(range(input.ndim))
+    if numel_of([input._shape[d] for d in dims]) - correction <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     return dims, correction
 
 
