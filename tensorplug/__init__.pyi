@@ -23,8 +23,11 @@ from tensorplug import dispatcher as dispatcher
 from tensorplug import distributed as distributed
 from tensorplug import distributions as distributions
 from tensorplug import frontend as frontend
+from tensorplug import hub as hub
+from tensorplug import jit as jit
 from tensorplug import library as library
 from tensorplug import linalg as linalg
+from tensorplug import multiprocessing as multiprocessing
 from tensorplug import nn as nn
 from tensorplug import onnx as onnx
 from tensorplug import optim as optim
