@@ -138,11 +138,12 @@ int64_t images_per_gemm(const ConvGeometry& g) {
 // single-threaded im2col/col2im and gemm on data that stays in the core's cache; threading the
 // gemms inside OpenBLAS instead left the im2col and the copies on one thread while OpenBLAS's
 // other thread spun (the CNN step's convolutions ran 2x slower than PyTorch's). The chunks
-// depend only on the tasks and tp.get_num_threads(), never on the machine's load.
-template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn) {
+// depend only on the tasks and tp.get_num_threads(), never on the machine's load; at most
+// `per_thread` chunks a thread (more chunks rebalance a busy core, fewer keep fewer partials).
+template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn, int64_t per_thread = CHUNKS_PER_THREAD) {
 #ifdef _OPENMP
     serial_blas();
-    const int64_t nchunks = std::min<int64_t>(tasks, int64_t(g_num_threads) * CHUNKS_PER_THREAD);
+    const int64_t nchunks = std::min<int64_t>(tasks, int64_t(g_num_threads) * per_thread);
 #else
     sync_blas_threads();  // no threads of our own: OpenBLAS threads each gemm
     const int64_t nchunks = 1;
@@ -212,8 +213,10 @@ void conv2d_weight_backward_T(const ConvGeometry& g, Operand& out, Operand& grad
     // Each chunk of tasks sums its images' gradients into its own partial, transposed: (k, og)
     // per group, from columns (k, plane) @ grad^T (plane, og), which OpenBLAS runs at 84 GFLOP/s
     // a core against 65 for grad @ columns^T on the CNN step's shapes. The partials are added in
-    // chunk order, so the sum does not depend on the machine's load.
-    const int64_t most = std::min<int64_t>(tasks, int64_t(g_num_threads) * CHUNKS_PER_THREAD);
+    // chunk order, so the sum does not depend on the machine's load. A large weight gets one
+    // chunk a thread: each chunk holds a partial of the weight's size.
+    const int64_t per_thread = size * int64_t(sizeof(T)) > (int64_t(1) << 20) ? 1 : CHUNKS_PER_THREAD;
+    const int64_t most = std::min<int64_t>(tasks, int64_t(g_num_threads) * per_thread);
     std::vector<std::unique_ptr<T[]>> partials(static_cast<size_t>(std::max<int64_t>(most, 1)));
     const int64_t nchunks = parallel_tasks(tasks, [&](int64_t chunk, int64_t t0, int64_t t1) {
         partials[chunk] = scratch<T>(size);
@@ -235,7 +238,7 @@ void conv2d_weight_backward_T(const ConvGeometry& g, Operand& out, Operand& grad
                         acc + gi * k * og, og);
             }
         }
-    });
+    }, per_thread);
     parallel_range(size, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {  // i = (gi * og + oc) * k + kk
             const int64_t gi = i / (og * k), oc = (i / k) % og, kk = i % k;
