@@ -4,14 +4,15 @@
 // (O, C/groups, KH, KW) weight into a contiguous (N, O, OH, OW) output: per image and group,
 // im2col into a (C/groups * KH * KW, OH * OW) buffer, then one OpenBLAS gemm
 // out[g] = weight[g] @ columns (a 1x1 stride-1 unpadded convolution reads the input directly).
-// Images run one after another (several per gemm when the output plane is small), each gemm
-// threaded by OpenBLAS; im2col runs on the calling thread.
+// Tasks of images (several per gemm when the output plane is small) run in parallel, each an
+// im2col and a single-threaded gemm (parallel_tasks); fewer tasks than threads run one after
+// another with OpenBLAS threading each gemm.
 //
 // The two halves of its gradient, with the same geometry and the same batching:
 //   conv2d_input_backward(dtype, shape, weight_shape, grad_input, grad, weight, stride, padding, dilation, groups)
 //     columns = weight[g]^T @ grad[g] (gemm), then col2im adds each column back into its input pixel;
 //   conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
-//     grad_weight[g] = sum over images of grad[g] @ im2col(a)[g]^T (gemms accumulating into one result).
+//     grad_weight[g] = sum over images of grad[g] @ im2col(a)[g]^T (computed transposed, in per-chunk partials).
 // grad_input, grad_weight, grad and weight are contiguous; a may have any strides.
 #include <cblas.h>
 
@@ -30,8 +31,8 @@ struct ConvGeometry {
     int64_t s[2], p[2], d[2];
 };
 
-// C (m, n) = A (m, k) @ B (k, n) + beta * C, row-major, A or B transposed as asked. Runs on the
-// calling thread: every caller is inside parallel_tasks, which sets OpenBLAS to one thread.
+// C (m, n) = A (m, k) @ B (k, n) + beta * C, row-major, A or B transposed as asked, with the
+// OpenBLAS thread count parallel_tasks chose (one inside its parallel chunks).
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
@@ -140,13 +141,18 @@ int64_t images_per_gemm(const ConvGeometry& g) {
 // other thread spun (the CNN step's convolutions ran 2x slower than PyTorch's). The chunks
 // depend only on the tasks and tp.get_num_threads(), never on the machine's load; at most
 // `per_thread` chunks a thread (more chunks rebalance a busy core, fewer keep fewer partials).
+// Fewer tasks than threads (one large image) run one after another, OpenBLAS threading each gemm.
 template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn, int64_t per_thread = CHUNKS_PER_THREAD) {
+    int64_t nchunks = 1;
 #ifdef _OPENMP
-    serial_blas();
-    const int64_t nchunks = std::min<int64_t>(tasks, int64_t(g_num_threads) * per_thread);
+    if (tasks >= g_num_threads) {
+        serial_blas();
+        nchunks = std::min<int64_t>(tasks, int64_t(g_num_threads) * per_thread);
+    } else {
+        sync_blas_threads();
+    }
 #else
     sync_blas_threads();  // no threads of our own: OpenBLAS threads each gemm
-    const int64_t nchunks = 1;
 #endif
     parallel_chunks(tasks, nchunks, fn);
     // The chunks parallel_chunks made: equal ones of ceil(tasks / nchunks) tasks.
