@@ -67,11 +67,57 @@ def _tap(flat: Tensor, rows: Tensor, cols: Tensor, height: int, width: int) -> T
     return where(inside.unsqueeze(1), values, 0.0)
 
 
+_CUBIC_A = -0.75  # the bicubic kernel's parameter, as PyTorch's (and OpenCV's)
+
+
+def _cubic_weights(t: Tensor) -> list:
+    """The 4 cubic-convolution weights of the taps at -1, 0, 1, 2 for a fraction ``t`` in [0, 1)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _fold_tap(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """An integer tap position moved inside the image per padding_mode (zeros: left as is)."""
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        folded = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        return folded.clamp(0, size - 1)
+    return coord
+
+
+def _bicubic(flat: Tensor, points: Tensor, height: int, width: int, padding_mode: str, align: bool) -> Tensor:
+    """Bicubic sampling: 4 x 4 taps around each point, padding applied to each tap (PyTorch's order)."""
+    coords = []
+    for k, size in ((0, width), (1, height)):
+        v = points[..., k]
+        coords.append((v + 1) / 2 * (size - 1) if align else ((v + 1) * size - 1) / 2)
+    x, y = coords
+    x0, y0 = x.detach().floor(), y.detach().floor()
+    wx, wy = _cubic_weights((x - x0).unsqueeze(1)), _cubic_weights((y - y0).unsqueeze(1))
+    out = None
+    for j in range(4):
+        rows = _fold_tap(y0 + (j - 1), height, padding_mode, align).round().long()
+        for i in range(4):
+            cols = _fold_tap(x0 + (i - 1), width, padding_mode, align).round().long()
+            term = _tap(flat, rows, cols, height, width) * (wx[i] * wy[j])
+            out = term if out is None else out + term
+    return out
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` (N, C, H, W) sampled at ``grid`` (N, OH, OW, 2) of normalized (x, y) positions,
     -1 and 1 being the image's edges (``align_corners=False``) or its corner pixels' centres
-    (``True``). ``mode``: ``"bilinear"`` or ``"nearest"``; ``padding_mode``: ``"zeros"``,
-    ``"border"`` or ``"reflection"``. Differentiable in ``input`` and (bilinear) ``grid``.
+    (``True``). ``mode``: ``"bilinear"``, ``"nearest"`` or ``"bicubic"``; ``padding_mode``:
+    ``"zeros"``, ``"border"`` or ``"reflection"``. Differentiable in ``input`` and (bilinear,
+    bicubic) ``grid``.
     """
     check_tensor("grid_sample", input)
     check_tensor("grid_sample", grid)
@@ -83,8 +129,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"but got: '{padding_mode}'"
         )
     align = _align(align_corners)
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample(): mode='bicubic' is not supported yet (bilinear and nearest are)")
     if input.ndim == 5:
         raise NotImplementedError("grid_sample(): 5-D (volumetric) input is not supported yet; 4-D input is")
     if input.ndim != 4 or grid.ndim != 4:
@@ -114,9 +158,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if any(s == 0 for s in (height, width)) and n * c * out_h * out_w:
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but got {list(input._shape)}")
     points = grid.reshape(n, out_h * out_w, 2)
+    flat = input.reshape(n, c, height * width)
+    if mode == "bicubic":
+        return _bicubic(flat, points, height, width, padding_mode, align).reshape(n, c, out_h, out_w)
     x = _source_coordinates(points[..., 0], width, padding_mode, align)
     y = _source_coordinates(points[..., 1], height, padding_mode, align)
-    flat = input.reshape(n, c, height * width)
     if mode == "nearest":
         # round() is half-to-even, as PyTorch's nearbyint; nearest sampling has no grid gradient.
         cols, rows = x.detach().round().long(), y.detach().round().long()

@@ -19,7 +19,7 @@ def _close(actual, expected, tol=2e-5):
 
 
 @needs_torch
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sample_matches_pytorch(device, mode, padding_mode, align_corners):
