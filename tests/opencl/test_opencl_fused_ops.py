@@ -491,3 +491,20 @@ def test_matmul_with_transposed_weight(shape):
     w = rng.standard_normal((n, k)).astype(np.float32)
     got = tp.tensor(x, device=DEV) @ tp.tensor(w, device=DEV).t()
     _close(got, x.astype(np.float64) @ w.astype(np.float64).T, 2e-4 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv2d_gradients_float16(stride):
+    """16-bit gradients (im2col, col2im and the tiled matmul) keep their dtype and values."""
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    xt = tp.tensor(x, device=DEV).half().requires_grad_()
+    wt = tp.tensor(w, device=DEV).half().requires_grad_()
+    F.conv2d(xt, wt, stride=stride, padding=1).sum().backward()
+    assert xt.grad.dtype == tp.float16 and wt.grad.dtype == tp.float16
+    xr = torch.tensor(_host(xt)).requires_grad_()
+    wr = torch.tensor(_host(wt)).requires_grad_()
+    torch.nn.functional.conv2d(xr, wr, stride=stride, padding=1).sum().backward()
+    _close(xt.grad, _ref(xr.grad), 2e-2)
+    _close(wt.grad, _ref(wr.grad), 5e-2)

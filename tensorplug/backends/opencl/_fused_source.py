@@ -5,11 +5,12 @@ The kernels follow their ops' decompositions step by step in the compute type (f
 float16 and bfloat16, stored once at the end), so NaN and inf go where the decompositions send
 them. Sums accumulate in ``ACC`` (double where the device has float64, as the reductions do).
 
-Rows (softmax over the last dim, one cross-entropy sample, one layer_norm row) run one per
-work-item, reading ``VW`` elements at a time with vector loads when the row is contiguous: PoCL
-runs each work-group on one core, so many small groups spread rows over the cores, and a
-vector loop inside the work-item vectorizes where PoCL's work-item loops cannot (a row per
-work-item strides across memory). Everything else is one work-item per output element.
+PoCL runs each work-group on one core and vectorizes across its work-items only for straight
+code, so the kernels give each work-item a run of work with its own vector loop: a row (softmax
+over the last dim, one cross-entropy sample, one layer_norm row; ``VW`` elements per vector
+load, in small groups so that few rows still spread over the cores), 16 neighbouring pooling
+windows, one row of im2col/col2im, or a CONV_ROWS x CW block of a convolution's results kept in
+vectors. Elementwise kernels (relu, Adam) are one work-item per element.
 """
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ def _vector_io(dtype: str, acc: str) -> str:
 
 
 def _hsum() -> str:
-    halves = "ACC s = 0;\n" + "".join(f"    s += v.s{q:x};\n" for q in range(VW))
-    return f"ACC tp_hsum(ACCV v) {{\n    {halves}    return s;\n}}\n"
+    body = "ACC s = 0;\n" + "".join(f"    s += v.s{q:x};\n" for q in range(VW))
+    return f"ACC tp_hsum(ACCV v) {{\n    {body}    return s;\n}}\n"
 
 
 def _rows() -> str:
@@ -426,9 +427,10 @@ __kernel void layer_norm_rows(__global T* o, long oo, __global const T* x, long 
     }}
 }}
 
-/* col2im as a gather, one input row (n, c, ih) per work-item: each element is the sum over the
-   taps that read it of col[n, (c * KH + ki) * KW + kj, oh * OW + ow] (contiguous columns), in
-   (ki, kj) order (the decomposition's order of adding the kernel offsets). */
+/* col2im, one input row (n, c, ih) per work-item (so no two work-items add into one element):
+   each element is the sum over the taps that read it of col[n, (c * KH + ki) * KW + kj,
+   oh * OW + ow] (contiguous columns), in (ki, kj) order (the decomposition's order of adding the
+   kernel offsets). */
 __kernel void col2im(__global T* x, long ox, __global const T* col, long ocol, long C_, int H, int W, int OH,
                      int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, long rows) {{
     long i = get_global_id(0);
@@ -555,6 +557,7 @@ __kernel void conv_implicit(__global T* o, long oo, __global const T* xp, int C_
     int o0 = ob_ * {cw}, ocount = min({cw}, Og - o0), nrows = (int)min((long){rows}, L - l0);
     long plane = (long)HP * WP, pos[{rows}];
     CONV_V acc[{rows}];
+    #pragma unroll
     for (int r = 0; r < {rows}; ++r) {{
         long l = min(l0 + r, L - 1);  /* spare rows repeat the last */
         pos[r] = (l / OW) * sh * WP + (l % OW) * sw;
@@ -608,6 +611,7 @@ __kernel void conv_weight_direct(__global T* dw_, long odw, __global const T* xp
     long plane = (long)HP * WP, L = (long)OH * OW;
     long rowbase[{rows}];
     CONV_V acc[{rows}];
+    #pragma unroll
     for (int r = 0; r < {rows}; ++r) {{
         int k = min(k0 + r, kg - 1);  /* spare rows repeat the last */
         int c = k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
