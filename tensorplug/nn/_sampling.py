@@ -7,6 +7,8 @@ differentiates them in the input (through gather's scatter-add) and in the grid 
 """
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 
 import numpy as np
@@ -58,10 +60,17 @@ def _source_coordinates(coord: Tensor, size: int, padding_mode: str, align_corne
     return coord
 
 
-def _tap(flat: Tensor, rows: Tensor, cols: Tensor, height: int, width: int) -> Tensor:
-    """``flat`` (N, C, H * W) read at integer (rows, cols) of shape (N, P); 0 outside the image."""
-    inside = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
-    index = rows.clamp(0, height - 1) * width + cols.clamp(0, width - 1)
+def _tap(flat: Tensor, positions: list, sizes: tuple) -> Tensor:
+    """``flat`` (N, C, prod(sizes)) read at integer ``positions`` (one (N, P) tensor per spatial
+    dim, in the input's order); 0 outside the image."""
+    inside = index = None
+    stride = 1
+    for pos, size in reversed(list(zip(positions, sizes))):
+        ok = (pos >= 0) & (pos < size)
+        inside = ok if inside is None else inside & ok
+        term = pos.clamp(0, size - 1) * stride
+        index = term if index is None else index + term
+        stride *= size
     n, c = flat._shape[:2]
     values = flat.gather(2, index.unsqueeze(1).expand(n, c, index._shape[1]))
     return where(inside.unsqueeze(1), values, 0.0)
@@ -107,7 +116,7 @@ def _bicubic(flat: Tensor, points: Tensor, height: int, width: int, padding_mode
         rows = _fold_tap(y0 + (j - 1), height, padding_mode, align).round().long()
         for i in range(4):
             cols = _fold_tap(x0 + (i - 1), width, padding_mode, align).round().long()
-            term = _tap(flat, rows, cols, height, width) * (wx[i] * wy[j])
+            term = _tap(flat, [rows, cols], (height, width)) * (wx[i] * wy[j])
             out = term if out is None else out + term
     return out
 
@@ -129,9 +138,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"but got: '{padding_mode}'"
         )
     align = _align(align_corners)
-    if input.ndim == 5:
-        raise NotImplementedError("grid_sample(): 5-D (volumetric) input is not supported yet; 4-D input is")
-    if input.ndim != 4 or grid.ndim != 4:
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
         raise RuntimeError(
             f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with "
             f"sizes {list(input._shape)} and grid with sizes {list(grid._shape)}"
@@ -141,10 +148,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
             f"{list(input._shape)} and grid with sizes {list(grid._shape)}"
         )
-    if grid._shape[-1] != 2:
+    nd = input.ndim - 2
+    if grid._shape[-1] != nd:
         raise RuntimeError(
-            f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes {list(grid._shape)}"
+            f"grid_sampler(): expected grid to have size {nd} in last dimension, but got grid with sizes {list(grid._shape)}"
         )
+    if mode == "bicubic" and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input._dtype is not grid._dtype:
         raise RuntimeError(
             f"grid_sampler(): expected input and grid to have the same dtype, but got {input._dtype.name} and {grid._dtype.name}"
@@ -153,35 +163,36 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected input and grid on the same device, but got {input._device} and {grid._device}")
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"grid_sampler(): expected a floating-point input, got {input._dtype.name}")
-    n, c, height, width = input._shape
-    out_h, out_w = grid._shape[1:3]
-    if any(s == 0 for s in (height, width)) and n * c * out_h * out_w:
+    n, c = input._shape[:2]
+    sizes, out_sizes = input._shape[2:], grid._shape[1:-1]
+    if 0 in sizes and n * c * math.prod(out_sizes):
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but got {list(input._shape)}")
-    points = grid.reshape(n, out_h * out_w, 2)
-    flat = input.reshape(n, c, height * width)
+    points = grid.reshape(n, math.prod(out_sizes), nd)
+    flat = input.reshape(n, c, math.prod(sizes))
     if mode == "bicubic":
-        return _bicubic(flat, points, height, width, padding_mode, align).reshape(n, c, out_h, out_w)
-    x = _source_coordinates(points[..., 0], width, padding_mode, align)
-    y = _source_coordinates(points[..., 1], height, padding_mode, align)
+        return _bicubic(flat, points, sizes[0], sizes[1], padding_mode, align).reshape(n, c, *out_sizes)
+    # The grid's last dim holds (x, y[, z]): x indexes the input's last dim, so reverse the order.
+    coords = [_source_coordinates(points[..., nd - 1 - k], size, padding_mode, align) for k, size in enumerate(sizes)]
     if mode == "nearest":
         # round() is half-to-even, as PyTorch's nearbyint; nearest sampling has no grid gradient.
-        cols, rows = x.detach().round().long(), y.detach().round().long()
-        out = _tap(flat, rows, cols, height, width)
+        out = _tap(flat, [v.detach().round().long() for v in coords], sizes)
         if grid.requires_grad:
             # PyTorch gives the grid a zero gradient (not none): add an exact 0 that depends on it.
             finite = where(points.isfinite(), points, 0.0)
             out = out + ((finite - finite.detach()) * 0).sum(-1).unsqueeze(1)
     else:
-        x0, y0 = x.detach().floor(), y.detach().floor()
-        dx, dy = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
-        c0, r0 = x0.long(), y0.long()
-        out = (
-            _tap(flat, r0, c0, height, width) * ((1 - dx) * (1 - dy))
-            + _tap(flat, r0, c0 + 1, height, width) * (dx * (1 - dy))
-            + _tap(flat, r0 + 1, c0, height, width) * ((1 - dx) * dy)
-            + _tap(flat, r0 + 1, c0 + 1, height, width) * (dx * dy)
-        )
-    return out.reshape(n, c, out_h, out_w)
+        lows = [v.detach().floor() for v in coords]
+        fractions = [(v - low).unsqueeze(1) for v, low in zip(coords, lows)]
+        starts = [low.long() for low in lows]
+        out = None
+        for corner in itertools.product((0, 1), repeat=nd):
+            weight = None
+            for offset, fraction in zip(corner, fractions):
+                factor = fraction if offset else 1 - fraction
+                weight = factor if weight is None else weight * factor
+            term = _tap(flat, [start + offset for start, offset in zip(starts, corner)], sizes) * weight
+            out = term if out is None else out + term
+    return out.reshape(n, c, *out_sizes)
 
 
 def _base_coordinates(steps: int, align_corners: bool) -> np.ndarray:
@@ -192,26 +203,33 @@ def _base_coordinates(steps: int, align_corners: bool) -> np.ndarray:
 
 
 def affine_grid(theta, size, align_corners=None):
-    """The (N, H, W, 2) sampling grid of the 2-D affine maps ``theta`` (N, 2, 3) for an output of
-    ``size`` (N, C, H, W), for ``grid_sample``; differentiable in ``theta``."""
+    """The sampling grid of the affine maps ``theta`` for ``grid_sample``: (N, 2, 3) matrices
+    and an output ``size`` (N, C, H, W) give an (N, H, W, 2) grid; (N, 3, 4) and (N, C, D, H, W)
+    give (N, D, H, W, 3). Differentiable in ``theta``."""
     check_tensor("affine_grid", theta)
     align = _align(align_corners)
     if not theta._dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta._dtype}")
     size = tuple(int(s) for s in size)
-    if len(size) == 5:
-        raise NotImplementedError("affine_grid(): 3-D affine grids (5-D size) are not supported yet; 2-D ones are")
-    if len(size) != 4:
+    if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}.")
-    if theta.ndim != 3 or theta._shape[1:] != (2, 3):
-        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {list(theta._shape)}.")
+    nd = len(size) - 2
+    if theta.ndim != 3 or theta._shape[1:] != (nd, nd + 1):
+        raise ValueError(
+            f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} for size {size}. Got {list(theta._shape)}."
+        )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    n, _, height, width = size
+    n, spatial = size[0], size[2:]
+    if align and min(spatial) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. This is "
+            "not an intended use case of affine_grid. See the documentation of affine_grid for details.", stacklevel=2
+        )
     if theta._shape[0] != n:
         raise RuntimeError(f"affine_grid(): theta holds {theta._shape[0]} matrices but size asks for a batch of {n}")
-    xs, ys = _base_coordinates(width, align), _base_coordinates(height, align)
-    base = np.stack([np.broadcast_to(xs, (height, width)), np.broadcast_to(ys[:, None], (height, width)),
-                     np.ones((height, width))], axis=-1)
-    base = tensor(base.reshape(1, height * width, 3), dtype=theta._dtype, device=theta._device)
-    return (base @ theta.transpose(1, 2)).reshape(n, height, width, 2)
+    # Each output point as (x, y[, z], 1): x runs along the last dim, y the one before, z the first.
+    axes = np.meshgrid(*[_base_coordinates(steps, align) for steps in spatial], indexing="ij")
+    base = np.stack(list(reversed(axes)) + [np.ones(spatial)], axis=-1)
+    base = tensor(base.reshape(1, math.prod(spatial), nd + 1), dtype=theta._dtype, device=theta._device)
+    return (base @ theta.transpose(1, 2)).reshape(n, *spatial, nd)

@@ -54,6 +54,28 @@ def test_affine_grid_matches_pytorch(device, align_corners):
     _close(t.grad, t_ref.grad.numpy(), tol=1e-4)
 
 
+@needs_torch
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_volumetric_matches_pytorch(device, mode, padding_mode):
+    """5-D input with a 3-D affine grid: values and gradients in input and theta agree with PyTorch."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+    theta = (np.eye(3, 4) + 0.3 * rng.standard_normal((2, 3, 4))).astype(np.float32)
+    x_ref, t_ref = torch.tensor(a, requires_grad=True), torch.tensor(theta, requires_grad=True)
+    grid_ref = TF.affine_grid(t_ref, (2, 3, 3, 4, 2), align_corners=False)
+    ref = TF.grid_sample(x_ref, grid_ref, mode=mode, padding_mode=padding_mode, align_corners=False)
+    weight = rng.standard_normal(tuple(ref.shape)).astype(np.float32)
+    (ref * torch.tensor(weight)).sum().backward()
+    x, t = tp.tensor(a, device=device, requires_grad=True), tp.tensor(theta, device=device, requires_grad=True)
+    out = F.grid_sample(x, F.affine_grid(t, (2, 3, 3, 4, 2), align_corners=False), mode=mode,
+                        padding_mode=padding_mode, align_corners=False)
+    (out * tp.tensor(weight, device=device)).sum().backward()
+    _close(out, ref.detach().numpy())
+    _close(x.grad, x_ref.grad.numpy())
+    _close(t.grad, t_ref.grad.numpy(), tol=1e-4)
+
+
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_identity_transform_reproduces_the_input(device, align_corners):
     """The identity affine grid samples every pixel at its own centre: the input comes back."""
@@ -107,5 +129,9 @@ def test_errors_and_default_warning():
         F.grid_sample(x, tp.zeros(1, 2, 2, 3), align_corners=False)
     with pytest.raises(ValueError, match="Nx2x3"):
         F.affine_grid(tp.zeros(1, 3, 3), (1, 1, 3, 3), align_corners=False)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D"):
+        F.grid_sample(tp.zeros(1, 1, 2, 2, 2), tp.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+    with pytest.warns(UserWarning, match="unit-size grids"):
+        F.affine_grid(tp.zeros(1, 2, 3), (1, 1, 1, 3), align_corners=True)
     with pytest.raises(ValueError, match="floating point"):
         F.affine_grid(tp.zeros(1, 2, 3, dtype=tp.int64), (1, 1, 3, 3), align_corners=False)
