@@ -131,7 +131,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     check_tensor("grid_sample", input)
     check_tensor("grid_sample", grid)
     if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', "
@@ -160,7 +162,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"grid_sampler(): expected input and grid to have the same dtype, but got {input._dtype.name} and {grid._dtype.name}"
         )
     if input._device != grid._device:
-        raise RuntimeError(f"grid_sampler(): expected input and grid on the same device, but got {input._device} and {grid._device}")
+        raise RuntimeError(
+            f"grid_sampler(): expected input and grid on the same device, but got {input._device} and {grid._device}"
+        )
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"grid_sampler(): expected a floating-point input, got {input._dtype.name}")
     n, c = input._shape[:2]
@@ -212,7 +216,9 @@ def affine_grid(theta, size, align_corners=None):
         raise ValueError(f"Expected theta to have floating point type, but got {theta._dtype}")
     size = tuple(int(s) for s in size)
     if len(size) not in (4, 5):
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}.")
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}."
+        )
     nd = len(size) - 2
     if theta.ndim != 3 or theta._shape[1:] != (nd, nd + 1):
         raise ValueError(
