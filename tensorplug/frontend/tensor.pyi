@@ -393,6 +393,8 @@ class Tensor:
     @property
     def is_meta(self) -> _bool:
         """See torch.Tensor.is_meta."""
+    def is_shared(self) -> _bool:
+        """See torch.Tensor.is_shared."""
     is_sparse: _bool
     @property
     def is_xpu(self) -> _bool:
@@ -657,6 +659,8 @@ class Tensor:
     @property
     def shape(self) -> tuple[_int, ...]:
         """See torch.Tensor.shape."""
+    def share_memory_(self) -> Tensor:
+        """Refused: tensorplug has no inter-process shared tensor memory (see tp.multiprocessing)."""
     def short(self) -> Tensor:
         """See torch.Tensor.short."""
     def sigmoid(self, *, out: Tensor | None = ...) -> Tensor:

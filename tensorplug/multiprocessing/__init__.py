@@ -4,9 +4,9 @@
 Every name of the standard module is re-exported (``Process``, ``Queue``, ``Pool``,
 ``get_context``, ``set_start_method``, ...). Tensors sent to another process (as arguments,
 through a queue or a pipe) arrive as copies: tensorplug pickles a tensor with its values, so a
-child's in-place updates are not seen by the parent and there is no ``share_memory_()``
-(Hogwild-style training, where workers update one shared model, does not share here; send
-results back through a queue instead). The sharing strategy is recorded and changes nothing.
+child's in-place updates are not seen by the parent, and ``Tensor.share_memory_()`` and
+``Module.share_memory()`` raise ``NotImplementedError`` (Hogwild-style training, where workers
+update one shared model, cannot run here; send results back through a queue instead). The sharing strategy is recorded and changes nothing.
 DataLoader workers have their own shared-memory transport (docs/data-loading.md).
 """
 from __future__ import annotations

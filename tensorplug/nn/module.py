@@ -448,6 +448,12 @@ class Module:
 
         return self._apply(convert)
 
+    def share_memory(self) -> "Module":
+        """Refused, as ``Tensor.share_memory_``: parameters cannot be shared between processes here."""
+        for param in self.parameters():
+            param.share_memory_()
+        return self
+
     def cpu(self) -> "Module":
         return self.to("cpu")
 
