@@ -323,7 +323,8 @@ def _adaptive_matrix(size: int, out: int) -> np.ndarray:
     return m
 
 
-def _adaptive_avg(op: str, input, output_size, nd: int):
+def _adaptive_sizes(op: str, input, output_size, nd: int) -> list:
+    """Check an adaptive pooling call over the last ``nd`` dims; the output sizes (None: the input's)."""
     check_tensor(op, input)
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got input of size: {list(input._shape)}")
@@ -334,6 +335,12 @@ def _adaptive_avg(op: str, input, output_size, nd: int):
     sizes = [s if o is None else int(o) for s, o in zip(spatial, sizes)]
     if any(o < 0 for o in sizes) or any(s == 0 for s in spatial):
         raise RuntimeError(f"{op}(): elements of output_size must be non-negative and the input non-empty, got {sizes}")
+    return sizes
+
+
+def _adaptive_avg(op: str, input, output_size, nd: int):
+    sizes = _adaptive_sizes(op, input, output_size, nd)
+    spatial = input._shape[-nd:]
     matrices = [None if s == o else _adaptive_matrix(s, o) for s, o in zip(spatial, sizes)]
     return _apply_matrices(input, matrices)
 
@@ -377,16 +384,7 @@ def _adaptive_max_indices(x: Tensor, out_h: int, out_w: int) -> Tensor:
 
 
 def _adaptive_max(op: str, input, output_size, nd: int, return_indices: bool):
-    check_tensor(op, input)
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got input of size: {list(input._shape)}")
-    sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * nd
-    if len(sizes) != nd:
-        raise RuntimeError(f"{op}(): output_size must be {nd} values, but got {list(sizes)}")
-    spatial = input._shape[-nd:]
-    sizes = [s if o is None else int(o) for s, o in zip(spatial, sizes)]
-    if any(o < 0 for o in sizes) or any(s == 0 for s in spatial):
-        raise RuntimeError(f"{op}(): elements of output_size must be non-negative and the input non-empty, got {sizes}")
+    sizes = _adaptive_sizes(op, input, output_size, nd)
     batched = input.ndim == nd + 2
     x = input if batched else input.unsqueeze(0)
     if nd == 1:
