@@ -26,7 +26,11 @@ namespace tp {
 
 namespace {
 
-constexpr int64_t kSampleNanos = 200'000'000;
+// 50 ms: a longer window lagged behind the machine; a benchmark alternating two libraries (or a
+// burst of data-loading work) left a quiet machine looking busy for the next 200 ms, and conv2d
+// ran on one thread at twice PyTorch's time. /proc/stat counts 10 ms ticks, so shorter windows
+// would be too coarse.
+constexpr int64_t kSampleNanos = 50'000'000;
 // The first window is shorter, so that a short program does not finish before the first answer
 // (its estimate is coarser: /proc/stat counts in 10 ms ticks).
 constexpr int64_t kFirstSampleNanos = 50'000'000;
@@ -75,6 +79,15 @@ struct LoadMonitor {
 
     void sample(int64_t now) {
         const int64_t busy = machine_busy_nanos(), self = process_cpu_nanos();
+        if (last_busy >= 0 && now - last_wall > 2 * kSampleNanos) {
+            // No kernel asked for a while: the window would mostly tell what other processes did
+            // while this one waited (a benchmark's other library, a data-loading worker), not
+            // what competes now. Start afresh with every thread and a short first window.
+            threads.store(0, std::memory_order_relaxed);
+            last_wall = now, last_self = self, last_busy = busy;
+            next_sample.store(now + kFirstSampleNanos, std::memory_order_relaxed);
+            return;
+        }
         if (busy >= 0 && last_busy >= 0 && now > last_wall) {
             const double others = double((busy - last_busy) - (self - last_self)) / double(now - last_wall);
             // Round the free cores to the nearest whole one: a competitor using one core of two
