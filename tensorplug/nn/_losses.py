@@ -23,7 +23,7 @@ from ._activations import _log_softmax, _softmax, _softplus, check_tensor
 
 __all__ = [
     "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "poisson_nll_loss",
+    "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "poisson_nll_loss", "triplet_margin_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -442,4 +442,35 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input._shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+# --- metric learning -----------------------------------------------------------------------
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d(x, y) = ||x - y + eps||_p over the last dim.
+
+    With ``swap``, d(a, n) is replaced by min(d(a, n), d(p, n)) (the distance swap of Balntas et
+    al.). Inputs are (N, D) or unbatched (D,).
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        check_tensor("triplet_margin_loss", t, name)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    from ._normalization import _vector_norm
+
+    def distance(x, y):
+        diff = x - y + eps
+        return _vector_norm(diff, float(p), diff.ndim - 1).squeeze(-1)
+
+    d_positive = distance(anchor, positive)
+    d_negative = distance(anchor, negative)
+    if swap:
+        d_negative = BINARY["minimum"](d_negative, distance(positive, negative))
+    loss = (d_positive - d_negative + margin).clamp_min(0.0)
     return _reduce(loss, reduction)
