@@ -6,7 +6,7 @@
 >>> (w - 1).square().sum().backward()
 >>> opt.step(); opt.zero_grad()
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -22,4 +22,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-           "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]
+           "Rprop", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]
