@@ -12,7 +12,7 @@ also carry explicit derivatives, which is what lets a backend override them.
 [[0.5, 0.5]]
 
 The groups live in private modules: ``_activations`` (activations, softmax, dropout),
-``_conv``, ``_fold`` (unfold, fold), ``_pooling`` (pooling, interpolate), ``_sampling`` (grid_sample, affine_grid),
+``_conv``, ``_embedding_bag``, ``_fold`` (unfold, fold), ``_pooling`` (pooling, interpolate), ``_sampling`` (grid_sample, affine_grid),
 ``_normalization`` and ``_losses``; the rest
 (linear layers, embeddings, attention, padding) is here.
 """
@@ -28,10 +28,11 @@ from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.tensor import Tensor
-from . import _activations, _conv, _fold, _losses, _normalization, _pooling, _sampling
+from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
 from ._activations import *  # noqa: F401,F403
 from ._activations import _dropout, _softmax, check_tensor
 from ._conv import *  # noqa: F401,F403
+from ._embedding_bag import *  # noqa: F401,F403
 from ._fold import *  # noqa: F401,F403
 from ._losses import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403
@@ -39,7 +40,7 @@ from ._pooling import *  # noqa: F401,F403
 from ._sampling import *  # noqa: F401,F403
 
 __all__ = (
-    _activations.__all__ + _conv.__all__ + _fold.__all__ + _pooling.__all__ + _sampling.__all__ + _normalization.__all__ + _losses.__all__
+    _activations.__all__ + _conv.__all__ + _embedding_bag.__all__ + _fold.__all__ + _pooling.__all__ + _sampling.__all__ + _normalization.__all__ + _losses.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
        "pixel_shuffle", "pixel_unshuffle"]
 )

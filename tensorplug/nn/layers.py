@@ -23,7 +23,7 @@ __all__ = [
     "Identity", "Flatten", "Unflatten", "Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "BatchNorm1d",
-    "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "Upsample",
+    "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "EmbeddingBag", "Upsample",
     "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold",
 ]
 
@@ -740,4 +740,69 @@ class Embedding(Module):
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         if self.sparse:
             s += ", sparse=True"
+        return s
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of rows of a ``num_embeddings`` x ``embedding_dim`` table
+    (N(0, 1), row ``padding_idx`` zero): ``F.embedding_bag`` with its options kept."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx: int | None = None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), **_factory(device, dtype)))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx: int | None = None) -> "EmbeddingBag":
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                  padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
         return s
