@@ -1,4 +1,5 @@
-"""``tp.nn.utils``: gradient clipping and flattening parameters to one vector; ``tp.nn.utils.rnn``
+"""``tp.nn.utils``: gradient clipping, flattening parameters to one vector and the legacy
+``weight_norm``/``remove_weight_norm``; ``tp.nn.utils.rnn``
 holds the padded and packed sequence utilities.
 
 >>> import tensorplug as tp
@@ -16,8 +17,10 @@ from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
 from . import rnn
+from ._weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+           "weight_norm", "remove_weight_norm"]
 
 
 def _as_list(parameters) -> list:
