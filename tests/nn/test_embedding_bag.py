@@ -6,7 +6,6 @@ import tensorplug as tp
 import tensorplug.nn as nn
 import tensorplug.nn.functional as F
 
-from nn_devices import device_params
 from nn_reference import TOL, to_numpy
 
 INDEX = np.array([1, 2, 3, 4, 2, 2, 5, 9, 0, 4])
@@ -116,7 +115,6 @@ def test_module_matches_torch():
         np.testing.assert_allclose(got, want, **TOL["float32"])
 
 
-@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_on_every_device(device, mode):
     """On each backend the bags and the weight gradient equal the CPU's."""

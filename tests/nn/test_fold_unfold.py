@@ -7,7 +7,6 @@ import tensorplug as tp
 import tensorplug.nn as nn
 import tensorplug.nn.functional as F
 
-from nn_devices import device_params
 from nn_reference import TOL, make_pair, to_numpy
 
 GEOMETRIES = [
@@ -93,7 +92,6 @@ def test_unfold_and_fold_match_torch(geometry):
     np.testing.assert_allclose(to_numpy(c.grad), to_numpy(d.grad), **TOL["float64"])
 
 
-@pytest.mark.parametrize("device", device_params())
 def test_unfold_fold_on_every_device(device):
     """On each backend, unfold then fold counts each pixel's blocks, and gradients reach the input."""
     x = tp.tensor(np.random.default_rng(3).standard_normal((1, 2, 5, 5)), dtype=tp.float32, device=device)

@@ -139,20 +139,6 @@ def test_packed_rnn_equals_each_sequence_alone(kind):
 
 
 # --- every backend ---------------------------------------------------------------------------------------
-def _device_params():
-    from tensorplug.backends.opencl import OpenCLBackend
-
-    ok, reason = OpenCLBackend().is_available()
-    has_npdev = importlib.util.find_spec("tensorplug_npdev") is not None
-    return [
-        pytest.param("cpu", id="cpu"),
-        pytest.param("opencl", id="opencl", marks=() if ok else pytest.mark.skip(reason=f"OpenCL backend unavailable: {reason}")),
-        pytest.param("npdev", id="npdev", marks=() if has_npdev else pytest.mark.skip(
-            reason="the example plugin is not installed: python -m pip install ./plugins/tensorplug-npdev")),
-    ]
-
-
-@pytest.mark.parametrize("device", _device_params())
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_packed_rnn_on_device_matches_cpu(device, kind):
     """pack -> bidirectional RNN -> pad on a device, with gradients, gives the CPU's numbers."""

@@ -5,7 +5,6 @@ import pytest
 import tensorplug as tp
 from tensorplug.nn.utils import remove_spectral_norm, spectral_norm
 
-from nn_devices import device_params
 
 # (constructor arguments, input shape) per module kind; ConvTranspose takes dim=1 by default.
 MODULES = {
@@ -108,7 +107,6 @@ def test_matches_torch(kind, n_power_iterations):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("device", device_params())
 def test_on_every_device(device):
     """On each backend the spectrally normalized layer gives the CPU's output, u and gradient."""
     rng = np.random.default_rng(4)

@@ -5,7 +5,6 @@ import pytest
 import tensorplug as tp
 from tensorplug.nn.utils import remove_weight_norm, weight_norm
 
-from nn_devices import device_params
 
 DEPRECATED = pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning")
 
@@ -80,7 +79,6 @@ def test_matches_torch(dim):
 
 
 @DEPRECATED
-@pytest.mark.parametrize("device", device_params())
 def test_on_every_device(device):
     """On each backend the reparameterized layer gives the CPU's output and gradients."""
     rng = np.random.default_rng(2)

@@ -1,6 +1,5 @@
 """tp.optim.swa_utils (issue 13): AveragedModel, SWALR, update_bn and the averaging functions,
 against PyTorch 2.13 and against NumPy."""
-import importlib.util
 
 import numpy as np
 import pytest
@@ -145,20 +144,6 @@ def test_swalr_matches_torch(strategy, epochs):
     np.testing.assert_allclose(np.array(rates[0]), np.array(rates[1]), rtol=1e-12)
 
 
-def _device_params():
-    from tensorplug.backends.opencl import OpenCLBackend
-
-    ok, reason = OpenCLBackend().is_available()
-    has_npdev = importlib.util.find_spec("tensorplug_npdev") is not None
-    return [
-        pytest.param("cpu", id="cpu"),
-        pytest.param("opencl", id="opencl", marks=() if ok else pytest.mark.skip(reason=f"OpenCL backend unavailable: {reason}")),
-        pytest.param("npdev", id="npdev", marks=() if has_npdev else pytest.mark.skip(
-            reason="the example plugin is not installed: python -m pip install ./plugins/tensorplug-npdev")),
-    ]
-
-
-@pytest.mark.parametrize("device", _device_params())
 def test_averaging_on_every_device(device):
     """An averaged model on each backend (device=...) holds the CPU's average, and update_bn runs there."""
     model = _model(tp)
