@@ -1,9 +1,6 @@
-"""Helpers of the array API tests: hypothesis settings, the devices, and comparison with the NumPy
-reference (NumPy 2.x's main namespace is array API compliant)."""
-import importlib.util
-
+"""Helpers of the array API tests: hypothesis settings and comparison with the NumPy reference
+(NumPy 2.x's main namespace is array API compliant). The devices come from tests/conftest.py."""
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, settings
 
 # Short and reproducible in CI: few examples, a fixed seed, no per-example deadline.
@@ -11,20 +8,6 @@ SETTINGS = settings(
     max_examples=12, derandomize=True, deadline=None, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
-
-
-def device_params():
-    params = [pytest.param("cpu", id="cpu")]
-    from tensorplug.backends.opencl import OpenCLBackend
-
-    ok, reason = OpenCLBackend().is_available()
-    params.append(pytest.param("opencl", id="opencl", marks=() if ok else pytest.mark.skip(
-        reason=f"OpenCL backend unavailable: {reason}")))
-    has_npdev = importlib.util.find_spec("tensorplug_npdev") is not None
-    params.append(pytest.param("npdev", id="npdev", marks=() if has_npdev else pytest.mark.skip(
-        reason="the example plugin is not installed: python -m pip install ./plugins/tensorplug-npdev")))
-    return params
-
 
 
 def to_numpy(x) -> np.ndarray:

@@ -1,14 +1,7 @@
-"""Fixtures of the array API tests: the namespace and the devices (each absent one skips with its
-reason)."""
+"""Fixtures of the array API tests: the namespace (the devices come from tests/conftest.py)."""
 import pytest
 
 import tensorplug as tp
-from array_api_support import device_params
-
-
-@pytest.fixture(params=device_params())
-def device(request):
-    return request.param
 
 
 @pytest.fixture(scope="session")
