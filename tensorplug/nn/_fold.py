@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..frontend.tensor import Tensor
 from ..frontend.views import slice_dim
 from ._activations import check_tensor
-from ._conv import col2im, constant_pad, ntuple, windows
+from ._conv import col2im, constant_pad, conv_out_size, ntuple, windows
 
 __all__ = ["unfold", "fold"]
 
@@ -31,7 +31,8 @@ def _block_args(op: str, kernel_size, dilation, padding, stride) -> tuple:
 
 
 def _blocks(spatial: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
-    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip(spatial, kernel, dilation, padding, stride))
+    """Sliding blocks along each dim: a convolution's output size."""
+    return tuple(conv_out_size(s, k, st, p, d) for s, k, d, p, st in zip(spatial, kernel, dilation, padding, stride))
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

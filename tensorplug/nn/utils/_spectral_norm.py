@@ -15,6 +15,7 @@ from ...frontend.tensor import Tensor
 from .._normalization import normalize
 from ..layers import _ConvTransposeNd
 from ..parameter import Parameter
+from ._weight_norm import remove_reparametrization
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "SpectralNorm"]
 
@@ -108,9 +109,4 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 def remove_spectral_norm(module, name: str = "weight"):
     """Undo :func:`spectral_norm`: ``<name>`` becomes one parameter again, holding
     ``<name>_orig / sigma`` computed with the stored u and v."""
-    for key, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_reparametrization(module, name, SpectralNorm, "spectral_norm")

@@ -75,11 +75,17 @@ def weight_norm(module, name: str = "weight", dim: int | None = 0):
     return module
 
 
-def remove_weight_norm(module, name: str = "weight"):
-    """Undo :func:`weight_norm`: ``<name>`` becomes one parameter again, holding g * v / ||v||."""
+def remove_reparametrization(module, name: str, kind: type, label: str):
+    """Remove ``module``'s forward pre-hook of type ``kind`` for parameter ``name`` (weight_norm's,
+    spectral_norm's), letting the hook put the plain parameter back."""
     for key, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{label} of '{name}' not found in {module}")
+
+
+def remove_weight_norm(module, name: str = "weight"):
+    """Undo :func:`weight_norm`: ``<name>`` becomes one parameter again, holding g * v / ||v||."""
+    return remove_reparametrization(module, name, WeightNorm, "weight_norm")
