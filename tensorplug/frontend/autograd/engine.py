@@ -191,12 +191,7 @@ def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accum
                     elif len(slots) <= nr:
                         slots.extend([None] * (nr + 1 - len(slots)))
                     current = slots[nr]
-                    if current is None:
-                        slots[nr] = grad
-                    elif isinstance(grad, Tensor):
-                        slots[nr] = current + grad
-                    else:  # a sparse gradient adds from its own side (Tensor + sparse raises)
-                        slots[nr] = grad + current
+                    slots[nr] = grad if current is None else _add(current, grad)
                 counts[nxt] -= 1
                 if counts[nxt] == 0 and nxt not in queued:
                     queued.add(nxt)
