@@ -267,9 +267,10 @@ struct ReleaseGil {
 
 // fn(chunk, begin, end) for fixed chunks of [0, total) (boundaries depend only on total and
 // nchunks, so results never depend on the thread count or on scheduling), handed out dynamically:
-// on a shared 2-core machine a descheduled thread must not hold back the whole op.
-template <class F> void parallel_chunks(int64_t total, int64_t nchunks, F&& fn) {
-    if (total <= 0) return;
+// on a shared 2-core machine a descheduled thread must not hold back the whole op. Returns the
+// number of chunks made (fewer than asked when total is small).
+template <class F> int64_t parallel_chunks(int64_t total, int64_t nchunks, F&& fn) {
+    if (total <= 0) return 0;
     nchunks = std::max<int64_t>(1, std::min(nchunks, total));
     const int64_t chunk = (total + nchunks - 1) / nchunks;
     nchunks = (total + chunk - 1) / chunk;
@@ -279,10 +280,11 @@ template <class F> void parallel_chunks(int64_t total, int64_t nchunks, F&& fn) 
         const int nt = static_cast<int>(std::min<int64_t>(threads, nchunks));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (int64_t c = 0; c < nchunks; ++c) fn(c, c * chunk, std::min(total, (c + 1) * chunk));
-        return;
+        return nchunks;
     }
 #endif
     for (int64_t c = 0; c < nchunks; ++c) fn(c, c * chunk, std::min(total, (c + 1) * chunk));
+    return nchunks;
 }
 
 // Chunks per thread in parallel_range: enough to rebalance when a core is busy elsewhere.

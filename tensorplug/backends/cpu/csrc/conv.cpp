@@ -142,6 +142,7 @@ int64_t images_per_gemm(const ConvGeometry& g) {
 // depend only on the tasks and tp.get_num_threads(), never on the machine's load; at most
 // `per_thread` chunks a thread (more chunks rebalance a busy core, fewer keep fewer partials).
 // Fewer tasks than threads (one large image) run one after another, OpenBLAS threading each gemm.
+// Returns the number of chunks (the weight gradient keeps a partial per chunk).
 template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn, int64_t per_thread = CHUNKS_PER_THREAD) {
     int64_t nchunks = 1;
 #ifdef _OPENMP
@@ -154,10 +155,7 @@ template <class F> int64_t parallel_tasks(int64_t tasks, F&& fn, int64_t per_thr
 #else
     sync_blas_threads();  // no threads of our own: OpenBLAS threads each gemm
 #endif
-    parallel_chunks(tasks, nchunks, fn);
-    // The chunks parallel_chunks made: equal ones of ceil(tasks / nchunks) tasks.
-    const int64_t per = (tasks + nchunks - 1) / std::max<int64_t>(nchunks, 1);
-    return tasks > 0 ? (tasks + per - 1) / per : 0;
+    return parallel_chunks(tasks, nchunks, fn);
 }
 
 // grad (N, O, plane) rows og..og+og of images n0..n0+nb side by side: (og, nb * plane).
