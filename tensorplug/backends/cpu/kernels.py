@@ -384,6 +384,10 @@ def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothi
     return out
 
 
+# The family numbers of _K.tensor_kernel.
+_UNARY, _BINARY, _COMPARE = 0, 1, 2
+
+
 def table() -> dict:
     """Op name -> kernel: every primitive of the contract, and the fused composite ops."""
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
@@ -397,12 +401,17 @@ def table() -> dict:
                "cross_entropy": _cross_entropy, "lstm_sequence_forward": _lstm_sequence_forward,
                "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward}
+    # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
+    # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).
     for name in FAMILIES["unary"]:
-        kernels[name] = _unary(_K.UNARY_OPS[name])
+        code = _K.UNARY_OPS[name]
+        kernels[name] = _K.tensor_kernel(_UNARY, code, _unary(code), False)
     for name in FAMILIES["binary"]:
-        kernels[name] = _binary(_K.BINARY_OPS[name], _K.binary, name)
+        code = _K.BINARY_OPS[name]
+        kernels[name] = _K.tensor_kernel(_BINARY, code, _binary(code, _K.binary, name), name in _WIDE_SCALAR_OPS)
     for name in FAMILIES["compare"]:
-        kernels[name] = _binary(_K.COMPARE_OPS[name], _K.compare)
+        code = _K.COMPARE_OPS[name]
+        kernels[name] = _K.tensor_kernel(_COMPARE, code, _binary(code, _K.compare), False)
     for name in FAMILIES["reduce"]:
         kernels[name] = _reduce(_K.REDUCE_OPS[name])
     for name in FAMILIES["scan"]:

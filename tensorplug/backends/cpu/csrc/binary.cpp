@@ -241,36 +241,52 @@ template <class T> void compare_T(int op, const Loop<3>& L) {
     }
 }
 
+}  // namespace
+
+// Checks and runs binary op `op` (compare op when is_compare) in `dtype` over parsed operands.
+void apply_binary(bool is_compare, int op, int dtype, int nd, const int64_t* shape, Operand& out, Operand& a,
+                Operand& b) {
+    if (op < 0 || op >= (is_compare ? int(C_NUM_OPS) : int(B_NUM_OPS)))
+        value_error(std::string(is_compare ? "compare" : "binary") + ": invalid op code " + std::to_string(op));
+    if (!is_compare && !binary_supported(op, dtype))
+        value_error(std::string("binary: ") + kBinaryOpNames[op].name + " is not supported for dtype " +
+                    kDTypeName[dtype]);
+    Loop<3> L;
+    Operand* ops[3] = {&out, &a, &b};
+    const int out_dtype = binary_out_dtype(is_compare, op, dtype);
+    int isz[3] = {kItemSize[out_dtype], kItemSize[dtype], kItemSize[dtype]};
+    L.init(nd, shape, ops, isz);
+    if (L.numel == 0) return;
+    if (!is_compare) check_integer_operands(op, dtype, b, nd, shape);
+    ReleaseGil nogil(L.numel >= PARALLEL_THRESHOLD);
+    if (is_compare) {
+        TP_DISPATCH(dtype, T, compare_T<T>(op, L));
+    } else {
+        TP_DISPATCH(dtype, T, binary_T<T>(op, L));
+    }
+}
+
+int binary_out_dtype(bool is_compare, int op, int dtype) {
+    return (is_compare || binary_out_is_bool(op)) ? kBool : dtype;
+}
+
+namespace {
+
 // Shared entry for binary and compare: (op, dtype, shape, out, a, b).
 template <bool IsCompare> PyObject* binary_entry(PyObject* const* args, Py_ssize_t nargs) {
     const char* fname = IsCompare ? "compare" : "binary";
     check_nargs(nargs, 6, fname);
-    int64_t op = arg_int(args[0], fname, "op");
-    if (op < 0 || op >= (IsCompare ? int(C_NUM_OPS) : int(B_NUM_OPS)))
-        value_error(std::string(fname) + ": invalid op code " + std::to_string(op));
+    const int op = static_cast<int>(arg_int(args[0], fname, "op"));
     int dtype = arg_dtype(args[1], fname);
-    if (!IsCompare && !binary_supported(static_cast<int>(op), dtype))
-        value_error(std::string("binary: ") + kBinaryOpNames[op].name + " is not supported for dtype " +
-                    kDTypeName[dtype]);
     int64_t shape[MAX_DIMS];
     int nd = parse_shape(args[2], shape, fname);
-    const int out_dtype = (IsCompare || binary_out_is_bool(static_cast<int>(op))) ? kBool : dtype;
+    if (op < 0 || op >= (IsCompare ? int(C_NUM_OPS) : int(B_NUM_OPS)))
+        value_error(std::string(fname) + ": invalid op code " + std::to_string(op));
     Operand out, a, b;
-    parse_operand(args[3], out_dtype, nd, shape, out, fname, "out", false, true);
+    parse_operand(args[3], binary_out_dtype(IsCompare, op, dtype), nd, shape, out, fname, "out", false, true);
     parse_operand(args[4], dtype, nd, shape, a, fname, "a", true, false);
     parse_operand(args[5], dtype, nd, shape, b, fname, "b", true, false);
-    Loop<3> L;
-    Operand* ops[3] = {&out, &a, &b};
-    int isz[3] = {kItemSize[out_dtype], kItemSize[dtype], kItemSize[dtype]};
-    L.init(nd, shape, ops, isz);
-    if (L.numel == 0) return none();
-    if (!IsCompare) check_integer_operands(static_cast<int>(op), dtype, b, nd, shape);
-    ReleaseGil nogil(L.numel >= PARALLEL_THRESHOLD);
-    if constexpr (IsCompare) {
-        TP_DISPATCH(dtype, T, compare_T<T>(static_cast<int>(op), L));
-    } else {
-        TP_DISPATCH(dtype, T, binary_T<T>(static_cast<int>(op), L));
-    }
+    apply_binary(IsCompare, op, dtype, nd, shape, out, a, b);
     return none();
 }
 

@@ -228,6 +228,9 @@ struct Operand {
 
 void parse_operand(PyObject* o, int dtype, int ndim, const int64_t* shape, Operand& op, const char* fname,
                    const char* what, bool allow_scalar, bool writable);
+// The checks of parse_operand on an operand's three parts (a tensor's storage, offset, strides).
+void fill_operand(PyObject* storage, PyObject* offset, PyObject* strides, int dtype, int ndim, const int64_t* shape,
+                  Operand& op, const char* fname, const char* what, bool writable);
 // Store a Python number converted to `dtype` at dst.
 void scalar_to_dtype(PyObject* o, int dtype, void* dst, const char* fname);
 

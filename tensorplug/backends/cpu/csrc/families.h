@@ -20,6 +20,15 @@ void register_nn(std::vector<PyMethodDef>& methods);
 void register_conv(std::vector<PyMethodDef>& methods);
 void register_rnn(std::vector<PyMethodDef>& methods);
 void register_optim(std::vector<PyMethodDef>& methods);
+void register_tensor_kernels(std::vector<PyMethodDef>& methods);
+
+// The unary, binary and compare families over parsed operands, shared by their entry points and
+// by the tensor kernels (tensor_kernel.cpp). Each checks the op and dtype, then runs the loop.
+void apply_unary(int op, int dtype, int nd, const int64_t* shape, Operand& out, Operand& a);
+int unary_out_dtype(int op, int dtype);
+void apply_binary(bool is_compare, int op, int dtype, int nd, const int64_t* shape, Operand& out, Operand& a,
+                  Operand& b);
+int binary_out_dtype(bool is_compare, int op, int dtype);
 
 // Philox4x32-10: counter (4 words) and key (2 words) -> 4 words.
 void philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]);

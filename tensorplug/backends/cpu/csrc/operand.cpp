@@ -163,42 +163,45 @@ int float_dtype(PyObject* o, const char* fname) {
     return dtype;
 }
 
+void fill_operand(PyObject* st, PyObject* offset_obj, PyObject* strides, int dtype, int ndim, const int64_t* shape,
+                  Operand& op, const char* fname, const char* what, bool writable) {
+    if (Py_TYPE(st) != StorageType && !PyObject_TypeCheck(st, StorageType))
+        raise(PyExc_TypeError, std::string(fname) + ": " + what + " storage must be a Storage, got " + type_name(st));
+    auto* s = reinterpret_cast<StorageObject*>(st);
+    int64_t offset = arg_int(offset_obj, fname, "offset");
+    if (!PyTuple_Check(strides) && !PyList_Check(strides))
+        raise(PyExc_TypeError, std::string(fname) + ": " + what + " strides must be a tuple of ints");
+    Py_ssize_t ns = PySequence_Fast_GET_SIZE(strides);
+    if (ns != ndim)
+        value_error(std::string(fname) + ": " + what + " has " + std::to_string(ns) + " strides for a " +
+                    std::to_string(ndim) + "-d shape");
+    if (writable && s->readonly) value_error(std::string(fname) + ": " + what + " is read-only");
+    if (offset < 0) value_error(std::string(fname) + ": " + what + " has a negative offset");
+    PyObject** items = PySequence_Fast_ITEMS(strides);
+    bool empty = false;
+    __int128 last = offset;
+    for (int d = 0; d < ndim; ++d) {
+        int64_t sd = arg_int(items[d], fname, "stride");
+        if (sd < 0) value_error(std::string(fname) + ": " + what + " has a negative stride");
+        op.strides[d] = sd;
+        if (shape[d] == 0) empty = true;
+        last += static_cast<__int128>(shape[d] > 0 ? shape[d] - 1 : 0) * sd;
+    }
+    const int isz = kItemSize[dtype];
+    if (!empty && (last + 1) * isz > s->nbytes)
+        value_error(std::string(fname) + ": " + what + " reaches element " + std::to_string((long long)last) +
+                    " but its storage holds " + std::to_string(s->nbytes / isz) + " " + kDTypeName[dtype] +
+                    " elements");
+    op.storage = s;
+    op.is_scalar = false;
+    op.data = empty ? s->data : s->data + offset * isz;
+}
+
 void parse_operand(PyObject* o, int dtype, int ndim, const int64_t* shape, Operand& op, const char* fname,
                    const char* what, bool allow_scalar, bool writable) {
     if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 3) {
-        PyObject* st = PyTuple_GET_ITEM(o, 0);
-        if (Py_TYPE(st) != StorageType && !PyObject_TypeCheck(st, StorageType))
-            raise(PyExc_TypeError,
-                  std::string(fname) + ": " + what + "[0] must be a Storage, got " + type_name(st));
-        auto* s = reinterpret_cast<StorageObject*>(st);
-        int64_t offset = arg_int(PyTuple_GET_ITEM(o, 1), fname, "offset");
-        PyObject* strides = PyTuple_GET_ITEM(o, 2);
-        if (!PyTuple_Check(strides) && !PyList_Check(strides))
-            raise(PyExc_TypeError, std::string(fname) + ": " + what + " strides must be a tuple of ints");
-        Py_ssize_t ns = PySequence_Fast_GET_SIZE(strides);
-        if (ns != ndim)
-            value_error(std::string(fname) + ": " + what + " has " + std::to_string(ns) + " strides for a " +
-                        std::to_string(ndim) + "-d shape");
-        if (writable && s->readonly) value_error(std::string(fname) + ": " + what + " is read-only");
-        if (offset < 0) value_error(std::string(fname) + ": " + what + " has a negative offset");
-        PyObject** items = PySequence_Fast_ITEMS(strides);
-        bool empty = false;
-        __int128 last = offset;
-        for (int d = 0; d < ndim; ++d) {
-            int64_t sd = arg_int(items[d], fname, "stride");
-            if (sd < 0) value_error(std::string(fname) + ": " + what + " has a negative stride");
-            op.strides[d] = sd;
-            if (shape[d] == 0) empty = true;
-            last += static_cast<__int128>(shape[d] > 0 ? shape[d] - 1 : 0) * sd;
-        }
-        const int isz = kItemSize[dtype];
-        if (!empty && (last + 1) * isz > s->nbytes)
-            value_error(std::string(fname) + ": " + what + " reaches element " + std::to_string((long long)last) +
-                        " but its storage holds " + std::to_string(s->nbytes / isz) + " " + kDTypeName[dtype] +
-                        " elements");
-        op.storage = s;
-        op.is_scalar = false;
-        op.data = empty ? s->data : s->data + offset * isz;
+        fill_operand(PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), dtype, ndim, shape, op,
+                     fname, what, writable);
         return;
     }
     if (allow_scalar && !PyTuple_Check(o)) {

@@ -262,7 +262,8 @@ PyObject* storage_alloc(int64_t nbytes) {
 namespace {
 
 PyObject* py_alloc(PyObject* const* args, Py_ssize_t n) {
-    check_nargs(n, 1, "alloc");
+    // The second argument, the backend contract's device index, is None on the CPU.
+    if (n != 1 && n != 2) check_nargs(n, 1, "alloc");
     return storage_alloc(arg_int(args[0], "alloc", "nbytes"));
 }
 
@@ -322,7 +323,7 @@ void register_storage(PyObject* module, std::vector<PyMethodDef>& methods) {
     if (!StorageType) throw PythonErrorSet{};
     Py_INCREF(StorageType);
     if (PyModule_AddObject(module, "Storage", reinterpret_cast<PyObject*>(StorageType)) != 0) throw PythonErrorSet{};
-    methods.push_back(fast_method<py_alloc>("alloc", "alloc(nbytes) -> Storage from the caching allocator (64-byte aligned)."));
+    methods.push_back(fast_method<py_alloc>("alloc", "alloc(nbytes, device_index=None) -> Storage from the caching allocator (64-byte aligned)."));
     methods.push_back(fast_method<py_wrap>("wrap", "wrap(obj) -> Storage over obj's C-contiguous buffer, zero-copy, keeping obj alive."));
     methods.push_back(fast_method<py_memory_stats>("memory_stats", "memory_stats() -> dict of allocator counters."));
     methods.push_back(fast_method<py_reset_peak>("reset_peak_memory_stats", "Set peak_allocated_bytes to the current allocated_bytes."));

@@ -170,27 +170,37 @@ template <class T> void unary_T(int op, const Loop<2>& L) {
     }
 }
 
-PyObject* py_unary(PyObject* const* args, Py_ssize_t nargs) {
-    check_nargs(nargs, 5, "unary");
-    int64_t op = arg_int(args[0], "unary", "op");
+}  // namespace
+
+void apply_unary(int op, int dtype, int nd, const int64_t* shape, Operand& out, Operand& a) {
     if (op < 0 || op >= U_NUM_OPS) value_error("unary: invalid op code " + std::to_string(op));
-    int dtype = arg_dtype(args[1], "unary");
-    if (!unary_supported(static_cast<int>(op), dtype))
+    if (!unary_supported(op, dtype))
         value_error(std::string("unary: ") + kUnaryOpNames[op].name + " is not supported for dtype " +
                     kDTypeName[dtype]);
-    int64_t shape[MAX_DIMS];
-    int nd = parse_shape(args[2], shape, "unary");
-    const int out_dtype = unary_out_is_bool(static_cast<int>(op)) ? kBool : dtype;
-    Operand out, a;
-    parse_operand(args[3], out_dtype, nd, shape, out, "unary", "out", false, true);
-    parse_operand(args[4], dtype, nd, shape, a, "unary", "a", true, false);
     Loop<2> L;
     Operand* ops[2] = {&out, &a};
-    int isz[2] = {kItemSize[out_dtype], kItemSize[dtype]};
+    int isz[2] = {kItemSize[unary_out_dtype(op, dtype)], kItemSize[dtype]};
     L.init(nd, shape, ops, isz);
-    if (L.numel == 0) return none();
+    if (L.numel == 0) return;
     ReleaseGil nogil(L.numel >= PARALLEL_THRESHOLD);
-    TP_DISPATCH(dtype, T, unary_T<T>(static_cast<int>(op), L));
+    TP_DISPATCH(dtype, T, unary_T<T>(op, L));
+}
+
+int unary_out_dtype(int op, int dtype) { return unary_out_is_bool(op) ? kBool : dtype; }
+
+namespace {
+
+PyObject* py_unary(PyObject* const* args, Py_ssize_t nargs) {
+    check_nargs(nargs, 5, "unary");
+    const int op = static_cast<int>(arg_int(args[0], "unary", "op"));
+    if (op < 0 || op >= U_NUM_OPS) value_error("unary: invalid op code " + std::to_string(op));
+    int dtype = arg_dtype(args[1], "unary");
+    int64_t shape[MAX_DIMS];
+    int nd = parse_shape(args[2], shape, "unary");
+    Operand out, a;
+    parse_operand(args[3], unary_out_dtype(op, dtype), nd, shape, out, "unary", "out", false, true);
+    parse_operand(args[4], dtype, nd, shape, a, "unary", "a", true, false);
+    apply_unary(op, dtype, nd, shape, out, a);
     return none();
 }
 
