@@ -271,6 +271,13 @@ def _tensor_member_doc(name: str, value, tensorplug) -> str:
     return one_line_doc(func, one_line_doc(module_function, f"See torch.Tensor.{name}."))
 
 
+def _python_function(value):
+    """The Python function behind a compiled fast path (``_hotpath.ElementwiseOp`` forwards
+    ``__wrapped__``), which carries the signature and docstring; other values unchanged."""
+    wrapped = getattr(value, "__wrapped__", None)
+    return wrapped if inspect.isfunction(wrapped) else value
+
+
 def tensor_stub(tensorplug) -> str:
     """The text of ``tensorplug/frontend/tensor.pyi``."""
     from tensorplug.frontend import tensor as tensor_module
@@ -284,7 +291,7 @@ def tensor_stub(tensorplug) -> str:
     })
     members = []
     for name in sorted(vars(Tensor)):
-        value = vars(Tensor)[name]
+        value = _python_function(vars(Tensor)[name])
         if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
             continue
         if name in ("__module__", "__doc__", "__slots__", "__weakref__", "__dict__"):
@@ -316,6 +323,9 @@ def tensor_stub(tensorplug) -> str:
         value = getattr(tensor_module, name)
         if name == "Tensor":
             continue
+        if inspect.isbuiltin(value) and inspect.isfunction(getattr(tensor_module, "_" + name, None)):
+            # A function of the compiled core (empty_tensor): its Python reference has the signature.
+            value = getattr(tensor_module, "_" + name)
         module_functions.append(render_function(name, value, renderer, method=False, doc=one_line_doc(value, "")))
 
     class_doc = one_line_doc(Tensor, "")
@@ -361,7 +371,7 @@ def package_stub(tensorplug) -> str:
     })
     reexports, functions, values = [], [], []
     for name in sorted(vars(tensorplug)):
-        value = vars(tensorplug)[name]
+        value = _python_function(vars(tensorplug)[name])
         if name.startswith("_") and name not in ("__version__", "__getattr__"):
             continue
         if isinstance(value, __future__._Feature):  # ``from __future__ import annotations``

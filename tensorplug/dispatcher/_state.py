@@ -1,26 +1,21 @@
 """Thread-local dispatch state: which keys are forced on or off for the current thread.
 
 ``no_grad`` excludes the Autograd key; autograd kernels exclude it while they run the forward
-below themselves. The state is one pair of ints per thread, read on every call.
+below themselves. The state is one pair of ints per thread, read on every call:
+``local_state.include`` (keys forced on) and ``local_state.mask`` (keys allowed; excluding a key
+clears its bit), plus ``local_state.saved_masks``, the thread's stack of masks that nested
+context managers restore. The object is the compiled core's (tensorplug/csrc/hotpath.cpp), which
+keeps the two ints in C++ thread-local storage: its elementwise fast path reads them with no
+Python attribute lookup, and Python reads them faster than a ``threading.local``'s. A new thread
+starts with ``include == 0`` and ``mask == -1``.
 """
 from __future__ import annotations
 
-import threading
+from .. import _hotpath
 
 __all__ = ["local_state", "ExcludeKeys", "IncludeKeys"]
 
-
-class _LocalDispatchState(threading.local):
-    # Class attributes are the defaults every new thread starts from.
-    include: int = 0
-    mask: int = -1  # all keys allowed; excluding a key clears its bit
-
-    def __init__(self):
-        # Masks saved by nested context managers of this thread (grad modes, ExcludeKeys).
-        self.saved_masks: list[int] = []
-
-
-local_state = _LocalDispatchState()
+local_state = _hotpath.local_state
 
 
 class ExcludeKeys:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dispatcher
+from .. import _hotpath, dispatcher
 from ..backends import _registry
 from . import dtypes as _dt
 from .device import canonical_device, device
@@ -223,8 +223,12 @@ def make_tensor(storage, shape: tuple, stride: tuple, offset: int, dtype: _dt.dt
     return t
 
 
-def empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
-    """A new contiguous tensor with uninitialized memory; ``dev`` must be canonical."""
+def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
+    """A new contiguous tensor with uninitialized memory; ``dev`` must be canonical.
+
+    ``empty_tensor`` below is this function in C (tensorplug/csrc/hotpath.cpp); it calls this one
+    for whatever it does not cover (a backend not loaded yet, an undeclared dtype, ...).
+    """
     backend = dev._backend
     if backend is None:
         backend = bind_device(dev)._backend
@@ -264,6 +268,10 @@ def bind_device(dev: device) -> device:
         dev._dtypes = frozenset(d for d in _dt.all_dtypes if d.name in backend.dtypes)
         dev._backend = backend
     return dev
+
+
+_hotpath.bind(Tensor, device, _dt.dtype, _layouts, contiguous_layout, _empty_tensor)
+empty_tensor = _hotpath.empty_tensor
 
 
 def is_tensor(obj) -> bool:

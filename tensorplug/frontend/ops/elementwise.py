@@ -15,6 +15,7 @@ promotion and broadcasting entirely: it is what ``a + b`` on small tensors pays.
 from __future__ import annotations
 
 from ...dispatcher import Operator, local_state
+from ... import _hotpath
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
@@ -126,7 +127,7 @@ def unary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool = 
     unary.__name__ = unary.__qualname__ = name
     unary.__doc__ = f"Elementwise ``{name}`` of ``input`` (see torch.{name})."
     unary.spec = spec
-    return unary
+    return _with_hotpath(unary, 1, spec, fast_dtypes)
 
 
 def _unary_slow(spec: _ElementwiseOp, input, out):
@@ -203,7 +204,20 @@ def binary_op(name: str, rule: str = "same", dtypes=_ALL, differentiable: bool =
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = f"Elementwise ``{name}`` of ``input`` and ``other`` with broadcasting (see torch.{name})."
     binary.spec = spec
-    return binary
+    return _with_hotpath(binary, 2, spec, number_fast_dtypes)
+
+
+def _with_hotpath(function, arity: int, spec: _ElementwiseOp, number_dtypes):
+    """``function`` with its fast paths also done in C (tensorplug/csrc/hotpath.cpp, same rules).
+
+    The C object runs the cases of the fast paths above that need no broadcasting (same-shape
+    tensors of one dtype and device, a floating tensor and a Python number) and calls
+    ``function`` for everything else. Introspection (``__name__``, ``spec``,
+    ``inspect.signature``) sees ``function``.
+    """
+    number_dtypes = frozenset(d for d in number_dtypes if d.is_floating_point)
+    return _hotpath.ElementwiseOp(function, arity, spec.op.table, spec.op.lookup, spec.fast_dtypes, number_dtypes,
+                                  _dt.bool if spec.bool_out else None)
 
 
 def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tensor:
