@@ -1,0 +1,134 @@
+"""The CUDA kernel table: the OpenCL backend's generated programs and adapters, compiled by NVRTC.
+
+Every primitive reuses the OpenCL backend's adapter (``tensorplug/backends/opencl/kernels.py``):
+it coalesces dims, picks the contiguous or strided kernel and computes the launch. The adapters
+reach the device only through the ``CUDADevice`` they are handed (storage.py), whose
+``build_kernel`` returns a ``CUDAKernel`` here: the same call as a PyOpenCL kernel
+(``knl(queue, global_size, local_size, *args)``), launched with ``cuLaunchKernel`` on the
+current stream. Programs are generated per (family, dtype), translated to CUDA C (_dialect.py),
+compiled once per device on first use and cached; the arguments of a launch are packed with one
+``struct.pack_into`` into a buffer whose layout (C's, and so CUDA's parameter layout) is worked
+out once per kernel.
+
+matmul goes to cuBLAS through CuPy for float16/float32/float64 (and bfloat16 where CuPy has it);
+the other dtypes use the generated tiled kernel.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+import time
+
+from ..api import FAMILIES
+from ..opencl import kernels as _shared
+from . import _dialect
+from .storage import CUDADevice, runtime
+
+__all__ = ["table", "build_kernel", "CUDAKernel", "BUILD_TIMES"]
+
+#: Seconds spent compiling each program, by (family, dtype): first-use latency.
+BUILD_TIMES: dict = {}
+
+# numpy scalar type of an argument (None: a pointer) -> struct code, native alignment ("@").
+_CODES = {None: "Q", "int64": "q", "uint64": "Q", "int32": "i", "uint32": "I", "int16": "h", "uint16": "H",
+          "int8": "b", "uint8": "B", "float32": "f", "float64": "d"}
+
+
+class CUDAKernel:
+    """One compiled kernel with its argument layout. ``buffer`` holds the packed arguments and
+    ``address`` the void*[] pointing into it that cuLaunchKernel reads; the driver copies the
+    arguments during the call, so one buffer per kernel serves every launch (launches come from
+    one thread at a time, as every tensorplug device assumes)."""
+
+    __slots__ = ("name", "function", "fmt", "buffer", "pointers", "address", "device")
+
+    def __init__(self, name: str, function: int, arg_types: list, device: CUDADevice) -> None:
+        self.name = name
+        self.function = function
+        self.device = device
+        codes = [_CODES[None if t is None else t.__name__] for t in arg_types]
+        self.fmt = "@" + "".join(codes)
+        size = max(1, struct.calcsize(self.fmt))
+        self.buffer = ctypes.create_string_buffer(size)
+        base = ctypes.addressof(self.buffer)
+        offsets = [struct.calcsize("@" + "".join(codes[: i + 1])) - struct.calcsize(codes[i]) for i in range(len(codes))]
+        self.pointers = (ctypes.c_void_p * max(1, len(codes)))(*[base + off for off in offsets])
+        self.address = ctypes.addressof(self.pointers)
+
+    def __call__(self, queue: int, global_size: tuple, local_size: tuple, *args) -> None:
+        struct.pack_into(self.fmt, self.buffer, 0, *args)
+        block = tuple(local_size) + (1,) * (3 - len(local_size))
+        grid = tuple(-(-g // b) for g, b in zip(global_size, block)) + (1,) * (3 - len(global_size))
+        runtime().launch(self.function, grid, block, queue, self)
+
+    def __repr__(self) -> str:
+        return f"CUDAKernel({self.name})"
+
+
+def build_program(device: CUDADevice, family: str, dtype: str):
+    """(module, argument types by kernel name) of ``family`` for ``dtype``, compiled once."""
+    key = (family, dtype)
+    found = device.modules.get(key)
+    if found is not None:
+        return found
+    opencl_text = _dialect.opencl_source(family, dtype)
+    started = time.perf_counter()
+    module = runtime().compile(_dialect.translate(opencl_text), f"tensorplug_{family}_{dtype}", device.capability)
+    BUILD_TIMES[key] = time.perf_counter() - started
+    compute = _shared._source.DTYPES[dtype][1]
+    device.modules[key] = (module, _shared._signatures(opencl_text, compute))
+    return device.modules[key]
+
+
+def build_kernel(device: CUDADevice, family: str, dtype: str, name: str) -> CUDAKernel:
+    if family not in _dialect.FAMILIES:
+        raise NotImplementedError(f"cuda: the {family} kernels are not compiled for CUDA")
+    module, signatures = build_program(device, family, dtype)
+    return CUDAKernel(name, runtime().function(module, name), signatures[name], device)
+
+
+# --- matmul ------------------------------------------------------------------------------------
+
+def _matmul(out, a, b):
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if batch * m * n == 0:
+        return
+    if k == 0:
+        _shared._fill(out, 0)
+        return
+    dtype = a.dtype.name
+    rt = runtime()
+    if rt.has_dtype(dtype):
+        itemsize = a.dtype.itemsize
+
+        def operand(t):
+            storage = t.untyped_storage()
+            return storage.buffer + t.storage_offset() * itemsize, tuple(t.shape), tuple(t.stride())
+
+        rt.matmul(operand(out), operand(a), operand(b), dtype)
+        return
+    device = out.untyped_storage().device
+    knl = _shared._kernel(device, "matmul", dtype, "matmul")
+    t = _shared._source.TILE
+    g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
+    knl(device.queue, g, (t, t, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), b.untyped_storage().buffer, b.storage_offset(), m, n, k, *out.stride(), *a.stride(),
+        *b.stride())
+
+
+def table() -> dict:
+    """Op name -> kernel for every primitive of the contract."""
+    kernels = {"copy_": _shared._copy, "fill_": _shared._fill, "where": _shared._where, "matmul": _matmul,
+               "gather": _shared._gather, "scatter_": _shared._scatter, "index_get": _shared._index_get,
+               "index_put_": _shared._index_put, "uniform_": _shared._uniform, "normal_": _shared._normal,
+               "randint_": _shared._randint, "sort": _shared._sort}
+    for name in FAMILIES["unary"]:
+        kernels[name] = _shared._unary(name)
+    for name in FAMILIES["binary"] + FAMILIES["compare"]:
+        kernels[name] = _shared._binary(name)
+    for name in FAMILIES["reduce"]:
+        kernels[name] = _shared._reduce(name)
+    for name in FAMILIES["scan"]:
+        kernels[name] = _shared._scan(name)
+    return kernels

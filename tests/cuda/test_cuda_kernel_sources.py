@@ -1,0 +1,47 @@
+"""Every CUDA program the backend compiles, rendered and compiled by nvcc: kernel syntax checked
+without a GPU (CI machines with the CUDA toolkit but no device)."""
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tensorplug.backends.cuda import _dialect
+from tensorplug.backends.opencl import _source
+
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not installed")
+
+
+def test_translation_leaves_no_opencl_constructs():
+    """The translated text keeps no OpenCL-only spelling that the preamble does not define."""
+    for family in _dialect.FAMILIES:
+        for dtype in _source.DTYPES:
+            text = _dialect.cuda_source(family, dtype)[len(_dialect.PREAMBLE):]
+            assert "#pragma OPENCL" not in text and "reqd_work_group_size" not in text, (family, dtype)
+            assert ".s0" not in text and "(uint4)(" not in text, (family, dtype)
+            assert "\nvoid " not in text, (family, dtype)  # every helper became __device__
+
+
+def _compile(path: str) -> tuple[str, int, str]:
+    # The options NVRTC gets at run time (_cupy.CuPyRuntime.compile), for the H100's sm_90.
+    result = subprocess.run([NVCC, "-arch=sm_90", "--ptx", "-fmad=false", "-std=c++17", path, "-o", path + ".ptx"],
+                            capture_output=True, text=True, timeout=600)
+    return path, result.returncode, result.stderr
+
+
+@needs_nvcc
+@pytest.mark.parametrize("family", _dialect.FAMILIES)
+def test_every_program_compiles_with_nvcc(family, tmp_path):
+    """The family's program for every dtype compiles for sm_90 (warnings allowed, no errors)."""
+    paths = []
+    for dtype in _source.DTYPES:
+        path = str(tmp_path / f"{family}_{dtype}.cu")
+        with open(path, "w") as f:
+            f.write(_dialect.cuda_source(family, dtype))
+        paths.append(path)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(_compile, paths))
+    failures = [f"{os.path.basename(p)}:\n{err}" for p, code, err in results if code != 0]
+    assert not failures, "\n".join(failures)
