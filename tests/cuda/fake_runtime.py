@@ -49,6 +49,7 @@ class FakeRuntime:
         self.sources: list[str] = []
         self.functions: dict[int, str] = {}
         self.launches: list[Launch] = []
+        self.gemms: list[tuple] = []
         self.current_device = 0
         self.streams = [FakeStream(0)]
         self.current_stream = self.streams[0]
@@ -156,21 +157,24 @@ class FakeRuntime:
         pass
 
     # cuBLAS
-    def has_dtype(self, name: str) -> bool:
-        return name in ("float16", "float32", "float64")
-
-    def matmul(self, out: tuple, a: tuple, b: tuple, dtype: str) -> None:
+    def gemm(self, dtype, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch):
+        """cublasGemmStridedBatchedEx's column-major semantics, computed with NumPy on host memory."""
+        self.gemms.append((dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, batch))
         itemsize = np.dtype(dtype).itemsize
 
-        def view(operand):
-            ptr, shape, strides = operand
-            low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-            high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
-            flat = np.ctypeslib.as_array((ctypes.c_uint8 * ((high - low + 1) * itemsize)).from_address(ptr + low * itemsize))
-            base = flat.view(dtype)
-            return np.lib.stride_tricks.as_strided(base[-low:], shape, tuple(s * itemsize for s in strides))
+        def matrix(ptr, rows, cols, ld, index, stride):
+            # column-major rows x cols at ptr + index * stride elements, leading dimension ld
+            start = ptr + index * stride * itemsize
+            span = (cols - 1) * ld + rows
+            flat = np.ctypeslib.as_array((ctypes.c_uint8 * (span * itemsize)).from_address(start)).view(dtype)
+            return np.lib.stride_tricks.as_strided(flat, (rows, cols), (itemsize, ld * itemsize))
 
-        view(out)[...] = np.matmul(view(a), view(b))
+        for i in range(batch):
+            op_a = matrix(a, *((m, k) if trans_a == "N" else (k, m)), lda, i, stride_a)
+            op_b = matrix(b, *((k, n) if trans_b == "N" else (n, k)), ldb, i, stride_b)
+            op_a = op_a if trans_a == "N" else op_a.T
+            op_b = op_b if trans_b == "N" else op_b.T
+            matrix(c, m, n, ldc, i, stride_c)[...] = op_a.astype(np.float64) @ op_b.astype(np.float64)
 
 
 class _Block:

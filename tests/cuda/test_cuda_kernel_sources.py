@@ -14,6 +14,16 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not installed")
 
 
+def _nvrtc_missing() -> str:
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:  # CuPy absent, or present without libnvrtc
+        return f"CuPy's NVRTC cannot be loaded: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+    return ""
+
+
 def test_translation_leaves_no_opencl_constructs():
     """The translated text keeps no OpenCL-only spelling that the preamble does not define."""
     for family in _dialect.FAMILIES:
@@ -45,3 +55,15 @@ def test_every_program_compiles_with_nvcc(family, tmp_path):
         results = list(pool.map(_compile, paths))
     failures = [f"{os.path.basename(p)}:\n{err}" for p, code, err in results if code != 0]
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.skipif(bool(_nvrtc_missing()), reason=_nvrtc_missing() or "NVRTC present")
+def test_every_program_compiles_with_nvrtc(tmp_path, monkeypatch):
+    """What the backend does at run time, minus loading onto a GPU: NVRTC compiles every program
+    (through precompile, which fills the on-disk kernel cache)."""
+    from tensorplug.backends.cuda import kernels
+
+    monkeypatch.setenv("TENSORPLUG_CUDA_CACHE", str(tmp_path))
+    done = kernels.precompile((9, 0))
+    assert len(done) == len(_dialect.FAMILIES) * len(_source.DTYPES)
+    assert len(list(tmp_path.glob("*.cubin"))) == len(done)

@@ -104,16 +104,42 @@ def test_kernels_compile_once_per_family_and_dtype():
     """)
 
 
-def test_matmul_goes_to_the_blas_seam_for_floats():
-    """float32 matmul is computed by the runtime's matmul (cuBLAS on a GPU), not by a kernel."""
+def test_matmul_goes_to_one_gemm_for_every_layout_the_frontend_makes():
+    """float32 matmuls, with transposed, batched and broadcast operands, are one strided-batched
+    GEMM each with the right transposes and leading dimensions: the stand-in computes the GEMM
+    with cuBLAS's column-major meaning, and the results match NumPy."""
     run("""
-        a = np.arange(6, dtype=np.float32).reshape(2, 3)
-        b = np.arange(12, dtype=np.float32).reshape(3, 4)
-        rt.launches.clear()
-        c = tp.tensor(a, device="cuda") @ tp.tensor(b.T.copy(), device="cuda").t()  # b transposed: a view
-        assert not [l for l in rt.launches if l.name == "matmul"], rt.launches
-        np.testing.assert_allclose(c.cpu().numpy(), a.astype(np.float64) @ b.astype(np.float64))
+        rng = np.random.default_rng(0)
+        cases = [((5, 3), (3, 4), False, False), ((5, 3), (3, 4), True, False), ((5, 3), (3, 4), False, True),
+                 ((5, 3), (3, 4), True, True), ((2, 5, 3), (2, 3, 4), True, False), ((2, 5, 3), (3, 4), False, True),
+                 ((1, 3), (3, 1), False, False), ((5, 1), (1, 4), True, True), ((3,), (3, 4), False, True)]
+        for shape_a, shape_b, ta, tb in cases:
+            a = rng.standard_normal(shape_a).astype(np.float32)
+            b = rng.standard_normal(shape_b).astype(np.float32)
+            # A transposed operand is a view of a transposed copy: what nn.Linear's weight.t() is.
+            xa = tp.tensor(np.swapaxes(a, -1, -2).copy(), device="cuda").transpose(-1, -2) if ta and a.ndim > 1 \
+                else tp.tensor(a, device="cuda")
+            xb = tp.tensor(np.swapaxes(b, -1, -2).copy(), device="cuda").transpose(-1, -2) if tb \
+                else tp.tensor(b, device="cuda")
+            rt.launches.clear()
+            before = len(rt.gemms)
+            got = (xa @ xb).cpu().numpy()
+            assert len(rt.gemms) == before + 1, (shape_a, shape_b, ta, tb)
+            assert not [l for l in rt.launches if l.name == "matmul"], rt.launches
+            np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-6,
+                                       err_msg=str((shape_a, shape_b, ta, tb)))
     """)
+
+
+def test_blas_layout_refuses_what_cublas_cannot_read():
+    """Rows or columns must be contiguous with a leading dimension at least the other size."""
+    from tensorplug.backends.cuda.kernels import blas_layout
+
+    assert blas_layout(4, 3, 3, 1) == ("N", 3)
+    assert blas_layout(4, 3, 1, 4) == ("T", 4)
+    assert blas_layout(4, 3, 6, 2) is None  # every other column
+    assert blas_layout(4, 3, 0, 1) is None  # rows broadcast
+    assert blas_layout(1, 3, 7, 1) == ("N", 3) and blas_layout(4, 1, 2, 9) == ("N", 2)
 
 
 def test_index_error_surfaces_at_the_next_host_read():

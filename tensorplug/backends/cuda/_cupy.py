@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CuPyRuntime", "probe", "cache_dir"]
+__all__ = ["CuPyRuntime", "probe", "cache_dir", "nvrtc_compile", "compile_cached", "nvrtc_options"]
 
 # CUDA's cudaMemcpyKind values (cuda_runtime_api.h).
 _HOST_TO_DEVICE, _DEVICE_TO_HOST, _DEVICE_TO_DEVICE = 1, 2, 3
@@ -45,6 +45,52 @@ def probe() -> tuple[bool, str, int]:
     if count == 0:
         return False, "no CUDA device found", 0
     return True, "", count
+
+
+def nvrtc_options(capability: tuple[int, int]) -> tuple[str, ...]:
+    # -fmad=false: no contraction to fused multiply-add, as the CPU build and the OpenCL
+    # programs (FP_CONTRACT OFF), so float results match theirs.
+    return (f"--gpu-architecture=sm_{capability[0]}{capability[1]}", "-fmad=false", "--std=c++17")
+
+
+def nvrtc_compile(source: str, name: str, capability: tuple[int, int]) -> bytes:
+    """The cubin NVRTC makes of ``source`` (needs CuPy and NVRTC, not a GPU)."""
+    from cupy.cuda import nvrtc
+
+    prog = nvrtc.createProgram(source, f"{name}.cu", (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, nvrtc_options(capability))
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise RuntimeError(f"cuda: NVRTC could not compile {name}: {exc}\n{log}") from None
+        return nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def compile_cached(source: str, name: str, capability: tuple[int, int]) -> bytes:
+    """nvrtc_compile's cubin, read from ``cache_dir()`` when an earlier process made it."""
+    from cupy.cuda import nvrtc
+
+    version = ".".join(str(v) for v in nvrtc.getVersion())
+    key = hashlib.sha256("\0".join((source, *nvrtc_options(capability), version)).encode()).hexdigest()
+    path = os.path.join(cache_dir(), f"{name}-{key[:32]}.cubin")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        pass
+    image = nvrtc_compile(source, name, capability)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}"
+        with open(partial, "wb") as f:
+            f.write(image)
+        os.replace(partial, path)  # atomic: another process never reads half a file
+    except OSError:
+        pass  # a read-only home: compile again next time
+    return image
 
 
 class CuPyRuntime:
@@ -116,40 +162,7 @@ class CuPyRuntime:
     def compile(self, source: str, name: str, capability: tuple[int, int]) -> Any:
         """Compile CUDA C with NVRTC into a loaded module (raises RuntimeError with the log).
         Compiled images are kept on disk (``cache_dir()``), so a later process loads them."""
-        arch = f"{capability[0]}{capability[1]}"
-        # -fmad=false: no contraction to fused multiply-add, as the CPU build and the OpenCL
-        # programs (FP_CONTRACT OFF), so float results match theirs.
-        options = (f"--gpu-architecture=sm_{arch}", "-fmad=false", "--std=c++17")
-        version = ".".join(str(v) for v in self.nvrtc.getVersion())
-        key = hashlib.sha256("\0".join((source, *options, version)).encode()).hexdigest()
-        path = os.path.join(cache_dir(), f"{name}-{key[:32]}.cubin")
-        try:
-            with open(path, "rb") as f:
-                image = f.read()
-        except OSError:
-            image = self._nvrtc(source, name, options)
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                partial = f"{path}.{os.getpid()}"
-                with open(partial, "wb") as f:
-                    f.write(image)
-                os.replace(partial, path)  # atomic: another process never reads half a file
-            except OSError:
-                pass  # a read-only home: compile again next time
-        return self.driver.moduleLoadData(image)
-
-    def _nvrtc(self, source: str, name: str, options: tuple) -> bytes:
-        nvrtc = self.nvrtc
-        prog = nvrtc.createProgram(source, f"{name}.cu", (), ())
-        try:
-            try:
-                nvrtc.compileProgram(prog, options)
-            except nvrtc.NVRTCError as exc:
-                log = nvrtc.getProgramLog(prog)
-                raise RuntimeError(f"cuda: NVRTC could not compile {name}: {exc}\n{log}") from None
-            return nvrtc.getCUBIN(prog)
-        finally:
-            nvrtc.destroyProgram(prog)
+        return self.driver.moduleLoadData(compile_cached(source, name, capability))
 
     def function(self, module: Any, name: str) -> int:
         return int(self.driver.moduleGetFunction(module, name))
@@ -205,30 +218,29 @@ class CuPyRuntime:
         stream.wait_event(event)
 
     # --- cuBLAS -------------------------------------------------------------------------------
-    def has_dtype(self, name: str) -> bool:
-        """Whether CuPy arrays (and so its cuBLAS matmul) take this dtype."""
-        if name == "bfloat16":
-            return hasattr(self.cupy, "bfloat16")
-        return name in ("float16", "float32", "float64")
+    def gemm(self, dtype: str, trans_a: str, trans_b: str, m: int, n: int, k: int, a: int, lda: int, stride_a: int,
+             b: int, ldb: int, stride_b: int, c: int, ldc: int, stride_c: int, batch: int) -> None:
+        """Column-major C = op(A) @ op(B) for ``batch`` matrices (cublasGemmStridedBatchedEx) on
+        CuPy's current stream, alpha 1 and beta 0. float16 and bfloat16 accumulate in float32;
+        float32 is computed in float32 (no TF32), as PyTorch's default."""
+        from cupy_backends.cuda.libs import cublas
 
-    def matmul(self, out: tuple, a: tuple, b: tuple, dtype: str) -> None:
-        """out = a @ b through cupy.matmul (cuBLAS) on views of device memory. Each operand is
-        (pointer to its first element, shape, strides in elements)."""
-        cp = self.cupy
-        np_dtype = cp.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
-        itemsize = np.dtype(np_dtype).itemsize
+        data_type, compute, scalar = _GEMM_TYPES[dtype]
+        handle = self.cupy.cuda.device.get_cublas_handle()
+        cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+        one, zero = np.ones(1, dtype=scalar), np.zeros(1, dtype=scalar)
+        ops = {"N": _OP_N, "T": _OP_T}
+        cublas.gemmStridedBatchedEx(handle, ops[trans_a], ops[trans_b], m, n, k, one.ctypes.data, a, data_type, lda,
+                                    stride_a, b, data_type, ldb, stride_b, zero.ctypes.data, c, data_type, ldc,
+                                    stride_c, batch, compute, _GEMM_DEFAULT)
 
-        def view(operand):
-            ptr, shape, strides = operand
-            low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-            high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
-            start = ptr + low * itemsize
-            memory = cp.cuda.UnownedMemory(start, (high - low + 1) * itemsize, None)
-            return cp.ndarray(shape, np_dtype, cp.cuda.MemoryPointer(memory, -low * itemsize),
-                              tuple(s * itemsize for s in strides))
 
-        o, x, y = view(out), view(a), view(b)
-        if o.flags.c_contiguous:
-            cp.matmul(x, y, out=o)
-        else:
-            o[...] = cp.matmul(x, y)
+# cudaDataType (library_types.h) and cublasComputeType_t (cublas_api.h) values, and the host type
+# of alpha and beta for each compute type.
+_CUDA_R_32F, _CUDA_R_64F, _CUDA_R_16F, _CUDA_R_16BF = 0, 1, 2, 14
+_COMPUTE_32F, _COMPUTE_64F = 68, 70
+_GEMM_TYPES = {"float32": (_CUDA_R_32F, _COMPUTE_32F, np.float32), "float64": (_CUDA_R_64F, _COMPUTE_64F, np.float64),
+               "float16": (_CUDA_R_16F, _COMPUTE_32F, np.float32), "bfloat16": (_CUDA_R_16BF, _COMPUTE_32F, np.float32)}
+_OP_N, _OP_T = 0, 1
+_POINTER_MODE_HOST = 0
+_GEMM_DEFAULT = -1

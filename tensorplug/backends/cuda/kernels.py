@@ -10,8 +10,9 @@ compiled once per device on first use and cached; the arguments of a launch are 
 ``struct.pack_into`` into a buffer whose layout (C's, and so CUDA's parameter layout) is worked
 out once per kernel.
 
-matmul goes to cuBLAS through CuPy for float16/float32/float64 (and bfloat16 where CuPy has it);
-the other dtypes use the generated tiled kernel.
+matmul of float16/bfloat16/float32/float64 is one cuBLAS strided-batched GEMM where the layouts
+allow (rows or columns of each operand contiguous; the frontend's transposed views always are);
+other layouts and the other dtypes use the generated tiled kernel.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ..opencl import kernels as _shared
 from . import _dialect
 from .storage import CUDADevice, runtime
 
-__all__ = ["table", "build_kernel", "CUDAKernel", "BUILD_TIMES"]
+__all__ = ["table", "build_kernel", "precompile", "blas_layout", "CUDAKernel", "BUILD_TIMES"]
 
 #: Seconds spent compiling each program, by (family, dtype): first-use latency.
 BUILD_TIMES: dict = {}
@@ -80,6 +81,28 @@ def build_program(device: CUDADevice, family: str, dtype: str):
     return device.modules[key]
 
 
+def _precompile_one(job: tuple) -> str:
+    from ._cupy import compile_cached
+
+    family, dtype, capability = job
+    compile_cached(_dialect.cuda_source(family, dtype), f"tensorplug_{family}_{dtype}", capability)
+    return f"{family}/{dtype}"
+
+
+def precompile(capability: tuple[int, int], workers: int | None = None) -> list[str]:
+    """Compile every CUDA program (each family for each dtype) into the on-disk kernel cache, in
+    parallel processes, so that later processes skip NVRTC (a first op of a new family and dtype
+    otherwise compiles for about a second). Needs CuPy and NVRTC, not a GPU. Returns what was
+    compiled (or found in the cache)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(family, dtype, tuple(capability)) for family in _dialect.FAMILIES for dtype in _shared._source.DTYPES]
+    # spawn: the workers only run NVRTC, and a forked CUDA context is unusable.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_precompile_one, jobs))
+
+
 def build_kernel(device: CUDADevice, family: str, dtype: str, name: str) -> CUDAKernel:
     if family not in _dialect.FAMILIES:
         raise NotImplementedError(f"cuda: the {family} kernels are not compiled for CUDA")
@@ -88,6 +111,52 @@ def build_kernel(device: CUDADevice, family: str, dtype: str, name: str) -> CUDA
 
 
 # --- matmul ------------------------------------------------------------------------------------
+
+def blas_layout(rows: int, cols: int, row_stride: int, col_stride: int):
+    """How cuBLAS (column-major) reads a row-major (rows, cols) matrix with these strides:
+    ``("N", ld)`` when its rows are contiguous (cuBLAS sees the transpose, as stored), ``("T",
+    ld)`` when its columns are, None when neither (cuBLAS cannot read it in place). A size-1 dim's
+    stride is free, so it is chosen to fit; a stride of 0 (a broadcast dim) never fits."""
+    if rows == 1 and cols == 1:
+        return "N", 1
+    if cols == 1:
+        return ("N", row_stride) if row_stride >= 1 else None
+    if rows == 1:
+        if col_stride == 1:
+            return "N", cols
+        return ("T", col_stride) if col_stride >= 1 else None
+    if col_stride == 1 and row_stride >= cols:
+        return "N", row_stride
+    if row_stride == 1 and col_stride >= rows:
+        return "T", col_stride
+    return None
+
+
+def _gemm(out, a, b) -> bool:
+    """out = a @ b with one cuBLAS strided-batched GEMM; False where a layout does not fit.
+
+    Row-major C = A @ B is column-major C^T = B^T @ A^T: cuBLAS gets b first, then a."""
+    batch, m, k = a.shape
+    n = b.shape[2]
+    o_layout = blas_layout(m, n, out.stride()[1], out.stride()[2])
+    a_layout = blas_layout(m, k, a.stride()[1], a.stride()[2])
+    b_layout = blas_layout(k, n, b.stride()[1], b.stride()[2])
+    if o_layout is None or o_layout[0] != "N" or a_layout is None or b_layout is None:
+        return False
+    itemsize = a.dtype.itemsize
+
+    def pointer(t):
+        return t.untyped_storage().buffer + t.storage_offset() * itemsize
+
+    batch_strides = [t.stride()[0] if batch > 1 else 0 for t in (b, a, out)]
+    runtime().gemm(a.dtype.name, b_layout[0], a_layout[0], n, m, k, pointer(b), b_layout[1], batch_strides[0],
+                   pointer(a), a_layout[1], batch_strides[1], pointer(out), o_layout[1], batch_strides[2], batch)
+    return True
+
+
+#: dtypes cuBLAS multiplies (float16 and bfloat16 accumulate in float32).
+BLAS_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
 
 def _matmul(out, a, b):
     batch, m, k = a.shape
@@ -98,15 +167,7 @@ def _matmul(out, a, b):
         _shared._fill(out, 0)
         return
     dtype = a.dtype.name
-    rt = runtime()
-    if rt.has_dtype(dtype):
-        itemsize = a.dtype.itemsize
-
-        def operand(t):
-            storage = t.untyped_storage()
-            return storage.buffer + t.storage_offset() * itemsize, tuple(t.shape), tuple(t.stride())
-
-        rt.matmul(operand(out), operand(a), operand(b), dtype)
+    if dtype in BLAS_DTYPES and _gemm(out, a, b):
         return
     device = out.untyped_storage().device
     knl = _shared._kernel(device, "matmul", dtype, "matmul")
