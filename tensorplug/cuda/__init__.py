@@ -51,6 +51,10 @@ def _probe() -> Probe:
         return Probe(DEVICE_TYPE, None, False, 0, _NO_BACKEND)
     if found.backend is not None and not found.available and found.reason.endswith("found no device"):
         return Probe(DEVICE_TYPE, found.backend, False, 0, "no CUDA device found")
+    # After a failed first use the registry repeats its own wording; the reason is what follows.
+    prefix = f"the {DEVICE_TYPE!r} backend is not available: "
+    if not found.available and found.reason.startswith(prefix):
+        return Probe(DEVICE_TYPE, found.backend, False, 0, found.reason[len(prefix):])
     return found
 
 

@@ -56,7 +56,8 @@ matmul = _MatmulFlags()
 
 
 def is_built() -> bool:
-    """Whether a CUDA backend is installed (PyTorch: compiled in). Never loads it."""
+    """Whether a CUDA backend is installed (PyTorch: compiled in): tensorplug's own always is, so
+    True unless its plugin was removed; whether it can run is ``tp.cuda.is_available()``."""
     from .._probe import known_device_types
 
     return "cuda" in known_device_types()

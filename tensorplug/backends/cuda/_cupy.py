@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,21 @@ def cache_dir() -> str:
                                                                     "cuda")
 
 
+def _import_cupy():
+    # CuPy may warn at import about its environment (a CUDA path it cannot find, an old driver);
+    # under ``-W error`` that would make every later cuda call fail for a note. The import's
+    # errors still surface.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import cupy
+        from cupy.cuda import runtime
+    return cupy, runtime
+
+
 def probe() -> tuple[bool, str, int]:
     """(available, reason, device count) without making a runtime: CuPy importable and a device."""
     try:
-        import cupy  # noqa: F401
-        from cupy.cuda import runtime
+        _, runtime = _import_cupy()
     except ImportError as exc:
         return False, f"CuPy is not installed ({exc}): pip install tensorplug[cuda]", 0
     except Exception as exc:  # a CuPy whose CUDA libraries are missing fails with its own errors
@@ -97,8 +108,8 @@ class CuPyRuntime:
     """The CUDA operations the backend uses, implemented with CuPy."""
 
     def __init__(self) -> None:
-        import cupy
-        from cupy.cuda import driver, nvrtc, runtime
+        cupy, runtime = _import_cupy()
+        from cupy.cuda import driver, nvrtc
 
         self.cupy, self.driver, self.nvrtc, self.runtime = cupy, driver, nvrtc, runtime
         self.OutOfMemory = cupy.cuda.memory.OutOfMemoryError
