@@ -34,6 +34,23 @@ def test_translation_leaves_no_opencl_constructs():
             assert "\nvoid " not in text, (family, dtype)  # every helper became __device__
 
 
+def test_fused_kernels_the_backend_registers_are_in_the_cuda_program():
+    """Every kernel the registered fused adapters launch survives the removal of vector code."""
+    import re
+
+    from tensorplug.backends.cuda import kernels
+
+    assert set(kernels.FUSED) == {"relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices",
+                                  "max_pool2d_backward", "adam_step_"}
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        names = set(re.findall(r"__kernel void (\w+)\(", _dialect.scalar_fused_source(dtype)))
+        assert {"relu_c", "relu_s", "relu_backward_c", "relu_backward_s", "max_pool2d", "max_pool2d_backward",
+                "adam_step"} <= names, dtype
+    for dtype in ("int64", "uint8", "int8", "int16", "int32"):
+        names = set(re.findall(r"__kernel void (\w+)\(", _dialect.scalar_fused_source(dtype)))
+        assert {"relu_c", "relu_s", "max_pool2d", "max_pool2d_backward"} <= names, dtype
+
+
 def _compile(path: str) -> tuple[str, int, str]:
     # The options NVRTC gets at run time (_cupy.CuPyRuntime.compile), for the H100's sm_90.
     result = subprocess.run([NVCC, "-arch=sm_90", "--ptx", "-fmad=false", "-std=c++17", path, "-o", path + ".ptx"],

@@ -90,6 +90,23 @@ def test_elementwise_op_launches_the_contiguous_kernel():
     """)
 
 
+def test_fused_relu_and_adam_are_one_launch():
+    """relu runs the fused relu_c kernel, and an Adam step one adam_step launch per parameter."""
+    run("""
+        x = tp.ones(10, device="cuda")
+        rt.launches.clear()
+        tp.relu(x)
+        assert [l.name for l in rt.launches] == ["relu_c"], rt.launches
+        w = tp.ones(3, 4, device="cuda", requires_grad=True)
+        b = tp.ones(4, device="cuda", requires_grad=True)
+        w.grad, b.grad = tp.ones(3, 4, device="cuda"), tp.ones(4, device="cuda")
+        opt = tp.optim.Adam([w, b], lr=0.1)
+        rt.launches.clear()
+        opt.step()
+        assert [l.name for l in rt.launches].count("adam_step") == 2, rt.launches
+    """)
+
+
 def test_kernels_compile_once_per_family_and_dtype():
     """The second op of a family and dtype reuses the compiled program; a new dtype compiles its own."""
     run("""

@@ -7,8 +7,9 @@ sources with NVRTC, so that what CI checks on OpenCL also covers the CUDA kernel
 differs between the two dialects is small and mechanical: address-space qualifiers, work-item
 ids, a few built-ins, ``uint4`` member names, and that helper functions must be ``__device__``.
 ``PREAMBLE`` maps the built-ins with macros and inline functions; ``translate`` rewrites the few
-constructs a macro cannot reach. Vector types other than ``uint4`` are not mapped: the families
-that use them (``matmul_blocked``, the fused kernels) are not used on CUDA (cuBLAS does matmul).
+constructs a macro cannot reach. Vector types other than ``uint4`` are not mapped: ``matmul_blocked`` is not used on CUDA (cuBLAS
+does matmul), and of the fused program only the items without vectors are kept
+(``scalar_fused_source``): relu and its gradient, max pooling and Adam's step.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import re
 
 __all__ = ["PREAMBLE", "translate", "FAMILIES"]
 
-#: The OpenCL generator families the CUDA backend compiles (see kernels.py).
-FAMILIES = ("copy", "elementwise", "reduce", "matmul", "index", "random", "sort")
+#: The OpenCL generator families the CUDA backend compiles (see kernels.py); "fused" is the
+#: vector-free part of the fused program.
+FAMILIES = ("copy", "elementwise", "reduce", "matmul", "index", "random", "sort", "fused")
 
 # Written for NVRTC, which has no system headers: nothing here includes a file.
 PREAMBLE = r"""
@@ -99,9 +101,51 @@ def opencl_source(family: str, dtype: str) -> str:
 
     if family == "copy":
         return _source.copy(dtype, True, list(_source.DTYPES))
+    if family == "fused":
+        return scalar_fused_source(dtype)
     generate = {"elementwise": lambda d, fp64: _source.elementwise(d, fp64)[0], "reduce": _source.reduce,
                 "matmul": _source.matmul, "index": _source.index, "random": _source.random, "sort": _source.sort}
     return generate[family](dtype, True)
+
+
+# What marks an item of the fused program as vector code (opencl/_fused_source.py's _vector_io
+# and the helpers and kernels built on it).
+_VECTOR = re.compile(r"\b(CV|ACCV|LDV|STV|TO_ACCV|TO_CV|tp_hsum|tp_hmax|tp_stv|tp_row_\w+|"
+                     r"vload\d+|vstore\d+|vload_half\d+|vstore_half\d+|CONV_\w+|CW)\b|\b(float|double|long|int)(2|4|8|16)\b")
+
+
+def _top_level_items(text: str) -> list[str]:
+    """``text`` cut into its top-level items: a line at brace depth 0 (a #define, a typedef, a
+    comment's line) or a whole braced block with the lines that open it. Comments are skipped
+    when counting braces."""
+    items, start, depth, i = [], 0, 0, 0
+    while i < len(text):
+        if text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+            continue
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            continue
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "\n" and depth == 0 and not text[start:i].rstrip().endswith(("\\", ",")):
+            items.append(text[start:i + 1])
+            start = i + 1
+        i += 1
+    items.append(text[start:])
+    return items
+
+
+def scalar_fused_source(dtype: str) -> str:
+    """The OpenCL backend's fused program for ``dtype`` without its vector items (every CUDA
+    device has float64)."""
+    from ..opencl import _fused_source
+
+    return "".join(item for item in _top_level_items(_fused_source.fused(dtype, True)) if not _VECTOR.search(item))
 
 
 def cuda_source(family: str, dtype: str) -> str:

@@ -10,6 +10,10 @@ compiled once per device on first use and cached; the arguments of a launch are 
 ``struct.pack_into`` into a buffer whose layout (C's, and so CUDA's parameter layout) is worked
 out once per kernel.
 
+relu (and its gradient), max pooling and Adam's step are the OpenCL backend's fused kernels too;
+softmax, cross_entropy, layer_norm and conv2d, whose OpenCL kernels are vector code, run their
+decompositions.
+
 matmul of float16/bfloat16/float32/float64 is one cuBLAS strided-batched GEMM where the layouts
 allow (rows or columns of each operand contiguous; the frontend's transposed views always are);
 other layouts and the other dtypes use the generated tiled kernel.
@@ -21,11 +25,12 @@ import struct
 import time
 
 from ..api import FAMILIES
+from ..opencl import fused as _shared_fused
 from ..opencl import kernels as _shared
 from . import _dialect
 from .storage import CUDADevice, runtime
 
-__all__ = ["table", "build_kernel", "precompile", "blas_layout", "CUDAKernel", "BUILD_TIMES"]
+__all__ = ["table", "build_kernel", "precompile", "blas_layout", "CUDAKernel", "BUILD_TIMES", "FUSED"]
 
 #: Seconds spent compiling each program, by (family, dtype): first-use latency.
 BUILD_TIMES: dict = {}
@@ -192,4 +197,12 @@ def table() -> dict:
         kernels[name] = _shared._reduce(name)
     for name in FAMILIES["scan"]:
         kernels[name] = _shared._scan(name)
+    # The fused composite ops whose OpenCL kernels have no vector code (_dialect.scalar_fused_source).
+    fused = _shared_fused.table()
+    for name in FUSED:
+        kernels[name] = fused[name]
     return kernels
+
+
+#: Fused composite ops the CUDA backend runs natively, with the OpenCL backend's adapters.
+FUSED = ("relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward", "adam_step_")
