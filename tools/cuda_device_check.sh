@@ -82,7 +82,7 @@ EOF
 step "precompile kernels (NVRTC)" 45 install.log precompile
 
 # --- GPU tests and the kernels' nvcc check ----------------------------------------------------------
-step "pytest tests/cuda" 75 pytest.log python3 -m pytest -q -rfE --tb=short -p no:cacheprovider tests/cuda -o faulthandler_timeout=60 \
+step "pytest tests/cuda" 75 pytest.log env TENSORPLUG_TEST_TIMEOUT=30 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider tests/cuda -o faulthandler_timeout=60 \
     -k "not compiles_with_nvcc and not compiles_with_nvrtc"  # the precompile step did that on this GPU
 
 # --- conformance -------------------------------------------------------------------------------------

@@ -179,3 +179,37 @@ def test_host_runs_ahead_of_the_gpu():
     tp.cuda.synchronize()
     finished = time.perf_counter() - started
     assert queued < 0.5 * finished, (queued, finished)
+
+
+def test_fused_adam_step_matches_the_formula():
+    """Three Adam steps (weight decay, amsgrad) on cuda follow torch.optim.Adam's formula in float64."""
+    rng = np.random.default_rng(0)
+    p0, grads = rng.standard_normal(1000), [rng.standard_normal(1000) for _ in range(3)]
+    param = tp.tensor(p0, dtype=tp.float32, device="cuda", requires_grad=True)
+    opt = tp.optim.Adam([param], lr=0.01, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1, amsgrad=True)
+    p, m, v, vmax = p0.astype(np.float32).astype(np.float64), np.zeros(1000), np.zeros(1000), np.zeros(1000)
+    for step, g in enumerate(grads, start=1):
+        param.grad = tp.tensor(g, dtype=tp.float32, device="cuda")
+        opt.step()
+        g = g.astype(np.float32).astype(np.float64) + 0.1 * p
+        m = 0.9 * m + 0.1 * g
+        v = 0.99 * v + 0.01 * g * g
+        vmax = np.maximum(vmax, v)
+        p = p - 0.01 / (1 - 0.9**step) * m / (np.sqrt(vmax) / np.sqrt(1 - 0.99**step) + 1e-8)
+    np.testing.assert_allclose(param.detach().cpu().numpy(), p, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_max_pool2d_and_its_gradient():
+    """max_pool2d (2x2, stride 2) and its gradient match a NumPy reference."""
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 8))
+    t = tp.tensor(x, dtype=tp.float32, device="cuda", requires_grad=True)
+    y = tp.nn.functional.max_pool2d(t, 2)
+    windows = x.astype(np.float32).astype(np.float64).reshape(2, 3, 3, 2, 4, 2)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), windows.max(axis=(3, 5)))
+    y.sum().backward()
+    flat = windows.transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 3, 4, 4)
+    first = flat.argmax(axis=-1)  # PyTorch: the first maximum of each window takes the gradient
+    grad = np.zeros_like(flat)
+    np.put_along_axis(grad, first[..., None], 1.0, axis=-1)
+    expected = grad.reshape(2, 3, 3, 4, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 6, 8)
+    np.testing.assert_array_equal(t.grad.cpu().numpy(), expected)
