@@ -46,7 +46,7 @@ class CUDAKernel:
     arguments during the call, so one buffer per kernel serves every launch (launches come from
     one thread at a time, as every tensorplug device assumes)."""
 
-    __slots__ = ("name", "function", "fmt", "buffer", "pointers", "address", "device")
+    __slots__ = ("name", "function", "fmt", "pack", "buffer", "pointers", "address", "device", "launch")
 
     def __init__(self, name: str, function: int, arg_types: list, device: CUDADevice) -> None:
         self.name = name
@@ -54,18 +54,24 @@ class CUDAKernel:
         self.device = device
         codes = [_CODES[None if t is None else t.__name__] for t in arg_types]
         self.fmt = "@" + "".join(codes)
+        self.pack = struct.Struct(self.fmt).pack_into
         size = max(1, struct.calcsize(self.fmt))
         self.buffer = ctypes.create_string_buffer(size)
         base = ctypes.addressof(self.buffer)
         offsets = [struct.calcsize("@" + "".join(codes[: i + 1])) - struct.calcsize(codes[i]) for i in range(len(codes))]
         self.pointers = (ctypes.c_void_p * max(1, len(codes)))(*[base + off for off in offsets])
         self.address = ctypes.addressof(self.pointers)
+        self.launch = runtime().launch  # bound once: a launch is on every op's path
 
     def __call__(self, queue: int, global_size: tuple, local_size: tuple, *args) -> None:
-        struct.pack_into(self.fmt, self.buffer, 0, *args)
+        self.pack(self.buffer, 0, *args)
+        if len(global_size) == 1:  # the common case, without building tuples in a loop
+            block = local_size[0]
+            self.launch(self.function, (-(-global_size[0] // block), 1, 1), (block, 1, 1), queue, self)
+            return
         block = tuple(local_size) + (1,) * (3 - len(local_size))
         grid = tuple(-(-g // b) for g, b in zip(global_size, block)) + (1,) * (3 - len(global_size))
-        runtime().launch(self.function, grid, block, queue, self)
+        self.launch(self.function, grid, block, queue, self)
 
     def __repr__(self) -> str:
         return f"CUDAKernel({self.name})"
