@@ -41,10 +41,14 @@ class Lib:
         return self.cuda.Event(enable_timing=True)
 
 
-def device_ms(lib: Lib, fn, number: int, rounds: int) -> float:
-    """Median over ``rounds`` of the device time per call of ``fn`` (``number`` calls a round)."""
+def device_ms(lib: Lib, fn, number: int, rounds: int, round_seconds: float = 0.5) -> float:
+    """Median over ``rounds`` of the device time per call of ``fn`` (up to ``number`` calls a
+    round: fewer when one call is slow, so that a round takes about ``round_seconds``)."""
+    started = time.perf_counter()
     fn()
     lib.sync()
+    once = time.perf_counter() - started  # includes first-use costs: an upper bound
+    number = max(1, min(number, int(round_seconds / max(once, 1e-9))))
     times = []
     for _ in range(rounds):
         start, end = lib.event(), lib.event()
@@ -146,6 +150,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--skip-cnn", action="store_true")
+    parser.add_argument("--budget", type=float, default=50.0,
+                        help="seconds: cases that would start later are skipped, so the summary is always printed")
     args = parser.parse_args(argv)
     libs = []
     for name in ("tensorplug", "torch"):
@@ -161,8 +167,12 @@ def main(argv=None) -> int:
         print("no library can use CUDA here")
         return 1
     rows = []
+    began = time.perf_counter()
     for title, case in CASES:
         if args.skip_cnn and title.startswith("CNN"):
+            continue
+        if time.perf_counter() - began > args.budget:
+            print(f"{title:28s} skipped: past the {args.budget:.0f} s budget", flush=True)
             continue
         results = {}
         for lib in libs:

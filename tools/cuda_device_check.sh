@@ -149,7 +149,7 @@ EOF
 step "train_digits cuda vs cpu" 40 digits.log digits
 
 # --- benchmark beside PyTorch ----------------------------------------------------------------------------
-step "bench_cuda (vs torch)" 60 bench.log python3 benchmarks/bench_cuda.py
+step "bench_cuda (vs torch)" 60 bench.log python3 benchmarks/bench_cuda.py --budget 40
 
 echo
 echo "=== summary (logs in $OUT)"
