@@ -92,6 +92,7 @@ class CUDADevice:
         rt.use_device(index)
         self.default_stream = CUDAStream(self, rt.null_stream())
         self.streams = [self.default_stream]
+        self.streams_reused = 0  # new_stream hands out side streams in turn past MAX_SIDE_STREAMS
         self.current = self.default_stream
         self.queue = self.default_stream.handle
         flag = self.allocate(_FLAG_BYTES)
@@ -191,11 +192,14 @@ def _allocate_on(device: CUDADevice, nbytes: int) -> CUDAStorage:
 
 
 def _format_bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} bytes" if unit == "bytes" else f"{n:.2f} {unit}"
+    """PyTorch's out-of-memory message style: 20.00 MiB, 1.50 GiB."""
+    if n < 1024:
+        return f"{n} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    return str(n)
+        if n < 1024 or unit == "GiB":
+            return f"{n:.2f} {unit}"
+    return f"{n:.2f} GiB"
 
 
 def _out_of_memory(device: CUDADevice, nbytes: int):
@@ -313,9 +317,8 @@ MAX_SIDE_STREAMS = 32
 def new_stream(device_index: int, priority: int = 0) -> CUDAStream:
     device = _devices[device_index]
     if len(device.streams) > MAX_SIDE_STREAMS:
-        made = getattr(device, "_reused", 0)
-        device._reused = made + 1
-        return device.streams[1 + made % MAX_SIDE_STREAMS]
+        device.streams_reused += 1
+        return device.streams[1 + (device.streams_reused - 1) % MAX_SIDE_STREAMS]
     rt = runtime()
     rt.use_device(device_index)
     stream = CUDAStream(device, rt.new_stream(priority))
