@@ -24,6 +24,11 @@ def _device_params():
     ok, reason = OpenCLBackend().is_available()
     params.append(pytest.param("opencl", id="opencl", marks=() if ok else pytest.mark.skip(
         reason=f"OpenCL backend unavailable: {reason}")))
+    from tensorplug.backends.cuda import CUDABackend
+
+    ok, reason = CUDABackend().is_available()
+    params.append(pytest.param("cuda", id="cuda", marks=() if ok else pytest.mark.skip(
+        reason=f"CUDA backend unavailable: {reason}")))
     has_npdev = importlib.util.find_spec("tensorplug_npdev") is not None
     params.append(pytest.param("npdev", id="npdev", marks=() if has_npdev else pytest.mark.skip(
         reason="the example plugin is not installed: python -m pip install ./plugins/tensorplug-npdev")))

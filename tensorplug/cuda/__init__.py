@@ -2,9 +2,10 @@
 
 Scripts ask ``tp.cuda.is_available()`` in their first lines, so this module exists and answers
 without CUDA. The work goes to the backend registered under the ``cuda`` device type (the
-``tensorplug.backends`` entry point named ``cuda``); this version of tensorplug ships none, so
-``is_available()`` is False and the reason is kept: ``tp.cuda.init()``, and every call that needs
-a device, raises ``RuntimeError`` naming it. Calls that PyTorch answers without a device
+``tensorplug.backends`` entry point named ``cuda``: tensorplug's own CuPy backend,
+``tensorplug/backends/cuda``). Without CuPy or without a GPU ``is_available()`` is False and the
+reason is kept: ``tp.cuda.init()``, and every call that needs a device, raises ``RuntimeError``
+naming which of the two is missing. Calls that PyTorch answers without a device
 (``device_count``, ``manual_seed``, ``empty_cache``, ``memory_allocated``, ...) answer here too.
 
 Seams for the CUDA backend: it is found through ``tp.backends`` like any plugin; besides the
@@ -21,6 +22,7 @@ from typing import Any
 from .._device_runtime import runtime_for
 from ..backends import _registry
 from ..backends._probe import Probe, probe
+from ..backends.cuda import OutOfMemoryError
 from ..frontend.device import current_device_index as _current_index_of
 from ..frontend.device import device as _device
 from ..frontend.device import set_current_device_index as _set_current_index_of
@@ -32,13 +34,13 @@ __all__ = [
     "is_bf16_supported", "is_tf32_supported", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "empty_cache", "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated", "mem_get_info", "Stream", "Event",
-    "StreamContext", "stream", "current_stream", "default_stream", "set_stream",
+    "StreamContext", "stream", "current_stream", "default_stream", "set_stream", "OutOfMemoryError",
 ]
 
 DEVICE_TYPE = "cuda"
 _NO_BACKEND = (
-    "no CUDA backend is installed: no plugin provides the 'cuda' device type (this version of tensorplug "
-    "has no CUDA backend of its own); use device 'cpu', or another device listed by tp.backends.status()"
+    "no CUDA backend is installed: no plugin provides the 'cuda' device type (tensorplug's own was "
+    "disabled or failed to register); use device 'cpu', or another device listed by tp.backends.status()"
 )
 _initialized = False
 
@@ -49,6 +51,10 @@ def _probe() -> Probe:
         return Probe(DEVICE_TYPE, None, False, 0, _NO_BACKEND)
     if found.backend is not None and not found.available and found.reason.endswith("found no device"):
         return Probe(DEVICE_TYPE, found.backend, False, 0, "no CUDA device found")
+    # After a failed first use the registry repeats its own wording; the reason is what follows.
+    prefix = f"the {DEVICE_TYPE!r} backend is not available: "
+    if not found.available and found.reason.startswith(prefix):
+        return Probe(DEVICE_TYPE, found.backend, False, 0, found.reason[len(prefix):])
     return found
 
 

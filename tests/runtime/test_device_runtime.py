@@ -294,9 +294,9 @@ def test_autocast_refuses_an_unknown_device_type():
 def test_cuda_streams_go_through_the_generic_runtime():
     """tp.cuda.Stream/Event work over a backend registered as 'cuda' (the stand-in of tests/port,
     with the contract's defaults), and say why without one."""
-    if "cuda" in tp.backends._probe.known_device_types():
-        pytest.skip("a real 'cuda' backend is installed here")
-    with pytest.raises(RuntimeError, match="CUDA is not available: no CUDA backend is installed"):
+    if tp.cuda.is_available():
+        pytest.skip("a CUDA GPU is usable here")
+    with pytest.raises(RuntimeError, match="CUDA is not available: (CuPy is not installed|CuPy cannot|no CUDA device)"):
         tp.cuda.Stream()
     with pytest.raises(RuntimeError, match="CUDA is not available"):
         tp.cuda.current_stream()

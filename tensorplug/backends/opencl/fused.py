@@ -19,7 +19,6 @@ from ...dispatcher import get_operator
 from ..api import is_contiguous
 from . import _fused_source, _source
 from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state
-from .storage import allocate
 
 __all__ = ["table"]
 
@@ -133,8 +132,8 @@ def _nll(input, target, weight, reduction, ignore_index, label_smoothing, logits
     state = _state(input)
     dtype = input.dtype.name
     out = input.new_empty((n, r) if reduction == "none" else ())
-    scratch = allocate(count * _acc_bytes(state, dtype), state.index)  # per-sample losses
-    weights = allocate(count * _acc_bytes(state, dtype), state.index)  # and their targets' weights
+    scratch = state.allocate(count * _acc_bytes(state, dtype))  # per-sample losses
+    weights = state.allocate(count * _acc_bytes(state, dtype))  # and their targets' weights
     w_buf, w_off = _operand(weight) if weight is not None else (scratch.buffer, 0)
     w_st = weight.stride()[0] if weight is not None else 0
     sxn, sxc, sxr = input.stride()
@@ -269,7 +268,7 @@ def _im2col(state, dtype: str, x, out_hw, kernel, stride, padding, dilation, col
     """The columns of x (N, C, H, W) in a new scratch buffer, (n, k, l) at ``col_strides``."""
     n, c, h, w = x.shape
     rows = n * c * kernel[0] * kernel[1] * out_hw[0]  # one work-item per row of output positions
-    cols = allocate(rows * out_hw[1] * x.dtype.itemsize, state.index)
+    cols = state.allocate(rows * out_hw[1] * x.dtype.itemsize)
     g, l = _rows_global(rows)
     _fk(state, dtype, "im2col")(state.queue, g, l, cols.buffer, 0, *col_strides, *_operand(x), *x.stride(), c, h, w,
                                 *out_hw, *_geometry(kernel, stride, padding, dilation), rows)
@@ -284,7 +283,7 @@ def _padded_input(state, dtype: str, x, padding):
     """x (N, C, H, W) copied into a zero-padded contiguous scratch buffer; (buffer, HP, WP)."""
     n, c, h, w = x.shape
     hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    padded = allocate(n * c * hp * wp * x.dtype.itemsize, state.index)
+    padded = state.allocate(n * c * hp * wp * x.dtype.itemsize)
     g, l = _rows_global(n * c * hp)
     _fk(state, dtype, "pad_input")(state.queue, g, l, padded.buffer, *_operand(x), *x.stride(), c, h, w, hp, wp,
                                    *padding, n * c * hp, n * c * hp)
@@ -303,7 +302,7 @@ def _transposed_weight(state, dtype: str, weight, groups: int, flipped: bool):
         s0, s1, s2, s3 = weight.stride()
     buf, off = _operand(weight)
     cols = _fused_source.CONV_COLS[dtype]
-    out = allocate((o * cg * kh * kw + cols) * weight.dtype.itemsize, state.index)
+    out = state.allocate((o * cg * kh * kw + cols) * weight.dtype.itemsize)
     if flipped:  # (O, KH * KW, Cg): for each o, the taps reversed, channels last
         copy_tiles(state, dtype, out.buffer, buf, off + (kh * kw - 1) * s3, (s0, -s3, s1), (o, kh * kw, cg))
     else:  # (groups, Cg * KH * KW, O / groups)
@@ -381,7 +380,7 @@ def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation,
     gr, wt = _contiguous(grad), _contiguous(weight)
     gbuf, goff = _operand(gr)
     wbuf, woff = _operand(wt)
-    cols = allocate(n * k_all * big_l * grad.dtype.itemsize, state.index)
+    cols = state.allocate(n * k_all * big_l * grad.dtype.itemsize)
     for gi in range(groups):
         # columns[n, g] (Kg, L) = weight[g]^T (Kg, O/g) @ grad[n, g] (O/g, L)
         _gemm(state, dtype, n, kg, big_l, og, (cols.buffer, gi * kg * big_l, (k_all * big_l, big_l, 1)),
@@ -414,7 +413,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     itemsize = grad.dtype.itemsize
     padded, hp, wp = _padded_input(state, dtype, input, padding)
     cols = _fused_source.CONV_COLS[dtype]
-    transposed = allocate((n * oh * ow * o + cols) * itemsize, state.index)  # spare: the last vector load
+    transposed = state.allocate((n * oh * ow * o + cols) * itemsize)  # spare: the last vector load
     sn, so, sh, sw = grad.stride()
     if sh != ow * sw:  # (OH, OW) must merge into one dim of positions
         grad = grad.contiguous()
@@ -430,7 +429,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     parts = -(-n // per_part)
     target = (out.untyped_storage().buffer, out.storage_offset())
     if parts > 1:
-        partial = allocate(parts * o * kg * itemsize, state.index)
+        partial = state.allocate(parts * o * kg * itemsize)
         target = (partial.buffer, 0)
     items = parts * blocks
     _fk(state, dtype, "conv_weight_direct")(
@@ -460,7 +459,7 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     out = grad.new_empty(tuple(weight_shape))
     per_image = out.untyped_storage().buffer, out.storage_offset()
     if n > 1:  # one product per image, then their sum in image order (the decomposition's)
-        partial = allocate(n * o * kg * grad.dtype.itemsize, state.index)
+        partial = state.allocate(n * o * kg * grad.dtype.itemsize)
         per_image = partial.buffer, 0
     for gi in range(groups):
         # product[n, g] (O/g, Kg) = grad[n, g] (O/g, L) @ columns[n, :, g] (L, Kg)

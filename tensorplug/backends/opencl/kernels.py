@@ -17,12 +17,15 @@ import math
 import re
 import warnings
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pyopencl as cl
 
 from ..api import FAMILIES
 from . import _fused_source, _source
-from .storage import DeviceState, allocate
+
+if TYPE_CHECKING:
+    from .storage import DeviceState
 
 __all__ = ["table", "build_program", "BUILD_TIMES"]
 
@@ -71,6 +74,8 @@ def build_program(state: DeviceState, family: str, dtype: str):
     """The built program of ``family`` for ``dtype`` on the device (built once, then cached)."""
     import time
 
+    import pyopencl as cl
+
     key = (family, dtype)
     found = state.programs.get(key)
     if found is not None:
@@ -99,13 +104,23 @@ def build_program(state: DeviceState, family: str, dtype: str):
     return state.programs[key]
 
 
+def build_kernel(state: DeviceState, family: str, dtype: str, name: str):
+    """The kernel ``name`` of the built program, its scalar argument types set."""
+    program, signatures = build_program(state, family, dtype)
+    knl = getattr(program, name)
+    knl.set_scalar_arg_dtypes(signatures[name])
+    return knl
+
+
+# The adapters below reach the device only through the state they are handed: its ``queue``,
+# ``error_flag``, ``group``, ``has_fp64``, ``allocate(nbytes)`` and ``build_kernel(family, dtype,
+# name)``, and the ``buffer`` of storages. The CUDA backend hands them a state of its own, so the
+# same adapters launch the same generated kernels there (tensorplug/backends/cuda/kernels.py).
 def _kernel(state: DeviceState, family: str, dtype: str, name: str):
     key = (family, dtype, name)
     knl = state.kernels.get(key)
     if knl is None:
-        program, signatures = build_program(state, family, dtype)
-        knl = getattr(program, name)
-        knl.set_scalar_arg_dtypes(signatures[name])
+        knl = state.build_kernel(family, dtype, name)
         state.kernels[key] = knl
     return knl
 
@@ -404,7 +419,7 @@ def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, di
     combination of them. Partials take at most 8 bytes each."""
     chunk = -(-nred // parts)
     parts = -(-nred // chunk)  # every part non-empty
-    partials = allocate(nout * parts * 8, state.index)
+    partials = state.allocate(nout * parts * 8)
     first = _kernel(state, "reduce", a.dtype.name, f"rp_{name}")
     g, l = _global(nout * parts, state)
     first(state.queue, g, l, partials.buffer, a.untyped_storage().buffer, a.storage_offset(), nout, nred, parts, chunk,
@@ -471,7 +486,7 @@ def _matmul_blocked(state, out, a, b, batch, m, n, k):
         # matmul M*K*N multiply-adds.
         from .fused import copy_tiles
 
-        keep = allocate(batch * k * n * b.dtype.itemsize, state.index)
+        keep = state.allocate(batch * k * n * b.dtype.itemsize)
         copy_tiles(state, dtype, keep.buffer, bbuf, boff, b.stride(), b.shape)
         bbuf, boff, (sbb, sbk, sbn) = keep.buffer, 0, _contiguous_strides(b.shape)
     knl = _kernel(state, "matmul_blocked", dtype, "matmul_blocked")
@@ -539,7 +554,7 @@ def _stack_indices(state, indices):
     """The int64 index tensors copied into one contiguous (k, npos) scratch buffer."""
     shape = tuple(indices[0].shape)
     npos = math.prod(shape)
-    scratch = allocate(max(1, len(indices) * npos) * 8, state.index)
+    scratch = state.allocate(max(1, len(indices) * npos) * 8)
     contiguous = _contiguous_strides(shape)
     for j, t in enumerate(indices):
         if npos:
@@ -592,7 +607,7 @@ def _index_put(self, indices, values, accumulate):
         vbuf, voff, sv, keep = self.untyped_storage().buffer, 0, _scalar(values, dtype), None
     else:
         # values (shape S + trailing, possibly a broadcast view) as one contiguous run
-        keep = allocate(max(1, npos * ninner) * self.dtype.itemsize, state.index)
+        keep = state.allocate(max(1, npos * ninner) * self.dtype.itemsize)
         _copy_raw(state, dtype, values.dtype.name, keep.buffer, 0, _contiguous_strides(values.shape),
                   values.untyped_storage().buffer, values.storage_offset(), values.stride(), values.shape)
         vbuf, voff, sv = keep.buffer, 0, 0
@@ -669,8 +684,8 @@ def _sort(values, indices, a, dim, descending, stable):
     nlines = n // length
     state = _state(values)
     dtype = a.dtype.name
-    scratch_v = allocate(2 * n * a.dtype.itemsize, state.index)
-    scratch_i = allocate(2 * n * 8, state.index)
+    scratch_v = state.allocate(2 * n * a.dtype.itemsize)
+    scratch_i = state.allocate(2 * n * 8)
     knl = _kernel(state, "sort", dtype, "sort")
     g, l = _global(nlines, state)
     knl(state.queue, g, l, values.untyped_storage().buffer, values.storage_offset(), indices.untyped_storage().buffer,

@@ -104,6 +104,16 @@ class DeviceState:
     def name(self) -> str:
         return f"{self.device.platform.name.strip()} / {self.device.name.strip()}"
 
+    def allocate(self, nbytes: int) -> OpenCLStorage:
+        """Scratch or result memory on this device's current stream (what kernels.py allocates)."""
+        return allocate(nbytes, self.index)
+
+    def build_kernel(self, family: str, dtype: str, name: str):
+        """One kernel of a generated program, built on first use (kernels.py caches it)."""
+        from .kernels import build_kernel
+
+        return build_kernel(self, family, dtype, name)
+
     def check_errors(self) -> None:
         """Raise the error a kernel recorded since the last check (reads 32 bytes; the caller
         has synchronized or is about to)."""

@@ -1,0 +1,214 @@
+"""The CUDA kernel table: the OpenCL backend's generated programs and adapters, compiled by NVRTC.
+
+Every primitive reuses the OpenCL backend's adapter (``tensorplug/backends/opencl/kernels.py``):
+it coalesces dims, picks the contiguous or strided kernel and computes the launch. The adapters
+reach the device only through the ``CUDADevice`` they are handed (storage.py), whose
+``build_kernel`` returns a ``CUDAKernel`` here: the same call as a PyOpenCL kernel
+(``knl(queue, global_size, local_size, *args)``), launched with ``cuLaunchKernel`` on the
+current stream. Programs are generated per (family, dtype), translated to CUDA C (_dialect.py),
+compiled once per device on first use and cached; the arguments of a launch are packed with one
+``struct.pack_into`` into a buffer whose layout (C's, and so CUDA's parameter layout) is worked
+out once per kernel.
+
+relu (and its gradient), max pooling and Adam's step are the OpenCL backend's fused kernels too;
+softmax, cross_entropy, layer_norm and conv2d, whose OpenCL kernels are vector code, run their
+decompositions.
+
+matmul of float16/bfloat16/float32/float64 is one cuBLAS strided-batched GEMM where the layouts
+allow (rows or columns of each operand contiguous; the frontend's transposed views always are);
+other layouts and the other dtypes use the generated tiled kernel.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+import time
+
+from ..api import FAMILIES
+from ..opencl import fused as _shared_fused
+from ..opencl import kernels as _shared
+from . import _dialect
+from .storage import CUDADevice, runtime
+
+__all__ = ["table", "build_kernel", "precompile", "blas_layout", "CUDAKernel", "BUILD_TIMES", "FUSED"]
+
+#: Seconds spent compiling each program, by (family, dtype): first-use latency.
+BUILD_TIMES: dict = {}
+
+# numpy scalar type of an argument (None: a pointer) -> struct code, native alignment ("@").
+_CODES = {None: "Q", "int64": "q", "uint64": "Q", "int32": "i", "uint32": "I", "int16": "h", "uint16": "H",
+          "int8": "b", "uint8": "B", "float32": "f", "float64": "d"}
+
+
+class CUDAKernel:
+    """One compiled kernel with its argument layout. ``buffer`` holds the packed arguments and
+    ``address`` the void*[] pointing into it that cuLaunchKernel reads; the driver copies the
+    arguments during the call, so one buffer per kernel serves every launch (launches come from
+    one thread at a time, as every tensorplug device assumes)."""
+
+    __slots__ = ("name", "function", "fmt", "pack", "buffer", "pointers", "address", "device", "launch")
+
+    def __init__(self, name: str, function: int, arg_types: list, device: CUDADevice) -> None:
+        self.name = name
+        self.function = function
+        self.device = device
+        codes = [_CODES[None if t is None else t.__name__] for t in arg_types]
+        self.fmt = "@" + "".join(codes)
+        self.pack = struct.Struct(self.fmt).pack_into
+        size = max(1, struct.calcsize(self.fmt))
+        self.buffer = ctypes.create_string_buffer(size)
+        base = ctypes.addressof(self.buffer)
+        offsets = [struct.calcsize("@" + "".join(codes[: i + 1])) - struct.calcsize(codes[i]) for i in range(len(codes))]
+        self.pointers = (ctypes.c_void_p * max(1, len(codes)))(*[base + off for off in offsets])
+        self.address = ctypes.addressof(self.pointers)
+        self.launch = runtime().launch  # bound once: a launch is on every op's path
+
+    def __call__(self, queue: int, global_size: tuple, local_size: tuple, *args) -> None:
+        self.pack(self.buffer, 0, *args)
+        if len(global_size) == 1:  # the common case, without building tuples in a loop
+            block = local_size[0]
+            self.launch(self.function, (-(-global_size[0] // block), 1, 1), (block, 1, 1), queue, self)
+            return
+        block = tuple(local_size) + (1,) * (3 - len(local_size))
+        grid = tuple(-(-g // b) for g, b in zip(global_size, block)) + (1,) * (3 - len(global_size))
+        self.launch(self.function, grid, block, queue, self)
+
+    def __repr__(self) -> str:
+        return f"CUDAKernel({self.name})"
+
+
+def build_program(device: CUDADevice, family: str, dtype: str):
+    """(module, argument types by kernel name) of ``family`` for ``dtype``, compiled once."""
+    key = (family, dtype)
+    found = device.modules.get(key)
+    if found is not None:
+        return found
+    opencl_text = _dialect.opencl_source(family, dtype)
+    started = time.perf_counter()
+    module = runtime().compile(_dialect.translate(opencl_text), f"tensorplug_{family}_{dtype}", device.capability)
+    BUILD_TIMES[key] = time.perf_counter() - started
+    compute = _shared._source.DTYPES[dtype][1]
+    device.modules[key] = (module, _shared._signatures(opencl_text, compute))
+    return device.modules[key]
+
+
+def _precompile_one(job: tuple) -> str:
+    from ._cupy import compile_cached
+
+    family, dtype, capability = job
+    compile_cached(_dialect.cuda_source(family, dtype), f"tensorplug_{family}_{dtype}", capability)
+    return f"{family}/{dtype}"
+
+
+def precompile(capability: tuple[int, int], workers: int | None = None) -> list[str]:
+    """Compile every CUDA program (each family for each dtype) into the on-disk kernel cache, in
+    parallel processes, so that later processes skip NVRTC (a first op of a new family and dtype
+    otherwise compiles for about a second). Needs CuPy and NVRTC, not a GPU. Returns what was
+    compiled (or found in the cache)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(family, dtype, tuple(capability)) for family in _dialect.FAMILIES for dtype in _shared._source.DTYPES]
+    # spawn: the workers only run NVRTC, and a forked CUDA context is unusable.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_precompile_one, jobs))
+
+
+def build_kernel(device: CUDADevice, family: str, dtype: str, name: str) -> CUDAKernel:
+    if family not in _dialect.FAMILIES:
+        raise NotImplementedError(f"cuda: the {family} kernels are not compiled for CUDA")
+    module, signatures = build_program(device, family, dtype)
+    return CUDAKernel(name, runtime().function(module, name), signatures[name], device)
+
+
+# --- matmul ------------------------------------------------------------------------------------
+
+def blas_layout(rows: int, cols: int, row_stride: int, col_stride: int):
+    """How cuBLAS (column-major) reads a row-major (rows, cols) matrix with these strides:
+    ``("N", ld)`` when its rows are contiguous (cuBLAS sees the transpose, as stored), ``("T",
+    ld)`` when its columns are, None when neither (cuBLAS cannot read it in place). A size-1 dim's
+    stride is free, so it is chosen to fit; a stride of 0 (a broadcast dim) never fits."""
+    if rows == 1 and cols == 1:
+        return "N", 1
+    if cols == 1:
+        return ("N", row_stride) if row_stride >= 1 else None
+    if rows == 1:
+        if col_stride == 1:
+            return "N", cols
+        return ("T", col_stride) if col_stride >= 1 else None
+    if col_stride == 1 and row_stride >= cols:
+        return "N", row_stride
+    if row_stride == 1 and col_stride >= rows:
+        return "T", col_stride
+    return None
+
+
+def _gemm(out, a, b) -> bool:
+    """out = a @ b with one cuBLAS strided-batched GEMM; False where a layout does not fit.
+
+    Row-major C = A @ B is column-major C^T = B^T @ A^T: cuBLAS gets b first, then a."""
+    batch, m, k = a.shape
+    n = b.shape[2]
+    o_layout = blas_layout(m, n, out.stride()[1], out.stride()[2])
+    a_layout = blas_layout(m, k, a.stride()[1], a.stride()[2])
+    b_layout = blas_layout(k, n, b.stride()[1], b.stride()[2])
+    if o_layout is None or o_layout[0] != "N" or a_layout is None or b_layout is None:
+        return False
+    itemsize = a.dtype.itemsize
+
+    def pointer(t):
+        return t.untyped_storage().buffer + t.storage_offset() * itemsize
+
+    batch_strides = [t.stride()[0] if batch > 1 else 0 for t in (b, a, out)]
+    runtime().gemm(a.dtype.name, b_layout[0], a_layout[0], n, m, k, pointer(b), b_layout[1], batch_strides[0],
+                   pointer(a), a_layout[1], batch_strides[1], pointer(out), o_layout[1], batch_strides[2], batch)
+    return True
+
+
+#: dtypes cuBLAS multiplies (float16 and bfloat16 accumulate in float32).
+BLAS_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def _matmul(out, a, b):
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if batch * m * n == 0:
+        return
+    if k == 0:
+        _shared._fill(out, 0)
+        return
+    dtype = a.dtype.name
+    if dtype in BLAS_DTYPES and _gemm(out, a, b):
+        return
+    device = out.untyped_storage().device
+    knl = _shared._kernel(device, "matmul", dtype, "matmul")
+    t = _shared._source.TILE
+    g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
+    knl(device.queue, g, (t, t, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        a.storage_offset(), b.untyped_storage().buffer, b.storage_offset(), m, n, k, *out.stride(), *a.stride(),
+        *b.stride())
+
+
+def table() -> dict:
+    """Op name -> kernel for every primitive of the contract."""
+    kernels = {"copy_": _shared._copy, "fill_": _shared._fill, "where": _shared._where, "matmul": _matmul,
+               "gather": _shared._gather, "scatter_": _shared._scatter, "index_get": _shared._index_get,
+               "index_put_": _shared._index_put, "uniform_": _shared._uniform, "normal_": _shared._normal,
+               "randint_": _shared._randint, "sort": _shared._sort}
+    for name in FAMILIES["unary"]:
+        kernels[name] = _shared._unary(name)
+    for name in FAMILIES["binary"] + FAMILIES["compare"]:
+        kernels[name] = _shared._binary(name)
+    for name in FAMILIES["reduce"]:
+        kernels[name] = _shared._reduce(name)
+    for name in FAMILIES["scan"]:
+        kernels[name] = _shared._scan(name)
+    # The fused composite ops whose OpenCL kernels have no vector code (_dialect.scalar_fused_source).
+    fused = _shared_fused.table()
+    for name in FUSED:
+        kernels[name] = fused[name]
+    return kernels
+
+
+#: Fused composite ops the CUDA backend runs natively, with the OpenCL backend's adapters.
+FUSED = ("relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward", "adam_step_")
