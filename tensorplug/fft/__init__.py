@@ -1,0 +1,1 @@
+"""tp.fft: discrete Fourier transforms (see tensorplug.fft._transforms)."""
