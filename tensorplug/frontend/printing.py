@@ -63,15 +63,16 @@ def _format_values(t) -> str:
         width = max((len(fmt(v)) for v in shown), default=0)
         kwargs["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
     elif t._dtype.is_complex:
-        # As PyTorch: the real and the imaginary parts each get a formatter of their own.
+        # As PyTorch: the real and the imaginary parts each get a formatter of their own; the real
+        # parts line up, the imaginary ones follow them unpadded.
         shown = (array if not summarize else _edges(array)).astype(np.complex128).ravel()
         real_fmt, imag_fmt = _float_formatter(shown.real), _float_formatter(shown.imag)
         real_width = max((len(real_fmt(v.real)) for v in shown), default=0)
-        imag_width = max((len(imag_fmt(abs(v.imag))) for v in shown), default=0)
 
         def complex_text(v) -> str:
-            sign = "-" if v.imag < 0 or (v.imag == 0 and np.signbit(v.imag)) else "+"
-            return f"{real_fmt(v.real).rjust(real_width)}{sign}{imag_fmt(abs(v.imag)).ljust(imag_width)}j"
+            imag_text = imag_fmt(v.imag)
+            sign = "" if imag_text.startswith("-") else "+"
+            return f"{real_fmt(v.real).rjust(real_width)}{sign}{imag_text}j"
 
         kwargs["formatter"] = {"complex_kind": complex_text}
     elif t._dtype is _dt.bool:
