@@ -125,7 +125,7 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     if t._dtype is dtype:
         return t
     out = empty_tensor(t._shape, dtype, t._device)
-    COPY.lookup(keyset(t))(out, t)
+    COPY.lookup(keyset(out, t))(out, t)  # out's keys too: a complex result needs the Complex key
     return out
 
 
@@ -189,7 +189,8 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
         if dtype.is_complex:  # the backend stores (real, imag) pairs of the part dtype
             from ..complex import view_as_real
 
-            dev._backend.copy_from_host(view_as_real(out), array.view(dtype._part.numpy).reshape(shape + (2,)))
+            pairs = array.reshape(-1).view(dtype._part.numpy).reshape(shape + (2,))
+            dev._backend.copy_from_host(view_as_real(out), pairs)
         else:
             dev._backend.copy_from_host(out, array)
     return out
@@ -255,7 +256,7 @@ def _to_format(t: Tensor, target, dtype, copy: bool, memory_format) -> Tensor:
     if dtype is t._dtype and not copy and t._stride == _mf.format_strides(t._shape, fmt):
         return t
     out = empty_in_format(t._shape, dtype, t._device, fmt)
-    COPY.lookup(keyset(t))(out, t)
+    COPY.lookup(keyset(out, t))(out, t)
     return out
 
 
