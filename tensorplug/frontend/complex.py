@@ -226,11 +226,13 @@ def complex_abs(input: Tensor) -> Tensor:
     magnitude = tp.hypot(re, im)
     if not (magnitude._keys & _AUTOGRAD_MASK):
         return magnitude
-    # (re^2 + im^2) / (2 |z|), |z| held constant, has the gradient (re, im) / |z|; where |z| is 0
-    # the divisor is 1 and the gradient 0. The values come from hypot, which neither overflows
-    # nor underflows.
-    divisor = tp.where(magnitude == 0, 1.0, magnitude).detach()
-    differentiable = (re * re + im * im) / (divisor * 2)
+    # (re^2 + im^2) / |z| has the gradient (re, im) / |z| (and the right higher derivatives). At
+    # z = 0 the divisor is hypot(1, 0) = 1, reached through a real part replaced by 1, so neither
+    # the gradient (0) nor hypot's own backward meets 0/0. The values come from hypot, which
+    # neither overflows nor underflows.
+    zero = magnitude == 0
+    divisor = tp.hypot(tp.where(zero, 1.0, re), im)
+    differentiable = (re * re + im * im) / divisor
     return magnitude.detach() + (differentiable - differentiable.detach())
 
 
