@@ -12,6 +12,7 @@ differentiable; ``n``/``s`` trim or zero-pad the input first, with ordinary (dif
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 
 from ..frontend import dtypes as _dt
 from ..frontend.complex import conj, view_as_complex, view_as_real
@@ -147,81 +148,90 @@ def _one_dim(n, dim):
     return (None if n is None else [n]), [dim]
 
 
-def fft(input, n=None, dim=-1, norm=None) -> Tensor:
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim`` (a real input
     is taken as complex with zero imaginary part); ``n`` trims or zero-pads the signal first."""
     return _c2c("fft", input, *_one_dim(n, dim), norm, True)
 
 
-def ifft(input, n=None, dim=-1, norm=None) -> Tensor:
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`fft`."""
     return _c2c("ifft", input, *_one_dim(n, dim), norm, False)
 
 
-def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+def fft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+         norm: str | None = None) -> Tensor:
     """The two-dimensional discrete Fourier transform (over the last two dims by default)."""
     return _c2c("fft2", input, s, dim, norm, True)
 
 
-def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+def ifft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
     """The inverse of :func:`fft2`."""
     return _c2c("ifft2", input, s, dim, norm, False)
 
 
-def fftn(input, s=None, dim=None, norm=None) -> Tensor:
+def fftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+         norm: str | None = None) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (every dim, or the last
     ``len(s)``, by default), each dim trimmed or zero-padded to ``s``."""
     return _c2c("fftn", input, s, dim, norm, True)
 
 
-def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
+def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
     """The inverse of :func:`fftn`."""
     return _c2c("ifftn", input, s, dim, norm, False)
 
 
-def rfft(input, n=None, dim=-1, norm=None) -> Tensor:
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The Fourier transform of real ``input``: the ``n // 2 + 1`` non-negative frequencies."""
     return _r2c("rfft", input, *_one_dim(n, dim), norm, True)
 
 
-def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
     return _c2r("irfft", input, *_one_dim(n, dim), norm, False)
 
 
-def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
     """:func:`rfftn` over the last two dims."""
     return _r2c("rfft2", input, s, dim, norm, True)
 
 
-def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+def irfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+           norm: str | None = None) -> Tensor:
     """The inverse of :func:`rfft2`."""
     return _c2r("irfft2", input, s, dim, norm, False)
 
 
-def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
+def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
     """The N-dimensional transform of real ``input``, onesided in the last transformed dim."""
     return _r2c("rfftn", input, s, dim, norm, True)
 
 
-def irfftn(input, s=None, dim=None, norm=None) -> Tensor:
+def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+           norm: str | None = None) -> Tensor:
     """The inverse of :func:`rfftn`; the last transformed dim gets ``s[-1]`` (default
     ``2 * (m - 1)``) real entries."""
     return _c2r("irfftn", input, s, dim, norm, False)
 
 
-def hfft(input, n=None, dim=-1, norm=None) -> Tensor:
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first half: a real result of
     length ``n`` (default ``2 * (m - 1)``)."""
     return _c2r("hfft", input, *_one_dim(n, dim), norm, True)
 
 
-def ihfft(input, n=None, dim=-1, norm=None) -> Tensor:
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`hfft`: the onesided inverse transform of real ``input``."""
     return _r2c("ihfft", input, *_one_dim(n, dim), norm, False)
 
 
-def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def fftfreq(n: int, d: float = 1.0, *, dtype: _dt.dtype | None = None, device=None,
+            requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an ``n``-point FFT with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
     import tensorplug as tp
@@ -233,7 +243,8 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False) -> Tensor
     return result.requires_grad_(True) if requires_grad else result
 
 
-def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rfftfreq(n: int, d: float = 1.0, *, dtype: _dt.dtype | None = None, device=None,
+             requires_grad: bool = False) -> Tensor:
     """The sample frequencies of :func:`rfft` for ``n`` points: ``[0, 1, ..., n // 2] / (d * n)``."""
     import tensorplug as tp
 
@@ -264,11 +275,11 @@ def _shift(op: str, input, dim, sign: int) -> Tensor:
     return tp.roll(input, shifts, dims)
 
 
-def fftshift(input, dim=None) -> Tensor:
+def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """``input`` with the zero frequency moved to the centre of ``dim`` (every dim by default)."""
     return _shift("fftshift", input, dim, 1)
 
 
-def ifftshift(input, dim=None) -> Tensor:
+def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fftshift`."""
     return _shift("ifftshift", input, dim, -1)
