@@ -398,6 +398,60 @@ def _abs(out, input):
     return complex_abs(input)
 
 
+def _exp(out, a):
+    import tensorplug as tp
+
+    re, im = complex_parts(a)
+    scale = tp.exp(re)
+    return from_parts(scale * tp.cos(im), scale * tp.sin(im))
+
+
+def _log(out, a):
+    import tensorplug as tp
+
+    re, im = complex_parts(a)
+    return from_parts(tp.log(complex_abs(a)), tp.atan2(im, re))
+
+
+def _equal_parts(a, b):
+    ar, ai = _parts(a)
+    br, bi = _parts(b)
+    return (ar == br) & (ai == bi)
+
+
+def _eq(out, a, b):
+    return _equal_parts(a, b)
+
+
+def _ne(out, a, b):
+    return ~_equal_parts(a, b)
+
+
+def _as_pairs(x, out: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return view_as_real(x)
+    return view_as_real(_pack(out, _builtin_complex(x).real, _builtin_complex(x).imag))
+
+
+def _where(out, condition, a, b):
+    import tensorplug as tp
+
+    return tp.where(condition.unsqueeze(-1), _as_pairs(a, out), _as_pairs(b, out))
+
+
+def _index_get(out, a, indices):
+    # The indices address a's leading dims, which its pairs share.
+    return view_as_real(a)[tuple(indices)]
+
+
+def _matmul(out, a, b):
+    import tensorplug as tp
+
+    ar, ai = complex_parts(a)
+    br, bi = complex_parts(b)
+    return from_parts(tp.matmul(ar, br) - tp.matmul(ai, bi), tp.matmul(ar, bi) + tp.matmul(ai, br))
+
+
 def _complex_fallback(op, below, args, kwargs):
     """The Complex key's answer for an op with no Complex kernel: a composite op decomposes (its
     primitives may support complex); anything else is refused before any kernel runs."""
@@ -421,6 +475,8 @@ def register() -> None:
     elementwise ops that have a kernel here."""
     from .ops import elementwise
     from .ops.copying import COPY, FILL
+    from .ops.indexing import INDEX_GET
+    from .ops.linalg import MATMUL
     from .ops.reductions import REDUCE
 
     dispatcher.register_key_fallback(COMPLEX, _complex_fallback)
@@ -432,7 +488,14 @@ def register() -> None:
         spec = elementwise.BINARY[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
-    for name, compute in (("neg", _neg), ("abs", _abs)):
+    for name, compute in (("eq", _eq), ("ne", _ne)):
+        spec = elementwise.COMPARE[name].spec
+        spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
+        complex_primitive(spec.op, compute)
+    for name, compute in (("neg", _neg), ("abs", _abs), ("exp", _exp), ("log", _log)):
         spec = elementwise.UNARY[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
+    complex_primitive(elementwise.WHERE, _where)
+    complex_primitive(INDEX_GET, _index_get)
+    complex_primitive(MATMUL, _matmul)

@@ -267,9 +267,9 @@ def _empty_complex(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     if part not in dev._dtypes:
         raise TypeError(f"device {dev} does not support {dtype.name}: it needs {part.name} for the real and "
                         f"imaginary parts, and the {dev.type!r} backend declares {', '.join(sorted(dev._backend.dtypes))}")
-    t = make_tensor(None, shape, *contiguous_layout(shape)[:1], 0, dtype, dev)
-    t._storage = dev._backend.allocate(contiguous_layout(shape)[1] * dtype.itemsize, dev.index)
-    return t
+    stride, numel = contiguous_layout(shape)
+    storage = dev._backend.allocate(numel * dtype.itemsize, dev.index)
+    return make_tensor(storage, shape, stride, 0, dtype, dev)
 
 
 def bind_device(dev: device) -> device:

@@ -140,3 +140,23 @@ def test_printing():
     assert repr(tp.tensor([1 + 2j, 3 - 1j])) == "tensor([1.+2.j, 3.-1.j])"
     assert repr(tp.tensor([1.5 + 2j, -0.25 - 1j])) == "tensor([ 1.5000+2.j, -0.2500-1.j])"
     assert repr(tp.tensor([1j], dtype=tp.complex128)) == "tensor([0.+1.j], dtype=tensorplug.complex128)"
+
+
+@pytest.mark.parametrize("dtype,np_dtype,rtol", DTYPES)
+def test_exp_log_matmul_where_indexing_compare(device, dtype, np_dtype, rtol):
+    """exp, log, matrix products, where, tensor indexing and ==/!= on complex tensors."""
+    a, b = _values((3, 4), 9), _values((4, 2), 10)
+    ta, tb = tp.tensor(a, dtype=dtype, device=device), tp.tensor(b, dtype=dtype, device=device)
+    _close(ta.exp(), np.exp(a), rtol)
+    _close(ta.log(), np.log(a), rtol)
+    _close(ta @ tb, a @ b, rtol * 10)
+    _close(tp.matmul(ta[0], tb), a[0] @ b, rtol * 10)
+    _close(tp.where(ta.real > 0, ta, 2j), np.where(a.real > 0, a, 2j), rtol)
+    _close(tp.where(ta.real > 0, ta.real, 2j), np.where(a.real > 0, a.real, 2j), rtol)
+    _close(ta[tp.tensor([2, 0, 2], device=device)], a[[2, 0, 2]], rtol)
+    c = ta.clone()
+    c[0, 1] = 5.0
+    assert (ta == c).tolist() == (a == np.where(np.arange(12).reshape(3, 4) == 1, 5.0, a)).tolist()
+    assert (ta != c).sum().item() == 1
+    assert (ta == ta[0, 0].item()).sum().item() == 1
+    _close(tp.sgn(tp.tensor([3 + 4j, 0j], dtype=dtype, device=device)), np.array([0.6 + 0.8j, 0j]), rtol)

@@ -77,7 +77,7 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
     within the dtype's range before it is truncated (-0.5 and 255.5 do not fit uint8); an integer
     may be negative down to -max in an unsigned dtype, where it wraps (-1 is 255 in uint8, -256 is
     refused); infinities and NaN are values of every floating dtype; anything fits bool."""
-    if dtype is _dt.bool or isinstance(value, bool):
+    if dtype is _dt.bool or isinstance(value, bool) or dtype.is_complex:
         return
     if dtype.is_floating_point:
         if dtype in (_dt.float16, _dt.bfloat16, _dt.float32) and value == value and abs(value) != float("inf"):

@@ -426,5 +426,6 @@ def where(condition, input=None, other=None, *, out=None):
             operands.append(_scalar_as(x, dtype))
     check_exact_dtype("where", out, dtype)
     result = empty_tensor(shape, dtype, condition._device)
-    WHERE.lookup(_keys(*tensors))(result, cond, operands[0], operands[1])
+    # The result's keys too: a number can make it complex (the Complex key) where no input is.
+    WHERE.lookup(_keys(*tensors, result))(result, cond, operands[0], operands[1])
     return _finish_out("where", result, out, shape, condition._device)
