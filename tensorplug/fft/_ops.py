@@ -17,6 +17,8 @@ docs/backend-contract.md lists them among the overridable ops.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..frontend import dtypes as _dt
@@ -54,6 +56,33 @@ def _device_real(result: np.ndarray, like: Tensor) -> Tensor:
     return copy_from_numpy(result, like._dtype, like._device)
 
 
+# Below this many elements one thread is quicker than handing chunks to the pool.
+_SPLIT_ELEMENTS = 1 << 16
+_pool: ThreadPoolExecutor | None = None
+
+
+def _host_transform(transform, array: np.ndarray, dims: tuple, **kwargs) -> np.ndarray:
+    """``transform(array, axes=dims, **kwargs)``, split over ``tp.get_num_threads()`` threads
+    along the longest dim that is not transformed (a batch of signals): pocketfft releases the
+    GIL, and NumPy's runs one thread per call. Each signal is transformed exactly as in one call,
+    so the values do not depend on the split."""
+    import tensorplug as tp
+
+    global _pool
+    threads = tp.get_num_threads()
+    batch = [d for d in range(array.ndim) if d not in dims and array.shape[d] > 1]
+    if threads < 2 or not batch or array.size < _SPLIT_ELEMENTS:
+        return transform(array, axes=dims, **kwargs)
+    axis = max(batch, key=lambda d: array.shape[d])
+    chunks = min(threads, array.shape[axis])
+    bounds = [array.shape[axis] * i // chunks for i in range(chunks + 1)]
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(threads, 2), thread_name_prefix="tensorplug-fft")
+    parts = [_pool.submit(transform, array[(slice(None),) * axis + (slice(low, high),)], axes=dims, **kwargs)
+             for low, high in zip(bounds[:-1], bounds[1:])]
+    return np.concatenate([part.result() for part in parts], axis=axis)
+
+
 def _sizes(shape: tuple, dims: tuple) -> tuple:
     return tuple(shape[d] for d in dims)
 
@@ -68,7 +97,8 @@ def _c2c_derivative(grad, args, output, kwargs, needs):
 def fft_c2c(input: Tensor, dims: tuple, normalization: int, forward: bool) -> Tensor:
     array = _host_complex(input)
     transform = np.fft.fftn if forward else np.fft.ifftn
-    result = transform(array, axes=dims, norm=_NUMPY_NORM[forward][normalization]) if dims else array.copy()
+    norm = _NUMPY_NORM[forward][normalization]
+    result = _host_transform(transform, array, dims, norm=norm) if dims else array.copy()
     return _device_pairs(result, input)
 
 
@@ -92,7 +122,7 @@ def _r2c_derivative(grad, args, output, kwargs, needs):
 def fft_r2c(input: Tensor, dims: tuple, normalization: int, onesided: bool) -> Tensor:
     array = to_numpy(input)
     norm = _NUMPY_NORM[True][normalization]
-    result = (np.fft.rfftn if onesided else np.fft.fftn)(array, axes=dims, norm=norm)
+    result = _host_transform(np.fft.rfftn if onesided else np.fft.fftn, array, dims, norm=norm)
     return _device_pairs(result, input)
 
 
@@ -119,5 +149,5 @@ def _c2r_derivative(grad, args, output, kwargs, needs):
 def fft_c2r(input: Tensor, dims: tuple, normalization: int, last_dim_size: int) -> Tensor:
     array = _host_complex(input)
     sizes = _sizes(array.shape, dims)[:-1] + (last_dim_size,)
-    result = np.fft.irfftn(array, s=sizes, axes=dims, norm=_NUMPY_NORM[False][normalization])
+    result = _host_transform(np.fft.irfftn, array, dims, s=sizes, norm=_NUMPY_NORM[False][normalization])
     return _device_real(result, input)

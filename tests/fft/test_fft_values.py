@@ -118,3 +118,19 @@ def test_shifts(device, dim):
     _close(tp.fft.fftshift(t, dim), np.fft.fftshift(x, axes))
     _close(tp.fft.ifftshift(t.real, dim), np.fft.ifftshift(x.real, axes))
     _close(tp.fft.ifftshift(tp.fft.fftshift(t, dim), dim), x)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_large_batches_split_over_threads(threads):
+    """Batches big enough to be split over threads give NumPy's values, whatever the count."""
+    previous = tp.get_num_threads()
+    tp.set_num_threads(threads)
+    try:
+        z = _complex((5, 40, 512), 6)
+        t = tp.tensor(z, dtype=tp.complex128)
+        _close(tp.fft.fft(t), np.fft.fft(z))
+        _close(tp.fft.ifftn(t, dim=(0, 2)), np.fft.ifftn(z, axes=(0, 2)))
+        _close(tp.fft.rfft(t.real, dim=1), np.fft.rfft(z.real, axis=1))
+        _close(tp.fft.irfft(t, n=1000), np.fft.irfft(z, n=1000))
+    finally:
+        tp.set_num_threads(previous)
