@@ -14,8 +14,8 @@ from .frontend import methods as _methods  # attaches Tensor methods and operato
 from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
-    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
-    finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16, float32, float64,
+    get_default_dtype, half, int, finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
 )
 from .frontend.factories import (
     arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
@@ -87,7 +87,7 @@ def numel(input: Tensor) -> int:
 
 
 def is_complex(input: Tensor) -> bool:
-    """False: tensorplug has no complex dtypes yet."""
+    """Whether ``input`` has a complex dtype (complex64 or complex128)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"is_complex(): argument 'input' must be Tensor, not {type(input).__name__}")
     return input.is_complex()
@@ -120,6 +120,13 @@ from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
 
 autograd.register_derivatives()
+from .frontend import complex as _complex  # noqa: E402  (the Complex key's kernels, after the ops exist)
+from .frontend.complex import (  # noqa: E402
+    angle, complex, conj, conj_physical, imag, is_conj, polar, real, resolve_conj, view_as_complex, view_as_real,
+)
+
+_complex.register()
+from . import fft  # noqa: E402
 from .array_api import _tensor_methods as _array_api_methods  # noqa: E402,F401  (Tensor.__array_namespace__, to_device)
 
 

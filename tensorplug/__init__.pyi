@@ -22,6 +22,7 @@ from tensorplug import cuda as cuda
 from tensorplug import dispatcher as dispatcher
 from tensorplug import distributed as distributed
 from tensorplug import distributions as distributions
+from tensorplug import fft as fft
 from tensorplug import frontend as frontend
 from tensorplug import hub as hub
 from tensorplug import jit as jit
@@ -70,8 +71,12 @@ _DeviceLike = _device | _str | _int
 __version__: _str
 bfloat16: _dtype
 bool: _dtype
+cdouble: _dtype
+cfloat: _dtype
 channels_last: tensorplug.frontend.memory_format.memory_format
 channels_last_3d: tensorplug.frontend.memory_format.memory_format
+complex128: _dtype
+complex64: _dtype
 contiguous_format: tensorplug.frontend.memory_format.memory_format
 double: _dtype
 float: _dtype
@@ -124,6 +129,9 @@ def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
 
 def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.amin."""
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
 
 def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.any."""
@@ -241,6 +249,15 @@ def clone(t: Tensor, memory_format: Any = ...) -> Tensor:
 
 def compile(model: Any = ..., *, fullgraph: Any = ..., dynamic: Any = ..., backend: Any = ..., mode: Any = ..., options: Any = ..., disable: Any = ..., **kwargs: Any) -> Any:
     """Return ``model`` unchanged (tensorplug is eager). Usable as ``tp.compile(fn)``, ``@tp.compile`` and ``@tp.compile(mode="max-autotune")``; PyTorch's keyword arguments are accepted and checked, and have no effect."""
+
+def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 complex128; the parts broadcast)."""
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate as a new tensor (``input`` itself when real)."""
 
 def copysign(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
@@ -398,6 +415,9 @@ def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _Tens
 def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
 
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of complex ``input``, as a view."""
+
 def index_add(input: Tensor, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
 
@@ -414,7 +434,10 @@ def is_autocast_enabled(device_type: _str = ...) -> _bool:
     """See torch.is_autocast_enabled."""
 
 def is_complex(input: Tensor) -> _bool:
-    """False: tensorplug has no complex dtypes yet."""
+    """Whether ``input`` has a complex dtype (complex64 or complex128)."""
+
+def is_conj(input: Tensor) -> _bool:
+    """False: tensorplug's conjugates are materialized."""
 
 def is_deterministic_algorithms_warn_only_enabled() -> _bool:
     """See torch.is_deterministic_algorithms_warn_only_enabled."""
@@ -620,6 +643,9 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 def pinverse(input: Tensor, rcond: Any = ...) -> Tensor:
     """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
 
+def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``."""
+
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
 
@@ -656,6 +682,9 @@ def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike
 def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a composite over ``random_`` and ``sort``, so every backend has it)."""
 
+def real(input: Tensor) -> Tensor:
+    """The real part: a view for a complex ``input``, ``input`` itself for a real one."""
+
 def reciprocal(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``reciprocal`` of ``input`` (see torch.reciprocal)."""
 
@@ -670,6 +699,9 @@ def repeat(input: Tensor, *sizes: _Size) -> Tensor:
 
 def reshape(input: Tensor, *shape: _Size) -> Tensor:
     """A view when the strides allow it, else a contiguous copy."""
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input``: tensorplug has no lazy conjugate bit to resolve."""
 
 def roll(input: Tensor, shifts: Any, dims: Any = ...) -> Tensor:
     """Rotate ``input`` by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
@@ -729,7 +761,7 @@ def set_rng_state(new_state: Any) -> None:
     """Restore the CPU default generator's state from :func:`get_rng_state`."""
 
 def sgn(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
-    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's sgn also takes complex ones, which tensorplug has not). Its gradient is 0."""
+    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose gradient is 0; ``z / |z|`` (0 at 0) for complex ones."""
 
 def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sigmoid`` of ``input`` (see torch.sigmoid)."""
@@ -853,6 +885,12 @@ def var(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., ke
 
 def var_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ...) -> tuple[Tensor, Tensor]:
     """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A complex view of float32/float64 ``input`` whose last dim (size 2, stride 1) holds real and imaginary parts: the inverse of :func:`view_as_real` (shares storage)."""
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A real view of complex ``input``: shape ``input.shape + (2,)``, the last dim holding the real and imaginary parts (it shares storage with ``input``)."""
 
 def where(condition: Any, input: _TensorOrNumber | None = ..., other: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """``input`` where ``condition`` is true, else ``other`` (broadcast together)."""

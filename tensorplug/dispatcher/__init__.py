@@ -4,7 +4,7 @@ It knows nothing of tensors or of any backend: the frontend tells it how to read
 set (``set_keyset_extractor``) and backends register kernels against keys.
 """
 from ._explain import explain
-from ._keys import AUTOGRAD, INPLACE_OR_VIEW, PROFILER, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
+from ._keys import AUTOGRAD, COMPLEX, INPLACE_OR_VIEW, PROFILER, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
 from ._operator import (
     Operator,
     Resolution,
@@ -23,6 +23,7 @@ from ._state import ExcludeKeys, IncludeKeys, local_state
 
 __all__ = [
     "AUTOGRAD",
+    "COMPLEX",
     "INPLACE_OR_VIEW",
     "PROFILER",
     "DispatchKey",

@@ -4,9 +4,11 @@ A key set is a plain ``int`` bit mask: the dispatcher's hot path is one ``|``, o
 dict lookup per call, so key sets must be as cheap as Python allows. A higher bit is a higher
 priority, so the key that handles a call is the highest set bit of the call's key set.
 
-Fixed keys take the top bits. Profiler sits above Autograd, at bit 30: it is only ever in a key
+Fixed keys take the top bits. Profiler sits above everything, at bit 30: it is only ever in a key
 set while a profiler runs in the thread (it joins through the thread's include set), so ordinary
-calls keep their single-digit ints. Backend keys are handed out from bit 1 upwards when a backend
+calls keep their single-digit ints. Complex sits above Autograd: every tensor of a complex dtype
+carries it, and its kernels rewrite a complex op as real ops on ``view_as_real`` views, which
+record their own autograd nodes below it (docs/complex.md). Backend keys are handed out from bit 1 upwards when a backend
 registers, which lets any number of backends coexist in one process.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 __all__ = [
     "DispatchKey",
     "PROFILER",
+    "COMPLEX",
     "AUTOGRAD",
     "INPLACE_OR_VIEW",
     "allocate_backend_key",
@@ -24,9 +27,10 @@ __all__ = [
 
 # Bits below 2**30 keep key sets in CPython's single-digit ints, whose arithmetic is fastest.
 _PROFILER_BIT = 30
-_AUTOGRAD_BIT = 29
-_INPLACE_OR_VIEW_BIT = 28
-_MAX_BACKEND_BIT = 27
+_COMPLEX_BIT = 29
+_AUTOGRAD_BIT = 28
+_INPLACE_OR_VIEW_BIT = 27
+_MAX_BACKEND_BIT = 26
 
 
 class DispatchKey:
@@ -45,11 +49,13 @@ class DispatchKey:
 
 
 PROFILER = DispatchKey("Profiler", _PROFILER_BIT, is_backend=False)
+COMPLEX = DispatchKey("Complex", _COMPLEX_BIT, is_backend=False)
 AUTOGRAD = DispatchKey("Autograd", _AUTOGRAD_BIT, is_backend=False)
 INPLACE_OR_VIEW = DispatchKey("InplaceOrView", _INPLACE_OR_VIEW_BIT, is_backend=False)
 
 _keys_by_bit: dict[int, DispatchKey] = {
     PROFILER.bit: PROFILER,
+    COMPLEX.bit: COMPLEX,
     AUTOGRAD.bit: AUTOGRAD,
     INPLACE_OR_VIEW.bit: INPLACE_OR_VIEW,
 }

@@ -2,8 +2,12 @@
 
 Promotion follows ``torch.result_type``: operands fall in three priority groups (tensors with
 dimensions, zero-dim tensors, Python scalars); a lower group only matters when its category
-(bool < integer < floating) is higher than the higher group's. Python floats promote to the
-default dtype, Python ints to int64.
+(bool < integer < floating < complex) is higher than the higher group's. Python floats promote to
+the default dtype, Python ints to int64, Python complex numbers to the default dtype's complex
+counterpart.
+
+complex64 and complex128 are stored as (real, imag) pairs of float32 and float64: a backend never
+sees them (docs/complex.md), so they are kept out of ``all_dtypes``, the dtypes a backend declares.
 """
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "half", "float", "double", "short", "int", "long", "all_dtypes", "promote_types",
+    "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int", "long",
+    "all_dtypes", "complex_dtypes", "promote_types",
     "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "dtype_of_scalar", "finfo", "iinfo",
 ]
 
@@ -21,17 +26,19 @@ _builtin_bool, _builtin_int, _builtin_float = bool, int, float
 class dtype:
     """A tensor element type: ``tp.float32``, ``tp.int64``, ``tp.bool``, ..."""
 
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "numpy", "_rank")
-    is_complex = False  # no complex dtypes yet; PyTorch code reads the flag
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "category", "numpy", "_rank",
+                 "_part")
 
-    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, numpy_dtype, rank: int):
+    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, numpy_dtype, rank: int, part=None):
         self.name = name
         self.itemsize = itemsize
-        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
+        self.is_complex = category == 3
         self.is_signed = is_signed
         self.numpy = numpy_dtype
         self._rank = rank
+        self._part = part  # a complex dtype's real and imaginary parts' dtype
 
     def __repr__(self) -> str:
         return f"tensorplug.{self.name}"
@@ -39,8 +46,18 @@ class dtype:
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
 
-    def to_real(self):
-        return self
+    def to_real(self) -> "dtype":
+        """The dtype of the real and imaginary parts of a complex dtype; a real dtype itself."""
+        return self._part if self._part is not None else self
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype whose parts have this floating dtype (float32 -> complex64)."""
+        if self.is_complex:
+            return self
+        found = _complex_of.get(self.name)
+        if found is None:
+            raise TypeError(f"to_complex(): {self.name} has no complex counterpart (float32 and float64 have)")
+        return found
 
 
 def _bfloat16_numpy():
@@ -61,12 +78,19 @@ float16 = dtype("float16", 2, 2, True, np.dtype(np.float16), 6)
 bfloat16 = dtype("bfloat16", 2, 2, True, None, 7)
 float32 = dtype("float32", 4, 2, True, np.dtype(np.float32), 8)
 float64 = dtype("float64", 8, 2, True, np.dtype(np.float64), 9)
+complex64 = dtype("complex64", 8, 3, True, np.dtype(np.complex64), 10, part=float32)
+complex128 = dtype("complex128", 16, 3, True, np.dtype(np.complex128), 11, part=float64)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
+#: The dtypes a backend may declare and compute in.
 all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-_by_name = {d.name: d for d in all_dtypes}
-_by_numpy = {d.numpy: d for d in all_dtypes if d.numpy is not None}
+#: Complex dtypes: (real, imag) pairs of a part dtype that a backend declares (docs/complex.md).
+complex_dtypes = (complex64, complex128)
+_complex_of = {"float32": complex64, "float64": complex128}
+_by_name = {d.name: d for d in all_dtypes + complex_dtypes}
+_by_numpy = {d.numpy: d for d in all_dtypes + complex_dtypes if d.numpy is not None}
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -99,9 +123,12 @@ def from_numpy_dtype(np_dtype) -> dtype:
 
 def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
     table = {}
-    for a in all_dtypes:
-        for b in all_dtypes:
-            if a.category != b.category:
+    every = all_dtypes + complex_dtypes
+    for a in every:
+        for b in every:
+            if a.is_complex or b.is_complex:
+                table[a, b] = _promote_complex(a, b)
+            elif a.category != b.category:
                 table[a, b] = a if a.category > b.category else b
             elif a is b:
                 table[a, b] = a
@@ -112,6 +139,14 @@ def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
             else:
                 table[a, b] = _promote_integers(a, b)
     return table
+
+
+def _promote_complex(a: dtype, b: dtype) -> dtype:
+    # PyTorch: complex wins; its width is the wider of the parts (complex64 with float64 gives
+    # complex128); anything below floating keeps the complex dtype.
+    parts = [d.to_real() for d in (a, b) if d.category >= 2]
+    wide = float64 if any(p is float64 for p in parts) else float32
+    return _complex_of[wide.name]
 
 
 def _promote_integers(a: dtype, b: dtype) -> dtype:
@@ -158,6 +193,8 @@ def dtype_of_scalar(value) -> dtype:
         return int64
     if isinstance(value, _builtin_float):
         return _default_dtype
+    if isinstance(value, complex):
+        return _default_dtype.to_complex()
     # NumPy scalars (np.float32(2), an element read from an ndarray) count as the Python
     # number of their kind, as in PyTorch.
     if isinstance(value, np.bool_):
@@ -166,6 +203,8 @@ def dtype_of_scalar(value) -> dtype:
         return int64
     if isinstance(value, np.floating):
         return _default_dtype
+    if isinstance(value, np.complexfloating):
+        return _default_dtype.to_complex()
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
 
 
@@ -173,7 +212,15 @@ def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | Non
     """torch.result_type's rule for joining a higher-priority group's dtype with a lower one's."""
     if higher is None:
         return lower
-    if lower is None or higher.category == 2:
+    if lower is None or higher.category == 3:
+        return higher
+    if lower.category == 3:
+        # A complex operand of a lower group turns a real result complex, keeping the higher
+        # group's floating width (float64 tensor * 1j is complex128, float32 one complex64).
+        if higher.category == 2:
+            return higher.to_complex() if higher in (float32, float64) else complex64
+        return lower
+    if higher.category == 2:
         return higher
     if higher is bool or lower.category == 2:
         return _promotion[higher, lower]

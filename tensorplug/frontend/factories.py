@@ -44,6 +44,8 @@ def _infer_dtype(array: np.ndarray, data) -> _dt.dtype:
         return _dt.int64
     if kind == "f":
         return _dt.get_default_dtype()
+    if kind == "c":
+        return _dt.get_default_dtype().to_complex()
     raise TypeError(f"tensor(): could not infer the dtype of {type(data).__name__} data (numpy kind {array.dtype!r})")
 
 
@@ -69,9 +71,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     inferred = _infer_dtype(array, data)
     dtype = inferred if dtype is None else dtype
     dev = resolve_device(device)
-    if dtype is not inferred and not inferred.is_floating_point and dtype.is_floating_point:
+    if dtype is not inferred and inferred.category < 2 <= dtype.category:
         array = array.astype(np.float64)
-    if array.size and not isinstance(data, (np.ndarray, np.generic)) and not dtype.is_floating_point:
+    if inferred.is_complex and not dtype.is_complex:
+        raise TypeError(f"tensor(): can't convert complex data to {dtype.name}")
+    if array.size and not isinstance(data, (np.ndarray, np.generic)) and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
         for bound in (array.min(), array.max()):
@@ -150,7 +154,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape = check_shape("full", (size,) if isinstance(size, int) else tuple(size))
     if dtype is None:
-        dtype = _dt.dtype_of_scalar(fill_value) if is_number(fill_value) else _dt.get_default_dtype()
+        is_scalar = is_number(fill_value) or isinstance(fill_value, (complex, np.complexfloating))
+        dtype = _dt.dtype_of_scalar(fill_value) if is_scalar else _dt.get_default_dtype()
     t = empty_tensor(shape, dtype, resolve_device(device))
     return _finish(fill_(t, fill_value), requires_grad)
 

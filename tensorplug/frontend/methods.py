@@ -323,6 +323,14 @@ def _attach() -> None:
     T.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
+    # Complex numbers (docs/complex.md): real and imag are views, settable as in PyTorch.
+    from . import complex as _complex
+
+    T.real = property(_complex.real, lambda self, value: _complex.real(self).copy_(value))
+    T.imag = property(_complex.imag, lambda self, value: _complex.imag(self).copy_(value))
+    for name in ("conj", "conj_physical", "resolve_conj", "is_conj", "angle"):
+        setattr(T, name, getattr(_complex, name))
+
     # Op-library modules list their methods in TENSOR_METHODS (issue 3).
     from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional

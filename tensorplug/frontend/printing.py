@@ -62,6 +62,19 @@ def _format_values(t) -> str:
         # Pad every value to the widest one so that columns line up, as PyTorch prints them.
         width = max((len(fmt(v)) for v in shown), default=0)
         kwargs["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
+    elif t._dtype.is_complex:
+        # As PyTorch: the real and the imaginary parts each get a formatter of their own; the real
+        # parts line up, the imaginary ones follow them unpadded.
+        shown = (array if not summarize else _edges(array)).astype(np.complex128).ravel()
+        real_fmt, imag_fmt = _float_formatter(shown.real), _float_formatter(shown.imag)
+        real_width = max((len(real_fmt(v.real)) for v in shown), default=0)
+
+        def complex_text(v) -> str:
+            imag_text = imag_fmt(v.imag)
+            sign = "" if imag_text.startswith("-") else "+"
+            return f"{real_fmt(v.real).rjust(real_width)}{sign}{imag_text}j"
+
+        kwargs["formatter"] = {"complex_kind": complex_text}
     elif t._dtype is _dt.bool:
         kwargs["formatter"] = {"bool": lambda v: "True" if v else "False"}
     return np.array2string(array, **kwargs)
@@ -83,7 +96,7 @@ def tensor_repr(t) -> str:
         suffixes.append(f"size={tuple(t._shape)}")
     if t._device.type != "cpu":
         suffixes.append(f"device='{t._device}'")
-    default_dtypes = (_dt.get_default_dtype(), _dt.int64, _dt.bool)
+    default_dtypes = (_dt.get_default_dtype(), _dt.get_default_dtype().to_complex(), _dt.int64, _dt.bool)
     if t._dtype not in default_dtypes or (empty and t._dtype is not _dt.get_default_dtype()):
         suffixes.append(f"dtype={t._dtype!r}")
     if t.grad_fn is not None:

@@ -17,9 +17,10 @@ from . import dtypes as _dt
 from .device import canonical_device, device
 from .shapes import _layout_cache as _layouts, contiguous_layout
 
-__all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor"]
+__all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor", "keyset_for"]
 
 _AUTOGRAD_MASK = dispatcher.AUTOGRAD.mask
+_COMPLEX_MASK = dispatcher.COMPLEX.mask
 
 
 class Tensor:
@@ -121,7 +122,7 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return False  # no complex dtypes yet
+        return self._dtype.is_complex
 
     @property
     def is_cpu(self) -> bool:
@@ -154,8 +155,8 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {self._dtype}")
+        if requires_grad and self._dtype.category < 2:
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, got {self._dtype}")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -214,7 +215,7 @@ def make_tensor(storage, shape: tuple, stride: tuple, offset: int, dtype: _dt.dt
     t._offset = offset
     t._dtype = dtype
     t._device = dev
-    t._keys = dev._keymask or bind_device(dev)._keymask
+    t._keys = keyset_for(dev, dtype) if dtype._part is not None else dev._keymask or bind_device(dev)._keymask
     t._version_ref = [0] if version is None else version
     t._base = base
     t.grad = None
@@ -232,6 +233,8 @@ def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     backend = dev._backend
     if backend is None:
         backend = bind_device(dev)._backend
+    if dtype._part is not None:
+        return _empty_complex(shape, dtype, dev)
     if dtype not in dev._dtypes:  # one set lookup: a dtype the backend did not declare never reaches it
         raise TypeError(f"device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
                         f"{', '.join(sorted(backend.dtypes))}")
@@ -252,6 +255,25 @@ def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     t.grad_fn = None
     t._autograd = None
     return t
+
+
+def keyset_for(dev: device, dtype: _dt.dtype) -> int:
+    """The dispatch key set of a new tensor of ``dtype`` on ``dev``: the device's backend key,
+    plus the Complex key for a complex dtype (docs/complex.md)."""
+    keys = dev._keymask or bind_device(dev)._keymask
+    return keys | _COMPLEX_MASK if dtype._part is not None else keys
+
+
+def _empty_complex(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
+    """A new contiguous complex tensor: storage for (real, imag) pairs of its part dtype, which
+    the device's backend must declare; the Complex key keeps every op on it off the backend."""
+    part = dtype._part
+    if part not in dev._dtypes:
+        raise TypeError(f"device {dev} does not support {dtype.name}: it needs {part.name} for the real and "
+                        f"imaginary parts, and the {dev.type!r} backend declares {', '.join(sorted(dev._backend.dtypes))}")
+    stride, numel = contiguous_layout(shape)
+    storage = dev._backend.allocate(numel * dtype.itemsize, dev.index)
+    return make_tensor(storage, shape, stride, 0, dtype, dev)
 
 
 def bind_device(dev: device) -> device:

@@ -122,6 +122,8 @@ class Tensor:
         """See torch.Tensor.amax."""
     def amin(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.amin."""
+    def angle(self) -> Tensor:
+        """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
     def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.any."""
     def argmax(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
@@ -214,6 +216,10 @@ class Tensor:
         """In-place version of ``clip``."""
     def clone(self, memory_format: Any = ...) -> Tensor:
         """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
+    def conj(self) -> Tensor:
+        """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
+    def conj_physical(self) -> Tensor:
+        """The complex conjugate as a new tensor (``input`` itself when real)."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
         """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
     def copy_(self, src: Any, non_blocking: _bool = ...) -> Tensor:
@@ -363,6 +369,11 @@ class Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
     def hypot_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``hypot``."""
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of complex ``input``, as a view."""
+    @imag.setter
+    def imag(self, value: Tensor) -> None: ...
     def index_add(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
         """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
     def index_add_(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
@@ -376,7 +387,9 @@ class Tensor:
     def inverse(self, *, out: Tensor | None = ...) -> Tensor:
         """torch.inverse: :func:`tp.linalg.inv`."""
     def is_complex(self) -> _bool:
-        """False: tensorplug has no complex dtypes yet."""
+        """Whether ``input`` has a complex dtype (complex64 or complex128)."""
+    def is_conj(self) -> _bool:
+        """False: tensorplug's conjugates are materialized."""
     def is_contiguous(self, memory_format: Any = ...) -> _bool:
         """See torch.Tensor.is_contiguous."""
     @property
@@ -594,6 +607,11 @@ class Tensor:
         """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
+    @property
+    def real(self) -> Tensor:
+        """The real part: a view for a complex ``input``, ``input`` itself for a real one."""
+    @real.setter
+    def real(self, value: Tensor) -> None: ...
     def reciprocal(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``reciprocal`` of ``input`` (see torch.reciprocal)."""
     def reciprocal_(self) -> Tensor:
@@ -623,6 +641,8 @@ class Tensor:
         """A view when the strides allow it, else a contiguous copy."""
     def reshape_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.reshape_as."""
+    def resolve_conj(self) -> Tensor:
+        """``input``: tensorplug has no lazy conjugate bit to resolve."""
     def retain_grad(self) -> None:
         """Keep ``.grad`` for a non-leaf tensor after backward."""
     @property
@@ -653,7 +673,7 @@ class Tensor:
     def select(self, dim: _Dims, index: Any) -> Tensor:
         """See torch.Tensor.select."""
     def sgn(self, *, out: Tensor | None = ...) -> Tensor:
-        """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's sgn also takes complex ones, which tensorplug has not). Its gradient is 0."""
+        """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose gradient is 0; ``z / |z|`` (0 at 0) for complex ones."""
     def sgn_(self) -> Tensor:
         """In-place version of ``sgn``."""
     @property
@@ -804,6 +824,9 @@ def empty_tensor(shape: tuple[Any, ...], dtype: _dtype, dev: _device) -> Tensor:
     """A new contiguous tensor with uninitialized memory; ``dev`` must be canonical."""
 
 def is_tensor(obj: Any) -> _bool: ...
+
+def keyset_for(dev: _device, dtype: _dtype) -> _int:
+    """The dispatch key set of a new tensor of ``dtype`` on ``dev``: the device's backend key, plus the Complex key for a complex dtype (docs/complex.md)."""
 
 def make_tensor(storage: Any, shape: tuple[Any, ...], stride: tuple[Any, ...], offset: _int, dtype: _dtype, dev: _device, version: Any = ..., base: Any = ...) -> Tensor:
     """A tensor over ``storage`` (no checks: callers pass a layout that fits the storage)."""

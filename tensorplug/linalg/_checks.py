@@ -42,6 +42,8 @@ def check_float(op: str, t: Tensor) -> None:
         return
     if t._dtype.is_floating_point:
         raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {scalar_type_name(t._dtype)}")
+    if t._dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex input ({t._dtype.name}) is not supported yet (docs/linalg.md)")
     raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {scalar_type_name(t._dtype)}")
 
 

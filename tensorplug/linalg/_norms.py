@@ -23,6 +23,8 @@ __all__ = ["vector_norm", "matrix_norm", "norm"]
 
 
 def _with_dtype(op: str, x: Tensor, dtype) -> Tensor:
+    if x._dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex input ({x._dtype.name}) is not supported yet (docs/linalg.md)")
     if not x._dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {scalar_type_name(x._dtype)}")
     if dtype is None or dtype is x._dtype:

@@ -58,6 +58,8 @@ def fill_(self: Tensor, value) -> Tensor:
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
         value = value.item()
+    if isinstance(value, (complex, np.complexfloating)) or self._dtype.is_complex:
+        return _fill_complex(self, value)
     if not is_number(value):
         raise TypeError(f"fill_(): argument 'value' must be a Number, not {type(value).__name__}")
     check_no_internal_overlap("fill_", self)
@@ -75,7 +77,7 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
     within the dtype's range before it is truncated (-0.5 and 255.5 do not fit uint8); an integer
     may be negative down to -max in an unsigned dtype, where it wraps (-1 is 255 in uint8, -256 is
     refused); infinities and NaN are values of every floating dtype; anything fits bool."""
-    if dtype is _dt.bool or isinstance(value, bool):
+    if dtype is _dt.bool or isinstance(value, bool) or dtype.is_complex:
         return
     if dtype.is_floating_point:
         if dtype in (_dt.float16, _dt.bfloat16, _dt.float32) and value == value and abs(value) != float("inf"):
@@ -102,6 +104,18 @@ def number_for(op: str, value, dtype: _dt.dtype):
     return value + 256 if dtype is _dt.uint8 and value < 0 else value
 
 
+def _fill_complex(self: Tensor, value) -> Tensor:
+    if not (is_number(value) or isinstance(value, (complex, np.complexfloating))):
+        raise TypeError(f"fill_(): argument 'value' must be a Number, not {type(value).__name__}")
+    if not self._dtype.is_complex and complex(value).imag != 0:
+        raise RuntimeError(f"fill_(): value cannot be converted to type {self._dtype.name} without overflow: {value}")
+    check_no_internal_overlap("fill_", self)
+    value = complex(value)
+    FILL.lookup(keyset(self))(self, value if self._dtype.is_complex else number_for("fill_", value.real, self._dtype))
+    bump_version(self)
+    return self
+
+
 def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0)
 
@@ -111,7 +125,7 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     if t._dtype is dtype:
         return t
     out = empty_tensor(t._shape, dtype, t._device)
-    COPY.lookup(keyset(t))(out, t)
+    COPY.lookup(keyset(out, t))(out, t)  # out's keys too: a complex result needs the Complex key
     return out
 
 
@@ -155,6 +169,11 @@ def clone(t: Tensor, memory_format=None) -> Tensor:
 
 def to_numpy(t: Tensor) -> np.ndarray:
     """``t``'s values as a NumPy array (a view for host-memory backends, else a copy)."""
+    if t._dtype.is_complex:  # the backend holds (real, imag) pairs: NumPy reads them as complex
+        from ..complex import view_as_real
+
+        pairs = t._device._backend.to_host(view_as_real(t))
+        return pairs.view(t._dtype.numpy)[..., 0]
     return t._device._backend.to_host(t)
 
 
@@ -167,7 +186,13 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
     out = empty_tensor(shape, dtype, dev)
     if array.size:
-        dev._backend.copy_from_host(out, array)
+        if dtype.is_complex:  # the backend stores (real, imag) pairs of the part dtype
+            from ..complex import view_as_real
+
+            pairs = array.reshape(-1).view(dtype._part.numpy).reshape(shape + (2,))
+            dev._backend.copy_from_host(view_as_real(out), pairs)
+        else:
+            dev._backend.copy_from_host(out, array)
     return out
 
 
@@ -231,7 +256,7 @@ def _to_format(t: Tensor, target, dtype, copy: bool, memory_format) -> Tensor:
     if dtype is t._dtype and not copy and t._stride == _mf.format_strides(t._shape, fmt):
         return t
     out = empty_in_format(t._shape, dtype, t._device, fmt)
-    COPY.lookup(keyset(t))(out, t)
+    COPY.lookup(keyset(out, t))(out, t)
     return out
 
 

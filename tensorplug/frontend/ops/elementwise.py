@@ -31,7 +31,7 @@ _ALL = frozenset(_dt.all_dtypes)
 
 
 def _compute_dtype(name: str, rule: str, promoted: _dt.dtype) -> _dt.dtype:
-    if rule == "float" and not promoted.is_floating_point:
+    if rule == "float" and promoted.category < 2:  # complex stays complex
         return _dt.get_default_dtype()
     if rule == "integral" and promoted.is_floating_point:
         raise TypeError(f"{name}(): not implemented for floating-point dtype {promoted.name}; it needs integer or bool tensors")
@@ -62,6 +62,8 @@ def _scalar_as(value, dtype: _dt.dtype):
     """
     if dtype.is_floating_point:
         return float(value)
+    if dtype.is_complex:
+        return complex(value)
     if dtype is _dt.bool:
         return bool(value)
     value = int(value)
@@ -73,7 +75,7 @@ def _scalar_as(value, dtype: _dt.dtype):
 
 
 def _check_operand(name: str, position: str, value) -> None:
-    if not isinstance(value, Tensor) and not is_number(value):
+    if not isinstance(value, Tensor) and not is_number(value) and not isinstance(value, complex):
         raise TypeError(f"{name}(): argument '{position}' must be Tensor or Number, not {type(value).__name__}")
 
 
@@ -136,9 +138,11 @@ def _unary_slow(spec: _ElementwiseOp, input, out):
     spec.check_dtype(input._dtype)
     dtype = _compute_dtype(spec.name, spec.rule, input._dtype)
     if spec.exact_out:
-        check_exact_dtype(spec.name, out, dtype)
+        check_exact_dtype(spec.name, out, dtype.to_real() if spec.name == "abs" else dtype)
     x = to_dtype(input, dtype)
-    result = empty_tensor(x._shape, _dt.bool if spec.bool_out else dtype, x._device)
+    # abs of a complex tensor is real, as in PyTorch; complex ops are listed in docs/complex.md.
+    result_dtype = _dt.bool if spec.bool_out else dtype.to_real() if spec.name == "abs" else dtype
+    result = empty_tensor(x._shape, result_dtype, x._device)
     spec.op.lookup(_keys(x))(result, x)
     return _finish_out(spec.name, result, out, x._shape, x._device)
 
@@ -436,5 +440,6 @@ def where(condition, input=None, other=None, *, out=None):
             operands.append(_scalar_as(x, dtype))
     check_exact_dtype("where", out, dtype)
     result = empty_tensor(shape, dtype, condition._device)
-    WHERE.lookup(_keys(*tensors))(result, cond, operands[0], operands[1])
+    # The result's keys too: a number can make it complex (the Complex key) where no input is.
+    WHERE.lookup(_keys(*tensors, result))(result, cond, operands[0], operands[1])
     return _finish_out("where", result, out, shape, condition._device)

@@ -129,14 +129,21 @@ def positive(input) -> Tensor:
 
 
 def sgn(input, *, out=None) -> Tensor:
-    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors (PyTorch's
-    sgn also takes complex ones, which tensorplug has not). Its gradient is 0.
+    """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose
+    gradient is 0; ``z / |z|`` (0 at 0) for complex ones.
 
     >>> tp.sgn(tp.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
     _check_tensor("sgn", input)
     check_exact_dtype("sgn", out, input._dtype)
+    if input._dtype.is_complex:
+        from ..complex import complex_parts, from_parts
+
+        magnitude = input.abs()
+        divisor = where(magnitude == 0, 1.0, magnitude)
+        re, im = complex_parts(input)
+        return write_out("sgn", out, from_parts(re / divisor, im / divisor))
     return UNARY["sign"](input, out=out)
 
 

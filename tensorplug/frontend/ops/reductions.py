@@ -91,7 +91,7 @@ _NARROW_INTEGRALS = frozenset(d for d in _dt.all_dtypes if not d.is_floating_poi
 def _sum_dtype(input: Tensor, dtype) -> tuple[Tensor, _dt.dtype]:
     if dtype is not None:
         return to_dtype(input, dtype), dtype
-    if not input._dtype.is_floating_point:
+    if input._dtype.category < 2:  # bool and integers; floating and complex sum in their own dtype
         return input, _dt.int64
     return input, input._dtype
 
@@ -149,7 +149,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
     castable to, so not an integer one)."""
     _check_tensor("mean", input)
     in_dtype = input._dtype if dtype is None else dtype
-    if not in_dtype.is_floating_point:
+    if in_dtype.category < 2:
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
             f"Got: {in_dtype.name}"
