@@ -214,6 +214,29 @@ def test_max_pool2d_indices_kernel(case):
     np.testing.assert_array_equal(tp_indices.numpy(), indices.numpy())
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool2d_with_indices_backward(dtype, case):
+    """Training's gradient through the forward's indices (the fused max_pool2d_with_indices_backward)
+    equals its decomposition and PyTorch's gradient, on a strided grad."""
+    kernel, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(14)
+    x = _data(rng, (2, 3, 11, 10), dtype)
+    x[0, 0, :4, :4] = 0.25  # ties: the first maximum takes the gradient
+    tx = tp.tensor(x, requires_grad=True)
+    values = F.max_pool2d(tx, kernel, stride, padding, dilation, ceil_mode)
+    assert values.grad_fn.name() == "_MaxPool2dWithIndicesBackward"
+    ttx = torch.from_numpy(x).requires_grad_()
+    expected = tf.max_pool2d(ttx, kernel, stride, padding, dilation, ceil_mode)
+    g = _data(rng, tuple(expected.shape) + (2,), dtype)
+    values.backward(tp.tensor(g)[..., 0])
+    expected.backward(torch.from_numpy(np.ascontiguousarray(g[..., 0])))
+    indices = F.max_pool2d(tp.tensor(x), kernel, stride, padding, dilation, ceil_mode, return_indices=True)[1]
+    geometry = tuple((k, k) if isinstance(k, int) else k for k in (kernel, stride, padding, dilation)) + (ceil_mode,)
+    decomposed = _decomposed("max_pool2d_with_indices_backward", tp.tensor(g)[..., 0], tp.tensor(x), indices, *geometry)
+    _check(tx.grad, decomposed, ttx.grad, dtype)
+
+
 def test_max_pool2d_nan_and_inf():
     """A NaN in a window wins; -inf windows give -inf, as in PyTorch and the decomposition."""
     x = np.arange(2 * 6 * 6, dtype=np.float32).reshape(1, 2, 6, 6)
@@ -405,6 +428,16 @@ def test_gradient_and_loss_kernels_reject_bad_operands():
     with pytest.raises(ValueError, match="contiguous"):
         K.max_pool2d_backward(7, x.shape, (2, 2), opx(x.transpose(2, 3)), opx(tp.zeros(2, 4, 2, 2)), opx(x),
                               (2, 2), (2, 2), (0, 0), (1, 1))
+    indices = tp.tensor([[[[0, 3], [81, 1]]]])  # 81 is outside a 9 x 9 plane
+    with pytest.raises(IndexError, match="out of bounds"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (2, 2), opx(tp.zeros(1, 1, 9, 9)), opx(tp.zeros(1, 1, 2, 2)),
+                                           opx(indices))
+    with pytest.raises(ValueError, match="contiguous"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (2, 2), opx(tp.zeros(1, 1, 9, 9).transpose(2, 3)),
+                                           opx(tp.zeros(1, 1, 2, 2)), opx(indices.abs() % 4))
+    with pytest.raises(ValueError, match="storage"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (3, 3), opx(tp.zeros(1, 1, 9, 9)), opx(tp.zeros(1, 1, 2, 2)),
+                                           opx(indices))
     logits, target, loss = tp.zeros(3, 4, 1), tp.tensor([[0], [1], [2]]), tp.zeros(())
     with pytest.raises(ValueError, match="storage"):
         K.cross_entropy(7, 3, 5, 1, 1, opx(loss), opx(logits), opx(target), None, -100, 0.0)

@@ -4,12 +4,14 @@
 //   max_pool2d(dtype, shape, out, indices, a, kernel, stride, padding, dilation)
 //   avg_pool2d(dtype, shape, out, a, kernel, stride, padding, count_include_pad, divisor)
 //   max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, dilation)
+//   max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, indices)
 //   layer_norm(dtype, rows, cols, out, a, weight, bias, eps)
 //   cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, label_smoothing)
 //   cross_entropy_backward(dtype, n, c, r, reduction, out, grad, a, target, weight, ignore_index, label_smoothing)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
 // storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
 // lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
+#include <atomic>
 #include <vector>
 
 #include "families.h"
@@ -442,6 +444,77 @@ PyObject* py_max_pool2d_backward(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+// max_pool2d's gradient through the forward's indices: each output's gradient added to the
+// input element its index names, plane by plane (an index never leaves its plane). Training
+// keeps the forward's indices for this, where max_pool2d_backward searches every window again
+// (CNN step, one thread: 13 ms against 2 ms). An index outside the plane raises IndexError
+// after the pass; grad_input is contiguous and written in full.
+template <class T>
+bool max_pool_indices_backward_T(int64_t planes, int64_t hw, int64_t ohw, const int64_t* os, Operand& grad_input,
+                                 Operand& grad, Operand& indices, int64_t* bad_index) {
+    const int64_t *gs = grad.strides, *is = indices.strides;
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    const int64_t* I = reinterpret_cast<const int64_t*>(indices.data);
+    T* O = reinterpret_cast<T*>(grad_input.data);
+    const int64_t c = os[1], ow = os[3];
+    std::atomic<bool> bad{false};
+    const int64_t nchunks = planes * (hw + ohw) >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(planes, nchunks, [&](int64_t, int64_t p0, int64_t p1) {
+        for (int64_t pl = p0; pl < p1; ++pl) {
+            const int64_t ni = pl / c, ci = pl % c;
+            const T* gp = G + ni * gs[0] + ci * gs[1];
+            const int64_t* ip = I + ni * is[0] + ci * is[1];
+            T* op = O + pl * hw;
+            std::fill(op, op + hw, T(0));
+            for (int64_t y = 0; y < os[2]; ++y)
+                for (int64_t x = 0; x < ow; ++x) {
+                    const int64_t at = ip[y * is[2] + x * is[3]];
+                    if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(hw)) {
+                        if (!bad.exchange(true)) *bad_index = at;
+                        continue;
+                    }
+                    op[at] += gp[y * gs[2] + x * gs[3]];
+                }
+        }
+    });
+    return bad.load();
+}
+
+PyObject* py_max_pool2d_with_indices_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, indices)
+    const char* fname = "max_pool2d_with_indices_backward";
+    check_nargs(nargs, 6, fname);
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[MAX_DIMS], out_hw[2];
+    if (parse_shape(args[1], shape, fname) != 4)
+        value_error("max_pool2d_with_indices_backward: shape must be (N, C, H, W)");
+    parse_ints(args[2], out_hw, 2, 0, fname, "out_hw");
+    int64_t oshape[4] = {shape[0], shape[1], out_hw[0], out_hw[1]};
+    Operand grad_input, grad, indices;
+    parse_operand(args[3], dtype, 4, shape, grad_input, fname, "grad_input", false, true);
+    const int64_t* st = grad_input.strides;
+    if ((shape[3] > 1 && st[3] != 1) || (shape[2] > 1 && st[2] != shape[3]) ||
+        (shape[1] > 1 && st[1] != shape[2] * shape[3]) || (shape[0] > 1 && st[0] != shape[1] * shape[2] * shape[3]))
+        value_error("max_pool2d_with_indices_backward: grad_input must be contiguous");
+    parse_operand(args[4], dtype, 4, oshape, grad, fname, "grad", false, false);
+    parse_operand(args[5], kInt64, 4, oshape, indices, fname, "indices", false, false);
+    if (numel_of(4, shape) == 0) return none();
+    const int64_t planes = shape[0] * shape[1], hw = shape[2] * shape[3], ohw = out_hw[0] * out_hw[1];
+    int64_t bad_index = 0;
+    bool bad;
+    {
+        ReleaseGil nogil(planes * (hw + ohw) >= PARALLEL_THRESHOLD);
+        if (dtype == kFloat32)
+            bad = max_pool_indices_backward_T<float>(planes, hw, ohw, oshape, grad_input, grad, indices, &bad_index);
+        else
+            bad = max_pool_indices_backward_T<double>(planes, hw, ohw, oshape, grad_input, grad, indices, &bad_index);
+    }
+    if (bad)
+        raise(PyExc_IndexError, "max_pool2d_with_indices_backward: index " + std::to_string(bad_index) +
+                                    " is out of bounds for a plane of " + std::to_string(hw) + " elements");
+    return none();
+}
+
 PyObject* py_avg_pool2d(PyObject* const* args, Py_ssize_t nargs) {
     // avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor)
     const char* fname = "avg_pool2d";
@@ -769,6 +842,9 @@ void register_nn(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_max_pool2d_backward>(
         "max_pool2d_backward", "max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, "
                                "dilation): grad_input (N, C, H, W) contiguous."));
+    methods.push_back(fast_method<py_max_pool2d_with_indices_backward>(
+        "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, "
+                                            "indices): grad_input (N, C, H, W) contiguous."));
     methods.push_back(fast_method<py_cross_entropy>(
         "cross_entropy", "cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, "
                          "label_smoothing): reduction 0 none (out (N, R)), 1 mean, 2 sum (out 0-d)."));
