@@ -1,5 +1,6 @@
 """The CPU backend's fused nn kernels (softmax, log_softmax, conv2d, max_pool2d, avg_pool2d,
-layer_norm, cross_entropy and its gradient) against each op's own decomposition and against PyTorch, forward and backward."""
+layer_norm, cross_entropy and its gradient) against each op's own decomposition and against
+PyTorch, forward and backward."""
 import math
 
 import numpy as np
@@ -365,6 +366,16 @@ def test_cross_entropy_backward(dtype, reduction, case):
                              tp.tensor(target).reshape(flat[0], flat[2]), None if w is None else tp.tensor(w),
                              reduction, ignore, smoothing)
     _check(tx.grad.reshape(flat), decomposed, ttx.grad.reshape(flat), dtype, scale=10.0)
+
+
+def test_cross_entropy_backward_ignored_rows_follow_torch():
+    """An ignored row's gradient is 0, or NaN where its logits hold NaN or +inf, as PyTorch gives."""
+    x = np.array([[1.0, np.nan, 0.0], [np.inf, 0.0, 1.0], [0.5, -np.inf, 0.1], [0.5, 0.2, 0.1]], np.float32)
+    target = np.array([-100, -100, -100, 1])
+    ours, theirs = tp.tensor(x, requires_grad=True), torch.from_numpy(x).requires_grad_()
+    F.cross_entropy(ours, tp.tensor(target)).backward()
+    tf.cross_entropy(theirs, torch.from_numpy(target)).backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-7, equal_nan=True)
 
 
 def test_cross_entropy_double_backward():

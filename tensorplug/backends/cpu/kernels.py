@@ -417,8 +417,9 @@ def table() -> dict:
                "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
                "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
                "max_pool2d_backward": _max_pool2d_backward,
-               "max_pool2d_with_indices_backward": _max_pool2d_with_indices_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
-               "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "lstm_sequence_forward": _lstm_sequence_forward,
+               "max_pool2d_with_indices_backward": _max_pool2d_with_indices_backward, "avg_pool2d": _avg_pool2d,
+               "layer_norm": _layer_norm, "cross_entropy": _cross_entropy,
+               "cross_entropy_backward": _cross_entropy_backward, "lstm_sequence_forward": _lstm_sequence_forward,
                "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward}
     for name in FAMILIES["unary"]:

@@ -67,8 +67,8 @@ void naive_mm(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int
     }
 }
 
-// A (rows, cols) operand with batch stride bs as a contiguous (batch, rows, cols) copy, for the
-// layouts BLAS cannot read.
+// A (batch, rows, cols) operand with strides st as a contiguous copy, for the layouts BLAS
+// cannot read.
 template <class T> std::vector<T> dense_copy(const T* p, int64_t batch, int64_t rows, int64_t cols, const int64_t* st) {
     std::vector<T> d(static_cast<size_t>(batch * rows * cols));
     for (int64_t b = 0; b < batch; ++b)
@@ -92,7 +92,8 @@ constexpr int64_t kGemmBlockAlign = 16;
 // with the other core busy; issue 14), and a batch of small products ran one after another.
 // The blocks depend only on the shapes and tp.get_num_threads(), so results do not depend on
 // the machine's load.
-template <class T> void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
+template <class T>
+void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
     const int64_t *os = out.strides, *as = a.strides, *bs = b.strides;
     const T* Ap = reinterpret_cast<const T*>(a.data);
     const T* Bp = reinterpret_cast<const T*>(b.data);
@@ -123,10 +124,11 @@ template <class T> void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t
         cbatch = m * n;
         ldc = std::max<int64_t>(n, 1);
     }
-    // Blocks per product: the batch first, then rows or columns, up to blocks_per_thread each.
+    // Products first, then blocks of rows or columns, for kGemmBlocksPerThread tasks a thread.
     int64_t mblocks = 1, nblocks = 1;
     const int64_t work = batch * m * n * std::max<int64_t>(k, 1);
-    const int64_t want = work >= kParallelGemmWork ? int64_t(g_num_threads) * kGemmBlocksPerThread : 1;
+    const int64_t want =
+        work >= kParallelGemmWork && g_num_threads > 1 ? int64_t(g_num_threads) * kGemmBlocksPerThread : 1;
     if (batch < want) {
         const int64_t per_product = (want + batch - 1) / batch;
         const int64_t side = std::max(m, n);
@@ -140,7 +142,7 @@ template <class T> void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t
     nblocks = (n + nb - 1) / nb;
     const int64_t per_batch = mblocks * nblocks, tasks = batch * per_batch;
     serial_blas();
-    parallel_chunks(tasks, tasks, [&](int64_t, int64_t t0, int64_t t1) {
+    parallel_chunks(tasks, want > 1 ? tasks : 1, [&](int64_t, int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t bi = t / per_batch, i0 = (t % per_batch) / nblocks * mb, j0 = (t % nblocks) * nb;
             const int64_t rows = std::min(mb, m - i0), cols = std::min(nb, n - j0);

@@ -640,7 +640,7 @@ PyObject* py_cross_entropy(PyObject* const* args, Py_ssize_t nargs) {
 // The gradient of cross_entropy with respect to its input, in one pass per row instead of the
 // decomposition's softmax, products, scatter_add and their temporaries: row (n, r) gets
 // scale * (softmax(x) * sum_c q_c - q) with q as above, scale the loss's gradient (divided by the
-// summed w_t for mean). A row whose target is ignore_index gets 0. out is contiguous (N, C, R).
+// summed w_t for mean). A row whose target is ignore_index gets scale 0. out is contiguous (N, C, R).
 template <class T>
 void cross_entropy_backward_T(int64_t n, int64_t c, int64_t r, int reduction, Operand& out, Operand& grad, Operand& a,
                               Operand& target, const Operand* weight, int64_t ignore_index, double smoothing) {
@@ -676,29 +676,29 @@ void cross_entropy_backward_T(int64_t n, int64_t c, int64_t r, int reduction, Op
             const int64_t ni = row / r, ri = row % r;
             T* y = direct ? O + ni * c : buf.data();
             const int64_t t = Tg[ni * ts[0] + ri * ts[1]];
-            if (t == ignore_index) {
-                std::fill(y, y + c, T(0));
-            } else {
-                const T* x = A + ni * as[0] + ri * as[2];
-                if (!direct) {
-                    for (int64_t k = 0; k < c; ++k) y[k] = x[k * as[1]];
-                    x = y;
-                }
-                const double scale = reduction == 0 ? static_cast<double>(G[ni * grad.strides[0] + ri * grad.strides[1]])
-                                                    : total_scale;
-                const double wt = W ? static_cast<double>(W[t * ws]) : 1.0;
-                const double qsum = (1.0 - smoothing) * wt + smoothing / static_cast<double>(c) * w_all;
-                const T m = row_max<T>(x, c);
-                const double sum = row_expsum<T>(x, y, c, m);  // y = exp(x - m)
-                const T factor = static_cast<T>(scale * qsum / sum);
-                for (int64_t k = 0; k < c; ++k) y[k] *= factor;
-                if (smoothing != 0) {
-                    const double spread = scale * smoothing / static_cast<double>(c);
-                    for (int64_t k = 0; k < c; ++k)
-                        y[k] -= static_cast<T>(spread * (W ? static_cast<double>(W[k * ws]) : 1.0));
-                }
-                y[t] -= static_cast<T>(scale * (1.0 - smoothing) * wt);
+            const T* x = A + ni * as[0] + ri * as[2];
+            if (!direct) {
+                for (int64_t k = 0; k < c; ++k) y[k] = x[k * as[1]];
+                x = y;
             }
+            // An ignored row has scale 0: its gradient is 0, or NaN where its softmax is (a NaN
+            // or +inf logit), as the decomposition and PyTorch give.
+            const bool ignored = t == ignore_index;
+            const double row_grad = reduction == 0 ? static_cast<double>(G[ni * grad.strides[0] + ri * grad.strides[1]])
+                                                   : total_scale;
+            const double scale = ignored ? 0.0 : row_grad;
+            const double wt = ignored ? 0.0 : W ? static_cast<double>(W[t * ws]) : 1.0;
+            const double qsum = (1.0 - smoothing) * wt + smoothing / static_cast<double>(c) * w_all;
+            const T m = row_max<T>(x, c);
+            const double sum = row_expsum<T>(x, y, c, m);  // y = exp(x - m)
+            const T factor = static_cast<T>(scale * qsum / sum);
+            for (int64_t k = 0; k < c; ++k) y[k] *= factor;
+            if (smoothing != 0 && !ignored) {
+                const double spread = scale * smoothing / static_cast<double>(c);
+                for (int64_t k = 0; k < c; ++k)
+                    y[k] -= static_cast<T>(spread * (W ? static_cast<double>(W[k * ws]) : 1.0));
+            }
+            if (!ignored) y[t] -= static_cast<T>(scale * (1.0 - smoothing) * wt);
             if (!direct)
                 for (int64_t k = 0; k < c; ++k) O[(ni * c + k) * r + ri] = y[k];
         }
