@@ -67,6 +67,15 @@ def cases(lib, device):
     add("softmax 128x10000 (dim 0)", (logits,), lambda F, x: F.softmax(x, 0), None, 10)
     target = rng.integers(0, 10000, 128)
     add("cross_entropy 128x10000", (logits, target), lambda F, x, t: F.cross_entropy(x, t), None, 10)
+    if not is_numpy:
+        # Forward + backward: the gradient of the logits (a leaf, so backward also accumulates it).
+        leaf = lib.tensor(logits, device=device, requires_grad=True)
+        labels = lib.tensor(target, device=device)
+        rows.append(Case("cross_entropy 128x10000, forward + backward",
+                         lambda: F.cross_entropy(leaf, labels).backward(), 10, "ms"))
+        pooled = lib.tensor(planes[:, :, :24, :24], device=device, requires_grad=True)
+        rows.append(Case("max_pool2d 64x64x24x24, kernel 2, forward + backward",
+                         lambda: F.max_pool2d(pooled, 2).sum().backward(), 5, "ms"))
     activations = rng.standard_normal((4096, 1024), dtype=np.float32)
     add("layer_norm 4096x1024", (activations,), lambda F, x: F.layer_norm(x, (1024,)), _np_layer_norm, 10)
     flat = rng.standard_normal(10**7, dtype=np.float32)

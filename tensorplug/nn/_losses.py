@@ -2,7 +2,8 @@
 
 nll_loss and cross_entropy (with class-index targets) are composite ops with explicit
 derivatives over a canonical (N, C, R) input, R being the flattened extra dims, so a backend may
-fuse them; the public functions check and reshape, then call the op. mse_loss and smooth_l1_loss
+fuse them; the public functions check and reshape, then call the op. cross_entropy's derivative
+is an op too, cross_entropy_backward (one fused kernel on the CPU instead of about ten). mse_loss and smooth_l1_loss
 are such ops too (one backward node instead of five to nine). Everything else is a short
 decomposition whose gradient comes from the primitives.
 """
@@ -12,7 +13,7 @@ import math
 import warnings
 
 from ..frontend import dtypes as _dt
-from ..frontend.factories import zeros_like
+from ..frontend.factories import ones_like, zeros_like
 from ..frontend.ops import copying
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
@@ -113,20 +114,56 @@ def _smoothed_targets(input, target, weight, ignore_index, label_smoothing):
 
 
 def _cross_entropy_backward(grad, args, output, kwargs, needs):
-    input, target, weight, reduction, ignore_index, label_smoothing = args
+    return (_cross_entropy_grad(grad, *args),)
+
+
+def _cross_entropy_row_factor(grad, input, target, weight, reduction, ignore_index, label_smoothing):
+    """c[n, 1, r] with cross_entropy_backward = c * softmax(input) - scale * q: the loss scale
+    times the row's total target weight sum_c q_c."""
+    safe, valid = _targets(target, ignore_index)
+    w_target = _class_weights(safe, weight, valid, input._dtype)
+    scale = _loss_scale(grad, reduction, w_target.sum())
+    if not label_smoothing:
+        return (scale * w_target).unsqueeze(1)
+    q, _ = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
+    if reduction == "none":
+        scale = scale.unsqueeze(1)
+    return scale * q.sum(1, keepdim=True)
+
+
+def _cross_entropy_grad_backward(grad, args, output, kwargs, needs):
+    # cross_entropy_backward is linear in its grad and c * softmax(input) plus a constant in its
+    # input (c from _cross_entropy_row_factor): softmax's derivative gives the second term.
+    output_grad, input, *rest = args
+    grad_output_grad = grad_input = None
+    if needs[0]:
+        unit = _cross_entropy_grad(ones_like(output_grad), input, *rest)
+        grad_output_grad = (grad * unit).sum(1) if rest[2] == "none" else (grad * unit).sum()
+    if needs[1]:
+        probabilities = _softmax(input, 1)
+        factor = _cross_entropy_row_factor(output_grad, input, *rest)
+        grad_input = factor * probabilities * (grad - (grad * probabilities).sum(1, keepdim=True))
+    return grad_output_grad, grad_input
+
+
+@composite("cross_entropy_backward", derivative=_cross_entropy_grad_backward, differentiable=(0, 1))
+def _cross_entropy_grad(grad, input, target, weight, reduction, ignore_index, label_smoothing):
+    """cross_entropy's gradient with respect to its (N, C, R) input: per row, the loss scale times
+    softmax(input) * sum_c q_c - q, where q_c is the weight the row's loss gives log-probability
+    c (0 on a row whose target is ignore_index)."""
     if not label_smoothing:
         # q is w_t at the target and 0 elsewhere: softmax * (scale * w_t), minus scale * w_t at the
         # target, with no one-hot tensor.
         safe, valid = _targets(target, ignore_index)
         w_target = _class_weights(safe, weight, valid, input._dtype)
         scaled = (_loss_scale(grad, reduction, w_target.sum()) * w_target).unsqueeze(1)
-        return ((_softmax(input, 1) * scaled).scatter_add(1, safe.unsqueeze(1), -scaled),)
+        return (_softmax(input, 1) * scaled).scatter_add(1, safe.unsqueeze(1), -scaled)
     q, w_target = _smoothed_targets(input, target, weight, ignore_index, label_smoothing)
     scale = _loss_scale(grad, reduction, w_target.sum())
     probabilities = _softmax(input, 1)
     if reduction == "none":
         scale = scale.unsqueeze(1)
-    return (scale * (probabilities * q.sum(1, keepdim=True) - q),)
+    return scale * (probabilities * q.sum(1, keepdim=True) - q)
 
 
 @composite("cross_entropy", derivative=_cross_entropy_backward)

@@ -5,7 +5,9 @@ max_pool2d and avg_pool2d reduce the stacked windows of a padded input (see ``_c
 and carry explicit derivatives: max pooling sends each gradient to the first maximum of its
 window (PyTorch's choice, where the decomposition's amax would split ties) through the op
 max_pool2d_backward, which backends may fuse as they fuse max_pool2d and
-max_pool2d_with_indices; average pooling spreads it back over each window with col2im. Adaptive pooling and interpolation are products
+max_pool2d_with_indices; a backend that fuses max_pool2d_with_indices_backward gets the
+forward's indices in training instead, and scatters through them. Average pooling spreads the
+gradient back over each window with col2im. Adaptive pooling and interpolation are products
 with small resampling matrices built from the shapes alone, one matrix per spatial dim.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..dispatcher import Operator
 from ..frontend.factories import arange, tensor, zeros
 from ..frontend.ops import reductions
 from ..frontend.ops.elementwise import where
-from ..frontend.autograd import is_grad_enabled
+from ..frontend.autograd import Function, is_grad_enabled
 from ..frontend.ops._composite import composite
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor
@@ -153,9 +155,7 @@ def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
 
 def _gather_windows(grad, input, geometry) -> Tensor:
     """grad (shaped as input) at each window's first maximum: the adjoint of max_pool2d_backward."""
-    n, c = input._shape[:2]
-    indices = _max_pool2d_with_indices(input, *geometry)[1]
-    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
+    return _gather_at(grad, _max_pool2d_with_indices(input, *geometry)[1])
 
 
 def _max_pool2d_grad_backward(grad, args, output, kwargs, needs):
@@ -172,8 +172,45 @@ def _max_pool2d_grad(grad, input, kernel, stride, padding, dilation, ceil_mode):
     return flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(n, c, h, w)
 
 
-def _fuses_backward(x: Tensor) -> bool:
-    return _registry.backend_key(x._device.type) in _max_pool2d_grad.op.kernels
+def _indices_grad_backward(grad, args, output, kwargs, needs):
+    return (_gather_at(grad, args[2]),)
+
+
+def _gather_at(grad, indices) -> Tensor:
+    """grad (N, C, H, W) at each flat H * W index of ``indices`` (N, C, OH, OW)."""
+    n, c = indices._shape[:2]
+    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
+
+
+@composite("max_pool2d_with_indices_backward", derivative=_indices_grad_backward)
+def _max_pool2d_indices_grad(grad, input, indices, kernel, stride, padding, dilation, ceil_mode):
+    """max_pool2d's gradient through the forward's indices: each output's gradient added into the
+    input element its index names. Linear in grad (its derivative gathers at the indices)."""
+    n, c, h, w = input._shape
+    flat = zeros((n, c, h * w), dtype=grad._dtype, device=grad._device)
+    return flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(n, c, h, w)
+
+
+class _MaxPool2dWithIndices(Function):
+    """max_pool2d in training where the backend fuses max_pool2d_with_indices_backward: the
+    forward's indices are kept for the gradient instead of searching every window again."""
+
+    @staticmethod
+    def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
+        values, indices = _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode)
+        ctx.geometry = (kernel, stride, padding, dilation, ceil_mode)
+        ctx.save_for_backward(input.detach(), indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        input, indices = ctx.saved_tensors
+        return (_max_pool2d_indices_grad(grad, input, indices, *ctx.geometry),) + (None,) * 5
+
+
+def _backend_has(x: Tensor, op) -> bool:
+    return _registry.backend_key(x._device.type) in op.kernels
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -183,19 +220,22 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
     )
     args = (x, kernel, stride, padding, dilation, bool(ceil_mode))
-    # Where the backend has no kernel of its own for max_pool2d_backward, training takes the
-    # values at the forward's indices, so that backward is one scatter-add through them instead
-    # of a second search of every window. A fused backward searches again faster than the
-    # gather and scatter cost (CPU, CNN step: 3 ms against 11 ms per step).
+    # Training keeps the forward's indices for the gradient where the backend fuses the gradient
+    # through them (one scatter pass; CPU CNN step, busy machine: 4.7 ms against 13.4 for
+    # max_pool2d_backward's second search). Where it fuses neither, the values are gathered at
+    # the indices, so that backward is a scatter-add through them; where it fuses only
+    # max_pool2d_backward, that searches again faster than a gather and a scatter cost.
     training = x.requires_grad and is_grad_enabled()
-    gathered = training and not _fuses_backward(x)
-    if gathered or return_indices:
-        values, indices = _max_pool2d_with_indices(*args)
-    if gathered:
-        n, c = x._shape[:2]
-        values = x.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
-    elif training or not return_indices:
-        values = _max_pool2d(*args)
+    if training and _backend_has(x, _max_pool2d_indices_grad.op):
+        values, indices = _MaxPool2dWithIndices.apply(*args)
+    else:
+        gathered = training and not _backend_has(x, _max_pool2d_grad.op)
+        if gathered or return_indices:
+            values, indices = _max_pool2d_with_indices(*args)
+        if gathered:
+            values = _gather_at(x, indices)
+        elif training or not return_indices:
+            values = _max_pool2d(*args)
     if not batched:
         values = values.squeeze(0)
     if not return_indices:

@@ -1,5 +1,6 @@
 """The CPU backend's fused nn kernels (softmax, log_softmax, conv2d, max_pool2d, avg_pool2d,
-layer_norm) against each op's own decomposition and against PyTorch, forward and backward."""
+layer_norm, cross_entropy and its gradient) against each op's own decomposition and against
+PyTorch, forward and backward."""
 import math
 
 import numpy as np
@@ -13,7 +14,8 @@ from tensorplug.dispatcher import get_operator
 torch = pytest.importorskip("torch")
 tf = torch.nn.functional
 
-FUSED = ("softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm")
+FUSED = ("softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "cross_entropy",
+         "cross_entropy_backward")
 FLOATS = [tp.float32, tp.float64]
 TOL = {tp.float32: dict(rtol=2e-5, atol=2e-6), tp.float64: dict(rtol=1e-11, atol=1e-12)}
 
@@ -213,6 +215,29 @@ def test_max_pool2d_indices_kernel(case):
     np.testing.assert_array_equal(tp_indices.numpy(), indices.numpy())
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool2d_with_indices_backward(dtype, case):
+    """Training's gradient through the forward's indices (the fused max_pool2d_with_indices_backward)
+    equals its decomposition and PyTorch's gradient, on a strided grad."""
+    kernel, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(14)
+    x = _data(rng, (2, 3, 11, 10), dtype)
+    x[0, 0, :4, :4] = 0.25  # ties: the first maximum takes the gradient
+    tx = tp.tensor(x, requires_grad=True)
+    values = F.max_pool2d(tx, kernel, stride, padding, dilation, ceil_mode)
+    assert values.grad_fn.name() == "_MaxPool2dWithIndicesBackward"
+    ttx = torch.from_numpy(x).requires_grad_()
+    expected = tf.max_pool2d(ttx, kernel, stride, padding, dilation, ceil_mode)
+    g = _data(rng, tuple(expected.shape) + (2,), dtype)
+    values.backward(tp.tensor(g)[..., 0])
+    expected.backward(torch.from_numpy(np.ascontiguousarray(g[..., 0])))
+    indices = F.max_pool2d(tp.tensor(x), kernel, stride, padding, dilation, ceil_mode, return_indices=True)[1]
+    geometry = tuple((k, k) if isinstance(k, int) else k for k in (kernel, stride, padding, dilation)) + (ceil_mode,)
+    decomposed = _decomposed("max_pool2d_with_indices_backward", tp.tensor(g)[..., 0], tp.tensor(x), indices, *geometry)
+    _check(tx.grad, decomposed, ttx.grad, dtype)
+
+
 def test_max_pool2d_nan_and_inf():
     """A NaN in a window wins; -inf windows give -inf, as in PyTorch and the decomposition."""
     x = np.arange(2 * 6 * 6, dtype=np.float32).reshape(1, 2, 6, 6)
@@ -305,6 +330,75 @@ def test_gradients_through_fused_ops():
     _grads(lambda x: F.cross_entropy(x, tp.tensor(target)), lambda x: tf.cross_entropy(x, torch.from_numpy(target)), [x4])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", [
+    dict(shape=(6, 11)),
+    dict(shape=(5, 7), weight=True, ignore=2),
+    dict(shape=(4, 9), smoothing=0.1, weight=True),
+    dict(shape=(3, 5, 4, 2), smoothing=0.2, ignore=1),
+    dict(shape=(1, 1)),
+])
+def test_cross_entropy_backward(dtype, reduction, case):
+    """The fused cross_entropy_backward equals the op's decomposition and PyTorch's input gradient,
+    with weights, ignored targets (a zero gradient row), label smoothing and extra dims."""
+    rng = np.random.default_rng(12)
+    shape = case["shape"]
+    x = _data(rng, shape, dtype, 3.0)
+    target = rng.integers(0, shape[1], (shape[0],) + shape[2:])
+    ignore = case.get("ignore", -100)
+    if ignore >= 0:
+        target.flat[::2] = ignore
+    w = rng.uniform(0.5, 2.0, shape[1]).astype(x.dtype) if case.get("weight") else None
+    smoothing = case.get("smoothing", 0.0)
+    kwargs = dict(ignore_index=ignore, reduction=reduction, label_smoothing=smoothing)
+    tx = tp.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(tx, tp.tensor(target), None if w is None else tp.tensor(w), **kwargs)
+    ttx = torch.from_numpy(x).requires_grad_()
+    expected = tf.cross_entropy(ttx, torch.from_numpy(target), None if w is None else torch.from_numpy(w), **kwargs)
+    upstream = np.asarray(_data(rng, tuple(expected.shape), dtype))
+    loss.backward(tp.tensor(upstream))
+    expected.backward(torch.from_numpy(upstream))
+    n, c = shape[:2]
+    flat = (n, c, math.prod(shape[2:]))
+    grad = tp.tensor(upstream).reshape(flat[0], flat[2]) if reduction == "none" else tp.tensor(upstream)
+    decomposed = _decomposed("cross_entropy_backward", grad, tp.tensor(x).reshape(flat),
+                             tp.tensor(target).reshape(flat[0], flat[2]), None if w is None else tp.tensor(w),
+                             reduction, ignore, smoothing)
+    _check(tx.grad.reshape(flat), decomposed, ttx.grad.reshape(flat), dtype, scale=10.0)
+
+
+def test_cross_entropy_backward_ignored_rows_follow_torch():
+    """An ignored row's gradient is 0, or NaN where its logits hold NaN or +inf, as PyTorch gives."""
+    x = np.array([[1.0, np.nan, 0.0], [np.inf, 0.0, 1.0], [0.5, -np.inf, 0.1], [0.5, 0.2, 0.1]], np.float32)
+    target = np.array([-100, -100, -100, 1])
+    ours, theirs = tp.tensor(x, requires_grad=True), torch.from_numpy(x).requires_grad_()
+    F.cross_entropy(ours, tp.tensor(target)).backward()
+    tf.cross_entropy(theirs, torch.from_numpy(target)).backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def test_cross_entropy_double_backward():
+    """cross_entropy_backward's own derivative (in its grad and its input) gives PyTorch's second
+    derivatives, with and without label smoothing."""
+    rng = np.random.default_rng(13)
+    x, target, w = rng.standard_normal((4, 6)), rng.integers(0, 6, 4), rng.uniform(0.5, 2.0, 6)
+    target[1] = 3
+    for reduction, smoothing in [("mean", 0.0), ("sum", 0.3), ("none", 0.1)]:
+        kwargs = dict(ignore_index=3, reduction=reduction, label_smoothing=smoothing)
+        results = []
+        for lib, tensor in ((tp, tp.tensor), (torch, torch.from_numpy)):
+            fn = F.cross_entropy if lib is tp else tf.cross_entropy
+            xx = tensor(x).requires_grad_()
+            up = tensor(np.linspace(0.5, 1.5, 4) if reduction == "none" else np.array(1.3)).requires_grad_()
+            loss = fn(xx, tensor(target), tensor(w), **kwargs)
+            (gx,) = lib.autograd.grad(loss, xx, up, create_graph=True)
+            (gx * tensor(np.cos(np.arange(24.0)).reshape(4, 6))).sum().backward()
+            results.append((gx.detach().numpy(), xx.grad.numpy(), up.grad.numpy()))
+        for got, expected in zip(*results):
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-11)
+
+
 # --- the C++ entry points check what they are given -----------------------------------------
 def test_kernels_reject_bad_operands():
     """Operands that do not fit their storage, or inconsistent shapes, raise instead of crashing."""
@@ -345,6 +439,16 @@ def test_gradient_and_loss_kernels_reject_bad_operands():
     with pytest.raises(ValueError, match="contiguous"):
         K.max_pool2d_backward(7, x.shape, (2, 2), opx(x.transpose(2, 3)), opx(tp.zeros(2, 4, 2, 2)), opx(x),
                               (2, 2), (2, 2), (0, 0), (1, 1))
+    indices = tp.tensor([[[[0, 3], [81, 1]]]])  # 81 is outside a 9 x 9 plane
+    with pytest.raises(IndexError, match="out of bounds"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (2, 2), opx(tp.zeros(1, 1, 9, 9)), opx(tp.zeros(1, 1, 2, 2)),
+                                           opx(indices))
+    with pytest.raises(ValueError, match="contiguous"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (2, 2), opx(tp.zeros(1, 1, 9, 9).transpose(2, 3)),
+                                           opx(tp.zeros(1, 1, 2, 2)), opx(indices.abs() % 4))
+    with pytest.raises(ValueError, match="storage"):
+        K.max_pool2d_with_indices_backward(7, (1, 1, 9, 9), (3, 3), opx(tp.zeros(1, 1, 9, 9)), opx(tp.zeros(1, 1, 2, 2)),
+                                           opx(indices))
     logits, target, loss = tp.zeros(3, 4, 1), tp.tensor([[0], [1], [2]]), tp.zeros(())
     with pytest.raises(ValueError, match="storage"):
         K.cross_entropy(7, 3, 5, 1, 1, opx(loss), opx(logits), opx(target), None, -100, 0.0)
@@ -352,3 +456,13 @@ def test_gradient_and_loss_kernels_reject_bad_operands():
         K.cross_entropy(7, 3, 4, 1, 3, opx(loss), opx(logits), opx(target), None, -100, 0.0)
     with pytest.raises(IndexError, match="out of bounds"):
         K.cross_entropy(7, 3, 4, 1, 1, opx(loss), opx(logits), opx(tp.tensor([[0], [9], [2]])), None, -100, 0.0)
+    grad_logits = tp.zeros(3, 4, 1)
+    with pytest.raises(ValueError, match="strides"):  # grad must be 0-d for mean, not (3,)
+        K.cross_entropy_backward(7, 3, 4, 1, 1, opx(grad_logits), opx(tp.zeros(3)), opx(logits), opx(target), None,
+                                 -100, 0.0)
+    with pytest.raises(ValueError, match="contiguous"):
+        K.cross_entropy_backward(7, 3, 4, 1, 1, opx(tp.zeros(1, 4, 3).transpose(0, 2)), opx(loss), opx(logits),
+                                 opx(target), None, -100, 0.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        K.cross_entropy_backward(7, 3, 4, 1, 1, opx(grad_logits), opx(loss), opx(logits),
+                                 opx(tp.tensor([[0], [-3], [2]])), None, -100, 0.0)

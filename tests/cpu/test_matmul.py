@@ -95,6 +95,38 @@ def test_large_matmul(dtype):
     check_product(tp.tensor(a) @ tp.tensor(b), a, b, dtype)
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("shapes", [((64, 600), (600, 130)), ((130, 64), (64, 1000)), ((3, 70, 40), (3, 40, 300))])
+def test_blocked_matmul(dtype, layout, shapes):
+    """Products large enough to be split into blocks of rows or columns (single-threaded BLAS
+    calls on the backend's threads), with transposed or strided operands and a strided output,
+    equal the float64 product on one thread and on two."""
+    rng = np.random.default_rng(8)
+    a, b = _values(rng, dtype, shapes[0]), _values(rng, dtype, shapes[1])
+
+    def operand(x):
+        if layout == "transposed":
+            return tp.tensor(np.ascontiguousarray(x.swapaxes(-1, -2))).mT
+        if layout == "strided":
+            wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+            wide[..., ::2] = x
+            return tp.tensor(wide)[..., ::2]
+        return tp.tensor(x)
+
+    threads = tp.get_num_threads()
+    try:
+        for n in (1, 2):
+            tp.set_num_threads(n)
+            result = operand(a) @ operand(b)
+            check_product(result, a, b, dtype)
+            out = tp.empty(tuple(result.shape[:-1]) + (2 * result.shape[-1],), dtype=dtype)[..., ::2]
+            tp.matmul(operand(a), operand(b), out=out)
+            np.testing.assert_array_equal(out.numpy(), result.numpy())
+    finally:
+        tp.set_num_threads(threads)
+
+
 def test_float16_matmul_accumulates_in_float32():
     """2048 products of float16 ones sum to 2048 exactly, and 4096 to 4096."""
     a = tp.ones(1, 4096, dtype=tp.float16)

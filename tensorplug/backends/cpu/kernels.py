@@ -5,9 +5,10 @@ operands as ``(storage, offset, strides)`` tuples; Python numbers pass through u
 C++ side checks every operand against its storage before touching memory.
 
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
-halves of its gradient, max_pool2d with its indices and its gradient, avg_pool2d, layer_norm,
-cross_entropy, adam_step_, relu and its gradient). They get the composite's own arguments, allocate their result with the
-public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
+halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
+indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
+gradient). They get the composite's own arguments, allocate their result with the public
+``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
 """
@@ -282,6 +283,16 @@ def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mo
     return grad_input
 
 
+def _max_pool2d_with_indices_backward(grad, input, indices, kernel, stride, padding, dilation, ceil_mode):
+    if input.dtype.name not in _FUSED_DTYPES or grad.dtype != input.dtype:
+        return _decomposition("max_pool2d_with_indices_backward")(grad, input, indices, kernel, stride, padding,
+                                                                  dilation, ceil_mode)
+    grad_input = input.new_empty(input.shape)
+    _K.max_pool2d_with_indices_backward(_code(input.dtype), input.shape, tuple(grad.shape[2:]), _operand(grad_input),
+                                        _operand(grad), _operand(indices))
+    return grad_input
+
+
 def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if input.dtype.name not in _FUSED_DTYPES:
         return _decomposition("avg_pool2d")(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -384,6 +395,18 @@ def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothi
     return out
 
 
+def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index, label_smoothing):
+    if input.dtype.name not in _FUSED_DTYPES or grad.dtype != input.dtype:
+        return _decomposition("cross_entropy_backward")(grad, input, target, weight, reduction, ignore_index,
+                                                        label_smoothing)
+    n, c, r = input.shape
+    out = input.new_empty(input.shape)
+    _K.cross_entropy_backward(_code(input.dtype), n, c, r, _REDUCTION_CODES[reduction], _operand(out), _operand(grad),
+                              _operand(input), _operand(target), None if weight is None else _operand(weight),
+                              int(ignore_index), float(label_smoothing))
+    return out
+
+
 # The family numbers of _K.tensor_kernel.
 _UNARY, _BINARY, _COMPARE = 0, 1, 2
 
@@ -397,8 +420,10 @@ def table() -> dict:
                "softmax": _softmax(False), "log_softmax": _softmax(True), "conv2d": _conv2d,
                "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
                "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
-               "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "layer_norm": _layer_norm,
-               "cross_entropy": _cross_entropy, "lstm_sequence_forward": _lstm_sequence_forward,
+               "max_pool2d_backward": _max_pool2d_backward,
+               "max_pool2d_with_indices_backward": _max_pool2d_with_indices_backward, "avg_pool2d": _avg_pool2d,
+               "layer_norm": _layer_norm, "cross_entropy": _cross_entropy,
+               "cross_entropy_backward": _cross_entropy_backward, "lstm_sequence_forward": _lstm_sequence_forward,
                "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand

@@ -1,6 +1,7 @@
 // matmul(dtype, batch, m, n, k, out, a, b): out[b] = a[b] @ b[b]
 // float32/float64 go to OpenBLAS (scipy_cblas_*gemm) whenever each operand is a BLAS layout
-// (one unit stride, a valid leading dim), else through a contiguous copy; tiny matrices and the
+// (one unit stride, a valid leading dim), else through a contiguous copy, in blocks of single-
+// threaded calls on our own threads (blas_matmul); tiny matrices and the
 // other dtypes use a cache-friendly i-k-j loop accumulating in float (16-bit floats) or int64.
 #include <climits>
 #include <vector>
@@ -36,7 +37,6 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
           int64_t ldc) {
     const auto TA = ta ? CblasTrans : CblasNoTrans;
     const auto TB = tb ? CblasTrans : CblasNoTrans;
-    sync_blas_threads();
     if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c,
                           (int)ldc);
@@ -67,6 +67,97 @@ void naive_mm(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int
     }
 }
 
+// A (batch, rows, cols) operand with strides st as a contiguous copy, for the layouts BLAS
+// cannot read.
+template <class T> std::vector<T> dense_copy(const T* p, int64_t batch, int64_t rows, int64_t cols, const int64_t* st) {
+    std::vector<T> d(static_cast<size_t>(batch * rows * cols));
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) d[(b * rows + i) * cols + j] = p[b * st[0] + i * st[1] + j * st[2]];
+    return d;
+}
+
+// Products below this many multiply-adds run as one OpenBLAS call on the calling thread.
+constexpr int64_t kParallelGemmWork = int64_t(1) << 21;
+// Output blocks per thread: enough for a busy core's share to move to the other thread, few
+// enough that each block still amortizes packing the operand it shares with the others.
+constexpr int64_t kGemmBlocksPerThread = 2;
+// Block edges are multiples of this (OpenBLAS's float32 micro-kernels are 16 or 8 rows wide).
+constexpr int64_t kGemmBlockAlign = 16;
+
+// Each product is split into blocks of rows or columns of its output (the longer side), and
+// the blocks of every product run as single-threaded OpenBLAS calls on our own threads. With
+// OpenBLAS threading each call instead, its threads spin beside ours, a busy core slows the
+// equal shares it splits every call into (2-thread sgemm fell from 129-148 to 64-69 GFLOP/s
+// with the other core busy; issue 14), and a batch of small products ran one after another.
+// The blocks depend only on the shapes and tp.get_num_threads(), so results do not depend on
+// the machine's load.
+template <class T>
+void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
+    const int64_t *os = out.strides, *as = a.strides, *bs = b.strides;
+    const T* Ap = reinterpret_cast<const T*>(a.data);
+    const T* Bp = reinterpret_cast<const T*>(b.data);
+    BlasLayout la = blas_layout(m, k, as[1], as[2]);
+    BlasLayout lb = blas_layout(k, n, bs[1], bs[2]);
+    BlasLayout lo = blas_layout(m, n, os[1], os[2]);
+    if (lo.trans) lo.ok = false;
+    int64_t abatch = as[0], bbatch = bs[0];
+    std::vector<T> ta, tb, to;
+    if (!la.ok) {
+        ta = dense_copy(Ap, batch, m, k, as);
+        Ap = ta.data();
+        la = {true, false, std::max<int64_t>(k, 1)};
+        abatch = m * k;
+    }
+    if (!lb.ok) {
+        tb = dense_copy(Bp, batch, k, n, bs);
+        Bp = tb.data();
+        lb = {true, false, std::max<int64_t>(n, 1)};
+        bbatch = k * n;
+    }
+    T* O = reinterpret_cast<T*>(out.data);
+    T* C = O;
+    int64_t cbatch = os[0], ldc = lo.ld;
+    if (!lo.ok) {
+        to.resize(static_cast<size_t>(batch * m * n));
+        C = to.data();
+        cbatch = m * n;
+        ldc = std::max<int64_t>(n, 1);
+    }
+    // Products first, then blocks of rows or columns, for kGemmBlocksPerThread tasks a thread.
+    int64_t mblocks = 1, nblocks = 1;
+    const int64_t work = batch * m * n * std::max<int64_t>(k, 1);
+    const int64_t want =
+        work >= kParallelGemmWork && g_num_threads > 1 ? int64_t(g_num_threads) * kGemmBlocksPerThread : 1;
+    if (batch < want) {
+        const int64_t per_product = (want + batch - 1) / batch;
+        const int64_t side = std::max(m, n);
+        const int64_t blocks = std::max<int64_t>(1, std::min(per_product, side / kGemmBlockAlign));
+        (m >= n ? mblocks : nblocks) = blocks;
+    }
+    const int64_t mstep = (m + mblocks - 1) / mblocks, nstep = (n + nblocks - 1) / nblocks;
+    const int64_t mb = (mstep + kGemmBlockAlign - 1) / kGemmBlockAlign * kGemmBlockAlign;
+    const int64_t nb = (nstep + kGemmBlockAlign - 1) / kGemmBlockAlign * kGemmBlockAlign;
+    mblocks = (m + mb - 1) / mb;
+    nblocks = (n + nb - 1) / nb;
+    const int64_t per_batch = mblocks * nblocks, tasks = batch * per_batch;
+    serial_blas();
+    parallel_chunks(tasks, want > 1 ? tasks : 1, [&](int64_t, int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t bi = t / per_batch, i0 = (t % per_batch) / nblocks * mb, j0 = (t % nblocks) * nb;
+            const int64_t rows = std::min(mb, m - i0), cols = std::min(nb, n - j0);
+            // Row i0 of A (row i0 * lda, or column i0 when A is transposed); column j0 of B.
+            const T* A = Ap + bi * abatch + i0 * (la.trans ? 1 : la.ld);
+            const T* B = Bp + bi * bbatch + j0 * (lb.trans ? lb.ld : 1);
+            gemm<T>(la.trans, lb.trans, rows, cols, k, A, la.ld, B, lb.ld, C + bi * cbatch + i0 * ldc + j0, ldc);
+        }
+    });
+    if (!lo.ok)
+        for (int64_t bi = 0; bi < batch; ++bi)
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = to[(bi * m + i) * n + j];
+}
+
 template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
     T* O = reinterpret_cast<T*>(out.data);
     const T* Ap = reinterpret_cast<const T*>(a.data);
@@ -76,44 +167,7 @@ template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k,
     const bool fits_int = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
     const bool tiny = m * n * k <= 4096;
     if constexpr (blas) {
-        if (fits_int && !tiny) {
-            BlasLayout la = blas_layout(m, k, as[1], as[2]);
-            BlasLayout lb = blas_layout(k, n, bs[1], bs[2]);
-            BlasLayout lo = blas_layout(m, n, os[1], os[2]);
-            if (lo.trans) lo.ok = false;
-            std::vector<T> ta, tb, to;
-            if (!la.ok) ta.resize(static_cast<size_t>(m * k));
-            if (!lb.ok) tb.resize(static_cast<size_t>(k * n));
-            if (!lo.ok) to.resize(static_cast<size_t>(m * n));
-            for (int64_t bi = 0; bi < batch; ++bi) {
-                const T* A = Ap + bi * as[0];
-                const T* B = Bp + bi * bs[0];
-                T* C = O + bi * os[0];
-                bool tra = la.trans, trb = lb.trans;
-                int64_t lda = la.ld, ldb = lb.ld, ldc = lo.ld;
-                if (!la.ok) {
-                    for (int64_t i = 0; i < m; ++i)
-                        for (int64_t p = 0; p < k; ++p) ta[i * k + p] = A[i * as[1] + p * as[2]];
-                    A = ta.data();
-                    tra = false;
-                    lda = std::max<int64_t>(k, 1);
-                }
-                if (!lb.ok) {
-                    for (int64_t p = 0; p < k; ++p)
-                        for (int64_t j = 0; j < n; ++j) tb[p * n + j] = B[p * bs[1] + j * bs[2]];
-                    B = tb.data();
-                    trb = false;
-                    ldb = std::max<int64_t>(n, 1);
-                }
-                T* Cw = lo.ok ? C : to.data();
-                if (!lo.ok) ldc = std::max<int64_t>(n, 1);
-                gemm<T>(tra, trb, m, n, k, A, lda, B, ldb, Cw, ldc);
-                if (!lo.ok)
-                    for (int64_t i = 0; i < m; ++i)
-                        for (int64_t j = 0; j < n; ++j) C[i * os[1] + j * os[2]] = to[i * n + j];
-            }
-            return;
-        }
+        if (fits_int && !tiny) return blas_matmul<T>(batch, m, n, k, out, a, b);
     }
     const int64_t work = batch * m * n * std::max<int64_t>(k, 1);
     parallel_range(batch, work >= PARALLEL_THRESHOLD ? 1 : std::numeric_limits<int64_t>::max(),

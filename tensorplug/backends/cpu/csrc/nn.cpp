@@ -4,11 +4,14 @@
 //   max_pool2d(dtype, shape, out, indices, a, kernel, stride, padding, dilation)
 //   avg_pool2d(dtype, shape, out, a, kernel, stride, padding, count_include_pad, divisor)
 //   max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, dilation)
+//   max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, indices)
 //   layer_norm(dtype, rows, cols, out, a, weight, bias, eps)
 //   cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, label_smoothing)
+//   cross_entropy_backward(dtype, n, c, r, reduction, out, grad, a, target, weight, ignore_index, label_smoothing)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
 // storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
 // lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
+#include <atomic>
 #include <vector>
 
 #include "families.h"
@@ -441,6 +444,77 @@ PyObject* py_max_pool2d_backward(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+// max_pool2d's gradient through the forward's indices: each output's gradient added to the
+// input element its index names, plane by plane (an index never leaves its plane). Training
+// keeps the forward's indices for this, where max_pool2d_backward searches every window again
+// (CNN step, one thread: 13 ms against 2 ms). An index outside the plane raises IndexError
+// after the pass; grad_input is contiguous and written in full.
+template <class T>
+bool max_pool_indices_backward_T(int64_t planes, int64_t hw, int64_t ohw, const int64_t* os, Operand& grad_input,
+                                 Operand& grad, Operand& indices, int64_t* bad_index) {
+    const int64_t *gs = grad.strides, *is = indices.strides;
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    const int64_t* I = reinterpret_cast<const int64_t*>(indices.data);
+    T* O = reinterpret_cast<T*>(grad_input.data);
+    const int64_t c = os[1], ow = os[3];
+    std::atomic<bool> bad{false};
+    const int64_t nchunks = planes * (hw + ohw) >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(planes, nchunks, [&](int64_t, int64_t p0, int64_t p1) {
+        for (int64_t pl = p0; pl < p1; ++pl) {
+            const int64_t ni = pl / c, ci = pl % c;
+            const T* gp = G + ni * gs[0] + ci * gs[1];
+            const int64_t* ip = I + ni * is[0] + ci * is[1];
+            T* op = O + pl * hw;
+            std::fill(op, op + hw, T(0));
+            for (int64_t y = 0; y < os[2]; ++y)
+                for (int64_t x = 0; x < ow; ++x) {
+                    const int64_t at = ip[y * is[2] + x * is[3]];
+                    if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(hw)) {
+                        if (!bad.exchange(true)) *bad_index = at;
+                        continue;
+                    }
+                    op[at] += gp[y * gs[2] + x * gs[3]];
+                }
+        }
+    });
+    return bad.load();
+}
+
+PyObject* py_max_pool2d_with_indices_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, indices)
+    const char* fname = "max_pool2d_with_indices_backward";
+    check_nargs(nargs, 6, fname);
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[MAX_DIMS], out_hw[2];
+    if (parse_shape(args[1], shape, fname) != 4)
+        value_error("max_pool2d_with_indices_backward: shape must be (N, C, H, W)");
+    parse_ints(args[2], out_hw, 2, 0, fname, "out_hw");
+    int64_t oshape[4] = {shape[0], shape[1], out_hw[0], out_hw[1]};
+    Operand grad_input, grad, indices;
+    parse_operand(args[3], dtype, 4, shape, grad_input, fname, "grad_input", false, true);
+    const int64_t* st = grad_input.strides;
+    if ((shape[3] > 1 && st[3] != 1) || (shape[2] > 1 && st[2] != shape[3]) ||
+        (shape[1] > 1 && st[1] != shape[2] * shape[3]) || (shape[0] > 1 && st[0] != shape[1] * shape[2] * shape[3]))
+        value_error("max_pool2d_with_indices_backward: grad_input must be contiguous");
+    parse_operand(args[4], dtype, 4, oshape, grad, fname, "grad", false, false);
+    parse_operand(args[5], kInt64, 4, oshape, indices, fname, "indices", false, false);
+    if (numel_of(4, shape) == 0) return none();
+    const int64_t planes = shape[0] * shape[1], hw = shape[2] * shape[3], ohw = out_hw[0] * out_hw[1];
+    int64_t bad_index = 0;
+    bool bad;
+    {
+        ReleaseGil nogil(planes * (hw + ohw) >= PARALLEL_THRESHOLD);
+        if (dtype == kFloat32)
+            bad = max_pool_indices_backward_T<float>(planes, hw, ohw, oshape, grad_input, grad, indices, &bad_index);
+        else
+            bad = max_pool_indices_backward_T<double>(planes, hw, ohw, oshape, grad_input, grad, indices, &bad_index);
+    }
+    if (bad)
+        raise(PyExc_IndexError, "max_pool2d_with_indices_backward: index " + std::to_string(bad_index) +
+                                    " is out of bounds for a plane of " + std::to_string(hw) + " elements");
+    return none();
+}
+
 PyObject* py_avg_pool2d(PyObject* const* args, Py_ssize_t nargs) {
     // avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor)
     const char* fname = "avg_pool2d";
@@ -562,6 +636,115 @@ PyObject* py_cross_entropy(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+// --- cross_entropy_backward ----------------------------------------------------------------
+// The gradient of cross_entropy with respect to its input, in one pass per row instead of the
+// decomposition's softmax, products, scatter_add and their temporaries: row (n, r) gets
+// scale * (softmax(x) * sum_c q_c - q) with q as above, scale the loss's gradient (divided by the
+// summed w_t for mean). A row whose target is ignore_index gets scale 0. out is contiguous (N, C, R).
+template <class T>
+void cross_entropy_backward_T(int64_t n, int64_t c, int64_t r, int reduction, Operand& out, Operand& grad, Operand& a,
+                              Operand& target, const Operand* weight, int64_t ignore_index, double smoothing) {
+    const int64_t *as = a.strides, *ts = target.strides;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    const T* G = reinterpret_cast<const T*>(grad.data);
+    const int64_t* Tg = reinterpret_cast<const int64_t*>(target.data);
+    const T* W = weight ? reinterpret_cast<const T*>(weight->data) : nullptr;
+    const int64_t ws = weight ? weight->strides[0] : 0;
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t rows = n * r;
+    // Targets first: an out-of-range one raises before anything is written, and mean needs the
+    // summed w_t (in row order, in double, as the forward kernel sums it).
+    double wsum = 0, w_all = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t t = Tg[(row / r) * ts[0] + (row % r) * ts[1]];
+        if (t == ignore_index) continue;
+        if (t < 0 || t >= c)
+            raise(PyExc_IndexError, "cross_entropy: target " + std::to_string(t) + " is out of bounds for " +
+                                        std::to_string(c) + " classes");
+        wsum += W ? static_cast<double>(W[t * ws]) : 1.0;
+    }
+    if (W)
+        for (int64_t k = 0; k < c; ++k) w_all += W[k * ws];
+    else
+        w_all = static_cast<double>(c);
+    const double total_scale = reduction == 0 ? 0.0 : static_cast<double>(*G) / (reduction == 1 ? wsum : 1.0);
+    const bool direct = r == 1 && (c == 1 || as[1] == 1);
+    const int64_t nchunks = rows * c >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
+        std::vector<T> buf(direct ? 0 : static_cast<size_t>(c));
+        for (int64_t row = r0; row < r1; ++row) {
+            const int64_t ni = row / r, ri = row % r;
+            T* y = direct ? O + ni * c : buf.data();
+            const int64_t t = Tg[ni * ts[0] + ri * ts[1]];
+            const T* x = A + ni * as[0] + ri * as[2];
+            if (!direct) {
+                for (int64_t k = 0; k < c; ++k) y[k] = x[k * as[1]];
+                x = y;
+            }
+            // An ignored row has scale 0: its gradient is 0, or NaN where its softmax is (a NaN
+            // or +inf logit), as the decomposition and PyTorch give.
+            const bool ignored = t == ignore_index;
+            const double row_grad = reduction == 0 ? static_cast<double>(G[ni * grad.strides[0] + ri * grad.strides[1]])
+                                                   : total_scale;
+            const double scale = ignored ? 0.0 : row_grad;
+            const double wt = ignored ? 0.0 : W ? static_cast<double>(W[t * ws]) : 1.0;
+            const double qsum = (1.0 - smoothing) * wt + smoothing / static_cast<double>(c) * w_all;
+            const T m = row_max<T>(x, c);
+            const double sum = row_expsum<T>(x, y, c, m);  // y = exp(x - m)
+            const T factor = static_cast<T>(scale * qsum / sum);
+            for (int64_t k = 0; k < c; ++k) y[k] *= factor;
+            if (smoothing != 0 && !ignored) {
+                const double spread = scale * smoothing / static_cast<double>(c);
+                for (int64_t k = 0; k < c; ++k)
+                    y[k] -= static_cast<T>(spread * (W ? static_cast<double>(W[k * ws]) : 1.0));
+            }
+            if (!ignored) y[t] -= static_cast<T>(scale * (1.0 - smoothing) * wt);
+            if (!direct)
+                for (int64_t k = 0; k < c; ++k) O[(ni * c + k) * r + ri] = y[k];
+        }
+    });
+}
+
+PyObject* py_cross_entropy_backward(PyObject* const* args, Py_ssize_t nargs) {
+    // cross_entropy_backward(dtype, n, c, r, reduction, out, grad, a, target, weight, ignore_index, label_smoothing)
+    const char* fname = "cross_entropy_backward";
+    check_nargs(nargs, 12, fname);
+    int dtype = float_dtype(args[0], fname);
+    int64_t shape[3];
+    for (int i = 0; i < 3; ++i) {
+        shape[i] = arg_int(args[1 + i], fname, "size");
+        if (shape[i] < 0) value_error("cross_entropy_backward: sizes must be >= 0");
+    }
+    const int64_t reduction = arg_int(args[4], fname, "reduction");
+    if (reduction < 0 || reduction > 2)
+        value_error("cross_entropy_backward: reduction must be 0 (none), 1 (mean) or 2 (sum)");
+    const int64_t rows_shape[2] = {shape[0], shape[2]};
+    Operand out, grad, a, target, weight;
+    parse_operand(args[5], dtype, 3, shape, out, fname, "out", false, true);
+    parse_operand(args[6], dtype, reduction == 0 ? 2 : 0, rows_shape, grad, fname, "grad", false, false);
+    parse_operand(args[7], dtype, 3, shape, a, fname, "a", false, false);
+    parse_operand(args[8], kInt64, 2, rows_shape, target, fname, "target", false, false);
+    const Operand* wp = nullptr;
+    if (args[9] != Py_None) {
+        parse_operand(args[9], dtype, 1, shape + 1, weight, fname, "weight", false, false);
+        wp = &weight;
+    }
+    const int64_t ignore_index = arg_int(args[10], fname, "ignore_index");
+    const double smoothing = arg_double(args[11], fname, "label_smoothing");
+    if (shape[1] == 0) value_error("cross_entropy_backward: there must be at least one class");
+    if (out.strides[2] != 1 || out.strides[1] != shape[2] || out.strides[0] != shape[1] * shape[2])
+        value_error("cross_entropy_backward: out must be contiguous");
+    if (numel_of(3, shape) == 0) return none();
+    ReleaseGil nogil(numel_of(3, shape) >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32)
+        cross_entropy_backward_T<float>(shape[0], shape[1], shape[2], (int)reduction, out, grad, a, target, wp,
+                                        ignore_index, smoothing);
+    else
+        cross_entropy_backward_T<double>(shape[0], shape[1], shape[2], (int)reduction, out, grad, a, target, wp,
+                                         ignore_index, smoothing);
+    return none();
+}
+
 // --- layer_norm ----------------------------------------------------------------------------
 // One row; Unit = 1 promises unit strides everywhere, so that the loops vectorize. The sums are
 // four interleaved double partial sums (no reassociation is needed for the compiler to keep them).
@@ -659,9 +842,16 @@ void register_nn(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_max_pool2d_backward>(
         "max_pool2d_backward", "max_pool2d_backward(dtype, shape, out_hw, grad_input, grad, a, kernel, stride, padding, "
                                "dilation): grad_input (N, C, H, W) contiguous."));
+    methods.push_back(fast_method<py_max_pool2d_with_indices_backward>(
+        "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward(dtype, shape, out_hw, grad_input, grad, "
+                                            "indices): grad_input (N, C, H, W) contiguous."));
     methods.push_back(fast_method<py_cross_entropy>(
         "cross_entropy", "cross_entropy(dtype, n, c, r, reduction, out, a, target, weight, ignore_index, "
                          "label_smoothing): reduction 0 none (out (N, R)), 1 mean, 2 sum (out 0-d)."));
+    methods.push_back(fast_method<py_cross_entropy_backward>(
+        "cross_entropy_backward", "cross_entropy_backward(dtype, n, c, r, reduction, out, grad, a, target, weight, "
+                                  "ignore_index, label_smoothing): out (N, C, R) contiguous; grad (N, R) for "
+                                  "reduction 0, else 0-d."));
     methods.push_back(fast_method<py_avg_pool2d>(
         "avg_pool2d", "avg_pool2d(dtype, shape, out_hw, out, a, kernel, stride, padding, count_include_pad, divisor); "
                       "divisor 0: none."));
