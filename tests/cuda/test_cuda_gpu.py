@@ -83,12 +83,21 @@ def test_sort_and_index_ops():
     np.testing.assert_array_equal(y.cpu().numpy(), [0.0, 3.0, 0.0, 5.0])
 
 
-def test_index_error_is_raised_at_synchronization_and_the_process_goes_on():
-    """An out-of-range index raises IndexError at the next host read; later work is unaffected."""
+def test_gather_refuses_a_bad_index_before_any_kernel():
+    """gather (like index_select, scatter, nll_loss) checks its index range on the host first."""
     x = tp.zeros(4, device="cuda")
-    y = x.gather(0, _cuda([0, 9]))
+    with pytest.raises(IndexError, match=r"gather\(\): index 9 is out of bounds for dimension 0 with size 4"):
+        x.gather(0, _cuda([0, 9]))
+
+
+def test_index_error_is_raised_at_synchronization_and_the_process_goes_on():
+    """Advanced indexing has no host-side range check: its kernel records the bad index in the
+    device error flag, the next host read raises IndexError, and later work is unaffected."""
+    x = tp.zeros(4, device="cuda")
+    y = x[_cuda([0, 9])]  # queued; nothing is read back yet
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
         y.cpu()
+    np.testing.assert_array_equal(x[_cuda([0, -1])].cpu().numpy(), np.zeros(2, dtype=np.float32))
     assert (x + 1).sum().item() == 4.0
 
 
