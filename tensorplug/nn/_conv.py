@@ -3,10 +3,10 @@
 conv2d is im2col plus one batched matmul: the input's windows, a 6-d strided view of the padded
 input copied once, are the columns (N, groups, C/groups * KH * KW, OH * OW), multiplied by the
 weight viewed as (groups, O/groups, C/groups * KH * KW). Autograd never records the
-decomposition (the op has an explicit derivative), so the view's overlapping windows are fine. Its explicit derivative calls two composite ops that backends may fuse too:
-conv2d_input_backward, a transposed convolution (col2im: each kernel offset adds its columns back
-into a strided slice of a zero buffer), and conv2d_weight_backward, gradient times columns;
-conv_transpose2d is that same input gradient.
+decomposition, so the view's overlapping windows are fine. Its explicit derivative calls two
+composite ops that backends may fuse too: conv2d_input_backward, a transposed convolution
+(col2im: each kernel offset adds its columns back into a strided slice of a zero buffer), and
+conv2d_weight_backward, gradient times columns; conv_transpose2d is that same input gradient.
 """
 from __future__ import annotations
 
