@@ -5,7 +5,8 @@ Cases (each timed with the library's own CUDA events, median over rounds):
 * ``a + b`` on 1e8 float32, allocating its output: GB/s (12 bytes moved per element);
 * 4096 x 4096 matmul in float32 and bfloat16: TFLOP/s;
 * a tiny ``a + b`` (4 floats): host microseconds per op (queued back to back, one sync at the end);
-* a training step of an MLP 784-512-512-10 (batch 128, Adam): milliseconds;
+* a training step of an MLP 784-512-512-10 (batch 128, Adam): milliseconds, and beside it the host's
+  milliseconds to queue a step against the wall time until the GPU is done (host ahead = no stall);
 * a training step of a small CNN (conv 32-64, fc 128, 28x28 inputs, batch 64, Adam): milliseconds.
 
 A case that fails for one library prints the error and the others go on. Run:
@@ -75,6 +76,19 @@ def host_us(lib: Lib, fn, number: int, rounds: int) -> float:
     return statistics.median(times)
 
 
+def host_vs_wall_ms(lib: Lib, fn, number: int) -> tuple[float, float]:
+    """(host ms per call to queue ``number`` calls, wall ms per call until the GPU finished them).
+    Host well under wall means the host runs ahead of the GPU: no hidden synchronization."""
+    lib.sync()
+    started = time.perf_counter()
+    for _ in range(number):
+        fn()
+    queued = time.perf_counter()
+    lib.sync()
+    finished = time.perf_counter()
+    return (queued - started) / number * 1e3, (finished - started) / number * 1e3
+
+
 def case_add(lib: Lib, quick: bool):
     m = lib.m
     n = 10**7 if quick else 10**8
@@ -121,7 +135,12 @@ def case_mlp(lib: Lib, quick: bool):
     model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).cuda()
     x, y = m.randn(128, 784, device="cuda"), m.randint(0, 10, (128,), device="cuda")
     step = _train_step(lib, model, x, y)
-    return device_ms(lib, step, 20, 5), "ms/step", False
+    ms = device_ms(lib, step, 20, 5)
+    host, wall = host_vs_wall_ms(lib, step, 20)
+    print(f"{'MLP step host vs GPU':28s} {lib.name:10s} host {host:.3f} ms/step queued, {wall:.3f} ms/step until done, "
+          f"GPU {ms:.3f} ms/step (host {'ahead of' if host < 0.9 * wall else 'behind or level with'} the GPU)",
+          flush=True)
+    return ms, "ms/step", False
 
 
 def case_cnn(lib: Lib, quick: bool):

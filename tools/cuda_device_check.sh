@@ -71,14 +71,8 @@ step "versions" 15 install.log versions
 
 # --- compile every kernel once, in parallel, into the on-disk cache the later steps read --------------
 precompile() {
-    python3 - <<'EOF'
-import time
-import tensorplug as tp
-from tensorplug.backends.cuda import kernels
-started = time.perf_counter()
-done = kernels.precompile(tp.cuda.get_device_capability(), workers=16)
-print(f"{len(done)} programs compiled (or found cached) in {time.perf_counter() - started:.1f} s")
-EOF
+    # A module entry, not a script on stdin: nothing in it depends on the caller's __main__.
+    python3 -m tensorplug.backends.cuda.kernels --workers 16
 }
 step "precompile kernels (NVRTC)" 45 install.log precompile
 

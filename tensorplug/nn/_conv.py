@@ -1,13 +1,12 @@
 """Convolutions for ``tp.nn.functional``: conv1d, conv2d, conv_transpose1d/2d (composite ops).
 
-conv2d is im2col plus one batched matmul: the input's windows, one strided slice of the padded
-input per kernel offset, are stacked into columns (N, groups, C/groups * KH * KW, OH * OW) and
-multiplied by the weight viewed as (groups, O/groups, C/groups * KH * KW). The slices never
-overlap one another's elements within one slice, so the decomposition's own gradient is right
-too. Its explicit derivative calls two composite ops that backends may fuse too:
-conv2d_input_backward, a transposed convolution (col2im: each kernel offset adds its columns back
-into a strided slice of a zero buffer), and conv2d_weight_backward, gradient times columns;
-conv_transpose2d is that same input gradient.
+conv2d is im2col plus one batched matmul: the input's windows, a 6-d strided view of the padded
+input copied once, are the columns (N, groups, C/groups * KH * KW, OH * OW), multiplied by the
+weight viewed as (groups, O/groups, C/groups * KH * KW). Autograd never records the
+decomposition, so the view's overlapping windows are fine. Its explicit derivative calls two
+composite ops that backends may fuse too: conv2d_input_backward, a transposed convolution
+(col2im: each kernel offset adds its columns back into a strided slice of a zero buffer), and
+conv2d_weight_backward, gradient times columns; conv_transpose2d is that same input gradient.
 """
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from ..frontend.ops import copying
 from ..frontend.ops._composite import composite
 from ..frontend.ops.joining import stack
 from ..frontend.tensor import Tensor
-from ..frontend.views import slice_dim
+from ..frontend.views import as_strided, slice_dim
 from ._activations import check_tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
@@ -65,6 +64,19 @@ def windows(padded: Tensor, kernel: tuple, stride: tuple, dilation: tuple, out_s
     """im2col: (N, C, KH * KW, OH, OW), every kernel offset's view of ``padded`` stacked."""
     views = [window_slice(padded, i, j, out_size, stride, dilation) for i in range(kernel[0]) for j in range(kernel[1])]
     return stack(views, 2)
+
+
+def im2col(padded: Tensor, kernel: tuple, stride: tuple, dilation: tuple, out_size: tuple) -> Tensor:
+    """What :func:`windows` gives, (N, C, KH * KW, OH, OW), as one strided copy: the windows are a
+    6-d view (N, C, KH, KW, OH, OW) of ``padded``, copied once (one kernel launch where windows
+    stacks KH * KW slices). The view's windows overlap, so this is only for code under an explicit
+    derivative (conv2d's composites), where autograd never records the decomposition."""
+    n, c = padded._shape[:2]
+    sn, sc, sh, sw = padded._stride
+    shape = (n, c, kernel[0], kernel[1], out_size[0], out_size[1])
+    strides = (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1])
+    view = as_strided(padded, shape, strides, padded._offset)
+    return copying.contiguous(view).reshape(n, c, kernel[0] * kernel[1], out_size[0], out_size[1])
 
 
 def col2im(columns, shape: tuple, kernel: tuple, stride: tuple, dilation: tuple, out_size: tuple, dtype, dev) -> Tensor:
@@ -153,7 +165,7 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     o, cg, kh, kw = weight_shape
     oh, ow = grad._shape[2:]
     padded = constant_pad(input, ((padding[0], padding[0]), (padding[1], padding[1])), 0.0) if any(padding) else input
-    columns = windows(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
+    columns = im2col(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
     per_sample = grad.reshape(n, groups, o // groups, oh * ow) @ columns.transpose(-1, -2)
     return per_sample.sum(0).reshape(o, cg, kh, kw)
 
@@ -165,7 +177,7 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     oh = conv_out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = conv_out_size(w, kw, stride[1], padding[1], dilation[1])
     padded = constant_pad(input, ((padding[0], padding[0]), (padding[1], padding[1])), 0.0) if any(padding) else input
-    columns = windows(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
+    columns = im2col(padded, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
     out = (weight.reshape(groups, o // groups, cg * kh * kw) @ columns).reshape(n, o, oh, ow)
     if bias is not None:
         out = out + bias.reshape(1, o, 1, 1)

@@ -9,12 +9,14 @@ decomposition whose gradient comes from the primitives.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 from ..frontend import dtypes as _dt
 from ..frontend.factories import ones_like, zeros_like
 from ..frontend.ops import copying
+from ..frontend.ops._common import trusted_indices
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.ops.math_ops import xlogy
@@ -80,6 +82,18 @@ def _loss_scale(grad, reduction, denominator):
     return grad
 
 
+def _trusting_indices(fn):
+    """The losses' decompositions and derivatives gather and scatter at targets that nll_loss or
+    cross_entropy range-checked on entry: no second and third host read of the same values."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with trusted_indices():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_trusting_indices
 def _nll_loss_backward(grad, args, output, kwargs, needs):
     input, target, weight, reduction, ignore_index = args
     safe, valid = _targets(target, ignore_index)
@@ -90,6 +104,7 @@ def _nll_loss_backward(grad, args, output, kwargs, needs):
 
 
 @composite("nll_loss", derivative=_nll_loss_backward)
+@_trusting_indices
 def _nll_loss(input, target, weight, reduction, ignore_index):
     safe, valid = _targets(target, ignore_index)
     w = _class_weights(safe, weight, valid, input._dtype)
@@ -113,6 +128,7 @@ def _smoothed_targets(input, target, weight, ignore_index, label_smoothing):
     return q, w_target
 
 
+@_trusting_indices
 def _cross_entropy_backward(grad, args, output, kwargs, needs):
     return (_cross_entropy_grad(grad, *args),)
 
@@ -167,6 +183,7 @@ def _cross_entropy_grad(grad, input, target, weight, reduction, ignore_index, la
 
 
 @composite("cross_entropy", derivative=_cross_entropy_backward)
+@_trusting_indices
 def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
     log_probs = _log_softmax(input, 1)
     if not label_smoothing:

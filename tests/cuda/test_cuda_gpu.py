@@ -83,12 +83,21 @@ def test_sort_and_index_ops():
     np.testing.assert_array_equal(y.cpu().numpy(), [0.0, 3.0, 0.0, 5.0])
 
 
-def test_index_error_is_raised_at_synchronization_and_the_process_goes_on():
-    """An out-of-range index raises IndexError at the next host read; later work is unaffected."""
+def test_gather_refuses_a_bad_index_before_any_kernel():
+    """gather (like index_select, scatter, nll_loss) checks its index range on the host first."""
     x = tp.zeros(4, device="cuda")
-    y = x.gather(0, _cuda([0, 9]))
+    with pytest.raises(IndexError, match=r"gather\(\): index 9 is out of bounds for dimension 0 with size 4"):
+        x.gather(0, _cuda([0, 9]))
+
+
+def test_index_error_is_raised_at_synchronization_and_the_process_goes_on():
+    """Advanced indexing has no host-side range check: its kernel records the bad index in the
+    device error flag, the next host read raises IndexError, and later work is unaffected."""
+    x = tp.zeros(4, device="cuda")
+    y = x[_cuda([0, 9])]  # queued; nothing is read back yet
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
         y.cpu()
+    np.testing.assert_array_equal(x[_cuda([0, -1])].cpu().numpy(), np.zeros(2, dtype=np.float32))
     assert (x + 1).sum().item() == 4.0
 
 
@@ -213,3 +222,73 @@ def test_fused_max_pool2d_and_its_gradient():
     np.put_along_axis(grad, first[..., None], 1.0, axis=-1)
     expected = grad.reshape(2, 3, 3, 4, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 6, 8)
     np.testing.assert_array_equal(t.grad.cpu().numpy(), expected)
+
+
+def _conv_reference(x, w, stride, pad, dil, groups):
+    """float64 conv2d by direct summation over kernel offsets."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i * dil[0]:i * dil[0] + stride[0] * (oh - 1) + 1:stride[0],
+                           j * dil[1]:j * dil[1] + stride[1] * (ow - 1) + 1:stride[1]]
+                out[:, g * og:(g + 1) * og] += np.einsum("ncyx,oc->noyx", patch, w[g * og:(g + 1) * og, :, i, j])
+    return out
+
+
+@pytest.mark.parametrize("stride,pad,dil,groups", [((1, 1), (1, 1), (1, 1), 1), ((2, 1), (0, 2), (2, 1), 2)])
+def test_conv2d_and_its_gradients(stride, pad, dil, groups):
+    """conv2d (im2col + one GEMM) and its input and weight gradients match float64 NumPy; the
+    gradients are checked through the linear map's adjoint: <conv(x, w), G> differentiated."""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((2, 4, 9, 8)), rng.standard_normal((6, 4 // groups, 3, 2)), rng.standard_normal(6)
+    tx = _cuda(x, tp.float64).requires_grad_()
+    tw = _cuda(w, tp.float64).requires_grad_()
+    out = tp.nn.functional.conv2d(tx, tw, _cuda(b, tp.float64), stride=stride, padding=pad, dilation=dil, groups=groups)
+    ref = _conv_reference(x, w, stride, pad, dil, groups) + b.reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(out.cpu().detach().numpy(), ref, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(ref.shape)
+    out.backward(_cuda(g, tp.float64))
+    grad_w = np.zeros_like(w)
+    for idx in np.ndindex(w.shape):
+        e = np.zeros_like(w)
+        e[idx] = 1.0
+        grad_w[idx] = (_conv_reference(x, e, stride, pad, dil, groups) * g).sum()
+    grad_x = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[idx] = 1.0
+        grad_x[idx] = (_conv_reference(e, w, stride, pad, dil, groups) * g).sum()
+    np.testing.assert_allclose(tw.grad.cpu().numpy(), grad_w, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(tx.grad.cpu().numpy(), grad_x, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_and_its_gradient(dtype):
+    """cross_entropy with ignore_index (mean over the kept targets) and its gradient match float64."""
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((7, 5)) * 3
+    target = np.array([0, 4, 2, -100, 1, 3, 4])
+    x = _cuda(logits, getattr(tp, dtype)).requires_grad_()
+    loss = tp.nn.functional.cross_entropy(x, _cuda(target), ignore_index=-100)
+    loss.backward()
+    shifted = logits - logits.max(1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    kept = target != -100
+    rows = np.arange(7)[kept]
+    ref = -log_p[rows, target[kept]].mean()
+    grad = np.exp(log_p)
+    grad[rows, target[kept]] -= 1.0
+    grad[~kept] = 0.0
+    grad /= kept.sum()
+    tol = TOL[dtype]
+    assert abs(loss.item() - ref) <= tol * max(1.0, abs(ref))
+    np.testing.assert_allclose(x.grad.cpu().numpy(), grad, rtol=tol, atol=tol)
+    with pytest.raises(IndexError, match=r"cross_entropy\(\): index 5 is out of bounds for dimension 1 with size 5"):
+        tp.nn.functional.cross_entropy(x, _cuda([0, 5, 1, 1, 1, 1, 1]))

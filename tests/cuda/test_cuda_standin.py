@@ -107,6 +107,34 @@ def test_fused_relu_and_adam_are_one_launch():
     """)
 
 
+def test_a_training_step_reads_the_device_once():
+    """An MLP step with cross_entropy and Adam reads the device once (the loss's target range
+    check, both extremes in one read); gather and scatter on the checked target read nothing."""
+    run("""
+        reads = []
+        real = storage.to_host
+        def counting(src):
+            reads.append(tuple(src.shape))
+            return real(src)
+        storage.to_host = counting
+        import tensorplug.backends.cuda as backend
+        for name in dir(backend):
+            if getattr(backend, name) is real:
+                setattr(backend, name, counting)
+        nn = tp.nn
+        model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)).cuda()
+        x, y = tp.randn(4, 6, device="cuda"), tp.randint(0, 3, (4,), device="cuda")
+        opt = tp.optim.Adam(model.parameters(), lr=1e-3)
+        for _ in range(2):
+            reads.clear()
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            assert reads == [(2,)], reads
+    """)
+
+
 def test_kernels_compile_once_per_family_and_dtype():
     """The second op of a family and dtype reuses the compiled program; a new dtype compiles its own."""
     run("""

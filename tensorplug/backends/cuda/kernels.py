@@ -92,26 +92,69 @@ def build_program(device: CUDADevice, family: str, dtype: str):
     return device.modules[key]
 
 
-def _precompile_one(job: tuple) -> str:
+def _precompile_worker(capability: str, jobs: list[str]) -> None:
+    """Compile ``family/dtype`` jobs into the on-disk cache (run in a child process)."""
     from ._cupy import compile_cached
 
-    family, dtype, capability = job
-    compile_cached(_dialect.cuda_source(family, dtype), f"tensorplug_{family}_{dtype}", capability)
-    return f"{family}/{dtype}"
+    cap = tuple(int(v) for v in capability.split("."))
+    for job in jobs:
+        family, dtype = job.split("/")
+        compile_cached(_dialect.cuda_source(family, dtype), f"tensorplug_{family}_{dtype}", cap)
 
 
 def precompile(capability: tuple[int, int], workers: int | None = None) -> list[str]:
     """Compile every CUDA program (each family for each dtype) into the on-disk kernel cache, in
     parallel processes, so that later processes skip NVRTC (a first op of a new family and dtype
     otherwise compiles for about a second). Needs CuPy and NVRTC, not a GPU. Returns what was
-    compiled (or found in the cache)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    compiled (or found in the cache); raises RuntimeError with a worker's output when one fails.
 
-    jobs = [(family, dtype, tuple(capability)) for family in _dialect.FAMILIES for dtype in _shared._source.DTYPES]
-    # spawn: the workers only run NVRTC, and a forked CUDA context is unusable.
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(_precompile_one, jobs))
+    The workers are fresh interpreters started with ``-c`` (not a multiprocessing pool), so the
+    caller's ``__main__`` is never re-imported: precompile works from a script fed on stdin, from
+    ``python -c`` and from ``python -m tensorplug.backends.cuda.kernels``; no CUDA context is
+    forked either."""
+    import os
+    import subprocess
+    import sys
+
+    jobs = [f"{family}/{dtype}" for family in _dialect.FAMILIES for dtype in _shared._source.DTYPES]
+    workers = max(1, min(len(jobs), workers or os.cpu_count() or 1))
+    cap = ".".join(str(int(v)) for v in capability)
+    code = "import sys; from tensorplug.backends.cuda import kernels; kernels._precompile_worker(sys.argv[1], sys.argv[2:])"
+    # The workers import this very tensorplug, wherever it came from.
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH")))))
+    procs = [subprocess.Popen([sys.executable, "-c", code, cap, *jobs[i::workers]], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env) for i in range(workers)]
+    failures = []
+    for proc in procs:
+        output, _ = proc.communicate()
+        if proc.returncode != 0:
+            failures.append(f"worker {' '.join(proc.args[3:])} exited with {proc.returncode}:\n{output}")
+    if failures:
+        raise RuntimeError("cuda precompile failed:\n" + "\n".join(failures))
+    return jobs
+
+
+def _main(argv=None) -> int:
+    """``python -m tensorplug.backends.cuda.kernels [--capability 9.0] [--workers N]``: precompile
+    every program for a capability (default: device 0's)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="compile every tensorplug CUDA program into the on-disk cache")
+    parser.add_argument("--capability", help="MAJOR.MINOR (default: device 0's, which needs a GPU)")
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args(argv)
+    if args.capability:
+        capability = tuple(int(v) for v in args.capability.split("."))
+    else:
+        import tensorplug as tp
+
+        capability = tp.cuda.get_device_capability()
+    started = time.perf_counter()
+    done = precompile(capability, workers=args.workers)
+    print(f"{len(done)} programs compiled (or found cached) for sm_{capability[0]}{capability[1]} "
+          f"in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 def build_kernel(device: CUDADevice, family: str, dtype: str, name: str) -> CUDAKernel:
@@ -212,3 +255,7 @@ def table() -> dict:
 
 #: Fused composite ops the CUDA backend runs natively, with the OpenCL backend's adapters.
 FUSED = ("relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward", "adam_step_")
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,7 +1,9 @@
 """Pieces every op module uses: key sets with thread-local state, scalar checks, out= handling."""
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 import warnings
 
 import numpy as np
@@ -12,7 +14,7 @@ from ..tensor import Tensor
 
 __all__ = [
     "keyset", "is_number", "check_same_device", "check_out", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
-    "write_inplace", "check_cast", "resize_out", "check_index_range", "check_no_overlap", "warn_if_expanded",
+    "write_inplace", "check_cast", "resize_out", "check_index_range", "trusted_indices", "check_no_overlap", "warn_if_expanded",
 ]
 
 _Number = (bool, int, float, np.bool_)  # np.bool_ is no numbers.Number, yet PyTorch takes it
@@ -186,15 +188,34 @@ def check_index_range(op: str, index: Tensor, size: int, dim: int, *, ignore=Non
 
     The ops that use this (index_select, index_add, gather, scatter, nll_loss) take no negative
     indices in PyTorch; checking here gives every backend the same error, and an asynchronous
-    device no chance to read out of bounds. It reads two numbers back from the device.
+    device no chance to read out of bounds. It reads the two extremes back from the device in one
+    host read (a synchronization on an asynchronous device). Inside ``trusted_indices()`` it
+    checks nothing: the losses check their target once and then gather and scatter indices
+    derived from it (the kernels still record anything out of range).
     """
-    if index.numel() == 0:
+    if index.numel() == 0 or getattr(_TRUST, "on", False):
         return
     from .elementwise import COMPARE, where
     from .reductions import amax, amin
+    from .joining import stack
 
     values = index if ignore is None else where(COMPARE["eq"](index, ignore), 0, index)
-    low, high = int(amin(values).item()), int(amax(values).item())
+    low, high = (int(v) for v in stack([amin(values), amax(values)]).tolist())
     bad = low if low < 0 else high if high >= size else None
     if bad is not None:
         raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size} (index shape {list(index._shape)})")
+
+
+_TRUST = threading.local()
+
+
+@contextlib.contextmanager
+def trusted_indices():
+    """Within this block (this thread), check_index_range trusts its callers: for ops built from
+    gather/scatter on indices that were range-checked already (one host read, not three)."""
+    previous = getattr(_TRUST, "on", False)
+    _TRUST.on = True
+    try:
+        yield
+    finally:
+        _TRUST.on = previous
