@@ -43,8 +43,10 @@ class FakeRuntime:
     def __init__(self, devices: int = 1, memory_limit: int = 1 << 30) -> None:
         self.devices = devices
         self.memory_limit = memory_limit
-        self.blocks: dict[int, np.ndarray] = {}
+        self.blocks: dict[int, ctypes.Array] = {}  # pointer -> the host memory standing in
+        self.in_use = 0  # bytes of ``blocks``, kept as a count so malloc stays O(1)
         self.cached = 0
+        self.free_blocks: dict[int, list] = {}  # size -> freed buffers, reused as CuPy's pool does
         self.freed_cache = 0
         self.sources: list[str] = []
         self.functions: dict[int, str] = {}
@@ -70,15 +72,24 @@ class FakeRuntime:
 
     # memory
     def used(self) -> int:
-        return sum(b.nbytes for b in self.blocks.values())
+        return self.in_use
 
     def malloc(self, index: int, nbytes: int):
         if self.used() + nbytes > self.memory_limit:
             raise FakeOutOfMemory(f"out of memory allocating {nbytes} bytes")
-        block = np.zeros(nbytes, dtype=np.uint8)
-        ptr = block.ctypes.data
+        # Freed buffers of the same size are reused (their contents are stale, as CuPy's pooled
+        # blocks are), and a ctypes buffer's address is cheap to read (ndarray.ctypes costs
+        # microseconds): the stand-in's share of a measured op stays small.
+        free = self.free_blocks.get(nbytes)
+        if free:
+            block = free.pop()
+            self.cached -= nbytes
+        else:
+            block = ctypes.create_string_buffer(nbytes)
+        ptr = ctypes.addressof(block)
         self.blocks[ptr] = block
-        return ptr, _Block(self, ptr)
+        self.in_use += nbytes
+        return ptr, _Block(self, ptr, nbytes)
 
     def pool_bytes(self, index: int) -> tuple[int, int]:
         return self.used(), self.used() + self.cached
@@ -86,6 +97,7 @@ class FakeRuntime:
     def free_cached(self) -> None:
         self.freed_cache += 1
         self.cached = 0
+        self.free_blocks.clear()
 
     def copy_to_device(self, dst: int, host: np.ndarray, stream: int) -> None:
         ctypes.memmove(dst, host.ctypes.data, host.nbytes)
@@ -180,9 +192,11 @@ class FakeRuntime:
 class _Block:
     """Gives the stand-in's memory back when the storage drops it (as CuPy's MemoryPointer)."""
 
-    def __init__(self, runtime: FakeRuntime, ptr: int) -> None:
-        self.runtime, self.ptr = runtime, ptr
+    def __init__(self, runtime: FakeRuntime, ptr: int, nbytes: int) -> None:
+        self.runtime, self.ptr, self.nbytes = runtime, ptr, nbytes
 
     def __del__(self):
-        block = self.runtime.blocks.pop(self.ptr)
-        self.runtime.cached += block.nbytes
+        runtime = self.runtime
+        runtime.free_blocks.setdefault(self.nbytes, []).append(runtime.blocks.pop(self.ptr))
+        runtime.in_use -= self.nbytes
+        runtime.cached += self.nbytes

@@ -288,3 +288,69 @@ def test_import_does_not_import_cupy():
     """import tensorplug (and the cuda backend package) leaves CuPy unimported."""
     code = "import sys, tensorplug, tensorplug.cuda, tensorplug.backends.cuda; assert 'cupy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_elementwise_plans_launch_what_the_shared_adapters_launch():
+    """The cached launch plans of binary, unary, copy and reduction ops launch the same kernel, grid and arguments
+    as the shared OpenCL adapters, for flat, strided, broadcast, number and many-dim operands, and
+    integer division keeps its host check and its error flag."""
+    run("""
+        from tensorplug.backends.opencl import kernels as shared
+        table = kernels.table()
+        device = storage.devices()[0]
+
+        def launches(kernel, *args):
+            rt.launches.clear()
+            kernel(*args)
+            return [(l.name, l.grid, l.block, l.args) for l in rt.launches]
+
+        x = tp.ones(4, 6, device="cuda")
+        y = tp.ones(6, device="cuda")
+        cases = [
+            ("add", tp.empty(4, 6, device="cuda"), x, tp.ones(4, 6, device="cuda")),  # flat
+            ("add", tp.empty(4, 6, device="cuda"), x, y.expand(4, 6)),  # broadcast: strided
+            ("mul", tp.empty(6, 4, device="cuda"), x.t(), 2.5),  # transposed and a number
+            ("sub", tp.empty(4, 6, device="cuda"), 3, x),  # a number first
+            ("lt", tp.empty(4, 6, dtype=tp.bool, device="cuda"), x, x),  # compare
+            ("add", tp.empty(0, 6, device="cuda"), x[:0], x[:0]),  # nothing to launch
+            ("add", tp.empty(*[2] * 9, device="cuda"),  # more dims than a kernel takes
+             tp.ones(*[3] * 9, device="cuda")[(slice(0, 2),) * 9], tp.ones(*[2] * 9, device="cuda")),
+        ]
+        for name, out, a, b in cases:
+            for _ in range(2):  # the second call runs from the cached plan
+                assert launches(table[name], out, a, b) == launches(shared._binary(name), out, a, b), name
+        for name, out, a in [("exp", tp.empty(4, 6, device="cuda"), x), ("neg", tp.empty(6, 4, device="cuda"), x.t())]:
+            for _ in range(2):
+                assert launches(table[name], out, a) == launches(shared._unary(name), out, a), name
+        copies = [(tp.empty(4, 6, device="cuda"), x), (tp.empty(6, 4, dtype=tp.int64, device="cuda"), x.t()),
+                  (tp.empty(4, 6, dtype=tp.float64, device="cuda"), y.expand(4, 6))]
+        for dst, src in copies:
+            for _ in range(2):
+                assert launches(table["copy_"], dst, src) == launches(shared._copy, dst, src)
+        z = tp.ones(2, 3, 4, device="cuda")
+        big = tp.ones(1 << 16, device="cuda")
+        # The frontend hands reductions an output that keeps the reduced dims (as size 1).
+        reductions = [("sum", tp.empty(2, 1, 4, device="cuda"), z, [1]),
+                      ("sum", tp.empty(1, 3, 1, device="cuda"), z, [0, 2]),
+                      ("amax", tp.empty(2, 1, 3, device="cuda"), z.transpose(1, 2), [1]),
+                      ("argmax", tp.empty(2, 1, 4, dtype=tp.int64, device="cuda"), z, [1]),
+                      ("sum", tp.empty(1, device="cuda"), big, [0]),  # split in two passes
+                      ("sum", tp.empty(2, 1, 4, device="cuda"), z[:, :0], [1])]  # empty: filled
+        for name, out, a, dims in reductions:
+            for _ in range(2):
+                assert launches(table[name], out, a, dims) == launches(shared._reduce(name), out, a, dims), name
+
+        i = tp.ones(5, dtype=tp.int64, device="cuda")
+        out = tp.empty(5, dtype=tp.int64, device="cuda")
+        device.error_possible = False
+        assert launches(table["floor_divide"], out, i, i) == launches(shared._binary("floor_divide"), out, i, i)
+        device.error_possible = False
+        table["floor_divide"](out, i, i)
+        assert device.error_possible
+        try:
+            table["floor_divide"](out, i, 0)
+        except ZeroDivisionError:
+            pass
+        else:
+            raise AssertionError("an integer division by the number 0 was launched")
+    """)

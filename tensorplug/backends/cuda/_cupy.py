@@ -114,6 +114,10 @@ class CuPyRuntime:
         self.cupy, self.driver, self.nvrtc, self.runtime = cupy, driver, nvrtc, runtime
         self.OutOfMemory = cupy.cuda.memory.OutOfMemoryError
         self.pool = cupy.get_default_memory_pool()
+        # Bound once: a launch is on every op's path.
+        self._launch_kernel = driver.launchKernel
+        self._cublas = None  # cupy_backends' cublas module, imported by the first gemm
+        self._gemm_scalars: dict = {}  # host scalar type -> (ones, zeros, their addresses): alpha, beta
 
     # --- devices ------------------------------------------------------------------------------
     def device_count(self) -> int:
@@ -180,8 +184,8 @@ class CuPyRuntime:
 
     def launch(self, function: int, grid: tuple, block: tuple, stream: int, params: Any) -> None:
         """Queue a kernel; ``params.address`` is the void*[] of its packed arguments."""
-        self.driver.launchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream,
-                                 params.address, 0)
+        self._launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream,
+                            params.address, 0)
 
     # --- streams and events -------------------------------------------------------------------
     def null_stream(self) -> Any:
@@ -234,15 +238,21 @@ class CuPyRuntime:
         """Column-major C = op(A) @ op(B) for ``batch`` matrices (cublasGemmStridedBatchedEx) on
         CuPy's current stream, alpha 1 and beta 0. float16 and bfloat16 accumulate in float32;
         float32 is computed in float32 (no TF32), as PyTorch's default."""
-        from cupy_backends.cuda.libs import cublas
+        cublas = self._cublas
+        if cublas is None:
+            from cupy_backends.cuda.libs import cublas
 
+            self._cublas = cublas
         data_type, compute, scalar = _GEMM_TYPES[dtype]
+        scalars = self._gemm_scalars.get(scalar)
+        if scalars is None:
+            # alpha and beta live as long as the runtime: host pointer mode reads them during the call.
+            one, zero = np.ones(1, dtype=scalar), np.zeros(1, dtype=scalar)
+            scalars = self._gemm_scalars[scalar] = (one, zero, one.ctypes.data, zero.ctypes.data)
         handle = self.cupy.cuda.device.get_cublas_handle()
         cublas.setPointerMode(handle, _POINTER_MODE_HOST)
-        one, zero = np.ones(1, dtype=scalar), np.zeros(1, dtype=scalar)
-        ops = {"N": _OP_N, "T": _OP_T}
-        cublas.gemmStridedBatchedEx(handle, ops[trans_a], ops[trans_b], m, n, k, one.ctypes.data, a, data_type, lda,
-                                    stride_a, b, data_type, ldb, stride_b, zero.ctypes.data, c, data_type, ldc,
+        cublas.gemmStridedBatchedEx(handle, _OPS[trans_a], _OPS[trans_b], m, n, k, scalars[2], a, data_type, lda,
+                                    stride_a, b, data_type, ldb, stride_b, scalars[3], c, data_type, ldc,
                                     stride_c, batch, compute, _GEMM_DEFAULT)
 
 
@@ -253,5 +263,6 @@ _COMPUTE_32F, _COMPUTE_64F = 68, 70
 _GEMM_TYPES = {"float32": (_CUDA_R_32F, _COMPUTE_32F, np.float32), "float64": (_CUDA_R_64F, _COMPUTE_64F, np.float64),
                "float16": (_CUDA_R_16F, _COMPUTE_32F, np.float32), "bfloat16": (_CUDA_R_16BF, _COMPUTE_32F, np.float32)}
 _OP_N, _OP_T = 0, 1
+_OPS = {"N": _OP_N, "T": _OP_T}
 _POINTER_MODE_HOST = 0
 _GEMM_DEFAULT = -1

@@ -10,6 +10,12 @@ compiled once per device on first use and cached; the arguments of a launch are 
 ``struct.pack_into`` into a buffer whose layout (C's, and so CUDA's parameter layout) is worked
 out once per kernel.
 
+Elementwise ops (unary, binary, compare, copy) and single-pass reductions launch from cached
+plans instead (``_binary``, ``_unary``, ``_copy``, ``_reduce`` below): the same kernels and
+arguments as the shared adapters (tests/cuda/test_cuda_standin.py compares them launch for
+launch), with the coalesced layout kept per (shapes, strides) and the kernel per (device, dtype),
+because host time per op is what bounds small training steps (docs/cuda.md, issue 11).
+
 relu (and its gradient), max pooling and Adam's step are the OpenCL backend's fused kernels too;
 softmax, cross_entropy, layer_norm and conv2d, whose OpenCL kernels are vector code, run their
 decompositions.
@@ -21,6 +27,7 @@ other layouts and the other dtypes use the generated tiled kernel.
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 import time
 
@@ -192,19 +199,19 @@ def _gemm(out, a, b) -> bool:
     Row-major C = A @ B is column-major C^T = B^T @ A^T: cuBLAS gets b first, then a."""
     batch, m, k = a.shape
     n = b.shape[2]
-    o_layout = blas_layout(m, n, out.stride()[1], out.stride()[2])
-    a_layout = blas_layout(m, k, a.stride()[1], a.stride()[2])
-    b_layout = blas_layout(k, n, b.stride()[1], b.stride()[2])
+    o_stride, a_stride, b_stride = out.stride(), a.stride(), b.stride()
+    o_layout = blas_layout(m, n, o_stride[1], o_stride[2])
+    a_layout = blas_layout(m, k, a_stride[1], a_stride[2])
+    b_layout = blas_layout(k, n, b_stride[1], b_stride[2])
     if o_layout is None or o_layout[0] != "N" or a_layout is None or b_layout is None:
         return False
     itemsize = a.dtype.itemsize
-
-    def pointer(t):
-        return t.untyped_storage().buffer + t.storage_offset() * itemsize
-
-    batch_strides = [t.stride()[0] if batch > 1 else 0 for t in (b, a, out)]
-    runtime().gemm(a.dtype.name, b_layout[0], a_layout[0], n, m, k, pointer(b), b_layout[1], batch_strides[0],
-                   pointer(a), a_layout[1], batch_strides[1], pointer(out), o_layout[1], batch_strides[2], batch)
+    many = batch > 1
+    runtime().gemm(a.dtype.name, b_layout[0], a_layout[0], n, m, k,
+                   b.untyped_storage().buffer + b.storage_offset() * itemsize, b_layout[1], b_stride[0] if many else 0,
+                   a.untyped_storage().buffer + a.storage_offset() * itemsize, a_layout[1], a_stride[0] if many else 0,
+                   out.untyped_storage().buffer + out.storage_offset() * itemsize, o_layout[1],
+                   o_stride[0] if many else 0, batch)
     return True
 
 
@@ -232,18 +239,251 @@ def _matmul(out, a, b):
         *b.stride())
 
 
+# --- elementwise launch plans -----------------------------------------------------------------
+# Host time per op is what bounds small training steps (docs/cuda.md, issue 11). The shared
+# adapters coalesce dims, pad shapes and look kernels up on every call; here elementwise ops keep
+# what does not change between calls: per layout (shapes and strides of the operands) the
+# coalesced launch arguments, and per (device, dtype, kind of operands, flat or strided) the
+# kernel with its packer. A repeated op is two dict lookups, one pack and one launch. Layouts of
+# more dims than the kernels take (MAXD after coalescing) go to the shared adapter, which loops.
+
+_NUMBERS = (bool, int, float)
+_FLAT = ()  # the layout tail of a flat launch: no shape or strides are passed
+
+#: layout key -> (element count, tail): tail is _FLAT, the strided kernel's trailing arguments
+#: (ndim, padded shape, padded strides per operand), or None (too many dims: shared adapter).
+#: Bounded: cleared when full, so a program with ever new shapes does not grow it forever.
+_LAYOUTS: dict = {}
+_LAYOUT_LIMIT = 4096
+
+
+def _layout(key: tuple, shape: tuple, strides: list, zeros: tuple) -> tuple:
+    """(n, tail) of an elementwise launch over ``shape`` with these operand strides; ``zeros``
+    lists the operand positions that are numbers (their strides are 0, not coalesced)."""
+    n = math.prod(shape)
+    shape_c, sts = _shared._coalesce(shape, strides)
+    if _shared._is_flat(shape_c, sts):
+        tail = _FLAT
+    elif len(shape_c) > _shared.MAXD:
+        tail = None
+    else:
+        padded = []
+        operand = 0
+        for position in range(len(zeros)):
+            if zeros[position]:
+                padded += [0] * _shared.MAXD
+            else:
+                padded += _shared._pad(sts[operand], 0)
+                operand += 1
+        tail = (len(shape_c), *_shared._pad(shape_c, 1), *padded)
+    if len(_LAYOUTS) >= _LAYOUT_LIMIT:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (n, tail)
+    return n, tail
+
+
+class _Plan:
+    """One kernel's launch parts, bound once: what a repeated op reads."""
+
+    __slots__ = ("kernel", "function", "pack", "buffer", "launch", "block", "group", "flagging")
+
+    def __init__(self, kernel: CUDAKernel, group: int, flagging: bool = False) -> None:
+        self.kernel = kernel
+        self.function = kernel.function
+        self.pack = kernel.pack
+        self.buffer = kernel.buffer
+        self.launch = kernel.launch
+        self.group = group
+        self.block = (group, 1, 1)
+        self.flagging = flagging
+
+
+def _binary(name: str):
+    general = _shared._binary(name)
+    flagging = name in _shared._source.FLAGGING
+    plans: dict = {}  # (device, dtype, a is a number, b is a number, flat) -> _Plan
+
+    def plan_for(key):
+        device, dtype, a_number, b_number, flat = key
+        mode = ("ts" if b_number else "st" if a_number else "tt") if flat else "s"
+        knl = _shared._kernel(device, "elementwise", dtype, f"{name}_{mode}")
+        plans[key] = _Plan(knl, device.group, flagging and _shared._source.kind(dtype) in "iu")
+        return plans[key]
+
+    def kernel(out, a, b):
+        a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
+        if a_number and b_number:
+            return general(out, a, b)
+        shape = out.shape
+        a_strides = None if a_number else a.stride()
+        b_strides = None if b_number else b.stride()
+        key = (shape, out.stride(), a_strides, b_strides)
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            strides = [s for s in key[1:] if s is not None]
+            layout = _layout(key, shape, strides, (False, a_number, b_number))
+        n, tail = layout
+        if n == 0:  # nothing is divided, so nothing divides by zero (as the shared adapter)
+            return
+        if tail is None:
+            return general(out, a, b)
+        storage = out.untyped_storage()
+        device = storage.device
+        dtype = b.dtype.name if a_number else a.dtype.name
+        plan_key = (device, dtype, a_number, b_number, tail is _FLAT)
+        plan = plans[plan_key] if plan_key in plans else plan_for(plan_key)
+        if plan.flagging:
+            # A number divisor is checked here, on the host; tensor ones by the kernel, which
+            # raises at the next synchronization.
+            if b_number and b == 0:
+                raise ZeroDivisionError(f"integer division by zero in {name}")
+            device.error_possible = True
+        obuf, ooff = storage.buffer, out.storage_offset()
+        if a_number:
+            abuf, aoff, sa = obuf, 0, _shared._scalar(a, dtype)
+        else:
+            abuf, aoff, sa = a.untyped_storage().buffer, a.storage_offset(), 0
+        if b_number:
+            bbuf, boff, sb = obuf, 0, _shared._scalar(b, dtype)
+        else:
+            bbuf, boff, sb = b.untyped_storage().buffer, b.storage_offset(), 0
+        if tail is _FLAT:
+            plan.pack(plan.buffer, 0, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb, n, device.error_flag)
+        else:
+            mode = (1 if a_number else 0) | (2 if b_number else 0)
+            plan.pack(plan.buffer, 0, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb, mode, n, device.error_flag, *tail)
+        plan.launch(plan.function, (-(-n // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
+
+    return kernel
+
+
+def _unary(name: str):
+    general = _shared._unary(name)
+    plans: dict = {}  # (device, dtype, flat) -> _Plan
+
+    def plan_for(key):
+        device, dtype, flat = key
+        knl = _shared._kernel(device, "elementwise", dtype, f"{name}_c" if flat else f"{name}_s")
+        plans[key] = _Plan(knl, device.group)
+        return plans[key]
+
+    def kernel(out, a):
+        shape = out.shape
+        key = (shape, out.stride(), a.stride())
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            layout = _layout(key, shape, [key[1], key[2]], (False, False))
+        n, tail = layout
+        if n == 0:
+            return
+        if tail is None:
+            return general(out, a)
+        storage = out.untyped_storage()
+        device = storage.device
+        plan_key = (device, a.dtype.name, tail is _FLAT)
+        plan = plans[plan_key] if plan_key in plans else plan_for(plan_key)
+        a_storage = a.untyped_storage()
+        plan.pack(plan.buffer, 0, storage.buffer, out.storage_offset(), a_storage.buffer, a.storage_offset(), n, *tail)
+        plan.launch(plan.function, (-(-n // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
+
+    return kernel
+
+
+def _copy():
+    plans: dict = {}  # (device, dst dtype, src dtype, flat) -> _Plan
+
+    def plan_for(key):
+        device, dst_dtype, src_dtype, flat = key
+        knl = _shared._kernel(device, "copy", dst_dtype, f"copy_{src_dtype}_{'c' if flat else 's'}")
+        plans[key] = _Plan(knl, device.group)
+        return plans[key]
+
+    def kernel(dst, src):
+        shape = dst.shape
+        key = (shape, dst.stride(), src.stride())
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            layout = _layout(key, shape, [key[1], key[2]], (False, False))
+        n, tail = layout
+        if n == 0:
+            return
+        if tail is None:
+            return _shared._copy(dst, src)
+        storage = dst.untyped_storage()
+        device = storage.device
+        plan_key = (device, dst.dtype.name, src.dtype.name, tail is _FLAT)
+        plan = plans[plan_key] if plan_key in plans else plan_for(plan_key)
+        src_storage = src.untyped_storage()
+        plan.pack(plan.buffer, 0, storage.buffer, dst.storage_offset(), src_storage.buffer, src.storage_offset(), n,
+                  *tail)
+        plan.launch(plan.function, (-(-n // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
+
+    return kernel
+
+
+def _reduce(name: str):
+    general = _shared._reduce(name)
+    layouts: dict = {}  # (a's shape and strides, out's strides, dims) -> (nout, dims_args), or None: general
+    plans: dict = {}  # (device, dtype) -> _Plan
+
+    def layout_for(key, out, a, dims):
+        # The shared adapter's arithmetic (opencl/kernels.py ``_reduce``), done once per layout.
+        # Empty, split (two-pass) and too-many-dims reductions stay with the shared adapter.
+        shape, ast, ost = key[0], key[1], key[2]
+        dims_set = set(d % len(shape) for d in dims) if shape else set()
+        kept = [d for d in range(len(shape)) if d not in dims_set]
+        red = [d for d in range(len(shape)) if d in dims_set]
+        nout = math.prod(out.shape)
+        nred = math.prod(shape[d] for d in red)
+        layout = None
+        if nout and nred and _shared._split_parts(name, nout, nred) == 1:
+            k_shape, (k_o, k_a) = _shared._coalesce([shape[d] for d in kept],
+                                                    ([ost[d] for d in kept], [ast[d] for d in kept]))
+            if name in ("argmax", "argmin"):
+                r_shape, r_a = [shape[d] for d in red] or [1], [ast[d] for d in red] or [0]
+            else:
+                r_shape, (r_a,) = _shared._coalesce([shape[d] for d in red], ([ast[d] for d in red],))
+            if len(k_shape) <= _shared.MAXD and len(r_shape) <= _shared.MAXD:
+                pad = _shared._pad
+                layout = (nout, (nred, len(k_shape), *pad(k_shape, 1), *pad(k_o, 0), *pad(k_a, 0), len(r_shape),
+                                 *pad(r_shape, 1), *pad(r_a, 0)))
+        if len(layouts) >= _LAYOUT_LIMIT:
+            layouts.clear()
+        layouts[key] = layout
+        return layout
+
+    def kernel(out, a, dims):
+        key = (a.shape, a.stride(), out.stride(), tuple(dims))
+        layout = layouts[key] if key in layouts else layout_for(key, out, a, dims)
+        if layout is None:
+            return general(out, a, dims)
+        nout, args = layout
+        storage = out.untyped_storage()
+        device = storage.device
+        plan_key = (device, a.dtype.name)
+        plan = plans.get(plan_key)
+        if plan is None:
+            plan = plans[plan_key] = _Plan(_shared._kernel(device, "reduce", a.dtype.name, f"r_{name}"), device.group)
+        a_storage = a.untyped_storage()
+        plan.pack(plan.buffer, 0, storage.buffer, out.storage_offset(), a_storage.buffer, a.storage_offset(), nout,
+                  *args)
+        plan.launch(plan.function, (-(-nout // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
+
+    return kernel
+
+
 def table() -> dict:
     """Op name -> kernel for every primitive of the contract."""
-    kernels = {"copy_": _shared._copy, "fill_": _shared._fill, "where": _shared._where, "matmul": _matmul,
+    kernels = {"copy_": _copy(), "fill_": _shared._fill, "where": _shared._where, "matmul": _matmul,
                "gather": _shared._gather, "scatter_": _shared._scatter, "index_get": _shared._index_get,
                "index_put_": _shared._index_put, "uniform_": _shared._uniform, "normal_": _shared._normal,
                "randint_": _shared._randint, "sort": _shared._sort}
     for name in FAMILIES["unary"]:
-        kernels[name] = _shared._unary(name)
+        kernels[name] = _unary(name)
     for name in FAMILIES["binary"] + FAMILIES["compare"]:
-        kernels[name] = _shared._binary(name)
+        kernels[name] = _binary(name)
     for name in FAMILIES["reduce"]:
-        kernels[name] = _shared._reduce(name)
+        kernels[name] = _reduce(name)
     for name in FAMILIES["scan"]:
         kernels[name] = _shared._scan(name)
     # The fused composite ops whose OpenCL kernels have no vector code (_dialect.scalar_fused_source).

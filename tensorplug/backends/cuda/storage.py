@@ -169,26 +169,44 @@ def devices() -> list[CUDADevice]:
 
 
 def allocate(nbytes: int, device_index=None) -> CUDAStorage:
-    devices_ = _devices if _devices is not None else devices()
-    return _allocate_on(devices_[device_index or 0], nbytes)
-
-
-def _allocate_on(device: CUDADevice, nbytes: int) -> CUDAStorage:
-    rt = runtime()
+    # Every op's output comes from here: _allocate_on's body, inlined (one Python call fewer).
+    device = (_devices if _devices is not None else devices())[device_index or 0]
+    rt = _runtime  # made by devices(), before any device exists
     size = nbytes if nbytes > 0 else 1  # a zero-byte tensor still gets a distinct pointer
     try:
         ptr, block = rt.malloc(device.index, size)
     except rt.OutOfMemory:
-        rt.free_cached()  # CuPy retries after freeing its own cache too; one more try is ours
-        try:
-            ptr, block = rt.malloc(device.index, size)
-        except rt.OutOfMemory:
-            _out_of_memory(device, nbytes)
+        ptr, block = _malloc_after_freeing(device, nbytes, size)
+    allocated = device.allocated_bytes + nbytes
+    device.allocated_bytes = allocated
+    device.allocations += 1
+    if allocated > device.peak_bytes:
+        device.peak_bytes = allocated
+    return CUDAStorage(ptr, nbytes, device, block)
+
+
+def _allocate_on(device: CUDADevice, nbytes: int) -> CUDAStorage:
+    rt = _runtime
+    size = nbytes if nbytes > 0 else 1
+    try:
+        ptr, block = rt.malloc(device.index, size)
+    except rt.OutOfMemory:
+        ptr, block = _malloc_after_freeing(device, nbytes, size)
     device.allocated_bytes += nbytes
     device.allocations += 1
     if device.allocated_bytes > device.peak_bytes:
         device.peak_bytes = device.allocated_bytes
     return CUDAStorage(ptr, nbytes, device, block)
+
+
+def _malloc_after_freeing(device: CUDADevice, nbytes: int, size: int):
+    """(pointer, block) of a second try after a failed one, or OutOfMemoryError."""
+    rt = _runtime
+    rt.free_cached()  # CuPy retries after freeing its own cache too; one more try is ours
+    try:
+        return rt.malloc(device.index, size)
+    except rt.OutOfMemory:
+        _out_of_memory(device, nbytes)
 
 
 def _format_bytes(n: int) -> str:
