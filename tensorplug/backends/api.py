@@ -35,6 +35,7 @@ __all__ = [
     "Backend",
     "is_contiguous",
     "strided",
+    "host_numpy_dtype",
 ]
 
 #: Bumped whenever the primitive list or a calling convention changes.
@@ -240,3 +241,31 @@ class Backend:
     def fallback(self) -> Callable[..., Any] | None:
         """An optional boxed kernel ``fallback(op, args, kwargs)`` for ops without a kernel."""
         return None
+
+
+_host_numpy_dtypes: dict = {}
+
+
+def host_numpy_dtype(dtype: Any) -> Any:
+    """The NumPy dtype of host arrays of ``dtype`` handed to users (``Tensor.numpy()``).
+
+    bfloat16 needs the optional ml_dtypes package (NumPy has no bfloat16 of its own); without it,
+    a TypeError says how to get it or how to convert first.
+    """
+    found = _host_numpy_dtypes.get(dtype)
+    if found is None:
+        import numpy as np
+
+        if dtype.name == "bfloat16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise TypeError(
+                    "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
+                    "(or convert first: t.float().numpy())"
+                ) from None
+            found = np.dtype(ml_dtypes.bfloat16)
+        else:
+            found = np.dtype(dtype.name)
+        _host_numpy_dtypes[dtype] = found
+    return found

@@ -3,32 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..api import host_numpy_dtype
 from ._load import load_kernels
 
 _K = load_kernels()
 
+# The NumPy dtype of a tensor's host view (bfloat16 through the optional ml_dtypes package).
+numpy_dtype = host_numpy_dtype
+
 __all__ = ["allocate", "copy_from_host", "to_host", "wrap_host", "memory_stats", "empty_cache", "numpy_dtype"]
-
-_numpy_dtypes: dict = {}
-
-
-def numpy_dtype(dtype) -> np.dtype:
-    """The NumPy dtype with the same name (bfloat16 through the optional ml_dtypes package)."""
-    found = _numpy_dtypes.get(dtype)
-    if found is None:
-        if dtype.name == "bfloat16":
-            try:
-                import ml_dtypes  # optional: NumPy has no bfloat16 of its own
-            except ImportError:
-                raise TypeError(
-                    "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
-                    "(or convert first: t.float().numpy())"
-                ) from None
-            found = np.dtype(ml_dtypes.bfloat16)
-        else:
-            found = np.dtype(dtype.name)
-        _numpy_dtypes[dtype] = found
-    return found
 
 
 # allocate(nbytes, device_index=None) is the C++ allocator's entry itself: every tensor the CPU

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import is_contiguous
+from ..api import host_numpy_dtype, is_contiguous
 from . import OutOfMemoryError
 
 __all__ = ["CUDADevice", "CUDAStream", "CUDAStorage", "devices", "use_runtime", "runtime", "allocate",
@@ -257,7 +257,7 @@ def to_host(src) -> np.ndarray:
     if numel == 0:
         rt.synchronize_stream(device.current.stream)
         device.check_errors()
-        return np.empty(shape, dtype=_host_dtype(src.dtype))
+        return np.empty(shape, dtype=host_numpy_dtype(src.dtype))
     start = storage.buffer + src.storage_offset() * dtype.itemsize
     if is_contiguous(src):
         host = np.empty(shape, dtype=dtype)
@@ -274,21 +274,8 @@ def to_host(src) -> np.ndarray:
         host = view.copy()
     device.check_errors()
     if src.dtype.name == "bfloat16":
-        host = host.view(_host_dtype(src.dtype))
+        host = host.view(host_numpy_dtype(src.dtype))
     return host
-
-
-def _host_dtype(dtype):
-    if dtype.name != "bfloat16":
-        return np.dtype(dtype.name)
-    try:
-        import ml_dtypes  # optional: NumPy has no bfloat16 of its own
-    except ImportError:
-        raise TypeError(
-            "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
-            "(or convert first: t.float().numpy())"
-        ) from None
-    return np.dtype(ml_dtypes.bfloat16)
 
 
 def synchronize(device_index=None) -> None:

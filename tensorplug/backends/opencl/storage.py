@@ -27,7 +27,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from ..api import is_contiguous
+from ..api import host_numpy_dtype, is_contiguous
 
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
            "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
@@ -294,7 +294,7 @@ def to_host(src) -> np.ndarray:
     numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if numel == 0:
         state.check_errors()
-        return np.empty(shape, dtype=_host_dtype(src.dtype))
+        return np.empty(shape, dtype=host_numpy_dtype(src.dtype))
     if is_contiguous(src):
         host = np.empty(shape, dtype=dtype)
         cl.enqueue_copy(state.queue, host, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
@@ -309,21 +309,8 @@ def to_host(src) -> np.ndarray:
         host = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * dtype.itemsize for s in strides)).copy()
     state.check_errors()
     if src.dtype.name == "bfloat16":
-        host = host.view(_host_dtype(src.dtype))
+        host = host.view(host_numpy_dtype(src.dtype))
     return host
-
-
-def _host_dtype(dtype):
-    if dtype.name != "bfloat16":
-        return np.dtype(dtype.name)
-    try:
-        import ml_dtypes  # optional: NumPy has no bfloat16 of its own
-    except ImportError:
-        raise TypeError(
-            "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
-            "(or convert first: t.float().numpy())"
-        ) from None
-    return np.dtype(ml_dtypes.bfloat16)
 
 
 def synchronize(device_index=None) -> None:
