@@ -18,38 +18,15 @@
 //
 // Objects' fields are read and written at the slot offsets of their classes' member descriptors,
 // found once in bind(); bind() refuses classes whose fields are not plain slots.
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#include <structmember.h>  // after Python.h, which it needs
+#include "slots.h"
 
 #include <cstring>
 
 namespace {
 
-// ----- slots --------------------------------------------------------------------------------
-Py_ssize_t slot_offset(PyTypeObject* type, const char* name) {
-    PyObject* descr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), name);
-    if (!descr) return -1;
-    Py_ssize_t offset = -1;
-    if (Py_TYPE(descr) == &PyMemberDescr_Type) {
-        const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
-        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) offset = member->offset;
-    }
-    Py_DECREF(descr);
-    if (offset < 0) PyErr_Format(PyExc_TypeError, "_hotpath.bind: %s.%s is not a plain slot", type->tp_name, name);
-    return offset;
-}
-
-inline PyObject* get(PyObject* o, Py_ssize_t offset) {
-    return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
-}
-
-// Stores a new reference into a slot of a freshly allocated object (the slot is still empty).
-inline void put(PyObject* o, Py_ssize_t offset, PyObject* value) {
-    Py_INCREF(value);
-    *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset) = value;
-}
+using tp_slots::get;
+using tp_slots::put;
+using tp_slots::slot_offset;
 
 // Tensor's slots, in tensor.py's order.
 enum TensorSlot {

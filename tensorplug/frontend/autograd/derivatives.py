@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ... import dispatcher
+from ... import _autograd_core, dispatcher
 from ...dispatcher import AUTOGRAD
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled
@@ -227,7 +227,12 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
         record_view(out, base, geometry)
 
     autograd_kernel.__qualname__ = f"autograd_{name}"
-    return autograd_kernel
+    if always_self or not positions or len(positions) != len(differentiable_args) or len(positions) > 8:
+        return autograd_kernel
+    # The common case (a fresh output, inputs that may require grad) runs in C; everything
+    # else, and every error, is autograd_kernel's (csrc/autograd_core.cpp).
+    return _autograd_core.RecordingKernel(autograd_kernel, op.table, lookup, formula, name, node_name,
+                                          tuple(differentiable_args), save_inputs, save_output, keep)
 
 
 def _detached_copy(t: Tensor) -> Tensor:

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import heapq
 
+from ... import _autograd_core
+from ..dtypes import dtype
 from ..ops.elementwise import BINARY, binary_inplace
 from ..tensor import Tensor
 from ...dispatcher import AUTOGRAD, ExcludeKeys, IncludeKeys
-from .graph import AccumulateGrad, AutogradMeta, Node, anomaly_mode, gradient_edge
+from . import graph
+from .derivatives import FormulaNode, TensorMeta
+from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
 
 __all__ = ["run_backward"]
 
@@ -130,20 +134,27 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             captures.setdefault(edge, []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
-    counts = _dependencies(root_nodes)
-    needed = _nodes_leading_to(captures, set(counts) | set(root_nodes)) if inputs is not None and not accumulate else None
-    ready = []
-    queued = set()
-    for node in dict.fromkeys(root_nodes):
-        if counts.get(node, 0) == 0 and node not in queued:
-            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
-            queued.add(node)
-
     check_nan = anomaly_mode.enabled and anomaly_mode.check_nan
+    # The common backward runs the same steps as _dependencies + _run_ready in C
+    # (csrc/autograd_core.cpp), calling back into this module for leaves and hooks.
+    compiled = inputs is None and not check_nan
+    if not compiled:
+        counts = _dependencies(root_nodes)
+        needed = _nodes_leading_to(captures, set(counts) | set(root_nodes)) if inputs is not None and not accumulate else None
+        ready = []
+        queued = set()
+        for node in dict.fromkeys(root_nodes):
+            if counts.get(node, 0) == 0 and node not in queued:
+                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+                queued.add(node)
     _final_callbacks.append([])
     try:
-        _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,
-                   create_graph, check_nan)
+        if compiled:
+            with (_GRAD_ON if create_graph else _GRAD_OFF):
+                _autograd_core.run_graph(root_nodes, buffers, retain_graph, create_graph)
+        else:
+            _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,
+                       create_graph, check_nan)
         callbacks = _final_callbacks[-1]
         while callbacks:  # a callback may queue another
             callbacks.pop(0)()
@@ -282,3 +293,8 @@ def _apply(node: Node, grads: tuple, retain_graph: bool) -> tuple:
             if replaced is not None:
                 results = tuple(replaced)
     return results
+
+
+_autograd_core.bind(Tensor, dtype, Node, FormulaNode, SavedTensor, AutogradMeta, AccumulateGrad, AUTOGRAD.mask,
+                    graph._sequence, anomaly_mode, gradient_edge, NO_EDGE, TensorMeta, _accumulate_into_leaf, _apply, _add,
+                    _add_into)
