@@ -26,6 +26,7 @@ __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_phys
            "angle", "complex", "polar", "complex_parts", "from_parts"]
 
 _AUTOGRAD_MASK = AUTOGRAD.mask
+_LN2 = math.log(2.0)
 _builtin_complex = complex
 
 
@@ -351,15 +352,15 @@ def _mul(out, a, b):
 
 
 def _div(out, a, b):
+    from .complex_math import cdiv
+
     ar, ai = _parts(a)
     br, bi = _parts(b)
     if not isinstance(b, Tensor):
         scale = br * br + bi * bi
         return _pack(out, (ar * br + ai * bi) / scale, (ai * br - ar * bi) / scale)
-    # Smith's algorithm would avoid overflow for huge |b|; the plain formula matches PyTorch's
-    # results to rounding for ordinary magnitudes (docs/complex.md).
-    scale = br * br + bi * bi
-    return _pack(out, (ar * br + ai * bi) / scale, (ai * br - ar * bi) / scale)
+    # A tensor divisor: scaled by |b| (complex_math.cdiv), so |b|^2 cannot overflow.
+    return _pack(out, *cdiv(ar, ai, br, bi))
 
 
 def _neg(out, a):
@@ -398,19 +399,57 @@ def _abs(out, input):
     return complex_abs(input)
 
 
-def _exp(out, a):
-    import tensorplug as tp
+def _elementwise(function):
+    """The Complex kernel's compute for a unary function of complex_math (parts in, parts out)."""
+
+    def compute(out, a):
+        return from_parts(*function(*complex_parts(a)))
+
+    compute.__name__ = function.__name__
+    return compute
+
+
+def _scaled_log(factor: float):
+    def compute(out, a):
+        from .complex_math import clog
+
+        re, im = clog(*complex_parts(a))
+        return from_parts(re * factor, im * factor)
+
+    return compute
+
+
+def _exp2(out, a):
+    from .complex_math import cexp
 
     re, im = complex_parts(a)
-    scale = tp.exp(re)
-    return from_parts(scale * tp.cos(im), scale * tp.sin(im))
+    return from_parts(*cexp(re * _LN2, im * _LN2))
 
 
-def _log(out, a):
+def _square(out, a):
+    re, im = complex_parts(a)
+    return from_parts(re * re - im * im, 2.0 * re * im)
+
+
+def _classify(test: str):
+    """isnan / isinf / isfinite: of either part (nan, inf), of both parts (finite), as PyTorch."""
     import tensorplug as tp
 
-    re, im = complex_parts(a)
-    return from_parts(tp.log(complex_abs(a)), tp.atan2(im, re))
+    def compute(out, a):
+        re, im = complex_parts(a)
+        if test == "isfinite":
+            return tp.isfinite(re) & tp.isfinite(im)
+        function = getattr(tp, test)
+        return function(re) | function(im)
+
+    return compute
+
+
+def _pow(out, a, b):
+    from .complex_math import cpow
+
+    re, im = cpow(_parts(a), _parts(b))
+    return _pack(out, re, im)
 
 
 def _equal_parts(a, b):
@@ -492,10 +531,25 @@ def register() -> None:
         spec = elementwise.COMPARE[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
-    for name, compute in (("neg", _neg), ("abs", _abs), ("exp", _exp), ("log", _log)):
+    from . import complex_math as cm
+
+    unary = {"neg": _neg, "abs": _abs, "exp": _elementwise(cm.cexp), "log": _elementwise(cm.clog),
+             "sqrt": _elementwise(cm.csqrt), "rsqrt": _elementwise(cm.crsqrt),
+             "reciprocal": _elementwise(cm.creciprocal), "square": _square, "exp2": _exp2,
+             "expm1": _elementwise(cm.cexpm1), "log1p": _elementwise(cm.clog1p),
+             "log2": _scaled_log(1.0 / _LN2), "log10": _scaled_log(1.0 / math.log(10.0)),
+             "sin": _elementwise(cm.csin), "cos": _elementwise(cm.ccos), "tan": _elementwise(cm.ctan),
+             "asin": _elementwise(cm.casin), "acos": _elementwise(cm.cacos), "atan": _elementwise(cm.catan),
+             "sinh": _elementwise(cm.csinh), "cosh": _elementwise(cm.ccosh), "tanh": _elementwise(cm.ctanh),
+             "sigmoid": _elementwise(cm.csigmoid),
+             "isnan": _classify("isnan"), "isinf": _classify("isinf"), "isfinite": _classify("isfinite")}
+    for name, compute in unary.items():
         spec = elementwise.UNARY[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
+    spec = elementwise.BINARY["pow"].spec
+    spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
+    complex_primitive(spec.op, _pow)
     complex_primitive(elementwise.WHERE, _where)
     complex_primitive(INDEX_GET, _index_get)
     complex_primitive(MATMUL, _matmul)
