@@ -286,17 +286,19 @@ def _check_target(op_name: str, out: Tensor) -> None:
                            f"supported (docs/complex.md); write into a new tensor instead")
 
 
-def complex_primitive(op: dispatcher.Operator | str, compute) -> None:
+def complex_primitive(op: dispatcher.Operator | str, compute, inplace: bool = False) -> None:
     """Register ``compute(out, *args) -> result`` as the Complex kernel of primitive ``op``, whose
     kernels take a preallocated output first. ``result`` is computed with real ops (so autograd
     records it) as a tensor of ``out``'s shape, or as ``out``'s real pairs; the kernel copies it
-    into ``out`` and, while recording, links ``out``'s gradient to it."""
+    into ``out`` and, while recording, links ``out``'s gradient to it. ``inplace``: ``out`` is
+    also an input (scatter_, index_put_ read the values they keep from it), so its own history
+    counts too."""
     op = dispatcher.get_operator(op) if isinstance(op, str) else op
     name = op.name
 
     def kernel(below, out, *args):
         recording = bool(local_state.mask & _AUTOGRAD_MASK) and any(
-            isinstance(a, Tensor) and a._keys & _AUTOGRAD_MASK for a in args)
+            isinstance(a, Tensor) and a._keys & _AUTOGRAD_MASK for a in (args + (out,) if inplace else args))
         if recording:
             _check_target(name, out)
             # The graph saves the inputs: an input that is also the output must survive the write.
@@ -491,6 +493,94 @@ def _matmul(out, a, b):
     return from_parts(tp.matmul(ar, br) - tp.matmul(ai, bi), tp.matmul(ar, bi) + tp.matmul(ai, br))
 
 
+def _ones_like_parts(re, dim: int):
+    """(1, 0) parts of ``re``'s shape with ``dim`` of size 1: the empty product."""
+    import tensorplug as tp
+
+    shape = re._shape[:dim] + (1,) + re._shape[dim + 1:]
+    return (tp.ones(shape, dtype=re._dtype, device=re._device), tp.zeros(shape, dtype=re._dtype, device=re._device))
+
+
+def _prod(out, input, dims):
+    """The product along each of ``dims`` (kept, size 1) by halving: the first half of a dim
+    times its second half, log2(n) complex multiplications of real ops, so the gradient needs no
+    division by the elements (which may be 0)."""
+    from .complex_math import cmul
+    from .ops.joining import cat
+
+    re, im = complex_parts(input)
+    for d in dims:
+        n = re._shape[d]
+        if n == 0:
+            re, im = _ones_like_parts(re, d)
+            continue
+        while n > 1:
+            half, odd = n // 2, n % 2
+            re_, im_ = cmul(re.narrow(d, 0, half), im.narrow(d, 0, half),
+                            re.narrow(d, half, half), im.narrow(d, half, half))
+            if odd:
+                re_, im_ = cat([re_, re.narrow(d, n - 1, 1)], d), cat([im_, im.narrow(d, n - 1, 1)], d)
+            re, im, n = re_, im_, half + odd
+    return from_parts(re, im)
+
+
+def _cumsum(out, input, dim):
+    # dim is non-negative (the frontend normalizes it), so it addresses the pairs' same dim.
+    return view_as_real(input).cumsum(dim)
+
+
+def _cumprod(out, input, dim):
+    """Inclusive products along ``dim`` by doubling steps (Hillis-Steele): after the step of
+    width k each element holds the product of the 2k elements ending at it; log2(n) complex
+    multiplications, no division."""
+    from .complex_math import cmul
+    from .ops.joining import cat
+
+    re, im = complex_parts(input)
+    n, k = re._shape[dim], 1
+    while k < n:
+        tail = cmul(re.narrow(dim, k, n - k), im.narrow(dim, k, n - k), re.narrow(dim, 0, n - k), im.narrow(dim, 0, n - k))
+        re = cat([re.narrow(dim, 0, k), tail[0]], dim)
+        im = cat([im.narrow(dim, 0, k), tail[1]], dim)
+        k *= 2
+    return from_parts(re, im)
+
+
+def _pair_index(index: Tensor) -> Tensor:
+    """An index for the pairs of a complex tensor: each entry repeated for both parts."""
+    return index.unsqueeze(-1).expand(index._shape + (2,))
+
+
+def _number_pairs(value, like: Tensor) -> Tensor:
+    """A complex number as a (2,) tensor of ``like``'s part dtype, broadcasting over pairs."""
+    import tensorplug as tp
+
+    value = _builtin_complex(value)
+    return tp.tensor([value.real, value.imag], dtype=like._dtype._part, device=like._device)
+
+
+def _gather(out, input, dim, index):
+    return view_as_real(input).gather(dim, _pair_index(index))
+
+
+def _scatter(out, dim, index, source, reduce):
+    import tensorplug as tp
+
+    pairs = view_as_real(out)
+    if isinstance(source, Tensor):
+        source = view_as_real(source)
+    else:
+        source = _number_pairs(source, out).expand(index._shape + (2,))
+    return tp.scatter(pairs, dim, _pair_index(index), source, reduce=reduce)
+
+
+def _index_put(out, indices, values, accumulate):
+    # The indices address the leading dims, which the pairs share; a value's parts ride along.
+    pairs = view_as_real(out).clone()
+    source = view_as_real(values) if isinstance(values, Tensor) else _number_pairs(values, out)
+    return pairs.index_put_(tuple(indices), source, accumulate)
+
+
 def _complex_fallback(op, below, args, kwargs):
     """The Complex key's answer for an op with no Complex kernel: a composite op decomposes (its
     primitives may support complex); anything else is refused before any kernel runs."""
@@ -514,14 +604,20 @@ def register() -> None:
     elementwise ops that have a kernel here."""
     from .ops import elementwise
     from .ops.copying import COPY, FILL
-    from .ops.indexing import INDEX_GET
+    from .ops.indexing import GATHER, INDEX_GET, INDEX_PUT, SCATTER
     from .ops.linalg import MATMUL
-    from .ops.reductions import REDUCE
+    from .ops.reductions import REDUCE, SCAN
 
     dispatcher.register_key_fallback(COMPLEX, _complex_fallback)
     complex_primitive(COPY, _copy)
     dispatcher.register_kernel(FILL, COMPLEX, _fill)
     complex_primitive(REDUCE["sum"], _sum)
+    complex_primitive(REDUCE["prod"], _prod)
+    complex_primitive(SCAN["cumsum"], _cumsum)
+    complex_primitive(SCAN["cumprod"], _cumprod)
+    complex_primitive(GATHER, _gather)
+    complex_primitive(SCATTER, _scatter, inplace=True)
+    complex_primitive(INDEX_PUT, _index_put, inplace=True)
     kernels = {"add": _addsub(1.0), "sub": _addsub(-1.0), "mul": _mul, "div": _div}
     for name, compute in kernels.items():
         spec = elementwise.BINARY[name].spec
