@@ -26,6 +26,7 @@ __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_phys
            "angle", "complex", "polar", "complex_parts", "from_parts"]
 
 _AUTOGRAD_MASK = AUTOGRAD.mask
+_LN2 = math.log(2.0)
 _builtin_complex = complex
 
 
@@ -285,17 +286,19 @@ def _check_target(op_name: str, out: Tensor) -> None:
                            f"supported (docs/complex.md); write into a new tensor instead")
 
 
-def complex_primitive(op: dispatcher.Operator | str, compute) -> None:
+def complex_primitive(op: dispatcher.Operator | str, compute, inplace: bool = False) -> None:
     """Register ``compute(out, *args) -> result`` as the Complex kernel of primitive ``op``, whose
     kernels take a preallocated output first. ``result`` is computed with real ops (so autograd
     records it) as a tensor of ``out``'s shape, or as ``out``'s real pairs; the kernel copies it
-    into ``out`` and, while recording, links ``out``'s gradient to it."""
+    into ``out`` and, while recording, links ``out``'s gradient to it. ``inplace``: ``out`` is
+    also an input (scatter_, index_put_ read the values they keep from it), so its own history
+    counts too."""
     op = dispatcher.get_operator(op) if isinstance(op, str) else op
     name = op.name
 
     def kernel(below, out, *args):
         recording = bool(local_state.mask & _AUTOGRAD_MASK) and any(
-            isinstance(a, Tensor) and a._keys & _AUTOGRAD_MASK for a in args)
+            isinstance(a, Tensor) and a._keys & _AUTOGRAD_MASK for a in (args + (out,) if inplace else args))
         if recording:
             _check_target(name, out)
             # The graph saves the inputs: an input that is also the output must survive the write.
@@ -351,15 +354,15 @@ def _mul(out, a, b):
 
 
 def _div(out, a, b):
+    from .complex_math import cdiv
+
     ar, ai = _parts(a)
     br, bi = _parts(b)
     if not isinstance(b, Tensor):
         scale = br * br + bi * bi
         return _pack(out, (ar * br + ai * bi) / scale, (ai * br - ar * bi) / scale)
-    # Smith's algorithm would avoid overflow for huge |b|; the plain formula matches PyTorch's
-    # results to rounding for ordinary magnitudes (docs/complex.md).
-    scale = br * br + bi * bi
-    return _pack(out, (ar * br + ai * bi) / scale, (ai * br - ar * bi) / scale)
+    # A tensor divisor: scaled by |b| (complex_math.cdiv), so |b|^2 cannot overflow.
+    return _pack(out, *cdiv(ar, ai, br, bi))
 
 
 def _neg(out, a):
@@ -398,19 +401,57 @@ def _abs(out, input):
     return complex_abs(input)
 
 
-def _exp(out, a):
-    import tensorplug as tp
+def _elementwise(function):
+    """The Complex kernel's compute for a unary function of complex_math (parts in, parts out)."""
+
+    def compute(out, a):
+        return from_parts(*function(*complex_parts(a)))
+
+    compute.__name__ = function.__name__
+    return compute
+
+
+def _scaled_log(factor: float):
+    def compute(out, a):
+        from .complex_math import clog
+
+        re, im = clog(*complex_parts(a))
+        return from_parts(re * factor, im * factor)
+
+    return compute
+
+
+def _exp2(out, a):
+    from .complex_math import cexp
 
     re, im = complex_parts(a)
-    scale = tp.exp(re)
-    return from_parts(scale * tp.cos(im), scale * tp.sin(im))
+    return from_parts(*cexp(re * _LN2, im * _LN2))
 
 
-def _log(out, a):
+def _square(out, a):
+    re, im = complex_parts(a)
+    return from_parts(re * re - im * im, 2.0 * re * im)
+
+
+def _classify(test: str):
+    """isnan / isinf / isfinite: of either part (nan, inf), of both parts (finite), as PyTorch."""
     import tensorplug as tp
 
-    re, im = complex_parts(a)
-    return from_parts(tp.log(complex_abs(a)), tp.atan2(im, re))
+    def compute(out, a):
+        re, im = complex_parts(a)
+        if test == "isfinite":
+            return tp.isfinite(re) & tp.isfinite(im)
+        function = getattr(tp, test)
+        return function(re) | function(im)
+
+    return compute
+
+
+def _pow(out, a, b):
+    from .complex_math import cpow
+
+    re, im = cpow(_parts(a), _parts(b))
+    return _pack(out, re, im)
 
 
 def _equal_parts(a, b):
@@ -452,6 +493,94 @@ def _matmul(out, a, b):
     return from_parts(tp.matmul(ar, br) - tp.matmul(ai, bi), tp.matmul(ar, bi) + tp.matmul(ai, br))
 
 
+def _ones_like_parts(re, dim: int):
+    """(1, 0) parts of ``re``'s shape with ``dim`` of size 1: the empty product."""
+    import tensorplug as tp
+
+    shape = re._shape[:dim] + (1,) + re._shape[dim + 1:]
+    return (tp.ones(shape, dtype=re._dtype, device=re._device), tp.zeros(shape, dtype=re._dtype, device=re._device))
+
+
+def _prod(out, input, dims):
+    """The product along each of ``dims`` (kept, size 1) by halving: the first half of a dim
+    times its second half, log2(n) complex multiplications of real ops, so the gradient needs no
+    division by the elements (which may be 0)."""
+    from .complex_math import cmul
+    from .ops.joining import cat
+
+    re, im = complex_parts(input)
+    for d in dims:
+        n = re._shape[d]
+        if n == 0:
+            re, im = _ones_like_parts(re, d)
+            continue
+        while n > 1:
+            half, odd = n // 2, n % 2
+            re_, im_ = cmul(re.narrow(d, 0, half), im.narrow(d, 0, half),
+                            re.narrow(d, half, half), im.narrow(d, half, half))
+            if odd:
+                re_, im_ = cat([re_, re.narrow(d, n - 1, 1)], d), cat([im_, im.narrow(d, n - 1, 1)], d)
+            re, im, n = re_, im_, half + odd
+    return from_parts(re, im)
+
+
+def _cumsum(out, input, dim):
+    # dim is non-negative (the frontend normalizes it), so it addresses the pairs' same dim.
+    return view_as_real(input).cumsum(dim)
+
+
+def _cumprod(out, input, dim):
+    """Inclusive products along ``dim`` by doubling steps (Hillis-Steele): after the step of
+    width k each element holds the product of the 2k elements ending at it; log2(n) complex
+    multiplications, no division."""
+    from .complex_math import cmul
+    from .ops.joining import cat
+
+    re, im = complex_parts(input)
+    n, k = re._shape[dim], 1
+    while k < n:
+        tail = cmul(re.narrow(dim, k, n - k), im.narrow(dim, k, n - k), re.narrow(dim, 0, n - k), im.narrow(dim, 0, n - k))
+        re = cat([re.narrow(dim, 0, k), tail[0]], dim)
+        im = cat([im.narrow(dim, 0, k), tail[1]], dim)
+        k *= 2
+    return from_parts(re, im)
+
+
+def _pair_index(index: Tensor) -> Tensor:
+    """An index for the pairs of a complex tensor: each entry repeated for both parts."""
+    return index.unsqueeze(-1).expand(index._shape + (2,))
+
+
+def _number_pairs(value, like: Tensor) -> Tensor:
+    """A complex number as a (2,) tensor of ``like``'s part dtype, broadcasting over pairs."""
+    import tensorplug as tp
+
+    value = _builtin_complex(value)
+    return tp.tensor([value.real, value.imag], dtype=like._dtype._part, device=like._device)
+
+
+def _gather(out, input, dim, index):
+    return view_as_real(input).gather(dim, _pair_index(index))
+
+
+def _scatter(out, dim, index, source, reduce):
+    import tensorplug as tp
+
+    pairs = view_as_real(out)
+    if isinstance(source, Tensor):
+        source = view_as_real(source)
+    else:
+        source = _number_pairs(source, out).expand(index._shape + (2,))
+    return tp.scatter(pairs, dim, _pair_index(index), source, reduce=reduce)
+
+
+def _index_put(out, indices, values, accumulate):
+    # The indices address the leading dims, which the pairs share; a value's parts ride along.
+    pairs = view_as_real(out).clone()
+    source = view_as_real(values) if isinstance(values, Tensor) else _number_pairs(values, out)
+    return pairs.index_put_(tuple(indices), source, accumulate)
+
+
 def _complex_fallback(op, below, args, kwargs):
     """The Complex key's answer for an op with no Complex kernel: a composite op decomposes (its
     primitives may support complex); anything else is refused before any kernel runs."""
@@ -475,14 +604,20 @@ def register() -> None:
     elementwise ops that have a kernel here."""
     from .ops import elementwise
     from .ops.copying import COPY, FILL
-    from .ops.indexing import INDEX_GET
+    from .ops.indexing import GATHER, INDEX_GET, INDEX_PUT, SCATTER
     from .ops.linalg import MATMUL
-    from .ops.reductions import REDUCE
+    from .ops.reductions import REDUCE, SCAN
 
     dispatcher.register_key_fallback(COMPLEX, _complex_fallback)
     complex_primitive(COPY, _copy)
     dispatcher.register_kernel(FILL, COMPLEX, _fill)
     complex_primitive(REDUCE["sum"], _sum)
+    complex_primitive(REDUCE["prod"], _prod)
+    complex_primitive(SCAN["cumsum"], _cumsum)
+    complex_primitive(SCAN["cumprod"], _cumprod)
+    complex_primitive(GATHER, _gather)
+    complex_primitive(SCATTER, _scatter, inplace=True)
+    complex_primitive(INDEX_PUT, _index_put, inplace=True)
     kernels = {"add": _addsub(1.0), "sub": _addsub(-1.0), "mul": _mul, "div": _div}
     for name, compute in kernels.items():
         spec = elementwise.BINARY[name].spec
@@ -492,10 +627,25 @@ def register() -> None:
         spec = elementwise.COMPARE[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
-    for name, compute in (("neg", _neg), ("abs", _abs), ("exp", _exp), ("log", _log)):
+    from . import complex_math as cm
+
+    unary = {"neg": _neg, "abs": _abs, "exp": _elementwise(cm.cexp), "log": _elementwise(cm.clog),
+             "sqrt": _elementwise(cm.csqrt), "rsqrt": _elementwise(cm.crsqrt),
+             "reciprocal": _elementwise(cm.creciprocal), "square": _square, "exp2": _exp2,
+             "expm1": _elementwise(cm.cexpm1), "log1p": _elementwise(cm.clog1p),
+             "log2": _scaled_log(1.0 / _LN2), "log10": _scaled_log(1.0 / math.log(10.0)),
+             "sin": _elementwise(cm.csin), "cos": _elementwise(cm.ccos), "tan": _elementwise(cm.ctan),
+             "asin": _elementwise(cm.casin), "acos": _elementwise(cm.cacos), "atan": _elementwise(cm.catan),
+             "sinh": _elementwise(cm.csinh), "cosh": _elementwise(cm.ccosh), "tanh": _elementwise(cm.ctanh),
+             "sigmoid": _elementwise(cm.csigmoid),
+             "isnan": _classify("isnan"), "isinf": _classify("isinf"), "isfinite": _classify("isfinite")}
+    for name, compute in unary.items():
         spec = elementwise.UNARY[name].spec
         spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
         complex_primitive(spec.op, compute)
+    spec = elementwise.BINARY["pow"].spec
+    spec.dtypes = spec.dtypes | frozenset(_dt.complex_dtypes)
+    complex_primitive(spec.op, _pow)
     complex_primitive(elementwise.WHERE, _where)
     complex_primitive(INDEX_GET, _index_get)
     complex_primitive(MATMUL, _matmul)

@@ -276,6 +276,18 @@ def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
 
 
 def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+    if self._dtype.is_complex and std >= 0:
+        # As PyTorch: the real and imaginary parts are independent normals of standard deviation
+        # std / sqrt(2) (so E|z - mean|^2 = std^2), around the parts of a (complex) mean.
+        from .complex import view_as_real
+
+        pairs = view_as_real(self)
+        _random_fill(NORMAL, pairs, generator, 4, 0.0, float(std) / math.sqrt(2.0))
+        mean = complex(mean)
+        if mean:
+            pairs.select(-1, 0).add_(mean.real)
+            pairs.select(-1, 1).add_(mean.imag)
+        return self
     if not self._dtype.is_floating_point:
         raise TypeError(f"normal_(): expected a floating-point tensor, got {self._dtype.name}")
     if std < 0:

@@ -15,6 +15,13 @@ from .ops._common import check_cast, check_no_internal_overlap, is_number, keyse
 from .ops._composite import composite
 from .tensor import Tensor
 
+
+def _adjoint(self):
+    """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
+    from .complex import conj
+
+    return conj(views.transpose(self, -2, -1))
+
 __all__ = ["add", "sub", "div", "true_divide", "clamp", "clip"]
 
 def _scaled(op: str, input, other, alpha):
@@ -298,6 +305,8 @@ def _attach() -> None:
     T.view_as = lambda self, other: views.view(self, other._shape)
     T.T = property(lambda self: views.permute(self, tuple(reversed(range(self.ndim)))))
     T.mT = property(lambda self: views.transpose(self, -2, -1))
+    T.mH = property(_adjoint)
+    T.adjoint = _adjoint
     for name in ("copy_", "fill_", "zero_", "to", "contiguous", "clone", "cpu"):
         setattr(T, name, getattr(copying, name))
     T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))

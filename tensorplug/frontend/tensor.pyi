@@ -491,6 +491,11 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         """See torch.Tensor.mT."""
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims (see torch.Tensor.mH)."""
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (see torch.Tensor.adjoint)."""
     def masked_fill(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
     def masked_fill_(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:

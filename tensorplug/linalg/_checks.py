@@ -38,12 +38,10 @@ def check_tensor(op: str, value, name: str = "A") -> Tensor:
 def check_float(op: str, t: Tensor) -> None:
     """float32 and float64 only: integers are refused as PyTorch refuses them, and so are the
     half-precision types (LAPACK has no routines for them)."""
-    if t._dtype in (_dt.float32, _dt.float64):
+    if t._dtype in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
         return
     if t._dtype.is_floating_point:
         raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {scalar_type_name(t._dtype)}")
-    if t._dtype.is_complex:
-        raise NotImplementedError(f"{op}: complex input ({t._dtype.name}) is not supported yet (docs/linalg.md)")
     raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {scalar_type_name(t._dtype)}")
 
 

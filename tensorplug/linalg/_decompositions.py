@@ -39,19 +39,28 @@ def _zeros_for(grad, like: Tensor) -> Tensor:
     return grad if grad is not None else zeros(like._shape, dtype=like._dtype, device=like._device)
 
 
+def _refuse_complex(op: str, A: Tensor) -> None:
+    # The complex derivative needs terms for the phases of the factors that these real formulas
+    # lack; refuse rather than return a wrong gradient (docs/complex.md).
+    if A._dtype.is_complex:
+        raise NotImplementedError(f"{op}: the gradient for complex input ({A._dtype.name}) is not implemented yet; the "
+                                  f"singular values (svdvals), eigh and the solvers are differentiable")
+
+
 # -- qr ---------------------------------------------------------------------------------------
 
 def _qr_tall_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor) -> Tensor:
     """gA for A = QR with Q (m, n) and R (n, n) square."""
-    M = R @ gR.mT - gQ.mT @ Q
-    symmetric = M.tril() + M.tril(-1).mT  # copy the lower triangle to the upper one
+    M = R @ gR.mH - gQ.mH @ Q
+    symmetric = M.tril() + M.tril(-1).mH  # copy the lower triangle to the upper one
     right = gQ + Q @ symmetric
     # right @ R^-T, as the solution of R X^T = right^T.
-    return _solve_triangular(R, right.mT, True, False).mT
+    return _solve_triangular(R, right.mH, True, False).mH
 
 
 def _qr_backward(grads, inputs, outputs, needs):
     (gQ, gR), (A, mode), (Q, R) = grads, inputs, outputs
+    _refuse_complex("linalg.qr", A)
     m, n = A._shape[-2:]
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
@@ -63,7 +72,7 @@ def _qr_backward(grads, inputs, outputs, needs):
         return (_qr_tall_backward(gQ, gR, Q, R),)
     # A = [X | Y] with X = Q U square; Y = Q V adds gY = Q gV and feeds Y gV^T back into gQ.
     Y, gV = A[..., m:], gR[..., m:]
-    gX = _qr_tall_backward(gQ + Y @ gV.mT, gR[..., :m], Q, R[..., :m])
+    gX = _qr_tall_backward(gQ + Y @ gV.mH, gR[..., :m], Q, R[..., :m])
     return (cat([gX, Q @ gV], -1),)
 
 
@@ -101,6 +110,8 @@ def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
 
 def _svd_backward(grads, inputs, outputs, needs):
     (gU, gS, gVh), (A, full_matrices), (U, S, Vh) = grads, inputs, outputs
+    if gU is not None or gVh is not None:
+        _refuse_complex("linalg.svd", A)
     m, n = A._shape[-2:]
     k = S._shape[-1]
     if full_matrices:  # only the reduced factors depend on A smoothly (PyTorch narrows too)
@@ -109,33 +120,33 @@ def _svd_backward(grads, inputs, outputs, needs):
         gVh = gVh[..., :k, :] if gVh is not None else None
     if gU is None and gVh is None:
         return (U @ (gS.unsqueeze(-1) * Vh),)
-    V = Vh.mT
-    gV = gVh.mT if gVh is not None else None
+    V = Vh.mH
+    gV = gVh.mH if gVh is not None else None
     squares = S * S
     gap = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # s_j^2 - s_i^2 at (i, j)
     gap = gap + eye(k, dtype=gap._dtype, device=gap._device)  # the diagonal is zeroed by skew below
     inner = 0
     if gU is not None:
-        UtgU = U.mT @ gU
-        inner = inner + ((UtgU - UtgU.mT) / gap) * S.unsqueeze(-2)
+        UtgU = U.mH @ gU
+        inner = inner + ((UtgU - UtgU.mH) / gap) * S.unsqueeze(-2)
     if gV is not None:
-        VtgV = V.mT @ gV
-        inner = inner + S.unsqueeze(-1) * ((VtgV - VtgV.mT) / gap)
+        VtgV = V.mH @ gV
+        inner = inner + S.unsqueeze(-1) * ((VtgV - VtgV.mH) / gap)
     if gS is not None:
         inner = inner + _diag_embed(gS)
     if m > n and gU is not None:
         scaled = gU / S.unsqueeze(-2)
-        return ((U @ inner + scaled - U @ (U.mT @ scaled)) @ Vh,)
+        return ((U @ inner + scaled - U @ (U.mH @ scaled)) @ Vh,)
     if m < n and gV is not None:
         scaled = gV / S.unsqueeze(-2)
-        return (U @ (inner @ Vh + scaled.mT - (scaled.mT @ V) @ Vh),)
+        return (U @ (inner @ Vh + scaled.mH - (scaled.mH @ V) @ Vh),)
     return (U @ inner @ Vh,)
 
 
 @linalg_op("linalg_svd", derivative=_svd_backward)
 def _svd(A, full_matrices):
     u, s, vh = np.linalg.svd(to_host(A), full_matrices=full_matrices)
-    return to_device(u, A), to_device(s, A), to_device(vh, A)
+    return to_device(u, A), to_device(s, A, A._dtype.to_real()), to_device(vh, A)
 
 
 def _check_driver(op: str, driver) -> None:
@@ -164,7 +175,7 @@ def _svdvals_backward(grads, inputs, outputs, needs):
 
 @linalg_op("linalg_svdvals", derivative=_svdvals_backward)
 def _svdvals(A):
-    return to_device(np.linalg.svd(to_host(A), compute_uv=False), A)
+    return to_device(np.linalg.svd(to_host(A), compute_uv=False), A, A._dtype.to_real())
 
 
 def svdvals(A, *, driver=None, out=None) -> Tensor:
@@ -182,20 +193,20 @@ def svdvals(A, *, driver=None, out=None) -> Tensor:
 def _eigh_backward(grads, inputs, outputs, needs):
     (gw, gV), (w, V) = grads, outputs
     if gV is None:
-        return (V @ (gw.unsqueeze(-1) * V.mT),)
-    VtgV = V.mT @ gV
+        return (V @ (gw.unsqueeze(-1) * V.mH),)
+    VtgV = V.mH @ gV
     n = w._shape[-1]
     gap = w.unsqueeze(-2) - w.unsqueeze(-1) + eye(n, dtype=w._dtype, device=w._device)  # w_j - w_i
-    inner = 0.5 * (VtgV - VtgV.mT) / gap
+    inner = 0.5 * (VtgV - VtgV.mH) / gap
     if gw is not None:
         inner = inner + _diag_embed(gw)
-    return (V @ inner @ V.mT,)
+    return (V @ inner @ V.mH,)
 
 
 @linalg_op("linalg_eigh", derivative=_eigh_backward)
 def _eigh(A, UPLO):
     w, v = np.linalg.eigh(to_host(A), UPLO=UPLO)
-    return to_device(w, A), to_device(v, A)
+    return to_device(w, A, A._dtype.to_real()), to_device(v, A)
 
 
 def _check_uplo(UPLO) -> str:
@@ -219,12 +230,12 @@ def eigh(A, UPLO="L", *, out=None) -> _results.linalg_eigh:
 def _eigvalsh_backward(grads, inputs, outputs, needs):
     (g,), (A, UPLO) = grads, inputs
     _, V = _eigh(A, UPLO)
-    return (V @ (g.unsqueeze(-1) * V.mT),)
+    return (V @ (g.unsqueeze(-1) * V.mH),)
 
 
 @linalg_op("linalg_eigvalsh", derivative=_eigvalsh_backward)
 def _eigvalsh(A, UPLO):
-    return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A)
+    return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A, A._dtype.to_real())
 
 
 def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:

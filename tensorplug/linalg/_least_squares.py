@@ -27,13 +27,13 @@ __all__ = ["lstsq", "pinv", "matrix_rank"]
 
 def _pinv_grad(g: Tensor, P: Tensor, A: Tensor) -> Tensor:
     """The gradient for A of a loss whose gradient for P = pinv(A) is ``g``:
-    -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)."""
+    -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A) (^H the conjugate transpose)."""
     m, n = A._shape[-2:]
     identity_m = eye(m, dtype=A._dtype, device=A._device)
     identity_n = eye(n, dtype=A._dtype, device=A._device)
-    gT = g.mT
-    return (-(P.mT @ g @ P.mT) + (identity_m - A @ P) @ gT @ (P @ P.mT)
-            + (P.mT @ P) @ gT @ (identity_n - P @ A))
+    gT = g.mH
+    return (-(P.mH @ g @ P.mH) + (identity_m - A @ P) @ gT @ (P @ P.mH)
+            + (P.mH @ P) @ gT @ (identity_n - P @ A))
 
 
 # -- pinv -------------------------------------------------------------------------------------
@@ -63,13 +63,13 @@ def _pinv(A, atol, rtol, hermitian):
         magnitude = w.abs()
         cutoff = _tolerance(magnitude.amax(-1, keepdim=True), atol, rtol, A._shape[-2:])
         inverse = where(magnitude > cutoff, w.reciprocal(), 0.0)
-        return (V * inverse.unsqueeze(-2)) @ V.mT
+        return (V * inverse.unsqueeze(-2)) @ V.mH
     U, S, Vh = _svd(A, False)
     if S._shape[-1] == 0:
-        return (Vh.mT @ U.mT).contiguous()
+        return (Vh.mH @ U.mH).contiguous()
     cutoff = _tolerance(S[..., :1], atol, rtol, A._shape[-2:])
     inverse = where(S > cutoff, S.reciprocal(), 0.0)
-    return (Vh.mT * inverse.unsqueeze(-2)) @ U.mT
+    return (Vh.mH * inverse.unsqueeze(-2)) @ U.mH
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> Tensor:
@@ -78,7 +78,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> T
     PyTorch's older name for ``rtol``)."""
     op = "linalg.pinv"
     check_tensor(op, A)
-    if A.ndim < 2 or A._dtype not in (_dt.float32, _dt.float64):
+    if A.ndim < 2 or A._dtype not in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
         raise RuntimeError(f"{op}({scalar_type_name(A._dtype)}{{{list(A._shape)}}}): expected a tensor with 2 or "
                            f"more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
@@ -112,8 +112,8 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 def _lstsq_backward(grads, inputs, outputs, needs):
     (g, _, _, _), (A, B, _, _) = grads, inputs
     P = _pinv(A, None, None, False)
-    grad_a = _pinv_grad(g @ B.mT, P, A) if needs[0] else None
-    grad_b = P.mT @ g if needs[1] else None
+    grad_a = _pinv_grad(g @ B.mH, P, A) if needs[0] else None
+    grad_b = P.mH @ g if needs[1] else None
     return grad_a, grad_b
 
 

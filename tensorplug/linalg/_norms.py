@@ -24,7 +24,9 @@ __all__ = ["vector_norm", "matrix_norm", "norm"]
 
 def _with_dtype(op: str, x: Tensor, dtype) -> Tensor:
     if x._dtype.is_complex:
-        raise NotImplementedError(f"{op}: complex input ({x._dtype.name}) is not supported yet (docs/linalg.md)")
+        if dtype is not None and not dtype.is_complex:
+            raise RuntimeError(f"{op}: dtype should be complex for a complex input, but got {scalar_type_name(dtype)}")
+        return x if dtype is None or dtype is x._dtype else x.to(_dt.promote_types(x._dtype, dtype))
     if not x._dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {scalar_type_name(x._dtype)}")
     if dtype is None or dtype is x._dtype:
@@ -58,6 +60,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> T
                 "on an empty tensor because"
             ending = " and the operation" if dim is not None else " the operation"
             raise RuntimeError(f"{op} cannot compute the {_format_ord(ord)} norm {where}{ending} does not have an identity")
+    if x._dtype.is_complex:  # the norm of the moduli (real, as PyTorch's); |z|'s gradient at 0 is 0
+        x = x.abs()
     if dim is None and not keepdim:
         x = x.reshape(-1)
         dims = (0,) if x.ndim else ()
@@ -95,7 +99,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     A = _with_dtype(op, A, dtype)
     rows, cols = _matrix_dims(op, dim, A.ndim)
     if ord == "fro":
-        return write_out(op, out, _norm(A, 2.0, (rows, cols), bool(keepdim)))
+        return write_out(op, out, _norm(A.abs() if A._dtype.is_complex else A, 2.0, (rows, cols), bool(keepdim)))
     if ord in ("nuc", 2, -2):
         moved = A.movedim((rows, cols), (-2, -1))
         values = _svdvals(moved)
@@ -113,7 +117,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord not in (1, -1, math.inf, -math.inf) or isinstance(ord, (str, bool)):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
     if A.numel() == 0:  # no row or column to take a maximum over: PyTorch gives zeros
-        return write_out(op, out, A.sum((rows, cols), keepdim=bool(keepdim)))
+        return write_out(op, out, A.abs().sum((rows, cols), keepdim=bool(keepdim)))
     summed, reduced = (rows, cols) if ord in (1, -1) else (cols, rows)  # 1: column sums; inf: row sums
     sums = A.abs().sum(summed, keepdim=True)
     result = amax(sums, reduced, keepdim=True) if ord > 0 else amin(sums, reduced, keepdim=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 
 from .. import dispatcher
-from ..dispatcher import AUTOGRAD, ExcludeKeys, Operator
+from ..dispatcher import AUTOGRAD, COMPLEX, ExcludeKeys, Operator
 from ..frontend.autograd.grad_mode import is_grad_enabled
 from ..frontend.autograd.graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
 from ..frontend.tensor import Tensor, make_tensor
@@ -61,7 +61,7 @@ class LinalgNode(Node):
         if not isinstance(saved, SavedTensor):
             return saved
         t = saved.unpack()
-        if is_grad_enabled() and t._dtype.is_floating_point:
+        if is_grad_enabled() and (t._dtype.is_floating_point or t._dtype.is_complex):
             # A double backward differentiates through this output: re-attach it to this node
             # under its own output number (SavedTensor.unpack knows only output 0).
             t = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
@@ -97,13 +97,21 @@ def linalg_op(name: str, *, derivative, differentiable: tuple = (0,), differenti
             saved = tuple(SavedTensor(a, name) if isinstance(a, Tensor) else a for a in args)
             saved_outs = tuple(SavedTensor(o, name, True) if isinstance(o, Tensor) else o for o in outs)
             node = LinalgNode(name, derivative, edges, saved, saved_outs)
-            for nr in recorded:
-                if isinstance(outs[nr], Tensor) and outs[nr]._dtype.is_floating_point:
-                    set_history(outs[nr], node, nr)
+            for nr, out in enumerate(outs):
+                # A complex output is always differentiable (slogdet's sign is, for complex input).
+                if isinstance(out, Tensor) and (out._dtype.is_complex or nr in recorded and out._dtype.is_floating_point):
+                    set_history(out, node, nr)
             return result
 
+        def complex_kernel(below, *args, **kwargs):
+            # Complex operands go down to the Autograd slot unchanged: the kernel hands LAPACK the
+            # complex arrays and the derivative is written with conjugate transposes.
+            return op.lookup(below)(*args, **kwargs)
+
         autograd_kernel.__qualname__ = f"autograd_{name}"
+        complex_kernel.__qualname__ = f"complex_{name}"
         dispatcher.register_kernel(op, AUTOGRAD, autograd_kernel)
+        dispatcher.register_kernel(op, COMPLEX, complex_kernel)
         call.op = op
         return call
 

@@ -40,7 +40,7 @@ def _raise_singular(op: str, a: np.ndarray, message: str) -> None:
 
 def _inv_backward(grads, inputs, outputs, needs):
     (g,), (inverse,) = grads, outputs
-    return (-(inverse.mT @ g @ inverse.mT),)
+    return (-(inverse.mH @ g @ inverse.mH),)  # conjugate transposes: PyTorch's convention for complex A
 
 
 @linalg_op("linalg_inv", derivative=_inv_backward)
@@ -72,8 +72,8 @@ def inv(A, *, out=None) -> Tensor:
 
 def _solve_backward(grads, inputs, outputs, needs):
     (g,), (A, _), (X,) = grads, inputs, outputs
-    grad_b = _solve(A.mT, g)
-    grad_a = -(grad_b @ X.mT) if needs[0] else None
+    grad_b = _solve(A.mH, g)
+    grad_a = -(grad_b @ X.mH) if needs[0] else None
     return grad_a, grad_b if needs[1] else None
 
 
@@ -145,10 +145,10 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
 
 def _solve_triangular_backward(grads, inputs, outputs, needs):
     (g,), (A, _, upper, unitriangular), (X,) = grads, inputs, outputs
-    grad_b = _solve_triangular(A.mT, g, not upper, unitriangular)
+    grad_b = _solve_triangular(A.mH, g, not upper, unitriangular)
     grad_a = None
     if needs[0]:
-        full = -(grad_b @ X.mT)
+        full = -(grad_b @ X.mH)
         grad_a = full.triu(1 if unitriangular else 0) if upper else full.tril(-1 if unitriangular else 0)
     return grad_a, grad_b if needs[1] else None
 
@@ -214,16 +214,18 @@ def _cofactors(A: Tensor) -> Tensor:
     n = A._shape[-1]
     others = where(eye(n, dtype=_dt.bool, device=A._device), 1.0, S.unsqueeze(-2).expand(S._shape[:-1] + (n, n)))
     rotation = (_det(U.detach()) * _det(Vh.detach())).unsqueeze(-1).unsqueeze(-1)
-    return rotation * ((U * prod(others, -1).unsqueeze(-2)) @ Vh)
+    # For complex A the cofactors are rotation * conj(U D Vh) (adj(A)^T, not adj(A)^H).
+    return rotation * ((U * prod(others, -1).unsqueeze(-2)) @ Vh).conj()
 
 
 def _det_backward(grads, inputs, outputs, needs):
     (g,), (A,), (d,) = grads, inputs, outputs
     if A.numel() == 0:
         return (A * 0,)
+    # d det = tr(cofactors^T dA), holomorphic in A: the gradient is g times the conjugate cofactors.
     if bool((d == 0).any()):
-        return (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A),)
-    return ((g * d).unsqueeze(-1).unsqueeze(-1) * _inv(A).mT,)
+        return (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A).conj(),)
+    return ((g * d.conj()).unsqueeze(-1).unsqueeze(-1) * _inv(A).mH,)
 
 
 @linalg_op("linalg_det", derivative=_det_backward)
@@ -246,16 +248,24 @@ def det(A, *, out=None) -> Tensor:
 
 
 def _slogdet_backward(grads, inputs, outputs, needs):
-    (_, g), (A,) = grads, inputs
-    if g is None:
+    # log det A = logabsdet + i arg(sign) is holomorphic in A with gradient A^-H. A loss reaches
+    # it through logabsdet (gl) and, for complex A, through sign = exp(i arg) (gs), which
+    # contributes i Im(gs conj(sign)) (0 for real A, whose sign is not differentiable).
+    (gs, g), (A,), (sign, _) = grads, inputs, outputs
+    if g is None and gs is None:
         return (None,)
-    return (g.unsqueeze(-1).unsqueeze(-1) * _inv(A).mT,)
+    if gs is not None and A._dtype.is_complex:
+        from ..frontend.complex import from_parts
+
+        phase = (gs * sign.conj()).imag
+        g = from_parts(g if g is not None else phase * 0, phase)
+    return (g.unsqueeze(-1).unsqueeze(-1) * _inv(A).mH,)
 
 
 @linalg_op("linalg_slogdet", derivative=_slogdet_backward, differentiable_outputs=(1,))
 def _slogdet(A):
     sign, logabsdet = np.linalg.slogdet(to_host(A))
-    return to_device(sign, A), to_device(logabsdet, A)
+    return to_device(sign, A), to_device(logabsdet, A, A._dtype.to_real())
 
 
 def slogdet(A, *, out=None) -> _results.linalg_slogdet:
@@ -276,6 +286,8 @@ def logdet(input) -> Tensor:
     check_square("logdet", input, "input")
     check_float("logdet", input)
     sign, logabsdet = _slogdet(input)
+    if input._dtype.is_complex:  # the principal log: logabsdet + i arg(det)
+        return logabsdet + sign.angle() * 1j
     return where(sign < 0, float("nan"), logabsdet)
 
 
@@ -285,10 +297,19 @@ def _cholesky_backward(grads, inputs, outputs, needs):
     # With A = L L^T: gA = L^-T Phi L^-1, Phi the symmetric matrix whose lower triangle is
     # tril(L^T gL) with half its diagonal; symmetric because A is read as symmetric.
     (g,), (L,) = grads, outputs
-    lower = (L.mT @ g).tril()
-    phi = 0.5 * (lower + lower.tril(-1).mT)
-    left = _solve_triangular(L.mT, phi, True, False)
-    return (_solve_triangular(L.mT, left.mT, True, False).mT,)
+    lower = (L.mH @ g).tril()
+    phi = 0.5 * (lower + lower.tril(-1).mH)
+    if phi._dtype.is_complex:  # Hermitian: the diagonal is real (half the real part of lower's)
+        from ..frontend.complex import complex_parts
+
+        phi = phi - 1j * _diag_embed_real(complex_parts(phi.diagonal(0, -2, -1))[1])
+    left = _solve_triangular(L.mH, phi, True, False)
+    return (_solve_triangular(L.mH, left.mH, True, False).mH,)
+
+
+def _diag_embed_real(values: Tensor) -> Tensor:
+    n = values._shape[-1]
+    return values.unsqueeze(-1) * eye(n, dtype=values._dtype, device=values._device)
 
 
 @linalg_op("linalg_cholesky", derivative=_cholesky_backward)

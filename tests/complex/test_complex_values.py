@@ -160,3 +160,14 @@ def test_exp_log_matmul_where_indexing_compare(device, dtype, np_dtype, rtol):
     assert (ta != c).sum().item() == 1
     assert (ta == ta[0, 0].item()).sum().item() == 1
     _close(tp.sgn(tp.tensor([3 + 4j, 0j], dtype=dtype, device=device)), np.array([0.6 + 0.8j, 0j]), rtol)
+
+
+def test_randn_complex(device):
+    """randn with a complex dtype draws each part with variance 1/2, as PyTorch; normal_ takes a
+    complex mean."""
+    z = tp.randn(100_000, dtype=tp.complex64, device=device).cpu().numpy()
+    assert z.dtype == np.complex64
+    assert abs(z.real.var() - 0.5) < 0.02 and abs(z.imag.var() - 0.5) < 0.02
+    assert abs(z.mean()) < 0.02 and abs(np.corrcoef(z.real, z.imag)[0, 1]) < 0.02
+    w = tp.empty(100_000, dtype=tp.complex128, device=device).normal_(1 - 2j, 2.0).cpu().numpy()
+    assert abs(w.mean() - (1 - 2j)) < 0.05 and abs(np.mean(np.abs(w - (1 - 2j)) ** 2) - 4.0) < 0.1

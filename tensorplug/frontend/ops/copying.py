@@ -100,6 +100,11 @@ def number_for(op: str, value, dtype: _dt.dtype):
         return bool(value)
     if dtype.is_floating_point:
         return value
+    if dtype.is_complex:
+        return complex(value)
+    if isinstance(value, complex):
+        raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name}; a complex value needs a "
+                           f"complex tensor")
     value = int(value)
     return value + 256 if dtype is _dt.uint8 and value < 0 else value
 

@@ -254,9 +254,9 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
             spec.check_dtype(x._dtype)
     dtype = _compute_dtype(name, spec.rule, promoted)
     if name == "pow" and not b_is_tensor:
-        if not dtype.is_floating_point and b < 0:
+        if dtype.category < 2 and b < 0:  # (a complex exponent has no sign)
             raise RuntimeError(f"pow(): Integers to negative integer powers are not allowed (exponent {b}, dtype {dtype.name})")
-        if dtype not in (_dt.float32, _dt.float64):
+        if dtype not in (_dt.float32, _dt.float64) and not dtype.is_complex:
             # PyTorch converts a number exponent to the computation dtype with its overflow check
             # (float32 and float64 compute with a double exponent): float16 ** 1e5, int8 ** 128.
             check_scalar_fits("pow", b, dtype)

@@ -271,7 +271,7 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         from ..views import as_strided
 
         source = as_strided(source, index._shape, source._stride, source._offset)
-    elif not is_number(source):
+    elif not is_number(source) and not isinstance(source, complex):
         raise TypeError("scatter_(): src must be a Tensor or a number")
     else:
         source = number_for("scatter_", source, self._dtype)

@@ -302,7 +302,7 @@ def _scan(op: str, input, dim, dtype) -> Tensor:
     x = input
     if dtype is not None:
         x = to_dtype(x, dtype)
-    elif not x._dtype.is_floating_point:
+    elif x._dtype.category < 2:  # bool and integers; floating and complex scan in their own dtype
         x = to_dtype(x, _dt.int64)
     if not x._shape:
         from .copying import clone

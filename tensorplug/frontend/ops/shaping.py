@@ -398,6 +398,13 @@ def _fill_value(op: str, input: Tensor, value):
         if value.ndim != 0:
             raise RuntimeError(f"{op}(): only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s).")
         return to_dtype(value, input._dtype)
+    if isinstance(value, complex) and not isinstance(value, bool):
+        if not input._dtype.is_complex:  # PyTorch refuses it too (no conversion to a real dtype)
+            raise RuntimeError(f"{op}(): value {value} cannot be converted to type {input._dtype.name}; a complex "
+                               f"value needs a complex tensor")
+        return value
+    if input._dtype.is_complex and is_number(value):
+        return complex(value)
     if not is_number(value):
         raise TypeError(f"{op}(): argument 'value' must be a Number or a 0-d Tensor, not {type(value).__name__}")
     if input._dtype is _dt.bool:
