@@ -44,7 +44,8 @@ def _numeric_grad(fn, value, eps=1e-6):
 
 
 @pytest.mark.parametrize("mode", list(_MODES))
-@pytest.mark.parametrize("steps,batch,hidden", [(5, 3, 4), (1, 1, 2), (4, 0, 3)])
+# hidden 11: the CPU kernels' eight-lane gate pass and its scalar tail.
+@pytest.mark.parametrize("steps,batch,hidden", [(5, 3, 4), (1, 1, 2), (4, 0, 3), (3, 2, 11)])
 def test_layer_matches_numpy(device, mode, steps, batch, hidden):
     """One layer: outputs, h_n, and the gradients of the input, h0 and every weight against
     central differences of the float64 reference."""
@@ -81,25 +82,27 @@ def test_layer_matches_numpy(device, mode, steps, batch, hidden):
 
 
 @pytest.mark.parametrize("mode", list(_MODES))
-@pytest.mark.parametrize("layers,bidirectional,batch_first,bias", [
-    (1, False, False, True), (2, True, False, True), (2, False, True, True), (1, True, True, False)])
-def test_matches_pytorch_where_installed(device, mode, layers, bidirectional, batch_first, bias):
+@pytest.mark.parametrize("layers,bidirectional,batch_first,bias,batch,hidden", [
+    (1, False, False, True, 3, 5), (2, True, False, True, 3, 10), (2, False, True, True, 3, 10),
+    (1, True, True, False, 3, 5),
+    (1, False, False, True, 64, 72)])  # 64 x 72 states: the CPU kernels split the batch over threads
+def test_matches_pytorch_where_installed(device, mode, layers, bidirectional, batch_first, bias, batch, hidden):
     """Layers and directions stacked, batch_first, without bias: outputs, h_n and every gradient
     (input, h0, weights) against PyTorch in float64."""
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
     cls, kwargs = _MODES[mode]
     options = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias, **kwargs)
-    ours = getattr(tp.nn, cls)(6, 5, **options)
-    theirs = getattr(torch.nn, cls)(6, 5, **options).double()
+    ours = getattr(tp.nn, cls)(6, hidden, **options)
+    theirs = getattr(torch.nn, cls)(6, hidden, **options).double()
     with torch.no_grad():
         for (name, p), (their_name, q) in zip(ours.named_parameters(), theirs.named_parameters()):
             assert name == their_name
             q.copy_(torch.tensor(p.detach().numpy()))
     ours = ours.to(device)
     rng = np.random.default_rng(layers * 4 + bidirectional * 2 + batch_first)
-    x = rng.standard_normal((3, 7, 6) if batch_first else (7, 3, 6))
-    h0 = rng.standard_normal((layers * (2 if bidirectional else 1), 3, 5))
-    w_out = rng.standard_normal(x.shape[:2] + (5 * (2 if bidirectional else 1),))
+    x = rng.standard_normal((batch, 7, 6) if batch_first else (7, batch, 6))
+    h0 = rng.standard_normal((layers * (2 if bidirectional else 1), batch, hidden))
+    w_out = rng.standard_normal(x.shape[:2] + (hidden * (2 if bidirectional else 1),))
     xt = tp.tensor(x, dtype=tp.float32, device=device, requires_grad=True)
     ht = tp.tensor(h0, dtype=tp.float32, device=device, requires_grad=True)
     xq, hq = torch.tensor(x, requires_grad=True), torch.tensor(h0, requires_grad=True)
@@ -197,3 +200,16 @@ def test_bad_nonlinearity_raises():
 
     with pytest.raises(ValueError, match="rnn_sequence_forward: nonlinearity must be 'tanh' or 'relu', got 'gelu'"):
         RNNSequence.apply(tp.randn(5, 2, 4), tp.randn(4, 4), tp.randn(2, 4), "gelu")
+
+
+@pytest.mark.parametrize("op", ["gru_sequence_forward", "gru_sequence_backward", "rnn_sequence_forward",
+                                "rnn_sequence_backward"])
+def test_cpu_runs_the_fused_kernels(op):
+    """The CPU's table holds the C++ kernels' adapters, not the per-step decomposition."""
+    from tensorplug.backends import _registry
+    from tensorplug.dispatcher import get_operator
+
+    tp.ones(1)
+    kernel = get_operator(op).kernels[_registry.backend_key("cpu")]
+    kernel = getattr(kernel, "__wrapped__", kernel)  # check mode wraps it
+    assert kernel.__module__ == "tensorplug.backends.cpu.kernels" and kernel.__name__ == "_" + op
