@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..dispatcher import Operator
 from ..frontend.autograd.function import Function
-from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.autograd.grad_mode import is_grad_enabled, no_grad
 from ..frontend.ops.joining import cat, stack
 from ._sequence_args import call, check_operands
 
@@ -80,11 +80,15 @@ class GRUSequence(Function):
         args = tuple(t.detach().contiguous() for t in (projected, w_hh, b_hh, h0))
         with no_grad():
             hs, acts = call(FORWARD, *args)
-        ctx.save_for_backward(args[1], args[3], hs, acts)
+        # The inputs themselves too, for a backward that builds a graph (see _sequence_args).
+        ctx.save_for_backward(args[1], args[3], hs, acts, projected, w_hh, b_hh, h0)
         return hs, hs[-1].clone()
 
     @staticmethod
     def backward(ctx, grad_hs, grad_hn):
-        w_hh, h0, hs, acts = ctx.saved_tensors
+        w_hh, h0, hs, acts, *inputs = ctx.saved_tensors
+        if is_grad_enabled():
+            hs, acts = _forward_decomposition(*inputs)  # a graph for higher-order gradients (_sequence_args)
+            return _backward_decomposition(inputs[1], inputs[3], hs, acts, grad_hs, grad_hn)
         with no_grad():
             return call(BACKWARD, w_hh, h0, hs, acts, grad_hs.contiguous(), grad_hn.contiguous())

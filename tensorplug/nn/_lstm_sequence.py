@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..dispatcher import Operator
 from ..frontend.autograd.function import Function
-from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.autograd.grad_mode import is_grad_enabled, no_grad
 from ..frontend.ops.joining import cat, stack
 from ._sequence_args import call, check_operands
 
@@ -77,12 +77,16 @@ class LSTMSequence(Function):
         args = tuple(t.detach().contiguous() for t in (projected, w_hh, h0, c0))
         with no_grad():
             hs, cs, acts = call(FORWARD, *args)
-        ctx.save_for_backward(args[1], args[2], args[3], hs, cs, acts)
+        # The inputs themselves too, for a backward that builds a graph (see _sequence_args).
+        ctx.save_for_backward(args[1], args[2], args[3], hs, cs, acts, projected, w_hh, h0, c0)
         return hs, hs[-1].clone(), cs[-1].clone()
 
     @staticmethod
     def backward(ctx, grad_hs, grad_hn, grad_cn):
-        w_hh, h0, c0, hs, cs, acts = ctx.saved_tensors
+        w_hh, h0, c0, hs, cs, acts, *inputs = ctx.saved_tensors
+        if is_grad_enabled():
+            hs, cs, acts = _forward_decomposition(*inputs)  # a graph for higher-order gradients (_sequence_args)
+            return _backward_decomposition(*inputs[1:], hs, cs, acts, grad_hs, grad_hn, grad_cn)
         with no_grad():
             grads = call(BACKWARD, w_hh, h0, c0, hs, cs, acts, grad_hs.contiguous(), grad_hn.contiguous(),
                           grad_cn.contiguous())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..dispatcher import Operator
 from ..frontend.autograd.function import Function
-from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.autograd.grad_mode import is_grad_enabled, no_grad
 from ..frontend.ops.joining import cat, stack
 from ._sequence_args import call, check_operands
 
@@ -66,13 +66,17 @@ class RNNSequence(Function):
         args = tuple(t.detach().contiguous() for t in (projected, w_hh, h0))
         with no_grad():
             hs = call(FORWARD, *args, nonlinearity)
-        ctx.save_for_backward(args[1], args[2], hs)
+        # The inputs themselves too, for a backward that builds a graph (see _sequence_args).
+        ctx.save_for_backward(args[1], args[2], hs, projected, w_hh, h0)
         ctx.nonlinearity = nonlinearity
         return hs, hs[-1].clone()
 
     @staticmethod
     def backward(ctx, grad_hs, grad_hn):
-        w_hh, h0, hs = ctx.saved_tensors
+        w_hh, h0, hs, *inputs = ctx.saved_tensors
+        if is_grad_enabled():
+            hs = _forward_decomposition(*inputs, ctx.nonlinearity)  # a graph for higher-order gradients (_sequence_args)
+            return _backward_decomposition(*inputs[1:], hs, grad_hs, grad_hn, ctx.nonlinearity) + (None,)
         with no_grad():
             grads = call(BACKWARD, w_hh, h0, hs, grad_hs.contiguous(), grad_hn.contiguous(), ctx.nonlinearity)
         return grads + (None,)

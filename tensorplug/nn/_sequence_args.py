@@ -4,6 +4,14 @@ share: the check of their operands before any kernel runs, and the call that dis
 The CPU kernels read raw contiguous memory and the decompositions slice by the hidden size, so a
 wrong shape would fail deep inside either (or read past a row); the check raises first, naming
 the op and every shape.
+
+Higher-order gradients: the ops' outputs are detached and their backward is not differentiable,
+so under ``backward(create_graph=True)`` (the only time the engine runs a node's backward with
+grad mode on) the gradient they give would carry no graph, and a second derivative would
+silently miss every path through the recurrence. Each Function then runs the forward
+decomposition again on its inputs themselves, recording a node per step, and the backward
+decomposition on the results: both are written with differentiable ops, so the gradients lead
+back to the inputs and to the incoming gradients. It costs the step loop's time, in that case only.
 """
 from __future__ import annotations
 
@@ -49,3 +57,4 @@ def check_operands(op_name: str, gates: int, projected, w_hh, states: dict, b_hh
     if len(devices) != 1:
         raise RuntimeError(f"{op_name}: expected operands on one device, got "
                            + ", ".join(f"{name} on {t.device}" for name, t in named.items()))
+

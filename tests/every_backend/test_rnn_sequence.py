@@ -213,3 +213,32 @@ def test_cpu_runs_the_fused_kernels(op):
     kernel = get_operator(op).kernels[_registry.backend_key("cpu")]
     kernel = getattr(kernel, "__wrapped__", kernel)  # check mode wraps it
     assert kernel.__module__ == "tensorplug.backends.cpu.kernels" and kernel.__name__ == "_" + op
+
+
+@pytest.mark.parametrize("cls,kwargs", [("GRU", {}), ("RNN", {"nonlinearity": "tanh"}), ("RNN", {"nonlinearity": "relu"}),
+                                         ("LSTM", {})], ids=["gru", "rnn_tanh", "rnn_relu", "lstm"])
+def test_second_order_gradients_match_pytorch_where_installed(device, cls, kwargs):
+    """backward(create_graph=True) through the whole-sequence ops (the LSTM's too) builds a graph:
+    d/dθ of <v, d(sum out^2 + h_n^2)/dx> for every parameter θ and x, against PyTorch float64:
+    the ops' own backward is not differentiable, so this takes their graph-building path."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
+    ours = getattr(tp.nn, cls)(3, 4, num_layers=2, bidirectional=True, **kwargs)
+    theirs = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True, **kwargs).double()
+    with torch.no_grad():
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    ours = ours.to(device)
+    rng = np.random.default_rng(7)
+    x, v = rng.standard_normal((5, 2, 3)), rng.standard_normal((5, 2, 3))
+    results = []
+    for lib, net, dev in ((tp, ours, device), (torch, theirs, "cpu")):
+        xt = lib.tensor(x, dtype=lib.float32 if lib is tp else lib.float64, device=dev, requires_grad=True)
+        out, state = net(xt)
+        h_n = state[0] if cls == "LSTM" else state
+        (g,) = lib.autograd.grad((out ** 2).sum() + (h_n ** 2).sum(), [xt], create_graph=True)
+        params = [xt, *net.parameters()]
+        second = lib.autograd.grad((g * lib.tensor(v, dtype=g.dtype, device=dev)).sum(), params, allow_unused=True)
+        results.append([np.zeros(tuple(p.shape)) if s is None else s.detach().cpu().numpy() for p, s in zip(params, second)])
+    for name, a, b in zip(["x"] + [n for n, _ in ours.named_parameters()], *results):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4, err_msg=name)
+
