@@ -6,6 +6,7 @@ Cases:
 
 * LSTM 32->64, 2 layers, 35 steps, batch 20: forward under no_grad, and forward + backward of
   the output's sum (gradients accumulate from call to call);
+* GRU and RNN (tanh) of the same shape, the same two ways;
 * one training step of a word-level LSTM language model: vocabulary 2000, embedding 64, 2-layer
   LSTM 64, 35 steps x batch 20, linear decoder, cross entropy, SGD;
 * the word-level LSTM language model end to end: tests/programs/word_language_model.py (the port
@@ -30,17 +31,18 @@ from _harness import Case, run_cases
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "programs")
 
 
-def _lstm(lib, device):
+def _recurrent(lib, device, kind):
+    """Forward and forward + backward of a 2-layer ``kind`` (LSTM, GRU or RNN) 32->64."""
     lib.manual_seed(0)
-    lstm = lib.nn.LSTM(32, 64, num_layers=2).to(device)
+    net = getattr(lib.nn, kind)(32, 64, num_layers=2).to(device)
     x = lib.randn(35, 20, 32).to(device)
 
     def forward():
         with lib.no_grad():
-            lstm(x)
+            net(x)
 
     def forward_backward():
-        out, _ = lstm(x)
+        out, _ = net(x)
         out.sum().backward()
 
     return forward, forward_backward
@@ -107,10 +109,16 @@ def _word_lm_process(lib, device):
 
 
 def cases(lib, device):
-    forward, forward_backward = _lstm(lib, device)
+    forward, forward_backward = _recurrent(lib, device, "LSTM")
+    gru_forward, gru_forward_backward = _recurrent(lib, device, "GRU")
+    rnn_forward, rnn_forward_backward = _recurrent(lib, device, "RNN")
     rows = [
         Case("LSTM 32->64 x2, 35 steps, batch 20: forward", forward, 20, "ms"),
         Case("LSTM same: forward + backward", forward_backward, 10, "ms"),
+        Case("GRU 32->64 x2, 35 steps, batch 20: forward", gru_forward, 20, "ms"),
+        Case("GRU same: forward + backward", gru_forward_backward, 10, "ms"),
+        Case("RNN tanh 32->64 x2, 35 steps, batch 20: forward", rnn_forward, 20, "ms"),
+        Case("RNN tanh same: forward + backward", rnn_forward_backward, 10, "ms"),
         Case("word LM training step", _word_lm_step(lib, device), 5, "ms"),
     ]
     if os.path.exists(os.path.join(PROGRAMS, "word_language_model.py")):

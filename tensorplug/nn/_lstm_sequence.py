@@ -15,11 +15,11 @@ run on every backend; the CPU backend fuses each into one C++ call (csrc/rnn.cpp
 """
 from __future__ import annotations
 
-from .. import dispatcher
 from ..dispatcher import Operator
 from ..frontend.autograd.function import Function
-from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.autograd.grad_mode import is_grad_enabled, no_grad
 from ..frontend.ops.joining import cat, stack
+from ._sequence_args import call, check_operands
 
 __all__ = ["LSTMSequence", "FORWARD", "BACKWARD"]
 
@@ -68,25 +68,26 @@ FORWARD = Operator("lstm_sequence_forward", decomposition=_forward_decomposition
 BACKWARD = Operator("lstm_sequence_backward", decomposition=_backward_decomposition, differentiable=False)
 
 
-def _call(op: Operator, *args):
-    return op.lookup(dispatcher.keyset_of(args, {}))(*args)
-
-
 class LSTMSequence(Function):
     """``(hs, h_n, c_n)`` of one layer direction; gradients for projected, w_hh, h0 and c0."""
 
     @staticmethod
     def forward(ctx, projected, w_hh, h0, c0):
+        check_operands("lstm_sequence_forward", 4, projected, w_hh, {"h0": h0, "c0": c0})
         args = tuple(t.detach().contiguous() for t in (projected, w_hh, h0, c0))
         with no_grad():
-            hs, cs, acts = _call(FORWARD, *args)
-        ctx.save_for_backward(args[1], args[2], args[3], hs, cs, acts)
+            hs, cs, acts = call(FORWARD, *args)
+        # The inputs themselves too, for a backward that builds a graph (see _sequence_args).
+        ctx.save_for_backward(args[1], args[2], args[3], hs, cs, acts, projected, w_hh, h0, c0)
         return hs, hs[-1].clone(), cs[-1].clone()
 
     @staticmethod
     def backward(ctx, grad_hs, grad_hn, grad_cn):
-        w_hh, h0, c0, hs, cs, acts = ctx.saved_tensors
+        w_hh, h0, c0, hs, cs, acts, *inputs = ctx.saved_tensors
+        if is_grad_enabled():
+            hs, cs, acts = _forward_decomposition(*inputs)  # a graph for higher-order gradients (_sequence_args)
+            return _backward_decomposition(*inputs[1:], hs, cs, acts, grad_hs, grad_hn, grad_cn)
         with no_grad():
-            grads = _call(BACKWARD, w_hh, h0, c0, hs, cs, acts, grad_hs.contiguous(), grad_hn.contiguous(),
+            grads = call(BACKWARD, w_hh, h0, c0, hs, cs, acts, grad_hs.contiguous(), grad_hn.contiguous(),
                           grad_cn.contiguous())
         return grads

@@ -11,8 +11,8 @@ longest first, so step ``t`` is the first ``batch_sizes[t]`` rows of the state:
 
 Cost: the input projection is one matmul over all packed rows per layer direction, as for padded
 input; the recurrence is the per-step cell (about 15 ops per LSTM step, fewer for RNN and GRU) plus
-a slice and a ``cat`` per state tensor on steps where the batch size changes. The fused LSTM
-sequence kernel (``_lstm_sequence``) is not used: it runs a fixed batch.
+a slice and a ``cat`` per state tensor on steps where the batch size changes. The whole-sequence
+ops (``_lstm_sequence``, ``_gru_sequence``, ``_rnn_sequence``) are not used: they run a fixed batch.
 """
 from __future__ import annotations
 

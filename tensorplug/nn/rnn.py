@@ -1,5 +1,8 @@
 """Recurrent layers (RNN, LSTM, GRU) and single-step cells (RNNCell, LSTMCell, GRUCell) written with tensorplug ops: one matmul over the whole
-sequence for the input projections, then a Python loop over time steps for the recurrence.
+sequence for the input projections, then the recurrence of each layer direction as one autograd
+Function over two whole-sequence ops (``_lstm_sequence``, ``_gru_sequence``, ``_rnn_sequence``).
+The per-step cells below remain for the single-step modules and for packed sequences, whose batch
+shrinks from step to step (``_packed_rnn``).
 
 Parameter names, shapes, gate order and initialization are PyTorch's, so a torch state_dict
 loads as is: ``weight_ih_l0`` is (4*hidden, input) for LSTM with gates (i, f, g, o) and
@@ -17,7 +20,9 @@ import warnings
 
 from ..frontend.factories import empty, zeros
 from ..frontend.ops.joining import cat, stack
+from ._gru_sequence import GRUSequence
 from ._lstm_sequence import LSTMSequence
+from ._rnn_sequence import RNNSequence
 from ._packed_rnn import run_packed
 from .utils.rnn import PackedSequence
 from ..frontend.tensor import Tensor
@@ -64,6 +69,31 @@ def _lstm_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> t
         projected = projected.flip(0)
     hs, h_n, c_n = LSTMSequence.apply(projected, w_hh, state[0], state[1])
     return (hs.flip(0) if reverse else hs), (h_n, c_n)
+
+
+def _gru_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
+    """As ``_lstm_direction``, through GRUSequence. b_hh stays apart from the projection: r
+    multiplies its n part (without bias, zeros take its place so that the ops have one form)."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    projected = F.linear(x, w_ih, b_ih)
+    if b_hh is None:
+        b_hh = zeros(w_hh.shape[0], dtype=projected.dtype, device=projected.device)
+    if reverse:
+        projected = projected.flip(0)
+    hs, h_n = GRUSequence.apply(projected, w_hh, b_hh, state[0])
+    return (hs.flip(0) if reverse else hs), (h_n,)
+
+
+def _rnn_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool, nonlinearity: str) -> tuple:
+    """As ``_lstm_direction``, through RNNSequence."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    projected = F.linear(x, w_ih, b_ih)
+    if b_hh is not None:
+        projected = projected + b_hh
+    if reverse:
+        projected = projected.flip(0)
+    hs, h_n = RNNSequence.apply(projected, w_hh, state[0], nonlinearity)
+    return (hs.flip(0) if reverse else hs), (h_n,)
 
 
 class RNNBase(Module):
@@ -168,17 +198,11 @@ class RNNBase(Module):
         return x, finals
 
     def _run_direction(self, x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
-        w_ih, w_hh, b_ih, b_hh = weights
-        if self.mode == "LSTM" and x.shape[0] > 0:
+        if self.mode == "LSTM":
             return _lstm_direction(x, state, weights, reverse)
-        # The input projection of every time step in one matmul.
-        projected = F.linear(x, w_ih, b_ih)
-        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
-        outputs = [None] * x.shape[0]
-        for t in steps:
-            state = self._cell(projected[t], state, w_hh, b_hh)
-            outputs[t] = state[0]
-        return stack(outputs, 0), state
+        if self.mode == "GRU":
+            return _gru_direction(x, state, weights, reverse)
+        return _rnn_direction(x, state, weights, reverse, "tanh" if self.mode == "RNN_TANH" else "relu")
 
     def forward(self, input, hx=None):
         if isinstance(input, PackedSequence):
@@ -187,6 +211,9 @@ class RNNBase(Module):
         x = input if batched else input.unsqueeze(1)
         if self.batch_first and batched:
             x = x.transpose(0, 1)
+        if x.shape[0] == 0:
+            # PyTorch's error; the whole-sequence ops return the last step's state, which needs one.
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         batch = x.shape[1]
         layers = self.num_layers * (2 if self.bidirectional else 1)
         hidden = self._initial_states(hx, batch, batched, layers, x)

@@ -347,6 +347,50 @@ def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_c
     return grad_projected, grad_w_hh, grad_h0, grad_c0
 
 
+def _gru_sequence_forward(projected, w_hh, b_hh, h0):
+    if projected.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("gru_sequence_forward")(projected, w_hh, b_hh, h0)
+    steps, batch, gates = projected.shape
+    hidden = gates // 3
+    hs = projected.new_empty((steps, batch, hidden))
+    acts = projected.new_empty((steps, batch, 4 * hidden))
+    _K.gru_forward(_code(projected.dtype), steps, batch, hidden, *(_operand(t) for t in (projected, w_hh, b_hh, h0, hs,
+                                                                                          acts)))
+    return hs, acts
+
+
+def _gru_sequence_backward(w_hh, h0, hs, acts, grad_hs, grad_hn):
+    if hs.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("gru_sequence_backward")(w_hh, h0, hs, acts, grad_hs, grad_hn)
+    steps, batch, hidden = hs.shape
+    grad_projected = hs.new_empty((steps, batch, 3 * hidden))
+    grad_w_hh, grad_b_hh, grad_h0 = w_hh.new_empty(w_hh.shape), w_hh.new_empty((3 * hidden,)), h0.new_empty(h0.shape)
+    _K.gru_backward(_code(hs.dtype), steps, batch, hidden, *(_operand(t) for t in (
+        w_hh, h0, hs, acts, grad_hs, grad_hn, grad_projected, grad_w_hh, grad_b_hh, grad_h0)))
+    return grad_projected, grad_w_hh, grad_b_hh, grad_h0
+
+
+def _rnn_sequence_forward(projected, w_hh, h0, nonlinearity):
+    if projected.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("rnn_sequence_forward")(projected, w_hh, h0, nonlinearity)
+    steps, batch, hidden = projected.shape
+    hs = projected.new_empty((steps, batch, hidden))
+    _K.rnn_forward(_code(projected.dtype), steps, batch, hidden, int(nonlinearity == "tanh"),
+                   *(_operand(t) for t in (projected, w_hh, h0, hs)))
+    return hs
+
+
+def _rnn_sequence_backward(w_hh, h0, hs, grad_hs, grad_hn, nonlinearity):
+    if hs.dtype.name not in _FUSED_DTYPES:
+        return _decomposition("rnn_sequence_backward")(w_hh, h0, hs, grad_hs, grad_hn, nonlinearity)
+    steps, batch, hidden = hs.shape
+    grad_projected = hs.new_empty(hs.shape)
+    grad_w_hh, grad_h0 = w_hh.new_empty(w_hh.shape), h0.new_empty(h0.shape)
+    _K.rnn_backward(_code(hs.dtype), steps, batch, hidden, int(nonlinearity == "tanh"), *(_operand(t) for t in (
+        w_hh, h0, hs, grad_hs, grad_hn, grad_projected, grad_w_hh, grad_h0)))
+    return grad_projected, grad_w_hh, grad_h0
+
+
 def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled):
     args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled)
     tensors = [t for t in args[:5] if t is not None]
@@ -424,7 +468,9 @@ def table() -> dict:
                "max_pool2d_with_indices_backward": _max_pool2d_with_indices_backward, "avg_pool2d": _avg_pool2d,
                "layer_norm": _layer_norm, "cross_entropy": _cross_entropy,
                "cross_entropy_backward": _cross_entropy_backward, "lstm_sequence_forward": _lstm_sequence_forward,
-               "lstm_sequence_backward": _lstm_sequence_backward, "adam_step_": _adam_step,
+               "lstm_sequence_backward": _lstm_sequence_backward, "gru_sequence_forward": _gru_sequence_forward,
+               "gru_sequence_backward": _gru_sequence_backward, "rnn_sequence_forward": _rnn_sequence_forward,
+               "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).

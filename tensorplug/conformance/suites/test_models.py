@@ -49,6 +49,33 @@ class _Lstm(nn.Module):
         return self.head(out[-1])
 
 
+class _Gru(nn.Module):
+    """Two bidirectional layers: the GRU's whole-sequence ops, both directions."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(6, 8, num_layers=2, bidirectional=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[-1])
+
+
+class _Rnn(nn.Module):
+    """A tanh layer into a bidirectional relu layer: the Elman RNN's ops, both nonlinearities."""
+
+    def __init__(self):
+        super().__init__()
+        self.tanh = nn.RNN(6, 8)
+        self.relu = nn.RNN(8, 8, nonlinearity="relu", bidirectional=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, _ = self.relu(self.tanh(x)[0])
+        return self.head(out[-1])
+
+
 class _Transformer(nn.Module):
     def __init__(self):
         super().__init__()
@@ -67,8 +94,13 @@ _MODELS = {
     "mlp": (_Mlp, (8, 12), lambda p: tp.optim.Adam(p, lr=1e-2)),
     "cnn with batch norm and pooling": (_Cnn, (8, 1, 8, 8), lambda p: tp.optim.SGD(p, lr=0.05, momentum=0.9)),
     "lstm": (_Lstm, (5, 8, 6), lambda p: tp.optim.SGD(p, lr=0.1, momentum=0.9)),
+    "gru": (_Gru, (5, 8, 6), lambda p: tp.optim.SGD(p, lr=0.1, momentum=0.9)),
+    "rnn (tanh, relu)": (_Rnn, (5, 8, 6), lambda p: tp.optim.SGD(p, lr=0.1, momentum=0.9)),
     "transformer encoder layer": (_Transformer, (5, 8, 16), lambda p: tp.optim.SGD(p, lr=0.05, momentum=0.9)),
 }
+
+# Models whose input is (steps, batch, features): one target per batch row.
+_SEQUENCE_FIRST = {"lstm", "gru", "rnn (tanh, relu)", "transformer encoder layer"}
 
 
 def _host(t) -> np.ndarray:
@@ -93,7 +125,7 @@ def _train_side_by_side(name: str, device: str, steps: int) -> None:
     rng = np.random.default_rng(0)
     for step in range(steps):
         x = rng.standard_normal(shape).astype(np.float32)
-        y = rng.integers(0, 4, size=shape[1] if name in ("lstm", "transformer encoder layer") else shape[0])
+        y = rng.integers(0, 4, size=shape[1] if name in _SEQUENCE_FIRST else shape[0])
         losses = []
         for net, opt, dev in ((reference, opt_ref, "cpu"), (model, opt_dev, device)):
             opt.zero_grad()
@@ -130,6 +162,18 @@ def test_cnn_trains_as_on_the_cpu(conformance):
 def test_lstm_trains_as_on_the_cpu(conformance):
     """A 2-layer LSTM (SGD with momentum) matches the CPU step by step."""
     _train_side_by_side("lstm", conformance.device, _steps(conformance))
+
+
+@item("models", "gru", "float32")
+def test_gru_trains_as_on_the_cpu(conformance):
+    """A 2-layer bidirectional GRU (SGD with momentum) matches the CPU step by step."""
+    _train_side_by_side("gru", conformance.device, _steps(conformance))
+
+
+@item("models", "rnn (tanh, relu)", "float32")
+def test_rnn_trains_as_on_the_cpu(conformance):
+    """A tanh RNN layer and a bidirectional relu one (SGD with momentum) match the CPU step by step."""
+    _train_side_by_side("rnn (tanh, relu)", conformance.device, _steps(conformance))
 
 
 @item("models", "transformer encoder layer", "float32")
