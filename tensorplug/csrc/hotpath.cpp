@@ -237,6 +237,7 @@ struct ElementwiseOp {
     PyObject* fast_dtypes;   // dtypes computed in the input's dtype
     PyObject* number_dtypes; // floating dtypes that take a Python number as it is
     PyObject* out_dtype;     // the result's dtype when it is always one (bool), else None
+    static constexpr const char* kind = "elementwise op";
 };
 
 PyObject* call_function(ElementwiseOp* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -355,7 +356,7 @@ PyObject* elementwise_call(PyObject* callable, PyObject* const* args, size_t nar
 }
 
 // Bound as a method (Tensor.__add__ = add): a + b calls add(a, b).
-PyObject* elementwise_get(PyObject* self, PyObject* obj, PyObject*) {
+PyObject* op_get(PyObject* self, PyObject* obj, PyObject*) {
     if (!obj || obj == Py_None) {
         Py_INCREF(self);
         return self;
@@ -364,9 +365,9 @@ PyObject* elementwise_get(PyObject* self, PyObject* obj, PyObject*) {
 }
 
 // Introspection (__name__, __doc__, spec, inspect.signature through __wrapped__) is the Python
-// function's.
-PyObject* elementwise_getattro(PyObject* self, PyObject* name) {
-    PyObject* function = reinterpret_cast<ElementwiseOp*>(self)->function;
+// function's. `Op` is a C op object with the Python function in its `function` field.
+template <class Op> PyObject* op_getattro(PyObject* self, PyObject* name) {
+    PyObject* function = reinterpret_cast<Op*>(self)->function;
     if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0) {
         Py_INCREF(function);
         return function;
@@ -380,8 +381,8 @@ PyObject* elementwise_getattro(PyObject* self, PyObject* name) {
     return PyObject_GetAttr(function, name);
 }
 
-PyObject* elementwise_repr(PyObject* self) {
-    return PyUnicode_FromFormat("<elementwise op %R>", reinterpret_cast<ElementwiseOp*>(self)->function);
+template <class Op> PyObject* op_repr(PyObject* self) {
+    return PyUnicode_FromFormat("<%s %R>", Op::kind, reinterpret_cast<Op*>(self)->function);
 }
 
 int elementwise_traverse(PyObject* o, visitproc visit, void* arg) {
@@ -452,15 +453,170 @@ PyTypeObject ElementwiseOpType = [] {
     t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
     t.tp_vectorcall_offset = offsetof(ElementwiseOp, vectorcall);
     t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = elementwise_get;
-    t.tp_getattro = elementwise_getattro;
-    t.tp_repr = elementwise_repr;
+    t.tp_descr_get = op_get;
+    t.tp_getattro = op_getattro<ElementwiseOp>;
+    t.tp_repr = op_repr<ElementwiseOp>;
     t.tp_traverse = elementwise_traverse;
     t.tp_clear = elementwise_clear;
     t.tp_dealloc = elementwise_dealloc;
     t.tp_new = elementwise_new;
     return t;
 }();
+
+// ----- FullReduction ------------------------------------------------------------------------
+// The common case of reductions.py's sum: `t.sum()` of a floating tensor with at least one dim,
+// every dim reduced into the input's dtype (every loss). The kernel reduces into a kept-dims
+// output and the result is its 0-d alias, which takes over the output's graph node, as
+// reductions._reduce and _as_scalar do; anything else calls the Python function.
+struct FullReduction {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject* function;     // the Python function: every case this object does not cover
+    PyObject* table;        // Operator.table
+    PyObject* lookup;       // Operator.lookup
+    PyObject* fast_dtypes;  // dtypes that reduce into themselves
+    static constexpr const char* kind = "full reduction";
+};
+
+constexpr int kMaxReducedDims = 8;
+PyObject* g_kept_shapes[kMaxReducedDims + 1];  // (1,) * n
+PyObject* g_every_dim[kMaxReducedDims + 1];    // tuple(range(n))
+PyObject* g_empty_tuple = nullptr;
+
+// A 0-d tensor over `out`'s element, sharing its storage, version counter and graph node.
+PyObject* scalar_alias(PyObject* out) {
+    PyObject* t = g.tensor->tp_alloc(g.tensor, 0);
+    if (!t) return nullptr;
+    const Py_ssize_t* s = g.tensor_slot;
+    put(t, s[T_STORAGE], tslot(out, T_STORAGE));
+    put(t, s[T_SHAPE], g_empty_tuple);
+    put(t, s[T_STRIDE], g_empty_tuple);
+    put(t, s[T_OFFSET], tslot(out, T_OFFSET));
+    put(t, s[T_DTYPE], tslot(out, T_DTYPE));
+    put(t, s[T_DEVICE], tslot(out, T_DEVICE));
+    put(t, s[T_KEYS], tslot(out, T_KEYS));  // with Autograd's bit when a node was recorded
+    put(t, s[T_VERSION], tslot(out, T_VERSION));
+    put(t, s[T_BASE], Py_None);
+    put(t, s[T_GRAD], Py_None);
+    put(t, s[T_GRAD_FN], tslot(out, T_GRAD_FN));
+    put(t, s[T_AUTOGRAD], Py_None);
+    return t;
+}
+
+PyObject* full_reduction_fast(FullReduction* self, PyObject* input) {
+    if (!is_tensor(input)) return Py_NotImplemented;
+    PyObject* shape = tslot(input, T_SHAPE);
+    PyObject* dtype = tslot(input, T_DTYPE);
+    if (!PyTuple_CheckExact(shape)) return Py_NotImplemented;
+    const Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim < 1 || ndim > kMaxReducedDims) return Py_NotImplemented;
+    if (PySet_Contains(self->fast_dtypes, dtype) != 1) return PyErr_Occurred() ? nullptr : Py_NotImplemented;
+    bool ok = true;
+    const long long keys = keys_of(input, &ok);
+    if (!ok) return Py_NotImplemented;
+    PyObject* out = empty_tensor(g_kept_shapes[ndim], dtype, tslot(input, T_DEVICE));
+    if (!out) return nullptr;
+    PyObject* kernel = kernel_for(self->table, self->lookup, thread_keys(keys));
+    PyObject* done = nullptr;
+    if (kernel) {
+        PyObject* args[3] = {out, input, g_every_dim[ndim]};
+        done = PyObject_Vectorcall(kernel, args, 3, nullptr);
+        Py_DECREF(kernel);
+    }
+    PyObject* result = done ? scalar_alias(out) : nullptr;
+    Py_XDECREF(done);
+    Py_DECREF(out);
+    return result;
+}
+
+PyObject* full_reduction_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* self = reinterpret_cast<FullReduction*>(callable);
+    if (!g.tensor || kwnames || PyVectorcall_NARGS(nargsf) != 1)
+        return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    PyObject* result = full_reduction_fast(self, args[0]);
+    if (result == Py_NotImplemented) return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    return result;
+}
+
+int full_reduction_traverse(PyObject* o, visitproc visit, void* arg) {
+    auto* self = reinterpret_cast<FullReduction*>(o);
+    Py_VISIT(self->function);
+    Py_VISIT(self->table);
+    Py_VISIT(self->lookup);
+    Py_VISIT(self->fast_dtypes);
+    return 0;
+}
+
+int full_reduction_clear(PyObject* o) {
+    auto* self = reinterpret_cast<FullReduction*>(o);
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->table);
+    Py_CLEAR(self->lookup);
+    Py_CLEAR(self->fast_dtypes);
+    return 0;
+}
+
+void full_reduction_dealloc(PyObject* o) {
+    PyObject_GC_UnTrack(o);
+    full_reduction_clear(o);
+    Py_TYPE(o)->tp_free(o);
+}
+
+PyObject* full_reduction_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static const char* names[] = {"function", "table", "lookup", "fast_dtypes", nullptr};
+    PyObject *function, *table, *lookup, *fast;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!:FullReduction", const_cast<char**>(names), &function,
+                                     &PyDict_Type, &table, &lookup, &PyFrozenSet_Type, &fast))
+        return nullptr;
+    if (!PyCallable_Check(function) || !PyCallable_Check(lookup)) {
+        PyErr_SetString(PyExc_TypeError, "FullReduction: function and lookup must be callable");
+        return nullptr;
+    }
+    auto* self = reinterpret_cast<FullReduction*>(type->tp_alloc(type, 0));
+    if (!self) return nullptr;
+    self->vectorcall = full_reduction_call;
+    PyObject* fields[4] = {function, table, lookup, fast};
+    PyObject** slots[4] = {&self->function, &self->table, &self->lookup, &self->fast_dtypes};
+    for (int i = 0; i < 4; ++i) {
+        Py_INCREF(fields[i]);
+        *slots[i] = fields[i];
+    }
+    return reinterpret_cast<PyObject*>(self);
+}
+
+PyTypeObject FullReductionType = [] {
+    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "tensorplug._hotpath.FullReduction";
+    t.tp_doc = "FullReduction(function, table, lookup, fast_dtypes): a reduction whose call with the input alone "
+               "(every dim, the input's dtype) runs in C.";
+    t.tp_basicsize = sizeof(FullReduction);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+    t.tp_vectorcall_offset = offsetof(FullReduction, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_descr_get = op_get;
+    t.tp_getattro = op_getattro<FullReduction>;
+    t.tp_repr = op_repr<FullReduction>;
+    t.tp_traverse = full_reduction_traverse;
+    t.tp_clear = full_reduction_clear;
+    t.tp_dealloc = full_reduction_dealloc;
+    t.tp_new = full_reduction_new;
+    return t;
+}();
+
+bool make_reduction_shapes() {
+    g_empty_tuple = PyTuple_New(0);
+    if (!g_empty_tuple) return false;
+    for (int n = 0; n <= kMaxReducedDims; ++n) {
+        g_kept_shapes[n] = PyTuple_New(n);
+        g_every_dim[n] = PyTuple_New(n);
+        if (!g_kept_shapes[n] || !g_every_dim[n]) return false;
+        for (int d = 0; d < n; ++d) {
+            PyTuple_SET_ITEM(g_kept_shapes[n], d, PyLong_FromLong(1));
+            PyTuple_SET_ITEM(g_every_dim[n], d, PyLong_FromLong(d));
+        }
+    }
+    return true;
+}
 
 // ----- bind ---------------------------------------------------------------------------------
 PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -519,7 +675,9 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_hotpath", "The frontend's compil
 }  // namespace
 
 PyMODINIT_FUNC PyInit__hotpath() {
-    if (PyType_Ready(&ElementwiseOpType) < 0 || PyType_Ready(&DispatchStateType) < 0) return nullptr;
+    if (PyType_Ready(&ElementwiseOpType) < 0 || PyType_Ready(&FullReductionType) < 0 ||
+        PyType_Ready(&DispatchStateType) < 0 || !make_reduction_shapes())
+        return nullptr;
     g_saved_masks_key = PyUnicode_InternFromString("tensorplug._hotpath.saved_masks");
     if (!g_saved_masks_key) return nullptr;
     PyObject* m = PyModule_Create(&kModule);
@@ -527,7 +685,9 @@ PyMODINIT_FUNC PyInit__hotpath() {
     PyObject* state = PyType_GenericNew(&DispatchStateType, nullptr, nullptr);
     Py_INCREF(&ElementwiseOpType);
     if (!state || PyModule_AddObject(m, "local_state", state) < 0 ||
-        PyModule_AddObject(m, "ElementwiseOp", reinterpret_cast<PyObject*>(&ElementwiseOpType)) < 0) {
+        PyModule_AddObject(m, "ElementwiseOp", reinterpret_cast<PyObject*>(&ElementwiseOpType)) < 0 ||
+        PyModule_AddObject(m, "FullReduction", (Py_INCREF(&FullReductionType),
+                                                reinterpret_cast<PyObject*>(&FullReductionType))) < 0) {
         Py_XDECREF(state);
         Py_DECREF(&ElementwiseOpType);
         Py_DECREF(m);

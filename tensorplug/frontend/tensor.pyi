@@ -114,6 +114,8 @@ class Tensor:
         """In-place version of ``addmm``."""
     def addmv(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
     def all(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.all."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
@@ -489,13 +491,11 @@ class Tensor:
     def lt_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``lt``."""
     @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
+    @property
     def mT(self) -> Tensor:
         """See torch.Tensor.mT."""
-    @property
-    def mH(self) -> Tensor:
-        """The conjugate transpose of the last two dims (see torch.Tensor.mH)."""
-    def adjoint(self) -> Tensor:
-        """The conjugate transpose of the last two dims (see torch.Tensor.adjoint)."""
     def masked_fill(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
     def masked_fill_(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ... import _hotpath
 from ...dispatcher import Operator, local_state
 from .. import dtypes as _dt
 from ..autograd.graph import set_history
@@ -121,6 +122,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
     if out_dtype in _NARROW_INTEGRALS:
         return to_dtype(_reduce("sum", x, dim, keepdim, _dt.int64), out_dtype)
     return _reduce("sum", x, dim, keepdim, out_dtype)
+
+
+# `t.sum()` of a floating tensor (every loss) runs in C: the same steps as _reduce and _as_scalar
+# for that one case (csrc/hotpath.cpp); every other call is the function above.
+sum = _hotpath.FullReduction(sum, REDUCE["sum"].table, REDUCE["sum"].lookup,
+                             frozenset((_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)))
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
