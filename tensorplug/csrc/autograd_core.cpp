@@ -19,6 +19,7 @@
 // The objects are the Python classes' (Node, FormulaNode, SavedTensor, AutogradMeta), their
 // fields read and written at their slot offsets (slots.h), so Python and C build the same graph
 // and either may run it.
+#include "hotpath_api.h"
 #include "slots.h"
 
 #include <queue>
@@ -33,9 +34,11 @@ using tp_slots::put;
 using tp_slots::put_new;
 using tp_slots::replace;
 
-enum TensorSlot { T_STORAGE, T_SHAPE, T_STRIDE, T_DTYPE, T_KEYS, T_VERSION, T_BASE, T_GRAD, T_GRAD_FN, T_AUTOGRAD, T_NUM };
-const char* const kTensorSlots[T_NUM] = {"_storage", "_shape", "_stride", "_dtype", "_keys", "_version_ref",
-                                         "_base", "grad", "grad_fn", "_autograd"};
+enum TensorSlot {
+    T_STORAGE, T_SHAPE, T_STRIDE, T_DTYPE, T_DEVICE, T_KEYS, T_VERSION, T_BASE, T_GRAD, T_GRAD_FN, T_AUTOGRAD, T_NUM
+};
+const char* const kTensorSlots[T_NUM] = {"_storage", "_shape", "_stride", "_dtype", "_device", "_keys",
+                                         "_version_ref", "_base", "grad", "grad_fn", "_autograd"};
 enum NodeSlot { N_NEXT, N_SEQUENCE, N_PRE_HOOKS, N_HOOKS, N_TRACE, N_NUM };
 const char* const kNodeSlots[N_NUM] = {"next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace"};
 enum FormulaSlot { F_FORMULA, F_SAVED, F_OUTPUT, F_EXTRA, F_OP_NAME, F_NUM };
@@ -58,7 +61,12 @@ struct Bound {
     PyObject* apply;          // engine._apply(node, grads, retain_graph): nodes with hooks
     PyObject* add;            // engine._add(a, b): gradients that are not both tensors
     PyObject* add_into;       // engine._add_into(a, b): a += b, recording nothing
+    PyObject* add_table;      // the add operator's table and lookup, for accumulating in C
+    PyObject* add_lookup;
+    PyObject* add_dtypes;     // dtypes add computes in their own dtype (its fast path's)
+    const TensorplugHotpathAPI* hotpath;
     PyObject* zero;
+    PyObject* one;
     PyObject* str_enabled;
     PyObject* str_backward;
     PyObject* str_release;
@@ -565,6 +573,47 @@ bool may_steal(PyObject* leaf, PyObject* grad, Py_ssize_t holders) {
     return PyObject_RichCompareBool(tslot(grad, T_STRIDE), tslot(leaf, T_STRIDE), Py_EQ) == 1;
 }
 
+// `target += grad` as elementwise.binary_inplace's fast path does it: both of one shape, dtype
+// and device, separate memory, a target with no repeated elements; the kernel comes from add's
+// table for the thread's key set (so the profiler sees it) and the target's version moves on.
+// 1 when done, 0 when the Python function must do it, -1 on an error.
+int add_in_place(PyObject* target, PyObject* grad) {
+    PyObject* dtype = tslot(target, T_DTYPE);
+    PyObject* shape = tslot(target, T_SHAPE);
+    PyObject* strides = tslot(target, T_STRIDE);
+    PyObject* version_ref = tslot(target, T_VERSION);
+    if (dtype != tslot(grad, T_DTYPE) || tslot(target, T_DEVICE) != tslot(grad, T_DEVICE) ||
+        tslot(target, T_STORAGE) == tslot(grad, T_STORAGE) || !PyTuple_CheckExact(strides) ||
+        !PyList_CheckExact(version_ref) || PyList_GET_SIZE(version_ref) < 1 || PySet_Contains(g.add_dtypes, dtype) != 1)
+        return PyErr_Occurred() ? (PyErr_Clear(), 0) : 0;
+    if (shape != tslot(grad, T_SHAPE) && PyObject_RichCompareBool(shape, tslot(grad, T_SHAPE), Py_EQ) != 1)
+        return PyErr_Occurred() ? (PyErr_Clear(), 0) : 0;
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(strides); i < n; ++i)
+        if (PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i)) == 0) return 0;
+    const long long keys_a = PyLong_AsLongLong(tslot(target, T_KEYS));
+    const long long keys_b = PyLong_AsLongLong(tslot(grad, T_KEYS));
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject* key = PyLong_FromLongLong(g.hotpath->thread_keys(keys_a | keys_b));
+    if (!key) return -1;
+    PyObject* kernel = PyDict_GetItemWithError(g.add_table, key);
+    if (kernel) Py_INCREF(kernel);
+    else if (!PyErr_Occurred()) kernel = PyObject_CallOneArg(g.add_lookup, key);
+    Py_DECREF(key);
+    if (!kernel) return -1;
+    PyObject* args[3] = {target, target, grad};
+    PyObject* done = PyObject_Vectorcall(kernel, args, 3, nullptr);
+    Py_DECREF(kernel);
+    if (!done) return -1;
+    Py_DECREF(done);
+    PyObject* version = PyNumber_Add(PyList_GET_ITEM(version_ref, 0), g.one);
+    if (!version) return -1;
+    PyList_SetItem(version_ref, 0, version);  // steals
+    return 1;
+}
+
 // engine._accumulate_into_leaf's common cases: no hooks, a gradient of the leaf's shape, no
 // create_graph. Returns 1 when done, 0 when the Python function must decide, -1 on an error.
 int accumulate_plainly(Graph& graph, PyObject* leaf, PyObject* grad, Py_ssize_t holders) {
@@ -588,6 +637,8 @@ int accumulate_plainly(Graph& graph, PyObject* leaf, PyObject* grad, Py_ssize_t 
         return 1;
     }
     if (!is_tensor(current)) return 0;
+    const int added = add_in_place(current, grad);
+    if (added) return added;
     PyObject* call[2] = {current, grad};
     PyObject* done = PyObject_Vectorcall(g.add_into, call, 2, nullptr);
     Py_XDECREF(done);
@@ -855,8 +906,9 @@ PyObject* py_run_graph(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     static const char* usage =
         "bind(Tensor, dtype, Node, FormulaNode, SavedTensor, AutogradMeta, AccumulateGrad, autograd_mask, "
-        "sequence, anomaly_mode, gradient_edge, NO_EDGE, TensorMeta, accumulate, apply, add, add_into)";
-    if (nargs != 17) {
+        "sequence, anomaly_mode, gradient_edge, NO_EDGE, TensorMeta, accumulate, apply, add, add_into, add_table, "
+        "add_lookup, add_dtypes)";
+    if (nargs != 20 || !PyDict_CheckExact(args[17]) || !PyFrozenSet_CheckExact(args[19])) {
         PyErr_SetString(PyExc_TypeError, usage);
         return nullptr;
     }
@@ -904,7 +956,13 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     b.apply = args[14];
     b.add = args[15];
     b.add_into = args[16];
+    b.add_table = args[17];
+    b.add_lookup = args[18];
+    b.add_dtypes = args[19];
+    b.hotpath = static_cast<const TensorplugHotpathAPI*>(PyCapsule_Import(TENSORPLUG_HOTPATH_CAPSULE, 0));
+    if (!b.hotpath) return nullptr;
     b.zero = PyLong_FromLong(0);
+    b.one = PyLong_FromLong(1);
     b.str_enabled = PyUnicode_InternFromString("enabled");
     b.str_backward = PyUnicode_InternFromString("backward");
     b.str_release = PyUnicode_InternFromString("release");
@@ -915,7 +973,7 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
         !b.empty_tuple)
         return nullptr;
     // Bound once per process; the objects live as long as the interpreter.
-    for (int i = 0; i < 17; ++i) Py_INCREF(args[i]);
+    for (int i = 0; i < 20; ++i) Py_INCREF(args[i]);
     g = b;
     Py_RETURN_NONE;
 }

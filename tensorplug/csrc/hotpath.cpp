@@ -18,6 +18,7 @@
 //
 // Objects' fields are read and written at the slot offsets of their classes' member descriptors,
 // found once in bind(); bind() refuses classes whose fields are not plain slots.
+#include "hotpath_api.h"
 #include "slots.h"
 
 #include <cstring>
@@ -659,6 +660,9 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
+long long api_thread_keys(long long keys) { return thread_keys(keys); }
+TensorplugHotpathAPI g_api = {api_thread_keys};
+
 PyMethodDef kMethods[] = {
     {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_bind)), METH_FASTCALL,
      "bind(Tensor, device, dtype, layout_cache, contiguous_layout, empty_fallback): the classes whose slots this "
@@ -687,7 +691,8 @@ PyMODINIT_FUNC PyInit__hotpath() {
     if (!state || PyModule_AddObject(m, "local_state", state) < 0 ||
         PyModule_AddObject(m, "ElementwiseOp", reinterpret_cast<PyObject*>(&ElementwiseOpType)) < 0 ||
         PyModule_AddObject(m, "FullReduction", (Py_INCREF(&FullReductionType),
-                                                reinterpret_cast<PyObject*>(&FullReductionType))) < 0) {
+                                                reinterpret_cast<PyObject*>(&FullReductionType))) < 0 ||
+        PyModule_AddObject(m, "_C_API", PyCapsule_New(&g_api, TENSORPLUG_HOTPATH_CAPSULE, nullptr)) < 0) {
         Py_XDECREF(state);
         Py_DECREF(&ElementwiseOpType);
         Py_DECREF(m);

@@ -20,7 +20,7 @@ from . import graph
 from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "run_from_scalar"]
 
 # Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared.
 _GRAD_ON, _GRAD_OFF = IncludeKeys(AUTOGRAD.mask), ExcludeKeys(AUTOGRAD.mask)
@@ -28,6 +28,7 @@ _GRAD_ON, _GRAD_OFF = IncludeKeys(AUTOGRAD.mask), ExcludeKeys(AUTOGRAD.mask)
 
 _NO_GRADIENT = [None]
 _add_into = binary_inplace(BINARY["add"])  # Tensor.add_ without its alpha handling
+_ADD = BINARY["add"].spec
 
 
 def _add(a, b):
@@ -161,6 +162,22 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
     finally:
         _final_callbacks.pop()
     return _finish(inputs, captured, accumulate, allow_unused)
+
+
+def run_from_scalar(node: Node, seed: Tensor, retain_graph: bool) -> None:
+    """``loss.backward()`` of a 0-d loss whose node is ``node`` (output 0), seeded with
+    ``seed``: run_backward's common case without its general setup (issue 14)."""
+    slots = [None] * _output_count(node, 0)
+    slots[0] = seed
+    _final_callbacks.append([])
+    try:
+        with _GRAD_OFF:
+            _autograd_core.run_graph([node], {node: slots}, retain_graph, False)
+        callbacks = _final_callbacks[-1]
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
+    finally:
+        _final_callbacks.pop()
 
 
 def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,
@@ -297,4 +314,4 @@ def _apply(node: Node, grads: tuple, retain_graph: bool) -> tuple:
 
 _autograd_core.bind(Tensor, dtype, Node, FormulaNode, SavedTensor, AutogradMeta, AccumulateGrad, AUTOGRAD.mask,
                     graph._sequence, anomaly_mode, gradient_edge, NO_EDGE, TensorMeta, _accumulate_into_leaf, _apply, _add,
-                    _add_into)
+                    _add_into, _ADD.op.table, _ADD.op.lookup, frozenset(_ADD.fast_dtypes))

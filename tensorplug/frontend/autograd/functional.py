@@ -1,9 +1,10 @@
 """``backward``, ``grad``, gradient checks and anomaly detection: the functions users call."""
 from __future__ import annotations
 
-from ..ops.copying import fill_
+from ..ops._common import keyset
+from ..ops.copying import FILL, fill_
 from ..tensor import Tensor, empty_tensor
-from .engine import run_backward
+from .engine import run_backward, run_from_scalar
 from .graph import anomaly_mode, autograd_meta
 
 __all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "tensor_backward", "retain_grad", "register_hook",
@@ -63,6 +64,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def tensor_backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    node = self.grad_fn
+    if (gradient is None and inputs is None and not create_graph and node is not None and not self._shape
+            and self._autograd is None and self._dtype.is_floating_point and not anomaly_mode.enabled):
+        # loss.backward(), the call of every training step: a seed of one and the engine, with
+        # the checks below already true (a real 0-d output of a node, as its output 0).
+        seed = empty_tensor((), self._dtype, self._device)
+        FILL.lookup(keyset(seed))(seed, 1)
+        run_from_scalar(node, seed, bool(retain_graph))
+        return
     backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
 

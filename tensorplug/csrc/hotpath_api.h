@@ -1,0 +1,13 @@
+// What _hotpath offers other compiled modules (autograd_core.cpp), through the capsule
+// `tensorplug._hotpath._C_API`: the dispatcher's per-thread state lives in _hotpath's
+// thread-local storage, and an op called from C must see it as a Python call would (the
+// profiler's and autocast's keys come from it).
+#pragma once
+
+struct TensorplugHotpathAPI {
+    // (keys | the thread's include) & the thread's mask: the key set a call with operands of
+    // key set `keys` dispatches on.
+    long long (*thread_keys)(long long keys);
+};
+
+#define TENSORPLUG_HOTPATH_CAPSULE "tensorplug._hotpath._C_API"
