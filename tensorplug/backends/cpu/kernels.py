@@ -452,7 +452,7 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
 
 
 # The family numbers of _K.tensor_kernel.
-_UNARY, _BINARY, _COMPARE = 0, 1, 2
+_UNARY, _BINARY, _COMPARE, _REDUCE = 0, 1, 2, 3
 
 
 def table() -> dict:
@@ -484,7 +484,8 @@ def table() -> dict:
         code = _K.COMPARE_OPS[name]
         kernels[name] = _K.tensor_kernel(_COMPARE, code, _binary(code, _K.compare), False)
     for name in FAMILIES["reduce"]:
-        kernels[name] = _reduce(_K.REDUCE_OPS[name])
+        code = _K.REDUCE_OPS[name]
+        kernels[name] = _K.tensor_kernel(_REDUCE, code, _reduce(code), False)
     for name in FAMILIES["scan"]:
         kernels[name] = _scan(_K.CUMULATIVE_OPS[name])
     return kernels

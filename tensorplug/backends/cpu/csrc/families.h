@@ -29,6 +29,11 @@ int unary_out_dtype(int op, int dtype);
 void apply_binary(bool is_compare, int op, int dtype, int nd, const int64_t* shape, Operand& out, Operand& a,
                   Operand& b);
 int binary_out_dtype(bool is_compare, int op, int dtype);
+// The reduce family (reduce.cpp): `out` has a's shape with stride 0 on every reduced dim.
+void apply_reduce(int op, int in_dtype, int out_dtype, int nd, const int64_t* shape, Operand& a, Operand& out,
+                  const bool* reduced, int ndims);
+// A sorted tuple of distinct dims in [0, nd) into `reduced`; returns how many.
+int parse_dims(PyObject* o, int nd, bool* reduced, const char* fname);
 
 // Philox4x32-10: counter (4 words) and key (2 words) -> 4 words.
 void philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]);

@@ -409,6 +409,8 @@ template <class T> void reduce_T(int op, const Geom& g, int out_dtype) {
     }
 }
 
+}  // namespace
+
 int parse_dims(PyObject* o, int nd, bool* reduced, const char* fname) {
     if (!PyTuple_Check(o) && !PyList_Check(o)) raise(PyExc_TypeError, std::string(fname) + ": dims must be a tuple");
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
@@ -430,8 +432,6 @@ PyObject* py_reduce(PyObject* const* args, Py_ssize_t nargs) {
     check_nargs(nargs, 7, fname);
     int64_t op64 = arg_int(args[0], fname, "op");
     if (op64 < 0 || op64 >= R_NUM_OPS) value_error("reduce: invalid op code " + std::to_string(op64));
-    const int op = static_cast<int>(op64);
-    const char* opname = kReduceOpNames[op].name;
     int in_dtype = arg_dtype(args[1], fname);
     int out_dtype = arg_dtype(args[2], fname);
     int64_t shape[MAX_DIMS];
@@ -441,6 +441,13 @@ PyObject* py_reduce(PyObject* const* args, Py_ssize_t nargs) {
     parse_operand(args[5], out_dtype, nd, shape, out, fname, "out", false, true);
     bool reduced[MAX_DIMS];
     int ndims = parse_dims(args[6], nd, reduced, fname);
+    apply_reduce(static_cast<int>(op64), in_dtype, out_dtype, nd, shape, a, out, reduced, ndims);
+    return none();
+}
+
+void apply_reduce(int op, int in_dtype, int out_dtype, int nd, const int64_t* shape, Operand& a, Operand& out,
+                  const bool* reduced, int ndims) {
+    const char* opname = kReduceOpNames[op].name;
     if (ndims == 0) value_error("reduce: dims must not be empty");
     if ((op == R_ARGMAX || op == R_ARGMIN) && ndims != 1)
         value_error(std::string("reduce: ") + opname + " reduces exactly one dim");
@@ -456,7 +463,7 @@ PyObject* py_reduce(PyObject* const* args, Py_ssize_t nargs) {
         if (reduced[d]) red_numel *= shape[d];
         else kept_numel *= shape[d];
     }
-    if (kept_numel == 0) return none();
+    if (kept_numel == 0) return;
     if (red_numel == 0 && (op == R_AMAX || op == R_AMIN || op == R_ARGMAX || op == R_ARGMIN))
         value_error(std::string(opname) +
                     ": cannot reduce over an empty dimension (the operation has no identity)");
@@ -505,11 +512,13 @@ PyObject* py_reduce(PyObject* const* args, Py_ssize_t nargs) {
                 default: break;
             }
         }
-        return none();
+        return;
     }
     TP_DISPATCH(in_dtype, T, reduce_T<T>(op, g, out_dtype));
-    return none();
+    return;
 }
+
+namespace {
 
 // ----- cumulative -----
 template <class T> void cumulative_T(int op, const Loop<2>& L, int64_t len, int64_t so, int64_t sa) {

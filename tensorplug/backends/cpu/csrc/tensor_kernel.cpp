@@ -1,5 +1,5 @@
-// Kernel objects that take tensors: the CPU table's entries for the unary, binary and compare
-// families (issue 14, the per-op hot path).
+// Kernel objects that take tensors: the CPU table's entries for the unary, binary, compare and
+// reduce families (issue 14, the per-op hot path).
 //
 // kernels.py's Python adapters turn each tensor into (storage, offset, strides) with
 // backends.api.strided and call the family's entry point; for a 4-element `a + b` the adapter cost
@@ -20,7 +20,7 @@
 namespace tp {
 namespace {
 
-enum Family : int { kUnaryFamily = 0, kBinaryFamily = 1, kCompareFamily = 2 };
+enum Family : int { kUnaryFamily = 0, kBinaryFamily = 1, kCompareFamily = 2, kReduceFamily = 3 };
 
 struct FieldOffsets {
     PyTypeObject* type;
@@ -126,9 +126,60 @@ PyObject* call_adapter(TensorKernel* self, PyObject* const* args, size_t nargsf,
     return PyObject_Vectorcall(self->adapter, args, nargsf, kwnames);
 }
 
+// Called inside a catch handler: sets the Python exception for the C++ one being handled.
+PyObject* kernel_error() {
+    try {
+        throw;
+    } catch (const KernelError& e) {
+        PyErr_SetString(e.type, e.msg.c_str());
+    } catch (const PythonErrorSet&) {
+    } catch (const std::bad_alloc&) {
+        PyErr_SetString(PyExc_MemoryError, "cpu: out of memory");
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "cpu: unknown C++ exception");
+    }
+    return nullptr;
+}
+
+
+// kernel(out, a, dims): `out` has a's shape with size 1 on each reduced dim (reductions.py's
+// kept-dims output), read with stride 0 there, as the adapter passes it to reduce().
+PyObject* reduce_call(TensorKernel* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    PyObject* out = args[0];
+    PyObject* a = args[1];
+    const FieldOffsets* fo = tensor_fields(Py_TYPE(out));
+    const FieldOffsets* fa = is_py_scalar(a) ? nullptr : tensor_fields(Py_TYPE(a));
+    if (!fo || !fa || !fields_set(out, fo) || !fields_set(a, fa)) return call_adapter(self, args, nargsf, kwnames);
+    const int in_dtype = dtype_code(field(a, fa->dtype)), out_dtype = dtype_code(field(out, fo->dtype));
+    if (in_dtype < 0 || out_dtype < 0) return call_adapter(self, args, nargsf, kwnames);
+    const char* fname = "reduce";
+    try {
+        int64_t shape[MAX_DIMS], kept[MAX_DIMS];
+        const int nd = parse_shape(field(a, fa->shape), shape, fname);
+        bool reduced[MAX_DIMS];
+        const int ndims = parse_dims(args[2], nd, reduced, fname);
+        if (parse_shape(field(out, fo->shape), kept, fname) != nd) return call_adapter(self, args, nargsf, kwnames);
+        for (int d = 0; d < nd; ++d)
+            if (kept[d] != (reduced[d] ? 1 : shape[d])) return call_adapter(self, args, nargsf, kwnames);
+        Operand x, o;
+        tensor_operand(a, fa, in_dtype, nd, shape, x, fname, "a", false);
+        tensor_operand(out, fo, out_dtype, nd, kept, o, fname, "out", true);
+        for (int d = 0; d < nd; ++d)
+            if (reduced[d]) o.strides[d] = 0;
+        apply_reduce(self->op, in_dtype, out_dtype, nd, shape, x, o, reduced, ndims);
+    } catch (...) {
+        return kernel_error();
+    }
+    Py_RETURN_NONE;
+}
+
 PyObject* tensor_kernel_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* self = reinterpret_cast<TensorKernel*>(callable);
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (self->family == kReduceFamily)
+        return kwnames || nargs != 3 ? call_adapter(self, args, nargsf, kwnames) : reduce_call(self, args, nargsf, kwnames);
     const bool unary = self->family == kUnaryFamily;
     if (kwnames || nargs != (unary ? 2 : 3)) return call_adapter(self, args, nargsf, kwnames);
     PyObject* out = args[0];
@@ -160,14 +211,8 @@ PyObject* tensor_kernel_call(PyObject* callable, PyObject* const* args, size_t n
             tensor_operand(b, fb, dtype, nd, shape, y, fname, "b", false);
             apply_binary(compare, self->op, dtype, nd, shape, o, x, y);
         }
-    } catch (const KernelError& e) {
-        PyErr_SetString(e.type, e.msg.c_str());
-        return nullptr;
-    } catch (const PythonErrorSet&) {
-        return nullptr;
-    } catch (const std::bad_alloc&) {
-        PyErr_SetString(PyExc_MemoryError, "cpu: out of memory");
-        return nullptr;
+    } catch (...) {
+        return kernel_error();
     }
     Py_RETURN_NONE;
 }
@@ -204,8 +249,9 @@ PyObject* py_tensor_kernel(PyObject* const* args, Py_ssize_t nargs) {
     const int64_t op = arg_int(args[1], "tensor_kernel", "op");
     const int64_t limit = family == kUnaryFamily    ? int64_t{U_NUM_OPS}
                           : family == kBinaryFamily ? int64_t{B_NUM_OPS}
+                          : family == kReduceFamily ? int64_t{R_NUM_OPS}
                                                     : int64_t{C_NUM_OPS};
-    if (family < kUnaryFamily || family > kCompareFamily || op < 0 || op >= limit)
+    if (family < kUnaryFamily || family > kReduceFamily || op < 0 || op >= limit)
         value_error("tensor_kernel: invalid family " + std::to_string(family) + " or op " + std::to_string(op));
     if (!PyCallable_Check(args[2])) raise(PyExc_TypeError, "tensor_kernel: adapter must be callable");
     if (!TensorKernelType.tp_dict && PyType_Ready(&TensorKernelType) < 0) throw PythonErrorSet{};
@@ -226,7 +272,8 @@ void register_tensor_kernels(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_tensor_kernel>(
         "tensor_kernel",
         "tensor_kernel(family, op, adapter, widen) -> a kernel called as adapter is, with tensors: family 0 "
-        "unary (out, a), 1 binary and 2 compare (out, a, b); what it does not cover goes to adapter."));
+        "unary (out, a), 1 binary and 2 compare (out, a, b), 3 reduce (out, a, dims); what it does not cover goes "
+        "to adapter."));
 }
 
 }  // namespace tp
