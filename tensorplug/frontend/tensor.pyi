@@ -104,6 +104,10 @@ class Tensor:
         """Elementwise ``acos`` of ``input`` (see torch.acos)."""
     def acos_(self) -> Tensor:
         """In-place version of ``acos``."""
+    def acosh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+    def acosh_(self) -> Tensor:
+        """In-place version of ``acosh``."""
     def add(self, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input + alpha * other``."""
     def add_(self, other: _TensorOrNumber, *, alpha: _Number = ...) -> Tensor:
@@ -114,6 +118,8 @@ class Tensor:
         """In-place version of ``addmm``."""
     def addmv(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
     def all(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.all."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
@@ -126,6 +132,18 @@ class Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
     def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.any."""
+    def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+    def arccosh_(self) -> Tensor:
+        """In-place version of ``arccosh``."""
+    def arcsinh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+    def arcsinh_(self) -> Tensor:
+        """In-place version of ``arcsinh``."""
+    def arctanh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+    def arctanh_(self) -> Tensor:
+        """In-place version of ``arctanh``."""
     def argmax(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.argmax."""
     def argmin(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
@@ -138,6 +156,10 @@ class Tensor:
         """Elementwise ``asin`` of ``input`` (see torch.asin)."""
     def asin_(self) -> Tensor:
         """In-place version of ``asin``."""
+    def asinh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+    def asinh_(self) -> Tensor:
+        """In-place version of ``asinh``."""
     def atan(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``atan`` of ``input`` (see torch.atan)."""
     def atan2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -146,6 +168,10 @@ class Tensor:
         """In-place version of ``atan2``."""
     def atan_(self) -> Tensor:
         """In-place version of ``atan``."""
+    def atanh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+    def atanh_(self) -> Tensor:
+        """In-place version of ``atanh``."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None:
         """See torch.Tensor.backward."""
     def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
@@ -382,6 +408,8 @@ class Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
         """See torch.Tensor.index_select."""
+    def inner(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The sum of products over the last dim of both tensors (no conjugate): the result has shape ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
     def int(self) -> Tensor:
         """See torch.Tensor.int."""
     def inverse(self, *, out: Tensor | None = ...) -> Tensor:
@@ -489,13 +517,11 @@ class Tensor:
     def lt_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``lt``."""
     @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
+    @property
     def mT(self) -> Tensor:
         """See torch.Tensor.mT."""
-    @property
-    def mH(self) -> Tensor:
-        """The conjugate transpose of the last two dims (see torch.Tensor.mH)."""
-    def adjoint(self) -> Tensor:
-        """The conjugate transpose of the last two dims (see torch.Tensor.adjoint)."""
     def masked_fill(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
     def masked_fill_(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
@@ -808,6 +834,8 @@ class Tensor:
         """The backend's storage object that this tensor views."""
     def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
         """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
+    def vdot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its first argument (the same as ``dot`` for real tensors)."""
     def view(self, *shape: _Size) -> Tensor:
         """See torch.Tensor.view."""
     def view_as(self, other: _TensorOrNumber) -> Tensor:
