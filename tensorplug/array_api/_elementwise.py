@@ -29,9 +29,27 @@ __all__ = [
 ]
 
 
+# The functions the standard defines for real-valued arrays only: a complex array is refused naming
+# the function (the tp op underneath would name itself: less is lt).
+REAL_ONLY = frozenset({
+    "ceil", "floor", "trunc", "signbit", "atan2", "copysign", "floor_divide", "greater", "greater_equal", "hypot",
+    "less", "less_equal", "logaddexp", "maximum", "minimum", "nextafter", "remainder", "clip",
+})
+
+
+def _check_real(name: str, *arrays) -> None:
+    for a in arrays:
+        if isinstance(a, Tensor) and a.dtype.category == 3:
+            raise TypeError(f"{name} is defined for real-valued arrays only, got {a.dtype!r}")
+
+
 def _unary(name: str, op, doc: str, *, keep_integers: bool = False):
+    real_only = name in REAL_ONLY
+
     def fn(x: Tensor, /) -> Tensor:
         check_array(x)
+        if real_only:
+            _check_real(name, x)
         if keep_integers and x.dtype.category < 2:
             # rounding an integer (or bool) is the identity; the standard keeps the dtype
             return x.clone()
@@ -43,7 +61,11 @@ def _unary(name: str, op, doc: str, *, keep_integers: bool = False):
 
 
 def _binary(name: str, op, doc: str):
+    real_only = name in REAL_ONLY
+
     def fn(x1, x2, /) -> Tensor:
+        if real_only:
+            _check_real(name, x1, x2)
         a, b = promote_operands(x1, x2)
         return op(a, b)
 
@@ -148,6 +170,7 @@ def sign(x: Tensor, /) -> Tensor:
 
 def logaddexp(x1, x2, /) -> Tensor:
     """log(exp(x1) + exp(x2)) without overflow."""
+    _check_real("logaddexp", x1, x2)
     a, b = promote_operands(x1, x2)
     big = _B["maximum"](a, b)
     # equal infinities would give inf - inf = NaN in the difference; their result is that infinity
@@ -160,6 +183,7 @@ def logaddexp(x1, x2, /) -> Tensor:
 def signbit(x: Tensor, /) -> Tensor:
     """True where the sign bit is set (negative numbers, -0.0, NaNs with the sign bit)."""
     check_array(x)
+    _check_real("signbit", x)
     if x.dtype.category != 2:
         return _C["lt"](x, 0)
     return _C["lt"](_B["copysign"](_tensor(1.0, dtype=x.dtype, device=x.device), x), 0)
@@ -170,6 +194,7 @@ def nextafter(x1, x2, /) -> Tensor:
 
     Computed on the host with NumPy: tp cannot reinterpret a float's bits on a device.
     """
+    _check_real("nextafter", x1, x2)
     a, b = promote_operands(x1, x2)
     if a.dtype.category != 2:
         raise TypeError(f"nextafter needs floating-point arrays, got {a.dtype!r}")
@@ -183,6 +208,7 @@ def clip(x: Tensor, /, min=None, max=None) -> Tensor:
     The result keeps x's dtype and shape; a NaN in x or in a bound gives NaN.
     """
     check_array(x)
+    _check_real("clip", x, min, max)
     out = x
     for bound, pick in ((min, _B["maximum"]), (max, _B["minimum"])):
         if bound is None:

@@ -391,3 +391,18 @@ def test_complex_functions_on_each_device(xp, device):
     assert_close(xp.fft.fft(x), np.fft.fft(z), "complex64")
     assert_close(xp.linalg.vector_norm(x), np.asarray(np.linalg.norm(z)), "complex64")
     assert_close(xp.var(x), np.asarray(np.var(z.astype(np.complex128))).astype(np.float32), "complex64")
+
+
+@pytest.mark.parametrize("name", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "atan2",
+                                  "hypot", "copysign", "logaddexp", "nextafter", "remainder", "floor_divide"])
+def test_real_only_binary_functions_refuse_complex(xp, name):
+    """The standard defines these for real-valued arrays only: refused naming the function."""
+    z = xp.asarray([1 + 2j])
+    with pytest.raises(TypeError, match=f"{name} is defined for real-valued arrays only"):
+        getattr(xp, name)(z, xp.asarray([1.0]))
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "signbit", "clip"])
+def test_real_only_unary_functions_refuse_complex(xp, name):
+    with pytest.raises(TypeError, match=f"{name} is defined for real-valued arrays only"):
+        getattr(xp, name)(xp.asarray([1 + 2j]))
