@@ -109,6 +109,9 @@ def absolute(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def acos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``acos`` of ``input`` (see torch.acos)."""
 
+def acosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+
 def add(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input + alpha * other``."""
 
@@ -139,6 +142,15 @@ def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
 
+def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+
+def arcsinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+
+def arctanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+
 def are_deterministic_algorithms_enabled() -> _bool:
     """See torch.are_deterministic_algorithms_enabled."""
 
@@ -160,11 +172,17 @@ def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None 
 def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``asin`` of ``input`` (see torch.asin)."""
 
+def asinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+
 def atan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``atan`` of ``input`` (see torch.atan)."""
 
 def atan2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
+
+def atanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
 
 def atleast_1d(*tensors: Any) -> Any:
     """Each tensor as a view with at least 1 dim (one tensor in, one out; several give a tuple)."""
@@ -427,6 +445,9 @@ def index_select(input: Tensor, dim: _Dims, index: Tensor) -> Tensor:
 def initial_seed() -> _int:
     """See torch.initial_seed."""
 
+def inner(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """The sum of products over the last dim of both tensors (no conjugate): the result has shape ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
+
 def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
 
@@ -513,6 +534,9 @@ def logical_or(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | 
 
 def logical_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``logical_xor`` of ``input`` and ``other`` with broadcasting (see torch.logical_xor)."""
+
+def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale (complex ends give complex values, as PyTorch)."""
 
 def logsumexp(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow."""
@@ -885,6 +909,9 @@ def var(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., ke
 
 def var_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ...) -> tuple[Tensor, Tensor]:
     """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
+
+def vdot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its first argument (the same as ``dot`` for real tensors)."""
 
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of float32/float64 ``input`` whose last dim (size 2, stride 1) holds real and imaginary parts: the inverse of :func:`view_as_real` (shares storage)."""

@@ -37,7 +37,7 @@ _MODULE_NAMES = {
         "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
     ),
     "_dtypes": (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "astype", "can_cast", "finfo",
+        "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128", "astype", "can_cast", "finfo",
         "iinfo", "isdtype", "result_type",
     ),
     "_elementwise": (
@@ -66,14 +66,14 @@ _MODULE_NAMES = {
 _HOME = {name: module for module, names in _MODULE_NAMES.items() for name in names}
 
 __all__ = [
-    "__array_api_version__", "e", "inf", "nan", "pi", "newaxis", "linalg",
+    "__array_api_version__", "e", "inf", "nan", "pi", "newaxis", "linalg", "fft",
     *(name for names in _MODULE_NAMES.values() for name in names),
 ]
 
 
 def __getattr__(name: str):
-    if name == "linalg":
-        return importlib.import_module(".linalg", __name__)
+    if name in ("linalg", "fft"):
+        return importlib.import_module(f".{name}", __name__)
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'tensorplug.array_api' has no attribute {name!r}")

@@ -44,7 +44,7 @@ def _dtype(dtype):
 
 
 def _kind_of_nested(obj) -> int:
-    """The highest kind (0 bool, 1 int, 2 float) among the Python scalars in a nested sequence."""
+    """The highest kind (0 bool, 1 int, 2 float, 3 complex) among the Python scalars in a nested sequence."""
     if isinstance(obj, Tensor):
         return obj.dtype.category
     if isinstance(obj, (builtins.bool, np.bool_)):
@@ -53,8 +53,8 @@ def _kind_of_nested(obj) -> int:
         return 1
     if isinstance(obj, (builtins.float, np.floating)):
         return 2
-    if isinstance(obj, complex):
-        raise TypeError("tensorplug has no complex dtypes")
+    if isinstance(obj, (builtins.complex, np.complexfloating)):
+        return 3
     if isinstance(obj, (list, tuple)):
         return builtins.max((_kind_of_nested(o) for o in obj), default=2)
     raise TypeError(f"asarray cannot convert an object of type {type(obj).__name__}")
@@ -88,7 +88,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     if copy is False:
         raise ValueError("asarray(copy=False) of a Python scalar or sequence must copy")
     if dtype is None:
-        dtype = (d.bool, d.DEFAULT_INT, d.default_float())[_kind_of_nested(obj)]
+        dtype = (d.bool, d.DEFAULT_INT, d.default_float(), d.default_complex())[_kind_of_nested(obj)]
     if isinstance(obj, (list, tuple)) and builtins.any(isinstance(o, Tensor) for o in _flatten(obj)):
         obj = _to_nested_python(obj)
     if dtype.category == 1:
@@ -198,15 +198,19 @@ def eye(n_rows: int, n_cols=None, /, *, k: int = 0, dtype=None, device=None) -> 
 
 def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: builtins.bool = True) -> Tensor:
     """``num`` evenly spaced values from start to stop (stop left out when ``endpoint`` is False)."""
-    if isinstance(start, complex) or isinstance(stop, complex):
-        raise TypeError("tensorplug has no complex dtypes")
-    dtype = _dtype(dtype) or d.default_float()
+    complex_ends = isinstance(start, builtins.complex) or isinstance(stop, builtins.complex)
+    dtype = _dtype(dtype) or (d.default_complex() if complex_ends else d.default_float())
+    if complex_ends and dtype.category != 3:
+        raise TypeError(f"linspace with complex start or stop needs a complex dtype, got {dtype!r}")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
     dev = _dev(device)
     divisions = (num - 1) if endpoint else num
+    # complex128 steps for complex ends (the real and imaginary parts are spaced together)
     i = _f.arange(num, dtype=d.float64, device=dev)
+    if dtype.category == 3:
+        i = i.to(d.complex128)
     if divisions > 0:
         out = start + i * ((stop - start) / divisions)
         if endpoint and num > 1:

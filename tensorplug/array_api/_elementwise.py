@@ -1,18 +1,19 @@
 """Element-wise functions.
 
 Most map straight onto tp's ops once the operands are promoted the standard's way
-(``_helpers.promote_operands``). The rest are composites of tp ops, so they run on every device:
-``acosh``, ``asinh``, ``atanh``, ``logaddexp``, ``signbit``, ``clip`` with array bounds,
-``conj``/``real``/``imag`` for real dtypes. ``nextafter`` needs the bits of a float, which tp
-cannot reinterpret (``view(dtype)`` is not supported), so it computes on the host.
+(``_helpers.promote_operands``), complex dtypes included (tp's complex kernels, docs/complex.md).
+The rest are composites of tp ops, so they run on every device: ``logaddexp``, ``signbit``,
+``clip`` with array bounds, ``round`` and ``sign`` of complex arrays, ``conj``/``real``/``imag``.
+``nextafter`` needs the bits of a float, which tp cannot reinterpret (``view(dtype)`` is not
+supported), so it computes on the host.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..frontend import complex as _complex
 from ..frontend.factories import tensor as _tensor, zeros_like as _zeros_like
+from ..frontend.ops import math_ops as _m
 from ..frontend.ops.elementwise import BINARY as _B, COMPARE as _C, UNARY as _U, where as _where
 from ..frontend.tensor import Tensor
 from ._helpers import cast, check_array, promote_operands
@@ -28,10 +29,28 @@ __all__ = [
 ]
 
 
+# The functions the standard defines for real-valued arrays only: a complex array is refused naming
+# the function (the tp op underneath would name itself: less is lt).
+REAL_ONLY = frozenset({
+    "ceil", "floor", "trunc", "signbit", "atan2", "copysign", "floor_divide", "greater", "greater_equal", "hypot",
+    "less", "less_equal", "logaddexp", "maximum", "minimum", "nextafter", "remainder", "clip",
+})
+
+
+def _check_real(name: str, *arrays) -> None:
+    for a in arrays:
+        if isinstance(a, Tensor) and a.dtype.category == 3:
+            raise TypeError(f"{name} is defined for real-valued arrays only, got {a.dtype!r}")
+
+
 def _unary(name: str, op, doc: str, *, keep_integers: bool = False):
+    real_only = name in REAL_ONLY
+
     def fn(x: Tensor, /) -> Tensor:
         check_array(x)
-        if keep_integers and x.dtype.category != 2:
+        if real_only:
+            _check_real(name, x)
+        if keep_integers and x.dtype.category < 2:
             # rounding an integer (or bool) is the identity; the standard keeps the dtype
             return x.clone()
         return op(x)
@@ -42,7 +61,11 @@ def _unary(name: str, op, doc: str, *, keep_integers: bool = False):
 
 
 def _binary(name: str, op, doc: str):
+    real_only = name in REAL_ONLY
+
     def fn(x1, x2, /) -> Tensor:
+        if real_only:
+            _check_real(name, x1, x2)
         a, b = promote_operands(x1, x2)
         return op(a, b)
 
@@ -71,8 +94,7 @@ log2 = _unary("log2", _U["log2"], "Base-2 logarithm, element-wise.")
 log10 = _unary("log10", _U["log10"], "Base-10 logarithm, element-wise.")
 logical_not = _unary("logical_not", _U["logical_not"], "Logical NOT of a boolean array.")
 negative = _unary("negative", _U["neg"], "-x, element-wise.")
-round = _unary("round", _U["round"], "Round to the nearest integer, halves to even.", keep_integers=True)
-sign = _unary("sign", _U["sign"], "-1, 0 or +1 by the sign of each element (NaN for NaN).")
+
 sin = _unary("sin", _U["sin"], "Sine, element-wise.")
 sinh = _unary("sinh", _U["sinh"], "Hyperbolic sine, element-wise.")
 square = _unary("square", _U["square"], "x * x, element-wise.")
@@ -119,40 +141,36 @@ def reciprocal(x: Tensor, /) -> Tensor:
     return _U["reciprocal"](check_array(x))
 
 
-def acosh(x: Tensor, /) -> Tensor:
-    """Inverse hyperbolic cosine: log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact near 1),
-    log(x) + log(2) where the square would overflow, NaN below 1."""
+# tp's inverse hyperbolic functions: accurate near 0 and 1 and for large arguments, real or
+# complex (C99's branch cuts, as the standard specifies).
+acosh = _unary("acosh", _m.acosh, "Inverse hyperbolic cosine, element-wise (NaN below 1 for real x).")
+asinh = _unary("asinh", _m.asinh, "Inverse hyperbolic sine, element-wise.")
+atanh = _unary("atanh", _m.atanh, "Inverse hyperbolic tangent, element-wise (+/-inf at +/-1).")
+
+
+def round(x: Tensor, /) -> Tensor:
+    """Round to the nearest integer, halves to even; a complex array's parts are rounded each
+    (the standard's rule)."""
     check_array(x)
-    big = _C["gt"](x, 1e8)
-    below = _C["lt"](x, 1.0)
-    # keep the branch that is not chosen finite (no overflow, no sqrt of a negative)
-    t = _where(_B["logical_or"](big, below), 0.0, x - 1.0)
-    direct = _U["log1p"](t + _U["sqrt"](t * (t + 2.0)))
-    out = _where(big, _U["log"](x) + math.log(2.0), direct)
-    return _where(below, math.nan, out)
+    if x.dtype.category < 2:
+        return x.clone()  # rounding an integer (or bool) is the identity; the standard keeps the dtype
+    if x.dtype.category == 3:
+        re, im = _complex.complex_parts(x)
+        return _complex.from_parts(_U["round"](re), _U["round"](im))
+    return _U["round"](x)
 
 
-def asinh(x: Tensor, /) -> Tensor:
-    """Inverse hyperbolic sine, odd, accurate near 0 and for large |x|."""
+def sign(x: Tensor, /) -> Tensor:
+    """-1, 0 or +1 by the sign of each element (NaN for NaN); for complex x, x / |x| (0 at 0)."""
     check_array(x)
-    a = _U["abs"](x)
-    big = _C["gt"](a, 1e8)
-    s = _where(big, 1.0, a)
-    # log1p(a + a^2 / (1 + sqrt(a^2 + 1))) = log(a + sqrt(a^2 + 1)) without cancellation near 0
-    direct = _U["log1p"](s + s * s / (1.0 + _U["sqrt"](s * s + 1.0)))
-    magnitude = _where(big, _U["log"](a) + math.log(2.0), direct)
-    # copysign keeps -0.0 -> -0.0 and passes NaN through
-    return _B["copysign"](magnitude, x)
-
-
-def atanh(x: Tensor, /) -> Tensor:
-    """Inverse hyperbolic tangent: 0.5 * log1p(2x / (1 - x)); +/-inf at +/-1, NaN outside [-1, 1]."""
-    check_array(x)
-    return 0.5 * _U["log1p"](2.0 * x / (1.0 - x))
+    if x.dtype.category == 3:
+        return _m.sgn(x)
+    return _U["sign"](x)
 
 
 def logaddexp(x1, x2, /) -> Tensor:
     """log(exp(x1) + exp(x2)) without overflow."""
+    _check_real("logaddexp", x1, x2)
     a, b = promote_operands(x1, x2)
     big = _B["maximum"](a, b)
     # equal infinities would give inf - inf = NaN in the difference; their result is that infinity
@@ -165,6 +183,7 @@ def logaddexp(x1, x2, /) -> Tensor:
 def signbit(x: Tensor, /) -> Tensor:
     """True where the sign bit is set (negative numbers, -0.0, NaNs with the sign bit)."""
     check_array(x)
+    _check_real("signbit", x)
     if x.dtype.category != 2:
         return _C["lt"](x, 0)
     return _C["lt"](_B["copysign"](_tensor(1.0, dtype=x.dtype, device=x.device), x), 0)
@@ -175,6 +194,7 @@ def nextafter(x1, x2, /) -> Tensor:
 
     Computed on the host with NumPy: tp cannot reinterpret a float's bits on a device.
     """
+    _check_real("nextafter", x1, x2)
     a, b = promote_operands(x1, x2)
     if a.dtype.category != 2:
         raise TypeError(f"nextafter needs floating-point arrays, got {a.dtype!r}")
@@ -188,6 +208,7 @@ def clip(x: Tensor, /, min=None, max=None) -> Tensor:
     The result keeps x's dtype and shape; a NaN in x or in a bound gives NaN.
     """
     check_array(x)
+    _check_real("clip", x, min, max)
     out = x
     for bound, pick in ((min, _B["maximum"]), (max, _B["minimum"])):
         if bound is None:
@@ -205,15 +226,20 @@ def clip(x: Tensor, /, min=None, max=None) -> Tensor:
 
 
 def conj(x: Tensor, /) -> Tensor:
-    """The complex conjugate: for the real dtypes tensorplug has, a copy of x."""
-    return check_array(x).clone()
+    """The complex conjugate (a new array); a copy of x for real dtypes."""
+    check_array(x)
+    return _complex.conj(x) if x.dtype.category == 3 else x.clone()
 
 
 def real(x: Tensor, /) -> Tensor:
-    """The real part: for real dtypes, a copy of x."""
-    return check_array(x).clone()
+    """The real part as a new array of the matching real floating dtype (complex64 gives
+    float32); a copy of x for real dtypes."""
+    check_array(x)
+    return _complex.real(x).clone() if x.dtype.category == 3 else x.clone()
 
 
 def imag(x: Tensor, /) -> Tensor:
-    """The imaginary part: for real dtypes, zeros of x's dtype."""
-    return _zeros_like(check_array(x))
+    """The imaginary part as a new array of the matching real floating dtype; zeros of x's
+    dtype for real dtypes."""
+    check_array(x)
+    return _complex.imag(x).clone() if x.dtype.category == 3 else _zeros_like(x)

@@ -58,9 +58,9 @@ def promote_operands(*operands) -> tuple:
     for o in operands:
         if isinstance(o, Tensor):
             out.append(cast(o, dtype))
-        elif isinstance(o, (builtins.bool, builtins.int, builtins.float)):
+        elif isinstance(o, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
             out.append(_tensor(o, dtype=dtype, device=arrays[0].device))
         else:
-            raise TypeError(f"expected an array or a Python bool/int/float operand, got {type(o).__name__}")
+            raise TypeError(f"expected an array or a Python bool/int/float/complex operand, got {type(o).__name__}")
     return tuple(out)
 

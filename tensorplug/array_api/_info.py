@@ -32,9 +32,8 @@ class Info:
         return found
 
     def default_dtypes(self, *, device=None) -> dict:
-        # tensorplug has no complex dtypes, so "complex floating" is absent (the standard's test
-        # suite only asks for the kinds a library has).
-        return {"real floating": d.default_float(), "integral": d.DEFAULT_INT, "indexing": d.DEFAULT_INDEX}
+        return {"real floating": d.default_float(), "complex floating": d.default_complex(),
+                "integral": d.DEFAULT_INT, "indexing": d.DEFAULT_INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The standard's dtypes that tensorplug has, by name, optionally of one ``kind``

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 
+from ..frontend.complex import conj as _conj
 from ..frontend.ops import reductions as _r
 from ..frontend.ops.linalg import matmul as _matmul
 from ..frontend.tensor import Tensor
@@ -68,11 +69,14 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes=2) -> Tensor:
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """Dot products of the vectors along ``axis`` of the broadcast x1 and x2."""
+    """Dot products of the vectors along ``axis`` of the broadcast x1 and x2: sum(conj(x1) * x2)
+    (the conjugate matters for complex arrays only)."""
     a, b = promote_operands(check_array(x1, "x1"), check_array(x2, "x2"))
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("vecdot needs arrays of at least one dimension")
     a, b = _v.broadcast_tensors(a, b)
     axis = normalize_axis(axis, a.ndim)
+    if a.dtype.category == 3:
+        a = _conj(a)
     # the sum keeps the promoted dtype (an integer vecdot must not widen to int64)
     return _r.sum(a * b, dim=axis, dtype=a.dtype)

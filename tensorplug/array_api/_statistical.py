@@ -3,13 +3,15 @@
 
 Where these differ from tp's: ``axis=()`` reduces over no axes (PyTorch reads ``dim=()`` as all
 axes); ``sum``/``prod`` of a signed integer or bool array give the default integer dtype, and of
-a floating array keep its dtype; ``std``/``var`` take ``correction`` (any non-negative number).
+a real or complex floating array keep its dtype; ``std``/``var`` take ``correction`` (any
+non-negative number), and of a complex array are real (the mean of |x - mean|^2, as PyTorch).
 """
 from __future__ import annotations
 
 import builtins
 
 from ..frontend import dtypes as _d
+from ..frontend.complex import complex_parts as _complex_parts
 from ..frontend.factories import zeros as _zeros, ones as _ones
 from ..frontend.ops import reductions as _r
 from ..frontend.ops.joining import cat as _cat
@@ -25,7 +27,7 @@ __all__ = [
 def _accumulator_dtype(x: Tensor, dtype):
     if dtype is not None:
         return d.check_dtype(dtype)
-    if x.dtype.category == 2:
+    if x.dtype.category >= 2:
         return x.dtype
     # Signed integers and bool widen to the default integer. Unsigned integers should widen to the
     # unsigned type of the default integer's width (uint64), which tensorplug lacks: int64 it is.
@@ -61,9 +63,9 @@ def prod(x: Tensor, /, *, axis=None, dtype=None, keepdims: builtins.bool = False
 
 
 def mean(x: Tensor, /, *, axis=None, keepdims: builtins.bool = False) -> Tensor:
-    """Arithmetic mean over ``axis`` of a floating-point array."""
+    """Arithmetic mean over ``axis`` of a real or complex floating-point array."""
     check_array(x)
-    if x.dtype.category != 2:
+    if x.dtype.category < 2:
         raise TypeError(f"mean needs a floating-point array, got {x.dtype!r}")
     axes = normalize_axes(axis, x.ndim)
     if not axes:
@@ -73,7 +75,7 @@ def mean(x: Tensor, /, *, axis=None, keepdims: builtins.bool = False) -> Tensor:
 
 def _moment(name: str, x: Tensor, axis, correction, keepdims: builtins.bool) -> Tensor:
     check_array(x)
-    if x.dtype.category != 2:
+    if x.dtype.category < 2:
         raise TypeError(f"{name} needs a floating-point array, got {x.dtype!r}")
     if correction < 0:
         raise ValueError(f"correction must be non-negative, got {correction}")
@@ -85,9 +87,15 @@ def _moment(name: str, x: Tensor, axis, correction, keepdims: builtins.bool) -> 
     # tp.var so that any real correction and N - correction <= 0 (NaN or inf, as NumPy) behave alike
     if axes:
         centered = x - _r.mean(x, dim=axes, keepdim=True)
-        ss = _r.sum(centered * centered, dim=axes, keepdim=keepdims)
     else:
-        ss = (x - x) * (x - x)
+        centered = x - x
+    if x.dtype.category == 3:
+        # |x - mean|^2: the variance of complex values is real
+        re, im = _complex_parts(centered)
+        squares = re * re + im * im
+    else:
+        squares = centered * centered
+    ss = _r.sum(squares, dim=axes, keepdim=keepdims) if axes else squares
     denominator = n - correction
     variance = ss / denominator if denominator != 0 else ss / 0.0
     if denominator < 0:

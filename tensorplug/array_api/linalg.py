@@ -3,8 +3,10 @@
 Matrix products, norms, ``cross``, ``diagonal``, ``outer``, ``trace`` and ``matrix_power`` are
 tp ops and run on the array's device. The decompositions and solvers (``cholesky``, ``det``,
 ``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``, ``pinv``, ``qr``, ``slogdet``, ``solve``,
-``svd``, ``svdvals``) run on the host through NumPy's LAPACK and come back to the array's device:
-tensorplug has no ``tp.linalg`` yet. They take part in no autograd graph.
+``svd``, ``svdvals``) run on the host through NumPy's LAPACK and come back to the array's device;
+they take part in no autograd graph (``tp.linalg`` has the differentiable ones). Complex arrays
+are taken everywhere: eigenvalues of Hermitian matrices, singular values, ``logabsdet`` and the
+norms are real (the matching real dtype), as the standard says.
 """
 from __future__ import annotations
 
@@ -59,8 +61,8 @@ def _float_matrix(x: Tensor, name: str, square: builtins.bool = False) -> Tensor
         raise ValueError(f"{name} needs at least two dimensions, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"{name} needs square matrices, got shape {x.shape}")
-    if x.dtype.category != 2:
-        raise TypeError(f"{name} needs a floating-point array, got {x.dtype!r}")
+    if x.dtype.category < 2:
+        raise TypeError(f"{name} needs a real or complex floating-point array, got {x.dtype!r}")
     return x
 
 
@@ -68,9 +70,11 @@ def _host(x: Tensor) -> np.ndarray:
     return x.detach().cpu().numpy()
 
 
-def _back(value, like: Tensor) -> Tensor:
-    return _tensor(np.array(value, dtype=_d.numpy_dtype(like.dtype), order="C"), dtype=like.dtype,
-                   device=like.device)
+def _back(value, like: Tensor, real: builtins.bool = False) -> Tensor:
+    """A host result as an array on ``like``'s device, of ``like``'s dtype (or its real
+    counterpart: eigenvalues of Hermitian matrices, singular values, logabsdet)."""
+    dtype = like.dtype.to_real() if real else like.dtype
+    return _tensor(np.array(value, dtype=_d.numpy_dtype(dtype), order="C"), dtype=dtype, device=like.device)
 
 
 def cholesky(x: Tensor, /, *, upper: builtins.bool = False) -> Tensor:
@@ -90,20 +94,20 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
     """Sign and log of the absolute value of the determinants."""
     _float_matrix(x, "slogdet", square=True)
     sign, logabs = np.linalg.slogdet(_host(x))
-    return SlogdetResult(_back(sign, x), _back(logabs, x))
+    return SlogdetResult(_back(sign, x), _back(logabs, x, real=True))
 
 
 def eigh(x: Tensor, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
     _float_matrix(x, "eigh", square=True)
     w, v = np.linalg.eigh(_host(x))
-    return EighResult(_back(w, x), _back(v, x))
+    return EighResult(_back(w, x, real=True), _back(v, x))
 
 
 def eigvalsh(x: Tensor, /) -> Tensor:
     """Eigenvalues (ascending) of symmetric matrices."""
     _float_matrix(x, "eigvalsh", square=True)
-    return _back(np.linalg.eigvalsh(_host(x)), x)
+    return _back(np.linalg.eigvalsh(_host(x)), x, real=True)
 
 
 def inv(x: Tensor, /) -> Tensor:
@@ -154,13 +158,13 @@ def svd(x: Tensor, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     """Singular value decomposition x = U diag(S) Vh, singular values descending."""
     _float_matrix(x, "svd")
     u, s, vh = np.linalg.svd(_host(x), full_matrices=full_matrices)
-    return SVDResult(_back(u, x), _back(s, x), _back(vh, x))
+    return SVDResult(_back(u, x), _back(s, x, real=True), _back(vh, x))
 
 
 def svdvals(x: Tensor, /) -> Tensor:
     """Singular values, descending."""
     _float_matrix(x, "svdvals")
-    return _back(np.linalg.svd(_host(x), compute_uv=False), x)
+    return _back(np.linalg.svd(_host(x), compute_uv=False), x, real=True)
 
 
 def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -226,19 +230,19 @@ def vector_norm(x: Tensor, /, *, axis=None, keepdims: builtins.bool = False, ord
     """The ``ord``-norm of the vectors along ``axis`` (all elements when None): any real p,
     inf, -inf, or 0 (the count of nonzeros)."""
     check_array(x)
-    if x.dtype.category != 2:
-        raise TypeError(f"vector_norm needs a floating-point array, got {x.dtype!r}")
+    if x.dtype.category < 2:
+        raise TypeError(f"vector_norm needs a real or complex floating-point array, got {x.dtype!r}")
     axes = normalize_axes(axis, x.ndim)
-    a = _U["abs"](x)
+    a = _U["abs"](x)  # real for complex x: the norms are real
     if not axes:
         # norm over no axes: each element's own norm
-        return a if ord != 0 else (a != 0).to(x.dtype)
+        return a if ord != 0 else (a != 0).to(a.dtype)
     if ord == math.inf:
         return _r.amax(a, dim=axes, keepdim=keepdims)
     if ord == -math.inf:
         return _r.amin(a, dim=axes, keepdim=keepdims)
     if ord == 0:
-        return _r.sum((a != 0).to(x.dtype), dim=axes, keepdim=keepdims)
+        return _r.sum((a != 0).to(a.dtype), dim=axes, keepdim=keepdims)
     if ord == 1:
         return _r.sum(a, dim=axes, keepdim=keepdims)
     if ord == 2:

@@ -378,6 +378,10 @@ def _copy(out, src):
         part = out._dtype._part
         re = src.to(part)
         return from_parts(re, tp.zeros_like(re))
+    if out._dtype is _dt.bool:
+        # True where either part is nonzero (PyTorch's and NumPy's), nothing discarded: no warning.
+        re, im = complex_parts(src)
+        return (re != 0) | (im != 0)
     warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
     return complex_parts(src)[0]
 

@@ -22,7 +22,8 @@ import math
 import tensorplug as tp
 
 __all__ = ["cmul", "cdiv", "csqrt", "crsqrt", "creciprocal", "cexp", "clog", "clog1p", "cexpm1", "csin", "ccos",
-           "ctan", "csinh", "ccosh", "ctanh", "casin", "cacos", "catan", "catanh", "csigmoid", "cpow", "real_asinh"]
+           "ctan", "csinh", "ccosh", "ctanh", "casin", "cacos", "catan", "catanh", "csigmoid", "cpow", "real_asinh",
+           "real_acosh", "real_atanh", "casinh", "cacosh"]
 
 _LN2 = math.log(2.0)
 
@@ -145,6 +146,23 @@ def real_asinh(v):
     return tp.copysign(tp.where(big, far, near), v)
 
 
+def real_acosh(v):
+    """acosh of a real tensor: log1p(t + sqrt(t (t + 2))) with t = v - 1 (exact near 1), log(2v)
+    where t^2 would overflow, NaN below 1 (and for NaN)."""
+    big = v > 2.0 ** 28
+    below = v < 1.0
+    # The branch not taken is computed at t = 0, so neither overflow nor sqrt(-) reaches it.
+    t = tp.where(big | below, 0.0, v - 1.0)
+    near = tp.log1p(t + tp.sqrt(t * (t + 2.0)))
+    far = tp.log(tp.where(big, v, 1.0)) + _LN2
+    return tp.where(below, math.nan, tp.where(big, far, near))
+
+
+def real_atanh(v):
+    """atanh of a real tensor: log1p(2v / (1 - v)) / 2, exact near 0; +-inf at +-1, NaN beyond."""
+    return 0.5 * tp.log1p(2.0 * v / (1.0 - v))
+
+
 def csinh(x, y):
     return _scaled(tp.sinh(x), tp.cos(y)), _scaled(tp.cosh(x), tp.sin(y))
 
@@ -229,6 +247,24 @@ def cacos(x, y):
     """Kahan's acos: 2 atan2(Re sqrt(1 - z), Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 + z)) sqrt(1 - z)))."""
     (mr, mi), (pr, pi) = _sqrt_one_minus_plus(x, y)
     return 2.0 * tp.atan2(mr, pr), real_asinh(pr * mi - pi * mr)
+
+
+def casinh(x, y):
+    # asinh(z) = -i asin(iz), iz = -y + ix (C99's definition, signed zeros included)
+    re, im = casin(-y, x)
+    return im, -re
+
+
+def cacosh(x, y):
+    """Kahan's acosh: asinh(Re(conj(sqrt(z - 1)) sqrt(z + 1))) + 2i atan2(Im sqrt(z - 1), Re sqrt(z + 1));
+    the real part is >= 0 and the cut along x < 1 takes its side from the sign of a zero y."""
+    mr, mi = csqrt(x - 1.0, y)
+    pr, pi = csqrt(x + 1.0, y)
+    re, im = real_asinh(mr * pr + mi * pi), 2.0 * tp.atan2(mi, pr)
+    # An infinite z: |re| is inf and the angle is atan2(y, x)'s (pi/4 at inf + inf i), where the
+    # formula meets 0 * inf.
+    infinite = tp.isinf(x) | tp.isinf(y)
+    return (tp.where(infinite, math.inf, re), tp.where(infinite, tp.atan2(y, x), im))
 
 
 def csigmoid(x, y):

@@ -18,7 +18,7 @@ from .shapes import check_shape
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
+    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
     "eye", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
     "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli",
 ]
@@ -223,12 +223,41 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _is_complex_end(value) -> bool:
+    if isinstance(value, Tensor):
+        return value._dtype.is_complex
+    return isinstance(value, (complex, np.complexfloating))
+
+
+def _spaced(op: str, start, end, steps, dtype):
+    """``steps`` evenly spaced float64 (or complex128) values from ``start`` to ``end``, and the
+    result dtype: complex ends (or a complex ``dtype``) space the real and imaginary parts
+    together; complex ends make the default dtype's complex counterpart."""
     steps = operator.index(steps)
     if steps < 0:
-        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
-    values = np.linspace(float(start), float(end), steps, dtype=np.float64)
-    return _finish(copy_from_numpy(values, _factory_dtype(dtype), resolve_device(device)), requires_grad)
+        raise RuntimeError(f"{op}(): number of steps must be non-negative, got {steps}")
+    complex_ends = _is_complex_end(start) or _is_complex_end(end)
+    if dtype is None:
+        dtype = _dt.get_default_dtype().to_complex() if complex_ends else _dt.get_default_dtype()
+    if complex_ends and not dtype.is_complex:
+        raise RuntimeError(f"{op}(): complex start or end ({start!r}, {end!r}) need a complex dtype, got {dtype.name}")
+    if dtype.is_complex:
+        return np.linspace(complex(start), complex(end), steps, dtype=np.complex128), dtype
+    return np.linspace(float(start), float(end), steps, dtype=np.float64), dtype
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    values, dtype = _spaced("linspace", start, end, steps, dtype)
+    return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale
+    (complex ends give complex values, as PyTorch)."""
+    exponents, dtype = _spaced("logspace", start, end, steps, dtype)
+    base = float(base)
+    values = np.power(base if exponents.dtype.kind == "f" else complex(base), exponents)
+    return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -277,6 +277,7 @@ def _attach() -> None:
     T.__bool__ = _bool_guard
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))
+    T.__complex__ = lambda self: complex(_item(self))  # complex(t) of a one-element tensor, as PyTorch
     T.__index__ = _index
     T.__len__ = _len
     T.__iter__ = _iter

@@ -35,6 +35,7 @@ class Tensor:
     def __array__(self, dtype: _dtype | None = ..., copy: _bool | None = ...) -> numpy.ndarray: ...
     def __array_namespace__(self, /, *, api_version: Any = ...) -> Any: ...
     def __bool__(self) -> _bool: ...
+    def __complex__(self) -> Tensor: ...
     def __dlpack__(self, *, stream: Any = ..., max_version: Any = ..., dl_device: Any = ..., copy: _bool | None = ...) -> Any: ...
     def __dlpack_device__(self) -> tuple[_int, _int]: ...
     def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
@@ -104,6 +105,10 @@ class Tensor:
         """Elementwise ``acos`` of ``input`` (see torch.acos)."""
     def acos_(self) -> Tensor:
         """In-place version of ``acos``."""
+    def acosh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+    def acosh_(self) -> Tensor:
+        """In-place version of ``acosh``."""
     def add(self, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input + alpha * other``."""
     def add_(self, other: _TensorOrNumber, *, alpha: _Number = ...) -> Tensor:
@@ -128,6 +133,18 @@ class Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
     def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.any."""
+    def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+    def arccosh_(self) -> Tensor:
+        """In-place version of ``arccosh``."""
+    def arcsinh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+    def arcsinh_(self) -> Tensor:
+        """In-place version of ``arcsinh``."""
+    def arctanh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+    def arctanh_(self) -> Tensor:
+        """In-place version of ``arctanh``."""
     def argmax(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.argmax."""
     def argmin(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
@@ -140,6 +157,10 @@ class Tensor:
         """Elementwise ``asin`` of ``input`` (see torch.asin)."""
     def asin_(self) -> Tensor:
         """In-place version of ``asin``."""
+    def asinh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+    def asinh_(self) -> Tensor:
+        """In-place version of ``asinh``."""
     def atan(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``atan`` of ``input`` (see torch.atan)."""
     def atan2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -148,6 +169,10 @@ class Tensor:
         """In-place version of ``atan2``."""
     def atan_(self) -> Tensor:
         """In-place version of ``atan``."""
+    def atanh(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+    def atanh_(self) -> Tensor:
+        """In-place version of ``atanh``."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None:
         """See torch.Tensor.backward."""
     def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
@@ -384,6 +409,8 @@ class Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
         """See torch.Tensor.index_select."""
+    def inner(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The sum of products over the last dim of both tensors (no conjugate): the result has shape ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
     def int(self) -> Tensor:
         """See torch.Tensor.int."""
     def inverse(self, *, out: Tensor | None = ...) -> Tensor:
@@ -808,6 +835,8 @@ class Tensor:
         """The backend's storage object that this tensor views."""
     def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
         """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
+    def vdot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its first argument (the same as ``dot`` for real tensors)."""
     def view(self, *shape: _Size) -> Tensor:
         """See torch.Tensor.view."""
     def view_as(self, other: _TensorOrNumber) -> Tensor:

@@ -16,13 +16,13 @@ from ..frontend.ops.linalg import matmul
 from ..frontend.views import diagonal as _diagonal
 from ._aliases import matrix_power
 from ._checks import LinAlgError
-from ._decompositions import eigh, eigvalsh, qr, svd, svdvals
+from ._decompositions import eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 from ._least_squares import lstsq, matrix_rank, pinv
 from ._norms import matrix_norm, norm, vector_norm
 from ._solvers import cholesky, det, inv, slogdet, solve, solve_triangular
 
 __all__ = [
-    "LinAlgError", "cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+    "LinAlgError", "cholesky", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
     "vector_norm",
 ]

@@ -1,4 +1,4 @@
-"""Matrix decompositions: qr, svd, svdvals, eigh, eigvalsh.
+"""Matrix decompositions: qr, svd, svdvals, eigh, eigvalsh, eig, eigvals.
 
 Each is an op whose kernel runs LAPACK through NumPy on the host (_host.py) and whose derivative
 sits beside it. The derivatives are the standard ones (PyTorch's, for real inputs):
@@ -7,7 +7,10 @@ sits beside it. The derivatives are the standard ones (PyTorch's, for real input
   with the wide case split into A = [X | Y];
 * svd: from the skew parts of U^T gU and V^T gV divided by s_j^2 - s_i^2, plus the parts of gU
   and gV outside the span of U and V (full_matrices=True differentiates the reduced factors);
-* eigh: V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T.
+* eigh: V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T;
+* eig (complex eigenvalues and eigenvectors, also of real input): V^-H (diag(gL) + (V^H gV -
+  V^H V Re(diag(V^H gV))) / conj(L_j - L_i)) V^H, the middle term removing the part of gV that
+  only rescales the unit-norm eigenvectors; the real part for real input.
 
 Gradients through singular vectors or eigenvectors are undefined where singular values or
 eigenvalues repeat (the division above is by zero), as in PyTorch; the values alone (svdvals,
@@ -27,7 +30,7 @@ from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _solve_triangular
 
-__all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh"]
+__all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals"]
 
 
 def _diag_embed(values: Tensor) -> Tensor:
@@ -244,3 +247,78 @@ def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:
     check_square("linalg.eigvalsh", A)
     check_float("linalg.eigvalsh", A)
     return write_out("linalg.eigvalsh", out, _eigvalsh(A, _check_uplo(UPLO)))
+
+
+# -- eig --------------------------------------------------------------------------------------
+
+def _eig_gradient(gL, gV, A: Tensor, L: Tensor, V: Tensor) -> Tensor:
+    from ..frontend.complex import real
+    from ._solvers import _solve
+
+    n = L._shape[-1]
+    identity = eye(n, dtype=L._dtype, device=L._device)
+    inner = 0
+    if gV is not None:
+        VhgV = V.mH @ gV
+        diagonal = VhgV.diagonal(0, -2, -1)
+        # An eigenvector is defined up to a phase e^{i phi}; a loss that depends on it has no
+        # gradient (PyTorch refuses it likewise). The real part of the diagonal rescales the
+        # unit-norm eigenvector: project it out.
+        phase = diagonal.imag if diagonal._dtype.is_complex else None
+        if phase is not None and bool((phase.abs() > 1e-2 * (1.0 + diagonal.abs())).any()):
+            raise RuntimeError("linalg.eig: the eigenvectors are only defined up to a phase e^{i phi}, and the loss "
+                               "depends on it, so its gradient is not defined")
+        VhgV = VhgV - V.mH @ (V * real(diagonal).unsqueeze(-2))
+        gap = (L.unsqueeze(-2) - L.unsqueeze(-1)).conj() + identity  # conj(L_j - L_i) at (i, j), 1 on the diagonal
+        inner = VhgV / gap * (1.0 - identity)
+    if gL is not None:
+        inner = inner + gL.unsqueeze(-1) * identity
+    gA = _solve(V.mH, inner @ V.mH)
+    return gA if A._dtype.is_complex else real(gA).contiguous()
+
+
+def _eig_backward(grads, inputs, outputs, needs):
+    (gL, gV), (A,), (L, V) = grads, inputs, outputs
+    return (_eig_gradient(gL, gV, A, L, V),)
+
+
+@linalg_op("linalg_eig", derivative=_eig_backward)
+def _eig(A):
+    # NumPy gives real arrays when every eigenvalue of a real matrix is real; PyTorch's results
+    # are always complex (eigenvalues and eigenvectors of a real matrix may be).
+    w, v = np.linalg.eig(to_host(A))
+    dtype = A._dtype.to_complex()
+    return to_device(w, A, dtype), to_device(v, A, dtype)
+
+
+def eig(A, *, out=None) -> _results.linalg_eig:
+    """``(eigenvalues, eigenvectors)`` of each square matrix: complex (complex64 for float32 and
+    complex64 input, complex128 for float64 and complex128), eigenvectors in the columns with
+    unit norm, in LAPACK's order (geev, as PyTorch on the CPU). Gradients need a loss that does
+    not depend on the eigenvectors' phases."""
+    check_tensor("linalg.eig", A)
+    check_square("linalg.eig", A)
+    check_float("linalg.eig", A)
+    L, V = _eig(A)
+    if out is not None:
+        L, V = (write_out("linalg.eig", o, r) for o, r in zip(out, (L, V)))
+    return _results.linalg_eig(L, V)
+
+
+def _eigvals_backward(grads, inputs, outputs, needs):
+    (g,), (A,) = grads, inputs
+    L, V = _eig(A)
+    return (_eig_gradient(g, None, A, L, V),)
+
+
+@linalg_op("linalg_eigvals", derivative=_eigvals_backward)
+def _eigvals(A):
+    return to_device(np.linalg.eigvals(to_host(A)), A, A._dtype.to_complex())
+
+
+def eigvals(A, *, out=None) -> Tensor:
+    """The (complex) eigenvalues of each square matrix, as :func:`eig` orders them."""
+    check_tensor("linalg.eigvals", A)
+    check_square("linalg.eigvals", A)
+    check_float("linalg.eigvals", A)
+    return write_out("linalg.eigvals", out, _eigvals(A))

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from ..frontend.tensor import Tensor
 
-__all__ = ["linalg_qr", "linalg_svd", "linalg_eigh", "linalg_slogdet", "linalg_lstsq", "svd", "slogdet"]
+__all__ = ["linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_slogdet", "linalg_lstsq", "svd", "slogdet"]
 
 
 class linalg_qr(NamedTuple):
@@ -21,6 +21,11 @@ class linalg_svd(NamedTuple):
 
 
 class linalg_eigh(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class linalg_eig(NamedTuple):
     eigenvalues: Tensor
     eigenvectors: Tensor
 

@@ -22,9 +22,9 @@ def assert_matches(got, expected, *, rtol=None, atol=0.0, check_dtype=True):
     assert actual.shape == expected.shape, f"shape {actual.shape} != NumPy's {expected.shape}"
     if check_dtype:
         assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != NumPy's {expected.dtype}"
-    if expected.dtype.kind == "f":
+    if expected.dtype.kind in "fc":
         if rtol is None:
-            rtol = 1e-5 if expected.dtype == np.float32 else 1e-12
+            rtol = 1e-5 if expected.dtype in (np.float32, np.complex64) else 1e-12
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)

@@ -109,16 +109,19 @@ def test_inspection(xp):
         defaults = info.default_dtypes(device=dev)
         assert defaults["real floating"] is tp.get_default_dtype()
         assert defaults["integral"] is xp.int64 and defaults["indexing"] is xp.int64
+        assert defaults["complex floating"] is tp.get_default_dtype().to_complex()
     all_dtypes = info.dtypes()
-    assert set(all_dtypes) == {"bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"}
+    assert set(all_dtypes) == {"bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64",
+                               "complex64", "complex128"}
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"}
     assert set(info.dtypes(kind=("bool", "unsigned integer"))) == {"bool", "uint8"}
     for dev in devices:
         for dt in all_dtypes.values():
             assert xp.empty(1, dtype=dt, device=dev).dtype is dt
 
 
-NP_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"]
+NP_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128"]
 dtype_names = st.sampled_from(NP_DTYPES)
 
 
@@ -126,7 +129,8 @@ dtype_names = st.sampled_from(NP_DTYPES)
 @given(a=dtype_names, b=dtype_names)
 def test_result_type_and_can_cast_match_numpy_within_kinds(xp, a, b):
     da, db = getattr(xp, a), getattr(xp, b)
-    same_kind = da.category == db.category
+    # real and complex floating dtypes share one lattice in the standard (float64 + complex64 is complex128)
+    same_kind = da.category == db.category or {da.category, db.category} == {2, 3}
     if same_kind:
         assert xp.result_type(da, db).name == np.result_type(a, b).name
         # arrays take part like dtypes, 0-d ones included (unlike PyTorch's 0-d rule)
@@ -154,12 +158,13 @@ def test_binary_functions_promote_0d_arrays_like_arrays(xp):
     assert xp.add(xp.asarray([1.0], dtype=xp.float32), 2).dtype is xp.float32
 
 
-@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["float32", "float64", "complex64", "complex128"])
 def test_finfo(xp, name):
+    """A complex dtype's limits are its parts' (the standard: finfo(complex64).dtype is float32)."""
     got, want = xp.finfo(getattr(xp, name)), np.finfo(name)
     assert (got.bits, got.eps, got.max, got.min, got.smallest_normal) == (
         want.bits, float(want.eps), float(want.max), float(want.min), float(want.smallest_normal))
-    assert got.dtype is getattr(xp, name)
+    assert got.dtype is getattr(xp, want.dtype.name)
     assert all(isinstance(v, float) for v in (got.eps, got.max, got.min, got.smallest_normal))
     assert xp.finfo(xp.ones(1, dtype=getattr(xp, name))).bits == want.bits
     with pytest.raises(ValueError, match="floating-point"):
@@ -196,6 +201,11 @@ def test_isdtype_tuples_and_errors(xp):
 def test_astype_matches_numpy(xp, src, dst):
     values = np.array([0, 1, 5, 100], dtype=src)
     x = xp.asarray(values)
+    if x.dtype.category == 3 and getattr(xp, dst).category in (1, 2):
+        # complex to a real numeric dtype: "should not be permitted" (the standard's astype)
+        with pytest.raises(TypeError, match="imaginary part"):
+            xp.astype(x, getattr(xp, dst))
+        return
     out = xp.astype(x, getattr(xp, dst))
     assert out.dtype is getattr(xp, dst)
     np.testing.assert_array_equal(out.numpy(), values.astype(dst))

@@ -25,7 +25,8 @@ from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exist
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
     "logsumexp", "count_nonzero", "addmm", "addmv", "outer", "ger", "einsum", "positive", "frac", "xlogy",
-    "nansum", "nanmean", "sgn",
+    "nansum", "nanmean", "sgn", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
+    "vdot", "inner",
 ]
 
 var_mean_result = namedtuple("var_mean", ["var", "mean"])
@@ -81,6 +82,11 @@ def _largest_finite(dtype: _dt.dtype) -> float:
 
 @composite("nan_to_num")
 def _nan_to_num(input: Tensor, nan: float, posinf: float, neginf: float) -> Tensor:
+    if input._dtype.is_complex:
+        # Each part on its own, as PyTorch: nan + inf j becomes nan_value + posinf j.
+        from ..complex import complex_parts, from_parts
+
+        return from_parts(*(_nan_to_num(part, nan, posinf, neginf) for part in complex_parts(input)))
     isinf = UNARY["isinf"](input)
     result = where(UNARY["isnan"](input), nan, input)
     result = where(isinf & (input > 0), posinf, result)
@@ -91,9 +97,10 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
     dtype's largest and lowest finite values)."""
     _check_tensor("nan_to_num", input)
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         return _finish(input.clone(), out, "nan_to_num", exact_dtype=True)
-    largest = _largest_finite(input._dtype)
+    # A complex tensor's parts are replaced with its part dtype's limits.
+    largest = _largest_finite(input._dtype.to_real())
     posinf = largest if posinf is None else float(posinf)
     neginf = -largest if neginf is None else float(neginf)
     return _finish(_nan_to_num(input, float(nan), posinf, neginf), out, "nan_to_num", exact_dtype=True)
@@ -165,6 +172,86 @@ def frac(input, *, out=None) -> Tensor:
     return _finish(_frac(input), out, "frac", exact_dtype=True)
 
 
+# --- inverse hyperbolic functions -----------------------------------------------------------------
+# Composites with explicit derivatives (so a backend may fuse them), over real formulas that are
+# accurate near 0 and 1 and do not overflow for large arguments. A complex input takes the Complex
+# key's fallback, which runs the decomposition: it computes the complex function from its parts
+# (complex_math) with real ops, so the gradient follows PyTorch's convention by itself.
+def _complex_unary(function, input: Tensor) -> Tensor:
+    from ..complex import complex_parts, from_parts
+
+    return from_parts(*function(*complex_parts(input)))
+
+
+def _asinh_derivative(grad, args, output, kwargs, needs):
+    (x,) = args
+    return (grad * UNARY["rsqrt"](x * x + 1.0),)
+
+
+@composite("asinh", derivative=_asinh_derivative)
+def _asinh(input: Tensor) -> Tensor:
+    from .. import complex_math as cm
+
+    if input._dtype.is_complex:
+        return _complex_unary(cm.casinh, input)
+    return cm.real_asinh(input)
+
+
+def _acosh_derivative(grad, args, output, kwargs, needs):
+    (x,) = args
+    # 1 / sqrt(x^2 - 1) as two roots: x^2 would overflow long before the result does.
+    return (grad / (UNARY["sqrt"](x - 1.0) * UNARY["sqrt"](x + 1.0)),)
+
+
+@composite("acosh", derivative=_acosh_derivative)
+def _acosh(input: Tensor) -> Tensor:
+    from .. import complex_math as cm
+
+    if input._dtype.is_complex:
+        return _complex_unary(cm.cacosh, input)
+    return cm.real_acosh(input)
+
+
+def _atanh_derivative(grad, args, output, kwargs, needs):
+    (x,) = args
+    return (grad / ((1.0 - x) * (1.0 + x)),)
+
+
+@composite("atanh", derivative=_atanh_derivative)
+def _atanh(input: Tensor) -> Tensor:
+    from .. import complex_math as cm
+
+    if input._dtype.is_complex:
+        return _complex_unary(cm.catanh, input)
+    return cm.real_atanh(input)
+
+
+def _inverse_hyperbolic(name: str, composite_fn):
+    def function(input, *, out=None) -> Tensor:
+        _check_tensor(name, input)
+        x = input
+        if not (x._dtype.is_floating_point or x._dtype.is_complex):
+            x = to_dtype(x, _dt.get_default_dtype())  # integers and bool compute in the default float dtype
+        return _finish(composite_fn(x), out, name)
+
+    def inplace(self) -> Tensor:
+        return write_inplace(name + "_", self, function(self))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Elementwise inverse hyperbolic {name[1:-1]}e (see torch.{name}); real or complex input."
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    return function, inplace
+
+
+asinh, _asinh_ = _inverse_hyperbolic("asinh", _asinh)
+acosh, _acosh_ = _inverse_hyperbolic("acosh", _acosh)
+atanh, _atanh_ = _inverse_hyperbolic("atanh", _atanh)
+asinh.__doc__ = "Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."
+acosh.__doc__ = "Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."
+atanh.__doc__ = "Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
 def _xlogy_derivative(grad, args, output, kwargs, needs):
     """PyTorch's: grad * xlogy(input != 0, other) for input, grad * input / other for other
     (NaN where both are 0, as there)."""
@@ -207,7 +294,7 @@ def _stat_args(op: str, input, dim, unbiased, keepdim, correction):
     _check_tensor(op, input)
     if isinstance(dim, bool):  # the legacy call var(input, unbiased)
         dim, unbiased = None, dim
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes, but got {input._dtype.name}")
     if unbiased is not None and correction is not None:
         raise RuntimeError(f"{op}(): cannot pass both unbiased and correction")
@@ -234,7 +321,16 @@ def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool):
     count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
     mean = _mean(input, dims, keepdim=True) if input._shape else input
     centered = input - mean
-    squares = _sum(centered * centered, dims, keepdim=keepdim) if input._shape else centered * centered
+    if input._dtype.is_complex:
+        # The variance of complex values is real: the mean of |z - mean|^2 (PyTorch's), the sum
+        # of the parts' squares, which keeps the gradient on the real graph.
+        from ..complex import complex_parts
+
+        re, im = complex_parts(centered)
+        magnitude2 = re * re + im * im
+    else:
+        magnitude2 = centered * centered
+    squares = _sum(magnitude2, dims, keepdim=keepdim) if input._shape else magnitude2
     var = squares / max(0, count - correction)
     if not keepdim and input._shape:
         mean = squeeze(mean, dims)
@@ -285,10 +381,16 @@ def _norm(input: Tensor, p, dims: tuple, keepdim: bool) -> Tensor:
     if p == -math.inf:
         return amin(magnitude, dims, keepdim) if dims is not None else magnitude
     if p == 0:
-        return _sum(to_dtype(COMPARE["ne"](input, 0), input._dtype), dims, keepdim)
+        return _sum(to_dtype(COMPARE["ne"](input, 0), magnitude._dtype), dims, keepdim)
     if p == 1:
         return _sum(magnitude, dims, keepdim)
     if p == 2:
+        if input._dtype.is_complex:
+            # |z|^2 as the parts' squares: no square root inside, so the gradient at 0 is 0.
+            from ..complex import complex_parts
+
+            re, im = complex_parts(input)
+            return _root_at_zero_safe(_sum(re * re + im * im, dims, keepdim), 2.0)
         return _root_at_zero_safe(_sum(input * input, dims, keepdim), 2.0)
     return _root_at_zero_safe(_sum(BINARY["pow"](magnitude, float(p)), dims, keepdim), float(p))
 
@@ -307,7 +409,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
     _check_tensor("norm", input)
     x = input if dtype is None else to_dtype(input, dtype)
-    if not x._dtype.is_floating_point:
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {x._dtype.name} instead.")
     if p == "fro" or p is None:
         p = 2
@@ -477,6 +579,40 @@ def outer(input, vec2, *, out=None) -> Tensor:
 
 
 ger = outer
+
+
+def vdot(input, other, *, out=None) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its
+    first argument (the same as ``dot`` for real tensors)."""
+    from ..complex import conj
+    from .linalg import dot
+
+    _check_tensor("vdot", input)
+    _check_tensor("vdot", other, "other")
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input._dtype is not other._dtype:
+        raise RuntimeError(f"vdot(): expected both vectors to have same dtype, but found {input._dtype.name} and "
+                           f"{other._dtype.name}")
+    return _finish(dot(conj(input), other), out, "vdot")
+
+
+def inner(input, other, *, out=None) -> Tensor:
+    """The sum of products over the last dim of both tensors (no conjugate): the result has shape
+    ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
+    from .linalg import matmul
+
+    _check_tensor("inner", input)
+    _check_tensor("inner", other, "other")
+    check_same_device("inner", input, other)
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"inner(): both inputs should have same dtype, got {input._dtype.name} and {other._dtype.name}")
+    if input.ndim == 0 or other.ndim == 0:
+        return BINARY["mul"](input, other, out=out)
+    k = input._shape[-1]
+    if other._shape[-1] != k:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input._shape)} and {list(other._shape)}")
+    rows = matmul(reshape(input, (-1, k)), reshape(other, (-1, k)).transpose(0, 1))
+    return _finish(reshape(rows, input._shape[:-1] + other._shape[:-1]), out, "inner")
 
 
 # --- einsum ---------------------------------------------------------------------------------------
@@ -667,6 +803,8 @@ TENSOR_METHODS: dict = {
     "addmm_": _addmm_,
     "addmv": addmv,
     "outer": outer,
+    "vdot": vdot,
+    "inner": inner,
     "ger": ger,
     "positive": positive,
     "frac": frac,
@@ -675,4 +813,16 @@ TENSOR_METHODS: dict = {
     "sgn_": _sgn_,
     "xlogy": xlogy,
     "xlogy_": _xlogy_,
+    "asinh": asinh,
+    "asinh_": _asinh_,
+    "arcsinh": asinh,
+    "arcsinh_": _asinh_,
+    "acosh": acosh,
+    "acosh_": _acosh_,
+    "arccosh": acosh,
+    "arccosh_": _acosh_,
+    "atanh": atanh,
+    "atanh_": _atanh_,
+    "arctanh": atanh,
+    "arctanh_": _atanh_,
 }
