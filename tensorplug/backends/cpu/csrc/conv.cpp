@@ -325,6 +325,48 @@ struct alignas(32) Lanes {
     TP_AVX2 __m256 load(int e) const { return _mm256_load_ps(v[e]); }
 };
 
+// Lanes <-> rows: 8 tiles' rows of 4 (or up to 8) floats and the 4 (8) vectors of one element
+// from each tile, by unpacks and shuffles instead of scalar moves through a buffer (the moves
+// were half of the transforms' instructions).
+// q[j] lane l = row l's element j, for the rows of lanes l and l + 4 in y[l] (low and high halves).
+TP_AVX2 inline void transpose4(const __m256* y, __m256* q) {
+    const __m256 t0 = _mm256_unpacklo_ps(y[0], y[1]), t1 = _mm256_unpackhi_ps(y[0], y[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(y[2], y[3]), t3 = _mm256_unpackhi_ps(y[2], y[3]);
+    q[0] = _mm256_shuffle_ps(t0, t2, 0x44), q[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+    q[2] = _mm256_shuffle_ps(t1, t3, 0x44), q[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+}
+// Rows of 4 floats of lanes 0..7 -> 4 vectors (element j of every lane).
+TP_AVX2 inline void gather4(const float* const* row, __m256* q) {
+    __m256 y[4];
+    for (int l = 0; l < 4; ++l)
+        y[l] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(row[l])), _mm_loadu_ps(row[l + 4]), 1);
+    transpose4(y, q);
+}
+// 4 vectors (element j of every lane) -> rows of 4 floats of lanes 0..7.
+TP_AVX2 inline void scatter4(const __m256* q, float* const* row) {
+    __m256 y[4];
+    transpose4(q, y);  // the same shuffles take the lanes back to rows
+    for (int l = 0; l < 4; ++l) {
+        _mm_storeu_ps(row[l], _mm256_castps256_ps128(y[l]));
+        _mm_storeu_ps(row[l + 4], _mm256_extractf128_ps(y[l], 1));
+    }
+}
+// 8x8: r[l] (lane l's row) <-> e[j] (element j of every lane); its own inverse.
+TP_AVX2 inline void transpose8(const __m256* r, __m256* e) {
+    __m256 t[8], s[8];
+    for (int i = 0; i < 8; i += 2) t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    for (int i = 0; i < 8; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44), s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; ++j) {
+        e[j] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x20);
+        e[j + 4] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x31);
+    }
+}
+// The first 6 floats of a row (a masked load: never touches the 2 after).
+TP_AVX2 inline __m256i mask6() { return _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0); }
+
 // Every tile of a task, and whether its input patch lies inside the image (no bounds checks).
 // The transforms below run channel by channel over all tiles, so that each of the 36 rows of a
 // transformed buffer (the GEMMs' operands, up to 700 KB a task) is written or read in order:
@@ -340,6 +382,17 @@ struct TileList {
         }
     }
     int64_t size() const { return static_cast<int64_t>(at.size()); }
+    // Tiles t0..t0+7 all have their patch inside the image / their 4x4 output inside the plane.
+    bool all_inside(int64_t t0) const {
+        for (int l = 0; l < 8; ++l)
+            if (!inside[t0 + l]) return false;
+        return true;
+    }
+    bool all_full(int64_t t0, const ConvGeometry& g) const {
+        for (int l = 0; l < 8; ++l)
+            if (at[t0 + l].y + kM > g.oh || at[t0 + l].x + kM > g.ow) return false;
+        return true;
+    }
 };
 
 // V[xi][c][t] = B^T d B for the task's nb images starting at `in` (image stride st[0]); tiles past
@@ -353,6 +406,22 @@ TP_AVX2 void input_transform(const ConvGeometry& g, const Plan& p, const float* 
         const float* src = in + c * st[1];
         for (int64_t t0 = 0; t0 < p.padded; t0 += 8) {
             const int lanes = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(8, tl.size() - t0)));
+            if (lanes == 8 && st[3] == 1 && tl.all_inside(t0)) {
+                const float* row[8];
+                for (int lane = 0; lane < 8; ++lane) {
+                    const Tile& t = tl.at[t0 + lane];
+                    row[lane] = src + t.image * st[0] + (t.y - g.p[0]) * st[2] + (t.x - g.p[1]);
+                }
+                for (int r = 0; r < kN; ++r) {
+                    __m256 rows[8], e[8];
+                    for (int lane = 0; lane < 8; ++lane) rows[lane] = _mm256_maskload_ps(row[lane] + r * st[2], mask6());
+                    transpose8(rows, e);
+                    for (int q = 0; q < kN; ++q) x[r * kN + q] = e[q];
+                }
+                sandwich<ApplyBT>(x, y);
+                for (int e = 0; e < kXi; ++e) _mm256_storeu_ps(V + (e * g.c + c) * p.padded + t0, y[e]);
+                continue;
+            }
             for (int lane = 0; lane < lanes; ++lane) {
                 const Tile& t = tl.at[t0 + lane];
                 const int64_t y0 = t.y - g.p[0], x0 = t.x - g.p[1];
@@ -389,6 +458,20 @@ TP_AVX2 void grad_transform(const ConvGeometry& g, const Plan& p, const float* g
     for (int64_t o = 0; o < g.o; ++o) {
         for (int64_t t0 = 0; t0 < p.padded; t0 += 8) {
             const int lanes = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(8, tl.size() - t0)));
+            if (lanes == 8 && tl.all_full(t0, g)) {
+                const float* row[8];
+                for (int lane = 0; lane < 8; ++lane) {
+                    const Tile& t = tl.at[t0 + lane];
+                    row[lane] = grad + (t.image * g.o + o) * plane + t.y * g.ow + t.x;
+                }
+                for (int r = 0; r < kM; ++r) {
+                    gather4(row, x + r * kM);
+                    for (int lane = 0; lane < 8; ++lane) row[lane] += g.ow;
+                }
+                sandwich<ApplyA>(x, y);
+                for (int e = 0; e < kXi; ++e) _mm256_storeu_ps(Yh + (e * g.o + o) * p.padded + t0, y[e]);
+                continue;
+            }
             for (int lane = 0; lane < lanes; ++lane) {
                 const Tile& t = tl.at[t0 + lane];
                 const float* src = grad + (t.image * g.o + o) * plane + t.y * g.ow + t.x;
@@ -430,8 +513,20 @@ TP_AVX2 bool output_transform(const ConvGeometry& g, const Plan& p, const float*
             for (int e = 0; e < kM * kM; ++e) {
                 if (bias) y[e] = _mm256_add_ps(y[e], b);
                 acc = track(acc, y[e]);
-                _mm256_store_ps(buf.v[e], y[e]);
             }
+            if (t0 + 8 <= tl.size() && tl.all_full(t0, g)) {
+                float* row[8];
+                for (int lane = 0; lane < 8; ++lane) {
+                    const Tile& t = tl.at[t0 + lane];
+                    row[lane] = out + (t.image * g.o + o) * plane + t.y * g.ow + t.x;
+                }
+                for (int r = 0; r < kM; ++r) {
+                    scatter4(y + r * kM, row);
+                    for (int lane = 0; lane < 8; ++lane) row[lane] += g.ow;
+                }
+                continue;
+            }
+            for (int e = 0; e < kM * kM; ++e) _mm256_store_ps(buf.v[e], y[e]);
             for (int lane = 0; lane < 8 && t0 + lane < tl.size(); ++lane) {
                 const Tile& t = tl.at[t0 + lane];
                 float* dst = out + (t.image * g.o + o) * plane + t.y * g.ow + t.x;
@@ -456,10 +551,25 @@ TP_AVX2 bool input_adjoint(const ConvGeometry& g, const Plan& p, const float* dV
         for (int64_t t0 = 0; t0 < tl.size(); t0 += 8) {
             for (int e = 0; e < kXi; ++e) x[e] = _mm256_loadu_ps(dV + (e * g.c + c) * p.padded + t0);
             sandwich<ApplyB>(x, y);
-            for (int e = 0; e < kXi; ++e) {
-                acc = track(acc, y[e]);
-                _mm256_store_ps(buf.v[e], y[e]);
+            for (int e = 0; e < kXi; ++e) acc = track(acc, y[e]);
+            if (t0 + 8 <= tl.size() && tl.all_inside(t0)) {
+                // Each lane's 6 rows of 6, added lane by lane (neighbouring tiles overlap).
+                __m256 rows[kN][8];
+                for (int r = 0; r < kN; ++r) {
+                    __m256 e[8];
+                    for (int q = 0; q < kN; ++q) e[q] = y[r * kN + q];
+                    e[6] = e[7] = _mm256_setzero_ps();
+                    transpose8(e, rows[r]);
+                }
+                for (int lane = 0; lane < 8; ++lane) {
+                    const Tile& t = tl.at[t0 + lane];
+                    float* dst = gi + t.image * image + c * g.h * g.w + (t.y - g.p[0]) * g.w + (t.x - g.p[1]);
+                    for (int r = 0; r < kN; ++r, dst += g.w)
+                        _mm256_maskstore_ps(dst, mask6(), _mm256_add_ps(_mm256_maskload_ps(dst, mask6()), rows[r][lane]));
+                }
+                continue;
             }
+            for (int e = 0; e < kXi; ++e) _mm256_store_ps(buf.v[e], y[e]);
             for (int lane = 0; lane < 8 && t0 + lane < tl.size(); ++lane) {
                 const Tile& t = tl.at[t0 + lane];
                 const int64_t y0 = t.y - g.p[0], x0 = t.x - g.p[1];
