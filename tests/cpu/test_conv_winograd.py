@@ -171,3 +171,26 @@ def test_overflow_in_the_transforms_reruns_on_im2col():
     w[:, :, 1, 1] = 1.0  # the identity tap: out = sum of the 4 channels = 4e37
     out = F.conv2d(tp.tensor(x), tp.tensor(w), padding=1).numpy()
     np.testing.assert_allclose(out, np.full((1, 4, 6, 6), 4e37, np.float32), rtol=1e-6)
+
+
+def test_winograd_results_do_not_depend_on_the_thread_count():
+    """Tasks of images are fixed by the shape, so the forward and the input gradient are
+    bit-identical on 1 and 2 threads (the weight gradient's partials follow tp.set_num_threads,
+    as on im2col, never the load: tests/cpu/test_threads.py)."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((7, 12, 15, 13)).astype(np.float32)
+    w = (rng.standard_normal((10, 12, 3, 3)) / 10).astype(np.float32)
+    b = rng.standard_normal(10).astype(np.float32)
+    g = rng.standard_normal((7, 10, 15, 13)).astype(np.float32)
+    previous = tp.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            tp.set_num_threads(threads)
+            results.append(_run(x, w, b, g, padding=1)[:2])
+    finally:
+        tp.set_num_threads(previous)
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+    for ours, theirs in zip(results[0], reference(x, w, b, g, padding=(1, 1))[:2]):
+        _close(ours, theirs, 1e-4)
