@@ -154,7 +154,10 @@ def test_conv2d_strided_operands():
     assert not tx.is_contiguous() and not tw.is_contiguous()
     got = F.conv2d(tx, tw, tb, padding=1)
     expected = tf.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), padding=1)
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2e-5, atol=2e-5)
+    # A float32 3x3 stride-1 convolution runs Winograd F(4x4, 3x3), whose rounding error scales
+    # with the largest output (about 1.5e-5 of it on random data; tests/cpu/test_conv_winograd.py).
+    scale = float(np.abs(expected.numpy()).max())
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=0, atol=2e-5 * scale)
 
 
 def test_conv1d_and_unbatched_use_the_fused_kernel():
