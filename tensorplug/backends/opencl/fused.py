@@ -18,7 +18,7 @@ import math
 from ...dispatcher import get_operator
 from ..api import is_contiguous
 from . import _fused_source, _source
-from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state
+from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, gemm_blocked
 
 __all__ = ["table"]
 
@@ -250,13 +250,10 @@ def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mo
 
 def _gemm(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b) -> None:
     """out[i] = a[i] @ b[i] for i < batch; each operand is (buffer, offset, (batch, row, column)
-    strides); b's column stride must be 1 for the blocked kernel (every caller's is)."""
+    strides)."""
     (obuf, ooff, ost), (abuf, aoff, ast), (bbuf, boff, bst) = out, a, b
     if dtype in _source.MATMUL_COLS:
-        w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
-        g = ((n + w - 1) // w, (m + rows - 1) // rows, batch)
-        _kernel(state, "matmul_blocked", dtype, "matmul_blocked")(
-            state.queue, g, (1, 1, 1), obuf, ooff, abuf, aoff, bbuf, boff, m, n, k, *ost, *ast, bst[0], bst[1])
+        gemm_blocked(state, dtype, batch, m, n, k, out, a, b)
         return
     t = _source.TILE
     g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
