@@ -61,6 +61,12 @@ def preamble(fp64: bool, *dtypes: str) -> str:
     return "".join(parts)
 
 
+def guarded(body: str) -> str:
+    """``body`` (statements using ``i`` < ``n``) under TP_WHOLE_GROUP (helpers.cl): unguarded for
+    every work-group but the last, which checks ``i < n`` per work-item."""
+    return f"if (TP_WHOLE_GROUP(n)) {{{body}\n    }} else if (i < n) {{{body}\n    }}"
+
+
 def _dims(prefix: str) -> str:
     return ", ".join(f"long {prefix}{k}" for k in range(MAXD))
 
@@ -254,12 +260,13 @@ def elementwise(dtype: str, fp64: bool) -> tuple[str, dict]:
         if expr is None:
             continue
         out = "bool" if op in BOOL_OUT_UNARY else dtype
+        body = guarded(f"""
+        C x = LD(a, oa + i);
+        ST_{out}(o, oo + i, {expr});""")
         src.append(f"""
 __kernel void {op}_c(__global T_{out}* o, long oo, __global const T* a, long oa, long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C x = LD(a, oa + i);
-    ST_{out}(o, oo + i, {expr});
+    {body}
 }}
 __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa, long n, {strided_args}, {_dims('sa')}) {{
     long i = get_global_id(0);
@@ -278,13 +285,14 @@ __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa,
         out = "bool" if op in BOOL_OUT_BINARY else dtype
         head = f"__global T_{out}* o, long oo, __global const T* a, long oa, __global const T* b, long ob, C sa, C sb"
         for mode, xa, yb in (("tt", "LD(a, oa + i)", "LD(b, ob + i)"), ("ts", "LD(a, oa + i)", "sb"), ("st", "sa", "LD(b, ob + i)")):
+            body = guarded(f"""
+        C x = {xa};
+        C y = {yb};
+        ST_{out}(o, oo + i, {expr});""")
             src.append(f"""
 __kernel void {op}_{mode}({head}, long n, __global long* err) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C x = {xa};
-    C y = {yb};
-    ST_{out}(o, oo + i, {expr});
+    {body}
 }}""")
         src.append(f"""
 __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, {_dims('sa')}, {_dims('sb')}) {{
@@ -298,6 +306,8 @@ __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, 
     ST_{out}(o, io, {expr});
 }}""")
         ops[op] = "binary"
+    fill = guarded("""
+        ST(o, oo + i, v);""")
     src.append(f"""
 __kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, __global const T* a, long oa,
                       __global const T* b, long ob, C sa, C sb, int m, long n, {strided_args}, {_dims('sc')}, {_dims('sa')}, {_dims('sb')}) {{
@@ -310,7 +320,7 @@ __kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, 
 }}
 __kernel void fill_c(__global T* o, long oo, C v, long n) {{
     long i = get_global_id(0);
-    if (i < n) ST(o, oo + i, v);
+    {fill}
 }}
 __kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
     long i = get_global_id(0);
@@ -365,13 +375,14 @@ def copy(dst: str, fp64: bool, sources) -> str:
     for s in sources:
         expr = _convert(dst, s, fp64)
         st = f"ST_{dst}(o, io, {expr})"
+        body = guarded(f"""
+        C_{s} x = LD_{s}(a, oa + i);
+        long io = oo + i;
+        {st};""")
         src.append(f"""
 __kernel void copy_{s}_c(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C_{s} x = LD_{s}(a, oa + i);
-    long io = oo + i;
-    {st};
+    {body}
 }}
 __kernel void copy_{s}_s(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n,
                          int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}) {{
@@ -584,8 +595,13 @@ def _gemm_strip(t: str, rows: int, v: int, nvec: int, cols) -> str:
     accumulators of ``t``+``v`` lanes, b's row k read at the column offsets ``cols`` (literals for
     a whole strip, clamped indices for the last, partial one) and a's rows as broadcasts."""
     vt = f"{t}{v}"
-    lines = [f"        {vt} " + ", ".join(f"c{r}_{j} = 0" for r in range(rows) for j in range(nvec)) + ";",
-             "        __global const " + t + "* bk = bp;",
+    # The accumulators start at the bias (linear's epilogue, 0 without one).
+    lines = []
+    for j in range(nvec):
+        lanes = ", ".join(f"has_bias ? bias[obias + (c0 + {cols[j * v + i]}) * sbias] : 0" for i in range(v))
+        lines.append(f"        {vt} z{j} = ({vt})({lanes});")
+    lines += [f"        {vt} " + ", ".join(f"c{r}_{j} = z{j}" for r in range(rows) for j in range(nvec)) + ";",
+              "        __global const " + t + "* bk = bp;",
              "        long ka = 0;",
              "        for (long k = 0; k < K; ++k) {"]
     for j in range(nvec):
@@ -624,7 +640,9 @@ def matmul_blocked(dtype: str, fp64: bool) -> str:
     elements compiles to one unaligned load (40-54 GFLOP/s at 128x512x512 on the busy 2-core
     machine, where OpenBLAS did 28). Work-items go down the rows first, so the ones a core runs
     in turn share their strip of b. Rows past M read row M-1 and are not stored; the last strip
-    reads column N-1 for the lanes past N (unpacked) and is not stored past N."""
+    reads column N-1 for the lanes past N (unpacked) and is not stored past N. With ``has_bias``,
+    the accumulators start at ``bias[obias + column * sbias]`` (nn.Linear's bias: no second
+    kernel, and no strided broadcast add)."""
     rows, w = MATMUL_ROWS, MATMUL_COLS[dtype]
     t = "float" if dtype == "float32" else "double"
     v = 8 if dtype == "float32" else 4
@@ -640,7 +658,7 @@ def matmul_blocked(dtype: str, fp64: bool) -> str:
 #pragma OPENCL FP_CONTRACT ON
 __kernel void matmul_blocked(__global {t}* o, long oo, __global const {t}* a, long oa, __global const {t}* b, long ob,
                              long M, long N, long K, long sob, long som, long son, long sab, long sam, long sak,
-                             long sbb, long sbk, long sbs) {{
+                             long sbb, long sbk, long sbs, __global const {t}* bias, long obias, long sbias, int has_bias) {{
     long row0 = get_global_id(0) * {rows}, strip = get_global_id(1), bat = get_global_id(2);
     long c0 = strip * {w};
     if (row0 >= M || c0 >= N) return;

@@ -161,6 +161,36 @@ def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothi
     return _nll(input, target, weight, reduction, ignore_index, label_smoothing, True)
 
 
+def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index, label_smoothing):
+    """The gradient of cross_entropy with respect to its (N, C, R) logits in one kernel (two for
+    "mean": the targets' total weight first), the incoming gradient read on the device."""
+    if (not _covers_losses(input) or grad.dtype is not input.dtype or target.dtype.name != "int64"
+            or (weight is not None and weight.dtype is not input.dtype)):
+        return _decomposition("cross_entropy_backward")(grad, input, target, weight, reduction, ignore_index,
+                                                        label_smoothing)
+    n, c, r = input.shape
+    state = _state(input)
+    dtype = input.dtype.name
+    out = input.new_empty(input.shape)
+    w_buf, w_off = _operand(weight) if weight is not None else (out.untyped_storage().buffer, 0)
+    w_st = weight.stride()[0] if weight is not None else 0
+    stn, st_r = target.stride()
+    mode = {"none": 0, "sum": 1, "mean": 2}[reduction]
+    sgn, sgr = grad.stride() if mode == 0 else (0, 0)
+    den = state.allocate(_acc_bytes(state, dtype))
+    if mode == 2:
+        _fk(state, dtype, "ce_weight_sum")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), den.buffer,
+                                           *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None),
+                                           n, r, c, int(ignore_index))
+    smoothing = float(label_smoothing)
+    g, l = _rows_global(n * r)
+    _fk(state, dtype, "ce_backward_rows")(
+        state.queue, g, l, *_operand(out), *_operand(grad), sgn, sgr, mode, den.buffer, *_operand(input),
+        *input.stride(), *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None), n, c, r,
+        int(ignore_index), int(smoothing != 0.0), smoothing / c, 1.0 - smoothing)
+    return out
+
+
 def _nll_loss(input, target, weight, reduction, ignore_index):
     if not _covers_losses(input):
         return _decomposition("nll_loss")(input, target, weight, reduction, ignore_index)
@@ -244,6 +274,47 @@ def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mo
             state.queue, g, l, *_operand(grad_input), *_operand(grad), *grad.stride(), *_operand(input),
             *input.stride(), c, h, w, *grad.shape[2:], *_geometry(kernel, stride, padding, dilation), planes)
     return grad_input
+
+
+# --- linear --------------------------------------------------------------------------------------
+
+def _linear(input, weight, bias):
+    """input @ weight.t() + bias as one blocked matmul whose accumulators start at the bias (the
+    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32). The
+    gradients stay the composite's own (nn/functional.py's _linear_backward)."""
+    dtype = input.dtype.name
+    if (dtype not in _source.MATMUL_COLS or weight.dtype is not input.dtype or weight.ndim != 2 or input.ndim == 0
+            or (bias is not None and (bias.dtype is not input.dtype or tuple(bias.shape) != (weight.shape[0],)))):
+        return _decomposition("linear")(input, weight, bias)
+    outputs, features = weight.shape
+    lead = tuple(input.shape[:-1])
+    rows = math.prod(lead)
+    out = input.new_empty(lead + (outputs,))
+    if rows == 0 or outputs == 0:
+        return out
+    state = _state(input)
+    if features == 0:
+        if bias is None:
+            out.zero_()
+        else:
+            out.copy_(bias.expand(out.shape))
+        return out
+    x = input
+    if input.ndim != 2:
+        # The leading dims as one: a view when they merge, else a contiguous copy.
+        shape_c, (st,) = _coalesce(lead, (input.stride()[:-1],))
+        if len(shape_c) == 1:
+            x_strides = (st[0], input.stride()[-1])
+        else:
+            x = input.contiguous()
+            x_strides = (features, x.stride()[-1])
+    else:
+        x_strides = tuple(input.stride())
+    sw0, sw1 = weight.stride()
+    gemm_blocked(state, dtype, 1, rows, outputs, features, (*_operand(out), (0, outputs, 1)),
+                 (*_operand(x), (0, *x_strides)), (*_operand(weight), (0, sw1, sw0)),
+                 None if bias is None else (*_operand(bias), bias.stride()[0]))
+    return out
 
 
 # --- convolutions --------------------------------------------------------------------------------
@@ -496,9 +567,9 @@ def table() -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively."""
     return {
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
-        "cross_entropy": _cross_entropy, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
+        "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
         "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
         "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
-        "adam_step_": _adam_step,
+        "adam_step_": _adam_step, "linear": _linear,
     }

@@ -491,9 +491,10 @@ PACK_MIN_ROWS = 128
 _PACK_GROUP = 64
 
 
-def gemm_blocked(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b) -> None:
-    """out[i] = a[i] @ b[i] for i < batch with the register-blocked kernel (float32/float64; k > 0);
-    each operand is (buffer, offset, (batch, row, column) strides), any strides."""
+def gemm_blocked(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b, bias=None) -> None:
+    """out[i] = a[i] @ b[i] (+ bias) for i < batch with the register-blocked kernel (float32/float64;
+    k > 0); each operand is (buffer, offset, (batch, row, column) strides), any strides; bias is
+    (buffer, offset, stride) of a vector of n, added to every row."""
     (obuf, ooff, ost), (abuf, aoff, ast), (bbuf, boff, (sbb, sbk, sbn)) = out, a, b
     w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
     strips = (n + w - 1) // w
@@ -508,8 +509,9 @@ def gemm_blocked(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, 
     else:
         sbs = w
     knl = _kernel(state, "matmul_blocked", dtype, "matmul_blocked")
+    bias_args = (*bias, 1) if bias is not None else (obuf, 0, 0, 0)
     knl(state.queue, ((m + rows - 1) // rows, strips, batch), (1, 1, 1), obuf, ooff, abuf, aoff, bbuf, boff, m, n, k,
-        *ost, *ast, sbb, sbk, sbs)
+        *ost, *ast, sbb, sbk, sbs, *bias_args)
 
 
 # --- indexing ----------------------------------------------------------------------------------
