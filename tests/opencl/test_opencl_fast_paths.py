@@ -1,6 +1,7 @@
 """Kernels added for issue 14's OpenCL rows, against PyTorch 2.13 in float64 and NumPy: nn.Linear
 as one matmul with the bias in its accumulators, cross_entropy's fused gradient, the contiguous
-elementwise kernels' group-uniform guard (sizes around the work-group size, in place), and the
+elementwise kernels' group-uniform guard (sizes around the work-group size, in place), sums of
+contiguous runs in 8 accumulators (lengths and offsets that are not multiples of 8), and the
 convolutions' 6 x 16 register block (channel and position counts that are not multiples)."""
 import numpy as np
 import pytest
@@ -164,6 +165,29 @@ def test_elementwise_sizes_around_the_group(n):
     np.testing.assert_array_equal(_host(bt), want_b.astype(np.float64))
     half = head_a.to(tp.float16)
     np.testing.assert_array_equal(_host(half), want[:n].astype(np.float16).astype(np.float64))
+
+
+# --- sums ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-6), ("float64", 1e-13), ("float16", 1e-3), ("int32", 0)])
+@pytest.mark.parametrize("shape,dim", [((10_003,), None), ((1_000_001,), None), ((37, 1029), 1), ((5, 200_003), 1),
+                                       ((300, 70), 0), ((3, 4, 9), (0, 2))])
+def test_sums_match_numpy(shape, dim, dtype, tol):
+    """Full sums (the two-pass split) and sums over contiguous and strided dims, of a view that
+    starts at an odd offset, against float64 NumPy of the same (rounded) values."""
+    rng = np.random.default_rng(sum(shape))
+    size = int(np.prod(shape))
+    # a mean of 0.25 (no cancellation to hide errors) but not for float16, whose sums would pass 65504
+    x = rng.integers(-50, 50, size + 3) if dtype == "int32" else rng.standard_normal(size + 3) + (dtype != "float16") / 4
+    x = x.astype(dtype)
+    t = tp.tensor(x, device=DEV)[3:].reshape(shape)
+    ref = x[3:].astype(np.float64).reshape(shape)
+    got = t.sum() if dim is None else t.sum(dim)
+    want = ref.sum() if dim is None else ref.sum(axis=dim)
+    scale = np.sqrt(ref.size) * (np.abs(ref).max() if ref.size else 1)
+    # the result is also rounded to the dtype (up to an ulp of it)
+    rounding = {"float32": 2.4e-7, "float64": 4.5e-16, "float16": 1e-3, "int32": 0}[dtype]
+    np.testing.assert_allclose(_host(got), want, rtol=rounding, atol=tol * scale)
 
 
 # --- convolutions -------------------------------------------------------------------------------
