@@ -221,3 +221,23 @@ def test_conv2d_blocks_match_torch(case, dtype, tol):
     _close(xt.grad, xr.grad.numpy(), scale * 4)
     _close(wt.grad, wr.grad.numpy(), scale * 8)
     _close(bt.grad, br.grad.numpy(), scale * 8)
+
+
+@needs_torch
+@pytest.mark.parametrize("part_bytes", [1, 40_000])
+def test_conv2d_weight_gradient_in_parts(monkeypatch, part_bytes):
+    """The weight gradient split into parts of the images (one image per part, and a few images
+    per part with an uneven last part), the partial sums added after, against PyTorch."""
+    from tensorplug.backends.opencl import fused
+
+    monkeypatch.setattr(fused, "_WEIGHT_GRAD_PART_BYTES", part_bytes)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((7, 5, 12, 13))
+    w = rng.standard_normal((19, 5, 3, 3))
+    xt = tp.tensor(x, dtype=tp.float32, device=DEV)
+    wt = tp.tensor(w, dtype=tp.float32, device=DEV, requires_grad=True)
+    out = F.conv2d(xt, wt, padding=1)
+    g = rng.standard_normal(tuple(out.shape))
+    out.backward(tp.tensor(g, dtype=tp.float32, device=DEV))
+    want = torch.nn.grad.conv2d_weight(torch.tensor(x), w.shape, torch.tensor(g), padding=1).numpy()
+    _close(wt.grad, want, 2e-5 * np.sqrt(7 * 12 * 13))

@@ -26,6 +26,8 @@ _FAMILY = "fused"
 _REDUCE_GROUP = 256  # nll_reduce's reqd_work_group_size
 _POOL_CHUNK = 16  # TP_POOL_CHUNK: outputs per work-item of max_pool2d
 _WEIGHT_GRAD_ITEMS = 64  # work-items conv2d's weight gradient aims for at least
+_WEIGHT_GRAD_PART_BYTES = 256 * 1024  # the transposed gradient per part of its images, at most
+_WEIGHT_GRAD_MAX_PARTS = 64  # partial sums of the weight gradient, at most
 
 
 def _decomposition(name: str):
@@ -490,9 +492,14 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     out = grad.new_empty(weight_shape)
     og, kg = o // groups, cg * kh * kw
     blocks = groups * -(-kg // _fused_source.CONV_ROWS) * -(-og // cols)
-    # Too few blocks to keep the device busy: split the images into parts (partial sums added
-    # after, in part order).
-    parts = min(n, -(-_WEIGHT_GRAD_ITEMS // blocks))
+    # Too few blocks to keep the device busy, or a gradient too big to stay in cache while every
+    # block streams it: split the images into parts (partial sums added after, in part order).
+    # The part is the slowest index of the work-items, so the blocks of one part run one after
+    # the other over the same part of the gradient (CNN's second layer, 64 x 288 taps over 64
+    # images of 24x24: every block re-read the whole 9.4 MB gradient from memory).
+    per_image = oh * ow * o * itemsize
+    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image // _WEIGHT_GRAD_PART_BYTES)),
+                _WEIGHT_GRAD_MAX_PARTS)
     per_part = -(-n // parts)
     parts = -(-n // per_part)
     target = (out.untyped_storage().buffer, out.storage_offset())
