@@ -14,7 +14,9 @@ vectors. Elementwise kernels (relu, Adam) are one work-item per element.
 """
 from __future__ import annotations
 
-from ._source import DTYPES, _dims, _array, _main_type, accumulator, kind, preamble
+import re
+
+from ._source import DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -22,8 +24,9 @@ VW = 8
 __all__ = ["fused", "VW", "ROW_GROUP", "CONV_ROWS", "CONV_COLS"]
 
 #: Rows (output positions or taps) and vector columns (channels) each work-item of the
-#: convolution kernels computes.
-CONV_ROWS = 8
+#: convolution kernels computes: 6 x 16 float32 are 12 8-wide accumulators, which with two
+#: vectors of the weight and a broadcast fill AVX2's 16 registers (8 rows spilled).
+CONV_ROWS = 6
 CONV_COLS = {"float32": 16, "float64": 8}
 
 #: Work-group size of the row kernels: small, so that few rows still make several groups.
@@ -31,14 +34,26 @@ ROW_GROUP = 4
 
 
 def _vector_io(dtype: str, acc: str) -> str:
-    """``LDV(p, i)`` / ``STV(p, i, v)``: VW elements at p + i as a compute-type vector ``CV``."""
+    """``LDV(p, i)`` / ``STV(p, i, v)``: VW elements at p + i as a compute-type vector ``CV``.
+
+    Written with operators and element accesses only: pip's PoCL 3.0 does not inline its kernel
+    library (see _source.matmul_blocked), so ``vload8``, ``convert_double8`` and ``fmax`` were a
+    call each per vector; a vector built from adjacent elements is one load, a cast per lane a
+    conversion instruction. ``TP_MAX(m, v)`` is fmax for an m that is never NaN (the rows' running
+    maximum starts at -inf): a NaN v leaves m, as fmax does."""
     compute = DTYPES[dtype][1]
-    text = (f"typedef {compute}{VW} CV;\ntypedef {acc}{VW} ACCV;\n#define TO_ACCV(v) convert_{acc}{VW}(v)\n"
-            f"#define TO_CV(v) convert_{compute}{VW}(v)\n"
+    to_acc = ", ".join(f"({acc})(v).s{q:x}" for q in range(VW))
+    to_c = ", ".join(f"({compute})(v).s{q:x}" for q in range(VW))
+    text = (f"typedef {compute}{VW} CV;\ntypedef {acc}{VW} ACCV;\n#define TO_ACCV(v) ((ACCV)({to_acc}))\n"
+            f"#define TO_CV(v) ((CV)({to_c}))\n#define TP_MAX(m, v) ((v) > (m) ? (v) : (m))\n"
             f"{compute} tp_hmax(CV v) {{\n    {compute} m = v.s0;\n"
-            + "".join(f"    m = fmax(m, v.s{q:x});\n" for q in range(1, VW)) + "    return m;\n}\n")
+            + "".join(f"    m = TP_MAX(m, v.s{q:x});\n" for q in range(1, VW)) + "    return m;\n}\n")
     if dtype in ("float32", "float64"):
-        text += f"#define LDV(p, i) vload{VW}(0, (p) + (i))\n#define STV(p, i, v) vstore{VW}((v), 0, (p) + (i))\n"
+        loads = ", ".join(f"(p)[(i) + {q}]" for q in range(VW))
+        text += f"#define LDV(p, i) ((CV)({loads}))\n"
+        text += "void tp_stv(__global T* p, long i, CV v) {\n"
+        text += "".join(f"    p[i + {q}] = v.s{q:x};\n" for q in range(VW)) + "}\n"
+        text += "#define STV(p, i, v) tp_stv((p), (i), (v))\n"
     else:
         # 16-bit floats: VW scalar conversions. (PoCL 3.1's vload_half8 faults on an address that
         # is not 16-byte aligned, which the spec allows; bfloat16 has no vector conversion.)
@@ -65,10 +80,10 @@ C tp_row_max(__global const T* x, long base, long size, long st) {{
     long j = 0;
     if (st == 1) {{
         CV mv = (CV)(-INFINITY);
-        for (; j + {VW} <= size; j += {VW}) mv = fmax(mv, LDV(x, base + j));
+        for (; j + {VW} <= size; j += {VW}) {{ CV v = LDV(x, base + j); mv = TP_MAX(mv, v); }}
         m = tp_hmax(mv);
     }}
-    for (; j < size; ++j) m = fmax(m, LD(x, base + j * st));
+    for (; j < size; ++j) {{ C v = LD(x, base + j * st); m = TP_MAX(m, v); }}
     return m;
 }}
 /* sum(exp(x - m)); with y, the exps are stored there too (contiguous rows only). */
@@ -100,20 +115,23 @@ def fused(dtype: str, fp64: bool) -> str:
     k = kind(dtype)
     acc = accumulator(dtype, fp64)
     src = [preamble(fp64, dtype), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
-    isnan = "isnan(v)" if k == "f" else "0"
+    # v != v rather than isnan(v): pip's PoCL 3.0 does not inline its built-ins (see
+    # _source.matmul_blocked), and pooling tests it twice per tap.
+    isnan = "((v) != (v))" if k == "f" else "0"
     lowest = {"f": "-INFINITY", "b": "0"}.get(k)
     if lowest is None:
         lowest = f"(C)({'0' if k == 'u' else '1UL << (BITS - 1)'})"
     relu = "x" if k == "u" else "(x < 0 ? (C)0 : x)"
     strided = f"int nd, {_dims('d')}, {_dims('so')}"
+    relu_body = guarded(f"""
+        C x = LD(a, oa + i);
+        ST(o, oo + i, {relu});""")
     src.append(f"""
 #define TP_ISNAN(v) ({isnan})
 /* relu: 0 where x < 0, x elsewhere (NaN and -0.0 pass through, as the decomposition's where). */
 __kernel void relu_c(__global T* o, long oo, __global const T* a, long oa, long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C x = LD(a, oa + i);
-    ST(o, oo + i, {relu});
+    {relu_body}
 }}
 __kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long n, {strided}, {_dims('sa')}) {{
     long i = get_global_id(0);
@@ -261,13 +279,14 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
 
 def _floating(dtype: str, acc: str) -> str:
     strided = f"int nd, {_dims('d')}, {_dims('so')}"
+    relu_grad_body = guarded("""
+        ST(o, oo + i, LD(y, oy + i) <= 0 ? (C)0 : LD(g, og + i));""")
     return _vector_io(dtype, acc) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    ST(o, oo + i, LD(y, oy + i) <= 0 ? (C)0 : LD(g, og + i));
+    {relu_grad_body}
 }}
 __kernel void relu_backward_s(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n, {strided}, {_dims('sg')}, {_dims('sy')}) {{
@@ -311,7 +330,7 @@ __kernel void softmax_lines(__global T* o, long oo, __global const T* x, long ox
     long base = (i / chunks) * size * inner + j0;
     if (j0 + {VW} <= inner) {{
         CV m = (CV)(-INFINITY);
-        for (long j = 0; j < size; ++j) m = fmax(m, LDV(x, ox + base + j * inner));
+        for (long j = 0; j < size; ++j) {{ CV v = LDV(x, ox + base + j * inner); m = TP_MAX(m, v); }}
         ACCV s = (ACCV)(0);
         for (long j = 0; j < size; ++j) s += TO_ACCV(exp(LDV(x, ox + base + j * inner) - m));
         CV sc = TO_CV(s), ls = log(sc);
@@ -323,7 +342,7 @@ __kernel void softmax_lines(__global T* o, long oo, __global const T* x, long ox
     }}
     for (long line = base; line < base + (inner - j0); ++line) {{
         C m = -INFINITY;
-        for (long j = 0; j < size; ++j) m = fmax(m, LD(x, ox + line + j * inner));
+        for (long j = 0; j < size; ++j) {{ C v = LD(x, ox + line + j * inner); m = TP_MAX(m, v); }}
         ACC s = 0;
         for (long j = 0; j < size; ++j) s += (ACC)exp(LD(x, ox + line + j * inner) - m);
         C sc = (C)s, ls = log(sc);
@@ -397,6 +416,75 @@ void nll_reduce(__global T* o, long oo, __global const ACC* loss, __global const
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
     if (lid == 0) ST(o, oo, mean ? (C)((C)ls[0] / (C)ws[0]) : (C)ls[0]);
+}}
+
+/* The denominator of cross_entropy's "mean" gradient: the targets' total weight (0 for ignored
+   ones), one work-group as nll_reduce. */
+__kernel __attribute__((reqd_work_group_size(TP_REDUCE_GROUP, 1, 1)))
+void ce_weight_sum(__global ACC* den, __global const long* t, long ot, long stn, long str, __global const T* w, long ow,
+                   long sw, int has_weight, long N, long R, long C_, long ignore_index) {{
+    __local ACC ws[TP_REDUCE_GROUP];
+    int lid = get_local_id(0);
+    ACC b = 0;
+    for (long j = lid; j < N * R; j += TP_REDUCE_GROUP) {{
+        long target = t[ot + (j / R) * stn + (j % R) * str];
+        if (target != ignore_index && target >= 0 && target < C_) b += has_weight ? (ACC)LD(w, ow + target * sw) : (ACC)1;
+    }}
+    ws[lid] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int span = TP_REDUCE_GROUP / 2; span > 0; span /= 2) {{
+        if (lid < span) ws[lid] += ws[lid + span];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (lid == 0) den[0] = ws[0];
+}}
+
+/* cross_entropy's gradient over logits (N, C, R) at any strides, into a contiguous o: per sample,
+   scale * (softmax(x) * sum_c q_c - q) with q as in nll_samples and scale the incoming gradient
+   (per sample for "none", mode 0; the one number for "sum", 1; that divided by the targets'
+   total weight den[0] for "mean", 2). One work-item per sample, as the forward: the row's
+   maximum, its exps (kept in o when o's row is contiguous), then the gradient. It replaces the
+   decomposition's ten launches, among them a broadcast multiply through the strided kernel
+   (78 ms of 63-ms-median steps for 128x10000 on the busy machine). */
+__kernel void ce_backward_rows(__global T* o, long oo, __global const T* g, long og, long sgn, long sgr, int mode,
+                               __global const ACC* den, __global const T* x, long ox, long sxn, long sxc, long sxr,
+                               __global const long* t, long ot, long stn, long str, __global const T* w, long ow,
+                               long sw, int has_weight, long N, long C_, long R, long ignore_index, int smoothed,
+                               C spread_all, C keep) {{
+    long i = get_global_id(0);
+    if (i >= N * R) return;
+    long n = i / R, r = i % R;
+    long xb = ox + n * sxn + r * sxr, ob = oo + n * C_ * R + r;
+    long target = t[ot + n * stn + r * str];
+    int valid = target != ignore_index;
+    long safe = valid ? target : 0;
+    if (safe < 0 || safe >= C_) {{  /* the frontend checked the targets: never read outside */
+        for (long c = 0; c < C_; ++c) ST(o, ob + c * R, NAN);
+        return;
+    }}
+    if (!valid) {{  /* q = 0: a zero gradient, also where the mean divides by a zero total (PyTorch) */
+        for (long c = 0; c < C_; ++c) ST(o, ob + c * R, (C)0);
+        return;
+    }}
+    C w_t = has_weight ? LD(w, ow + safe * sw) : (C)1;
+    C scale = mode == 0 ? LD(g, og + n * sgn + r * sgr) : LD(g, og);
+    if (mode == 2) scale = scale / (C)den[0];
+    C spread = smoothed ? spread_all : (C)0;
+    C sum_q = w_t * keep;
+    if (smoothed) {{
+        ACC ws = 0;
+        for (long c = 0; c < C_; ++c) ws += has_weight ? (ACC)LD(w, ow + c * sw) : (ACC)1;
+        sum_q += spread * (C)ws;
+    }}
+    C m = tp_row_max(x, xb, C_, sxc);
+    int direct = R == 1;
+    C s = (C)tp_row_expsum(x, xb, C_, sxc, m, direct ? o : 0, ob);
+    C factor = scale * sum_q;
+    for (long c = 0; c < C_; ++c) {{
+        C e = direct ? LD(o, ob + c) : exp(LD(x, xb + c * sxc) - m);
+        C q = (c == safe ? w_t * keep : (C)0) + (has_weight ? spread * LD(w, ow + c * sw) : spread);
+        ST(o, ob + c * R, (e / s) * factor - scale * q);
+    }}
 }}
 
 /* layer_norm over contiguous rows: mean, the mean of the squared deviations, then
@@ -506,6 +594,28 @@ __kernel void adam_step(__global T* p, long op, __global const T* g, long og, __
 """
 
 
+def _conv_block(t: str, rows: int, cw: int) -> tuple:
+    """The register block of the convolution kernels as generated text: (declarations, one step
+    of the product with vector ``w`` loaded from pointer ``wsrc`` and row r's scalar ``XSRC(r)``,
+    the stores through ``STORE(r, q, value)``). Named variables and operators only, no
+    built-ins: pip's PoCL 3.0 does not inline its library (see _source.matmul_blocked), and a
+    call (``mad``, ``vload16``) inside the loop spilled every accumulator (3-7x slower)."""
+    v = 8 if t == "float" else 4
+    nvec = cw // v
+    vt = f"{t}{v}"
+    decl = f"{vt} " + ", ".join(f"acc{r}_{j} = 0" for r in range(rows) for j in range(nvec)) + ";"
+    step = [f"{vt} w{j} = ({vt})(" + ", ".join(f"wsrc[{j * v + i}]" for i in range(v)) + ");" for j in range(nvec)]
+    for r in range(rows):
+        step.append(f"{{ {vt} x = ({vt})(XSRC({r})); " + " ".join(f"acc{r}_{j} += x * w{j};" for j in range(nvec)) + " }")
+    stores = []
+    for r in range(rows):
+        stores.append(f"if ({r} < nrows) {{")
+        for q in range(cw):
+            stores.append(f"    if ({q} < ocount) STORE({r}, {q}, acc{r}_{q // v}.s{'0123456789abcdef'[q % v]});")
+        stores.append("}")
+    return decl, "\n".join(step), "\n".join(stores)
+
+
 def _convolutions(dtype: str) -> str:
     """Convolutions for float32/float64 as implicit products over a zero-padded copy of the input
     (``pad_input``), without a columns buffer: conv2d (any stride; its input gradient at stride
@@ -513,7 +623,27 @@ def _convolutions(dtype: str) -> str:
     gradient. Each work-item keeps CONV_ROWS x CW results in CW-wide vectors."""
     t = DTYPES[dtype][0]
     cw, rows = CONV_COLS[dtype], CONV_ROWS
+    decl, step, stores = _conv_block(t, rows, cw)
+    indent = lambda text, n: "\n".join(" " * n + line for line in text.splitlines())  # noqa: E731
+    # conv_implicit's rows are output positions (spare rows repeat the last), its x the padded
+    # input at each position's tap; conv_weight_direct's rows are taps (c, ki, kj).
+    positions = "\n".join(
+        f"    long pos{r};\n    {{ long l = l0 + {r} < L ? l0 + {r} : L - 1; pos{r} = (l / OW) * sh * WP + (l % OW) * sw; }}"
+        for r in range(rows))
+    taps = "\n".join(
+        f"    long rowbase{r};\n    {{ int k = k0 + {r} < kg ? k0 + {r} : kg - 1; int c = k / (kh * kw), ki = (k / kw) % kh,"
+        f" kj = k % kw;\n      rowbase{r} = (long)(g * Cg + c) * plane + (long)ki * dh * WP + kj * dw; }}"
+        for r in range(rows))
+    step_ci = indent(re.sub(r"XSRC\((\d)\)", r"xq[pos\1]", step), 16)
+    step_cw = indent(re.sub(r"XSRC\((\d)\)", r"xq[rowbase\1]", step), 16)
+    stores_ci = indent(re.sub(r"STORE\((\d), (\d+), (.*?)\);", r"dst[\2 * L + \1] = has_bias ? \3 + bo[\2 * sb] : \3;",
+                              stores), 4)
+    stores_cw = indent(re.sub(r"STORE\((\d), (\d+), (.*?)\);", r"dw_[odw + (long)(o0 + \2) * kg + k0 + \1] = \3;",
+                              stores), 4)
+    # FP_CONTRACT ON for the products (an FMA per multiply-add, as the matmul); helpers.cl's OFF
+    # is restored after them.
     return f"""
+#pragma OPENCL FP_CONTRACT ON
 typedef {t}{cw} CONV_V;
 /* x (N, C, H, W) at any strides into a contiguous zero-padded (N, C, HP, WP), x's element (h, w)
    at (h + ph, w + pw) (negative padding crops), then zero rows up to ``rows``: one padded row
@@ -554,36 +684,26 @@ __kernel void conv_implicit(__global T* o, long oo, __global const T* xp, int C_
     t /= pblocks;
     int g = (int)(t % groups);
     long n = t / groups;
-    int o0 = ob_ * {cw}, ocount = min({cw}, Og - o0), nrows = (int)min((long){rows}, L - l0);
-    long plane = (long)HP * WP, pos[{rows}];
-    CONV_V acc[{rows}];
-    #pragma unroll
-    for (int r = 0; r < {rows}; ++r) {{
-        long l = min(l0 + r, L - 1);  /* spare rows repeat the last */
-        pos[r] = (l / OW) * sh * WP + (l % OW) * sw;
-        acc[r] = (CONV_V)(0);
-    }}
+    int o0 = ob_ * {cw}, ocount = Og - o0 < {cw} ? Og - o0 : {cw};
+    int nrows = L - l0 < {rows} ? (int)(L - l0) : {rows};
+    long plane = (long)HP * WP;
+{positions}
+    {decl}
     __global const T* xn = xp + (n * C_ + (long)g * Cg) * plane;
-    __global const T* wg = wt + (long)g * kg * Og + o0;
-    long k = 0;
+    __global const T* wsrc = wt + (long)g * kg * Og + o0;
     for (int c = 0; c < Cg; ++c) {{
         for (int ki = 0; ki < kh; ++ki) {{
-            __global const T* xr = xn + c * plane + (long)ki * dh * WP;
-            for (int kj = 0; kj < kw; ++kj, ++k) {{
-                __global const T* xq = xr + kj * dw;
-                CONV_V bv = vload{cw}(0, wg + k * Og);
-                #pragma unroll
-                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(xq[pos[r]]), bv, acc[r]);
+            __global const T* xq = xn + c * plane + (long)ki * dh * WP;
+            for (int kj = 0; kj < kw; ++kj) {{
+{step_ci}
+                xq += dw;
+                wsrc += Og;
             }}
         }}
     }}
-    for (int r = 0; r < nrows; ++r) {{
-        {t} lanes[{cw}];
-        vstore{cw}(acc[r], 0, lanes);
-        __global T* dst = o + oo + (n * O + (long)g * Og + o0) * L + l0 + r;
-        for (int q = 0; q < ocount; ++q)
-            dst[q * L] = has_bias ? lanes[q] + bias[ob + (g * Og + o0 + q) * sb] : lanes[q];
-    }}
+    __global T* dst = o + oo + (n * O + (long)g * Og + o0) * L + l0;
+    __global const T* bo = bias + ob + (long)(g * Og + o0) * sb;
+{stores_ci}
 }}
 
 /* conv2d's weight gradient as one product without columns: dW[o, k] = sum over images n and
@@ -604,39 +724,27 @@ __kernel void conv_weight_direct(__global T* dw_, long odw, __global const T* xp
     int kb = (int)(t % kblocks);
     t /= kblocks;
     int g = (int)(t % groups);
-    long part = t / groups, n0 = part * per_part, n1 = min(N, n0 + per_part);
+    long part = t / groups, n0 = part * per_part, n1 = N < n0 + per_part ? N : n0 + per_part;
     odw += part * O * kg;  /* each part of the images writes its own partial sum */
-    int k0 = kb * {rows}, nrows = min({rows}, kg - k0);
-    int o0 = g * Og + ob * {cw}, ocount = min({cw}, g * Og + Og - o0);
+    int k0 = kb * {rows}, nrows = kg - k0 < {rows} ? kg - k0 : {rows};
+    int o0 = g * Og + ob * {cw}, ocount = g * Og + Og - o0 < {cw} ? g * Og + Og - o0 : {cw};
     long plane = (long)HP * WP, L = (long)OH * OW;
-    long rowbase[{rows}];
-    CONV_V acc[{rows}];
-    #pragma unroll
-    for (int r = 0; r < {rows}; ++r) {{
-        int k = min(k0 + r, kg - 1);  /* spare rows repeat the last */
-        int c = k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
-        rowbase[r] = (long)(g * Cg + c) * plane + (long)ki * dh * WP + kj * dw;
-        acc[r] = (CONV_V)(0);
-    }}
+{taps}
+    {decl}
     for (long n = n0; n < n1; ++n) {{
         __global const T* xa = xp + n * C_ * plane;
         __global const T* gb = gt + n * L * O + o0;
         for (int oh = 0; oh < OH; ++oh) {{
-            long xrow = (long)oh * sh * WP;
-            __global const T* grow = gb + (long)oh * OW * O;
-            __global const T* xr = xa + xrow;
+            __global const T* wsrc = gb + (long)oh * OW * O;
+            __global const T* xq = xa + (long)oh * sh * WP;
             for (int ow = 0; ow < OW; ++ow) {{
-                CONV_V bv = vload{cw}(0, grow + (long)ow * O);
-                __global const T* xq = xr + (long)ow * sw;
-                #pragma unroll
-                for (int r = 0; r < {rows}; ++r) acc[r] = mad((CONV_V)(xq[rowbase[r]]), bv, acc[r]);
+{step_cw}
+                wsrc += O;
+                xq += sw;
             }}
         }}
     }}
-    for (int r = 0; r < nrows; ++r) {{
-        {t} lanes[{cw}];
-        vstore{cw}(acc[r], 0, lanes);
-        for (int q = 0; q < ocount; ++q) dw_[odw + (long)(o0 + q) * kg + k0 + r] = lanes[q];
-    }}
+{stores_cw}
 }}
+#pragma OPENCL FP_CONTRACT OFF
 """

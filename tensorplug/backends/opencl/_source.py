@@ -61,6 +61,12 @@ def preamble(fp64: bool, *dtypes: str) -> str:
     return "".join(parts)
 
 
+def guarded(body: str) -> str:
+    """``body`` (statements using ``i`` < ``n``) under TP_WHOLE_GROUP (helpers.cl): unguarded for
+    every work-group but the last, which checks ``i < n`` per work-item."""
+    return f"if (TP_WHOLE_GROUP(n)) {{{body}\n    }} else if (i < n) {{{body}\n    }}"
+
+
 def _dims(prefix: str) -> str:
     return ", ".join(f"long {prefix}{k}" for k in range(MAXD))
 
@@ -254,12 +260,13 @@ def elementwise(dtype: str, fp64: bool) -> tuple[str, dict]:
         if expr is None:
             continue
         out = "bool" if op in BOOL_OUT_UNARY else dtype
+        body = guarded(f"""
+        C x = LD(a, oa + i);
+        ST_{out}(o, oo + i, {expr});""")
         src.append(f"""
 __kernel void {op}_c(__global T_{out}* o, long oo, __global const T* a, long oa, long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C x = LD(a, oa + i);
-    ST_{out}(o, oo + i, {expr});
+    {body}
 }}
 __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa, long n, {strided_args}, {_dims('sa')}) {{
     long i = get_global_id(0);
@@ -278,13 +285,14 @@ __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa,
         out = "bool" if op in BOOL_OUT_BINARY else dtype
         head = f"__global T_{out}* o, long oo, __global const T* a, long oa, __global const T* b, long ob, C sa, C sb"
         for mode, xa, yb in (("tt", "LD(a, oa + i)", "LD(b, ob + i)"), ("ts", "LD(a, oa + i)", "sb"), ("st", "sa", "LD(b, ob + i)")):
+            body = guarded(f"""
+        C x = {xa};
+        C y = {yb};
+        ST_{out}(o, oo + i, {expr});""")
             src.append(f"""
 __kernel void {op}_{mode}({head}, long n, __global long* err) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C x = {xa};
-    C y = {yb};
-    ST_{out}(o, oo + i, {expr});
+    {body}
 }}""")
         src.append(f"""
 __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, {_dims('sa')}, {_dims('sb')}) {{
@@ -298,6 +306,8 @@ __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, 
     ST_{out}(o, io, {expr});
 }}""")
         ops[op] = "binary"
+    fill = guarded("""
+        ST(o, oo + i, v);""")
     src.append(f"""
 __kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, __global const T* a, long oa,
                       __global const T* b, long ob, C sa, C sb, int m, long n, {strided_args}, {_dims('sc')}, {_dims('sa')}, {_dims('sb')}) {{
@@ -310,7 +320,7 @@ __kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, 
 }}
 __kernel void fill_c(__global T* o, long oo, C v, long n) {{
     long i = get_global_id(0);
-    if (i < n) ST(o, oo + i, v);
+    {fill}
 }}
 __kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
     long i = get_global_id(0);
@@ -365,13 +375,14 @@ def copy(dst: str, fp64: bool, sources) -> str:
     for s in sources:
         expr = _convert(dst, s, fp64)
         st = f"ST_{dst}(o, io, {expr})"
+        body = guarded(f"""
+        C_{s} x = LD_{s}(a, oa + i);
+        long io = oo + i;
+        {st};""")
         src.append(f"""
 __kernel void copy_{s}_c(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n) {{
     long i = get_global_id(0);
-    if (i >= n) return;
-    C_{s} x = LD_{s}(a, oa + i);
-    long io = oo + i;
-    {st};
+    {body}
 }}
 __kernel void copy_{s}_s(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n,
                          int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}) {{
@@ -437,11 +448,15 @@ def reduce(dtype: str, fp64: bool) -> str:
         bodies["amax"] = (dtype, "C s = LD(a, base);", "if (x > s) s = x;", "s")
         bodies["amin"] = (dtype, "C s = LD(a, base);", "if (x < s) s = x;", "s")
     for name, (out, init, body, result) in bodies.items():
+        one_pass = loop.replace('BODY', body)
+        if name == "sum":
+            one_pass = one_pass.replace("for (long j = 0; j < inner; ++j) {",
+                                        "long j = 0, jend = inner;\n        " + _SUM_UNROLLED + "\n        for (; j < jend; ++j) {")
         src.append(f"""
 __kernel void r_{name}(__global T_{out}* o, long oo, __global const T* a, long oa, long nout, long nred, {kept}) {{
     {setup}
     {init}
-    {loop.replace('BODY', body)}
+    {one_pass}
     ST_{out}(o, io, {result});
 }}""")
     for name, better in (("argmax", ">"), ("argmin", "<")):
@@ -478,6 +493,21 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
     return "".join(src)
 
 
+# A contiguous run of a sum in 8 independent accumulators, then added pairwise: one accumulator
+# is a chain of dependent additions that neither the CPU's pipelines nor PoCL's vectorizer can
+# overlap without reassociating (contraction is off, helpers.cl), 4 cycles per element (sum of
+# 1e7 float32 22.7 ms against PyTorch's 7.2). Plain scalars, so that NVRTC takes it as well.
+_SUM_UNROLLED = """if (inner_st == 1) {
+            ACC p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
+            for (; j + 8 <= jend; j += 8) {
+                __global const T* q = a + ia + j;
+                p0 += (ACC)LD(q, 0); p1 += (ACC)LD(q, 1); p2 += (ACC)LD(q, 2); p3 += (ACC)LD(q, 3);
+                p4 += (ACC)LD(q, 4); p5 += (ACC)LD(q, 5); p6 += (ACC)LD(q, 6); p7 += (ACC)LD(q, 7);
+            }
+            s += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));
+        }"""
+
+
 def _split_reductions(bodies: dict, k: str, sum_out: str, kept: str) -> str:
     """A reduction with few outputs and many elements in two passes (so a full sum of a large
     tensor is not one work-item's loop): ``rp_<op>`` gives each of ``parts`` work-items per output
@@ -494,6 +524,7 @@ def _split_reductions(bodies: dict, k: str, sum_out: str, kept: str) -> str:
     src = []
     for name, (out, init, body, result) in bodies.items():
         ptype = partial[name]
+        unrolled = _SUM_UNROLLED if name == "sum" else ""
         first = "ptype s = part[i * parts];".replace("ptype", ptype)
         final_init = first if name in ("amax", "amin") else init.replace("ACC s", f"{ptype} s").replace("int s", f"{ptype} s")
         src.append(f"""
@@ -514,6 +545,7 @@ __kernel void rp_{name}(__global {ptype}* part, __global const T* a, long oa, lo
         {{ long rem = r; for (int q = rd - 2; q >= 0; --q) {{ long c = rem % rsh[q]; rem /= rsh[q]; ia += c * rsa[q]; }} }}
         long jend = min(inner, j + (t1 - t));
         t += jend - j;
+        {unrolled}
         for (; j < jend; ++j) {{
             C x = LD(a, ia + j * inner_st);
             {body}
@@ -572,53 +604,111 @@ void matmul(__global T* o, long oo, __global const T* a, long oa, __global const
 """
 
 
-#: Rows and columns each work-item of the register-blocked float matmul computes.
-MATMUL_ROWS = 8
+#: Rows and columns each work-item of the register-blocked float matmul computes: 6 rows of two
+#: 8-wide (float64: 4-wide) vectors are 12 accumulators, which with the two vectors of b and the
+#: broadcast of a fill the 16 vector registers of AVX2 without spilling (8 rows spilled).
+MATMUL_ROWS = 6
 MATMUL_COLS = {"float32": 16, "float64": 8}
 
 
+def _gemm_strip(t: str, rows: int, v: int, nvec: int, cols) -> str:
+    """The k loop and the stores of one work-item of ``matmul_blocked``: ``rows`` x ``nvec``
+    accumulators of ``t``+``v`` lanes, b's row k read at the column offsets ``cols`` (literals for
+    a whole strip, clamped indices for the last, partial one) and a's rows as broadcasts."""
+    vt = f"{t}{v}"
+    # The accumulators start at the bias (linear's epilogue, 0 without one).
+    lines = []
+    for j in range(nvec):
+        lanes = ", ".join(f"has_bias ? bias[obias + (c0 + {cols[j * v + i]}) * sbias] : 0" for i in range(v))
+        lines.append(f"        {vt} z{j} = ({vt})({lanes});")
+    lines += [f"        {vt} " + ", ".join(f"c{r}_{j} = z{j}" for r in range(rows) for j in range(nvec)) + ";",
+              "        __global const " + t + "* bk = bp;",
+             "        long ka = 0;",
+             "        for (long k = 0; k < K; ++k) {"]
+    for j in range(nvec):
+        lanes = ", ".join(f"bk[{cols[j * v + i]}]" for i in range(v))
+        lines.append(f"            {vt} b{j} = ({vt})({lanes});")
+    for r in range(rows):
+        lines.append(f"            {vt} x{r} = ({vt})(a{r}[ka]);")
+        lines.append("            " + " ".join(f"c{r}_{j} += x{r} * b{j};" for j in range(nvec)))
+    lines += ["            bk += sbk;", "            ka += sak;", "        }"]
+    for r in range(rows):
+        lines.append(f"        if (row0 + {r} < M) {{")
+        lines.append(f"            __global {t}* orow = o + oo + bat * sob + (row0 + {r}) * som + c0 * son;")
+        for j in range(nvec):
+            for i in range(v):
+                c = j * v + i
+                guard = "" if isinstance(cols[c], int) else f"if ({c} < nt) "
+                lines.append(f"            {guard}orow[{c} * son] = c{r}_{j}.s{'0123456789abcdef'[i]};")
+        lines.append("        }")
+    return "\n".join(lines)
+
+
 def matmul_blocked(dtype: str, fp64: bool) -> str:
-    """float32/float64 matmul for a b with unit column stride: each work-item computes 8 rows of
-    a 16-wide (float64: 8-wide) column strip with vector loads of b, accumulating with mad.
-    Measured on PoCL (2 cores) at 70-90 GFLOP/s against 3-7 for the tiled kernel. The loops over
-    the 8 rows are unrolled: otherwise PoCL 3.1 keeps the accumulators in memory (2-2.6x slower,
-    measured alternating on a busy machine: 512^3 14.7 -> 38 GFLOP/s)."""
+    """float32/float64 matmul: each work-item computes 6 rows of a 16-wide (float64: 8-wide)
+    column strip of one matrix, b's row k of the strip as vectors and a's elements broadcast.
+    b is read either in place (unit column stride: strip j starts at column 16 j, ``sbs`` = 16)
+    or packed by ``pack_b`` into strips of K x 16 contiguous elements, zero-padded to a whole
+    strip (``sbs`` = 16 K, ``sbk`` = 16): the k loop then walks one contiguous stream, which the
+    hardware prefetcher follows (a row stride of N elements defeated it: 128x784x512 10 -> 3 ms,
+    and any b, transposed ones too, takes one copy).
+
+    Written for PoCL on the CPU, where pip's PoCL 3.0 builds its kernel library for a generic ISA
+    level (haswell) and the kernels for the host CPU (znver3 here): LLVM then refuses to inline the
+    library into the kernel, so every built-in (``mad``, ``vload16``, ``min``) is a call, and a
+    call in the k loop sends every accumulator through memory (3 GFLOP/s). The loop therefore
+    uses only operators: ``c += x * b`` contracts to an FMA, and a vector built from adjacent
+    elements compiles to one unaligned load (40-54 GFLOP/s at 128x512x512 on the busy 2-core
+    machine, where OpenBLAS did 28). Work-items go down the rows first, so the ones a core runs
+    in turn share their strip of b. Rows past M read row M-1 and are not stored; the last strip
+    reads column N-1 for the lanes past N (unpacked) and is not stored past N. With ``has_bias``,
+    the accumulators start at ``bias[obias + column * sbias]`` (nn.Linear's bias: no second
+    kernel, and no strided broadcast add)."""
     rows, w = MATMUL_ROWS, MATMUL_COLS[dtype]
     t = "float" if dtype == "float32" else "double"
+    v = 8 if dtype == "float32" else 4
+    nvec = w // v
+    full = _gemm_strip(t, rows, v, nvec, list(range(w)))
+    part = _gemm_strip(t, rows, v, nvec, [f"q{c}" for c in range(w)])
+    clamp = "\n".join(f"        long q{c} = {c} < nt ? {c} : nt - 1;" for c in range(w))
+    arows = "\n".join(f"    __global const {t}* a{r} = ab + (row0 + {r} < M ? row0 + {r} : M - 1) * sam;"
+                      for r in range(rows))
+    # helpers.cl turns contraction off (random numbers must match the CPU bit for bit); here an
+    # FMA per multiply-add is the point, as in OpenBLAS.
     return preamble(fp64, dtype) + f"""
+#pragma OPENCL FP_CONTRACT ON
 __kernel void matmul_blocked(__global {t}* o, long oo, __global const {t}* a, long oa, __global const {t}* b, long ob,
-                             long M, long N, long K, long sob, long som, long son, long sab, long sam, long sak, long sbb, long sbk) {{
-    long c0 = get_global_id(0) * {w}, row0 = get_global_id(1) * {rows}, bat = get_global_id(2);
-    if (c0 >= N) return;
+                             long M, long N, long K, long sob, long som, long son, long sab, long sam, long sak,
+                             long sbb, long sbk, long sbs, __global const {t}* bias, long obias, long sbias, int has_bias) {{
+    long row0 = get_global_id(0) * {rows}, strip = get_global_id(1), bat = get_global_id(2);
+    long c0 = strip * {w};
+    if (row0 >= M || c0 >= N) return;
     __global const {t}* ab = a + oa + bat * sab;
-    __global const {t}* bb = b + ob + bat * sbb;
-    long ro[{rows}];
-    #pragma unroll
-    for (int r = 0; r < {rows}; ++r) ro[r] = min(row0 + r, M - 1) * sam;
-    if (c0 + {w} <= N) {{
-        {t}{w} acc[{rows}];
-        #pragma unroll
-        for (int r = 0; r < {rows}; ++r) acc[r] = ({t}{w})(0);
-        for (long k = 0; k < K; ++k) {{
-            {t}{w} bv = vload{w}(0, bb + k * sbk + c0);
-            #pragma unroll
-            for (int r = 0; r < {rows}; ++r) acc[r] = mad(({t}{w})(ab[ro[r] + k * sak]), bv, acc[r]);
-        }}
-        for (int r = 0; r < {rows}; ++r) {{
-            if (row0 + r >= M) break;
-            {t} vals[{w}];
-            vstore{w}(acc[r], 0, vals);
-            for (int c = 0; c < {w}; ++c) o[oo + bat * sob + (row0 + r) * som + (c0 + c) * son] = vals[c];
-        }}
+    __global const {t}* bp = b + ob + bat * sbb + strip * sbs;
+{arows}
+    long nt = N - c0;
+    if (nt >= {w}) {{
+{full}
     }} else {{
-        for (long c = c0; c < N; ++c) {{
-            for (int r = 0; r < {rows}; ++r) {{
-                if (row0 + r >= M) break;
-                {t} s = 0;
-                for (long k = 0; k < K; ++k) s = mad(ab[ro[r] + k * sak], bb[k * sbk + c], s);
-                o[oo + bat * sob + (row0 + r) * som + c * son] = s;
-            }}
-        }}
+{clamp}
+{part}
+    }}
+}}
+
+/* b (batch, K, N) at any strides into strips of K rows of {w} contiguous elements, zero past N:
+   one work-item per (row k, strip). The guard is a branch the whole work-group takes alike:
+   PoCL vectorizes across work-items only a body without a per-item exit (an `if (k >= K)
+   return;` made this copy 4x slower). */
+__kernel void pack_b(__global {t}* p, __global const {t}* b, long ob, long K, long N, long sbb, long sbk, long sbn,
+                     long strips) {{
+    long k = get_global_id(0), strip = get_global_id(1), bat = get_global_id(2);
+    __global const {t}* src = b + ob + bat * sbb + k * sbk + strip * {w} * sbn;
+    __global {t}* dst = p + ((bat * strips + strip) * K + k) * {w};
+    long nt = N - strip * {w};
+    if (nt >= {w} && (long)(get_group_id(0) + 1) * (long)get_local_size(0) <= K) {{
+        {" ".join(f"dst[{i}] = src[{i} * sbn];" for i in range(w))}
+    }} else if (k < K) {{
+        for (int i = 0; i < {w}; ++i) dst[i] = i < nt ? src[i * sbn] : ({t})0;
     }}
 }}
 """

@@ -18,7 +18,7 @@ import math
 from ...dispatcher import get_operator
 from ..api import is_contiguous
 from . import _fused_source, _source
-from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state
+from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, gemm_blocked
 
 __all__ = ["table"]
 
@@ -26,6 +26,8 @@ _FAMILY = "fused"
 _REDUCE_GROUP = 256  # nll_reduce's reqd_work_group_size
 _POOL_CHUNK = 16  # TP_POOL_CHUNK: outputs per work-item of max_pool2d
 _WEIGHT_GRAD_ITEMS = 64  # work-items conv2d's weight gradient aims for at least
+_WEIGHT_GRAD_PART_BYTES = 256 * 1024  # the transposed gradient per part of its images, at most
+_WEIGHT_GRAD_MAX_PARTS = 64  # partial sums of the weight gradient, at most
 
 
 def _decomposition(name: str):
@@ -161,6 +163,36 @@ def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothi
     return _nll(input, target, weight, reduction, ignore_index, label_smoothing, True)
 
 
+def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index, label_smoothing):
+    """The gradient of cross_entropy with respect to its (N, C, R) logits in one kernel (two for
+    "mean": the targets' total weight first), the incoming gradient read on the device."""
+    if (not _covers_losses(input) or grad.dtype is not input.dtype or target.dtype.name != "int64"
+            or (weight is not None and weight.dtype is not input.dtype)):
+        return _decomposition("cross_entropy_backward")(grad, input, target, weight, reduction, ignore_index,
+                                                        label_smoothing)
+    n, c, r = input.shape
+    state = _state(input)
+    dtype = input.dtype.name
+    out = input.new_empty(input.shape)
+    w_buf, w_off = _operand(weight) if weight is not None else (out.untyped_storage().buffer, 0)
+    w_st = weight.stride()[0] if weight is not None else 0
+    stn, st_r = target.stride()
+    mode = {"none": 0, "sum": 1, "mean": 2}[reduction]
+    sgn, sgr = grad.stride() if mode == 0 else (0, 0)
+    den = state.allocate(_acc_bytes(state, dtype))
+    if mode == 2:
+        _fk(state, dtype, "ce_weight_sum")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), den.buffer,
+                                           *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None),
+                                           n, r, c, int(ignore_index))
+    smoothing = float(label_smoothing)
+    g, l = _rows_global(n * r)
+    _fk(state, dtype, "ce_backward_rows")(
+        state.queue, g, l, *_operand(out), *_operand(grad), sgn, sgr, mode, den.buffer, *_operand(input),
+        *input.stride(), *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None), n, c, r,
+        int(ignore_index), int(smoothing != 0.0), smoothing / c, 1.0 - smoothing)
+    return out
+
+
 def _nll_loss(input, target, weight, reduction, ignore_index):
     if not _covers_losses(input):
         return _decomposition("nll_loss")(input, target, weight, reduction, ignore_index)
@@ -246,17 +278,55 @@ def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mo
     return grad_input
 
 
+# --- linear --------------------------------------------------------------------------------------
+
+def _linear(input, weight, bias):
+    """input @ weight.t() + bias as one blocked matmul whose accumulators start at the bias (the
+    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32). The
+    gradients stay the composite's own (nn/functional.py's _linear_backward)."""
+    dtype = input.dtype.name
+    if (dtype not in _source.MATMUL_COLS or weight.dtype is not input.dtype or weight.ndim != 2 or input.ndim == 0
+            or (bias is not None and (bias.dtype is not input.dtype or tuple(bias.shape) != (weight.shape[0],)))):
+        return _decomposition("linear")(input, weight, bias)
+    outputs, features = weight.shape
+    lead = tuple(input.shape[:-1])
+    rows = math.prod(lead)
+    out = input.new_empty(lead + (outputs,))
+    if rows == 0 or outputs == 0:
+        return out
+    state = _state(input)
+    if features == 0:
+        if bias is None:
+            out.zero_()
+        else:
+            out.copy_(bias.expand(out.shape))
+        return out
+    x = input
+    if input.ndim != 2:
+        # The leading dims as one: a view when they merge, else a contiguous copy.
+        shape_c, (st,) = _coalesce(lead, (input.stride()[:-1],))
+        if len(shape_c) == 1:
+            x_strides = (st[0], input.stride()[-1])
+        else:
+            x = input.contiguous()
+            x_strides = (features, x.stride()[-1])
+    else:
+        x_strides = tuple(input.stride())
+    sw0, sw1 = weight.stride()
+    gemm_blocked(state, dtype, 1, rows, outputs, features, (*_operand(out), (0, outputs, 1)),
+                 (*_operand(x), (0, *x_strides)), (*_operand(weight), (0, sw1, sw0)),
+                 None if bias is None else (*_operand(bias), bias.stride()[0]))
+    return out
+
+
 # --- convolutions --------------------------------------------------------------------------------
 
 def _gemm(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b) -> None:
     """out[i] = a[i] @ b[i] for i < batch; each operand is (buffer, offset, (batch, row, column)
-    strides); b's column stride must be 1 for the blocked kernel (every caller's is)."""
+    strides)."""
     (obuf, ooff, ost), (abuf, aoff, ast), (bbuf, boff, bst) = out, a, b
     if dtype in _source.MATMUL_COLS:
-        w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
-        g = ((n + w - 1) // w, (m + rows - 1) // rows, batch)
-        _kernel(state, "matmul_blocked", dtype, "matmul_blocked")(
-            state.queue, g, (1, 1, 1), obuf, ooff, abuf, aoff, bbuf, boff, m, n, k, *ost, *ast, bst[0], bst[1])
+        gemm_blocked(state, dtype, batch, m, n, k, out, a, b)
         return
     t = _source.TILE
     g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
@@ -422,9 +492,14 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     out = grad.new_empty(weight_shape)
     og, kg = o // groups, cg * kh * kw
     blocks = groups * -(-kg // _fused_source.CONV_ROWS) * -(-og // cols)
-    # Too few blocks to keep the device busy: split the images into parts (partial sums added
-    # after, in part order).
-    parts = min(n, -(-_WEIGHT_GRAD_ITEMS // blocks))
+    # Too few blocks to keep the device busy, or a gradient too big to stay in cache while every
+    # block streams it: split the images into parts (partial sums added after, in part order).
+    # The part is the slowest index of the work-items, so the blocks of one part run one after
+    # the other over the same part of the gradient (CNN's second layer, 64 x 288 taps over 64
+    # images of 24x24: every block re-read the whole 9.4 MB gradient from memory).
+    per_image = oh * ow * o * itemsize
+    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image // _WEIGHT_GRAD_PART_BYTES)),
+                _WEIGHT_GRAD_MAX_PARTS)
     per_part = -(-n // parts)
     parts = -(-n // per_part)
     target = (out.untyped_storage().buffer, out.storage_offset())
@@ -499,9 +574,9 @@ def table() -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively."""
     return {
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
-        "cross_entropy": _cross_entropy, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
+        "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
         "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
         "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
-        "adam_step_": _adam_step,
+        "adam_step_": _adam_step, "linear": _linear,
     }

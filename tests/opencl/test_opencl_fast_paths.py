@@ -1,0 +1,243 @@
+"""Kernels added for issue 14's OpenCL rows, against PyTorch 2.13 in float64 and NumPy: nn.Linear
+as one matmul with the bias in its accumulators, cross_entropy's fused gradient, the contiguous
+elementwise kernels' group-uniform guard (sizes around the work-group size, in place), sums of
+contiguous runs in 8 accumulators (lengths and offsets that are not multiples of 8), and the
+convolutions' 6 x 16 register block (channel and position counts that are not multiples)."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug.backends.opencl import OpenCLBackend
+
+try:
+    import torch
+except ImportError:  # the reference; tensorplug itself does not need it
+    torch = None
+
+AVAILABLE, REASON = OpenCLBackend().is_available()
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"OpenCL backend unavailable: {REASON}")
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
+
+F = tp.nn.functional
+DEV = "opencl"
+
+
+def _host(t) -> np.ndarray:
+    t = t.detach().cpu()
+    if t.dtype in (tp.float16, tp.bfloat16):
+        t = t.float()
+    return t.numpy().astype(np.float64)
+
+
+def _close(got, want, tol):
+    want = np.asarray(want, dtype=np.float64)
+    peak = float(np.nanmax(np.abs(want))) if want.size and not np.isnan(want).all() else 1.0
+    np.testing.assert_allclose(_host(got), want, rtol=tol, atol=tol * max(1.0, peak))
+
+
+# --- linear ----------------------------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("shape,outputs,bias", [((128, 784), 512, True), ((7, 13), 17, True), ((9, 13), 17, False),
+                                                ((2, 3, 5), 10, True), ((6,), 4, True), ((4, 0, 3), 2, True),
+                                                ((3, 0), 5, True), ((200, 9), 1, True)])
+def test_linear_matches_torch(shape, outputs, bias, dtype, tol):
+    """Values and the gradients of input, weight and bias, with and without a bias, for 1-D, 2-D
+    and batched inputs, an empty batch and no input features, partial row blocks and strips."""
+    rng = np.random.default_rng(sum(shape) + outputs)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((outputs, shape[-1]))
+    b = rng.standard_normal(outputs)
+    d = getattr(tp, dtype)
+    xt = tp.tensor(x, dtype=d, device=DEV, requires_grad=True)
+    wt = tp.tensor(w, dtype=d, device=DEV, requires_grad=True)
+    bt = tp.tensor(b, dtype=d, device=DEV, requires_grad=True) if bias else None
+    got = F.linear(xt, wt, bt)
+    xr, wr = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    br = torch.tensor(b, requires_grad=True) if bias else None
+    want = torch.nn.functional.linear(xr, wr, br)
+    assert got.dtype is d and tuple(got.shape) == tuple(want.shape)
+    scale = tol * np.sqrt(max(1, shape[-1]))
+    _close(got, want.detach().numpy(), scale)
+    g = rng.standard_normal(tuple(want.shape))
+    got.backward(tp.tensor(g, dtype=d, device=DEV))
+    want.backward(torch.tensor(g))
+    _close(xt.grad, xr.grad.numpy(), scale * 4)
+    _close(wt.grad, wr.grad.numpy(), scale * 4)
+    if bias:
+        _close(bt.grad, br.grad.numpy(), scale * 4)
+
+
+@needs_torch
+def test_linear_strided_operands_and_other_dtypes():
+    """A transposed input, a sliced weight and a strided bias; 16-bit floats and a bias of
+    another dtype take the decomposition and agree too."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((11, 30))
+    w = rng.standard_normal((40, 22))
+    b = rng.standard_normal(20)
+    xt = tp.tensor(x, dtype=tp.float32, device=DEV).t()  # (30, 11), column stride 30
+    wt = tp.tensor(w, dtype=tp.float32, device=DEV)[::2, :11]  # (20, 11), row stride 44
+    bt = tp.tensor(b.repeat(2), dtype=tp.float32, device=DEV)[::2]
+    want = x.T @ w[::2, :11].T + b.repeat(2)[::2]
+    _close(F.linear(xt, wt, bt), want, 2e-5)
+    for dtype in ("float16", "bfloat16"):
+        d = getattr(tp, dtype)
+        got = F.linear(xt.to(d), wt.to(d), bt.to(d))
+        assert got.dtype is d
+        _close(got, want, 3e-2 if dtype == "bfloat16" else 4e-3)
+    with pytest.raises(RuntimeError):
+        F.linear(xt, wt.t(), bt)
+
+
+# --- cross_entropy's gradient ----------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-6), ("float64", 1e-12), ("float16", 4e-3)])
+@pytest.mark.parametrize("classes", [10, 1003])
+def test_cross_entropy_gradient_dtypes_and_layouts(dtype, tol, classes):
+    """The fused gradient for rows whose length is and is not a multiple of the 8-wide vectors, a
+    non-contiguous (transposed) input, float64 and float16, every reduction, against float64."""
+    rng = np.random.default_rng(classes)
+    x = rng.standard_normal((classes, 6)) * 3  # used transposed: (6, classes) with column stride 6
+    target = rng.integers(0, classes, 6)
+    target[2] = -100
+    d = getattr(tp, dtype)
+    for reduction in ("none", "mean", "sum"):
+        xt = tp.tensor(x, dtype=d, device=DEV).t().detach().requires_grad_(True)
+        ref_x = _host(xt).copy()  # the logits as rounded to the dtype
+        xr = torch.tensor(ref_x, requires_grad=True)
+        got = F.cross_entropy(xt, tp.tensor(target, device=DEV), reduction=reduction)
+        want = torch.nn.functional.cross_entropy(xr, torch.tensor(target), reduction=reduction)
+        g = rng.standard_normal(tuple(want.shape))
+        got.backward(tp.tensor(g, dtype=d, device=DEV))
+        want.backward(torch.tensor(g))
+        assert xt.grad.dtype is d
+        _close(xt.grad, xr.grad.numpy(), tol)
+
+
+@needs_torch
+def test_cross_entropy_gradient_all_ignored_and_double_backward():
+    """Every target ignored: the mean's gradient is NaN (0 / 0) as PyTorch's; the gradient's own
+    derivative (through the composite's formula) matches PyTorch's double backward."""
+    x = np.random.default_rng(3).standard_normal((4, 5))
+    xt = tp.tensor(x, dtype=tp.float32, device=DEV, requires_grad=True)
+    F.cross_entropy(xt, tp.tensor(np.full(4, -100), device=DEV)).backward()
+    xr = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.cross_entropy(xr, torch.full((4,), -100)).backward()
+    np.testing.assert_array_equal(np.isnan(_host(xt.grad)), np.isnan(xr.grad.numpy()))
+    target = np.array([1, 0, 4, 2])
+    xt = tp.tensor(x, dtype=tp.float64, device=DEV, requires_grad=True)
+    (grad,) = tp.autograd.grad(F.cross_entropy(xt, tp.tensor(target, device=DEV), label_smoothing=0.1), xt,
+                               create_graph=True)
+    (grad * grad).sum().backward()
+    xr = torch.tensor(x, requires_grad=True)
+    (gr,) = torch.autograd.grad(torch.nn.functional.cross_entropy(xr, torch.tensor(target), label_smoothing=0.1), xr,
+                                create_graph=True)
+    (gr * gr).sum().backward()
+    _close(grad, gr.detach().numpy(), 1e-12)
+    _close(xt.grad, xr.grad.numpy(), 1e-10)
+
+
+# --- the contiguous elementwise kernels' guard ----------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 511, 4097])
+def test_elementwise_sizes_around_the_group(n):
+    """Sizes just below, at and above whole work-groups: every element written once, none past
+    the end (the tensors are views into a bigger buffer whose tail must keep its values), in place
+    too, against NumPy."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n + 7).astype(np.float32)
+    b = rng.standard_normal(n + 7).astype(np.float32)
+    at, bt = tp.tensor(a, device=DEV), tp.tensor(b, device=DEV)
+    head_a, head_b = at[:n], bt[:n]
+    np.testing.assert_array_equal(_host(head_a + head_b), (a[:n] + b[:n]).astype(np.float64))
+    np.testing.assert_array_equal(_host(head_a * 2.5), (a[:n] * np.float32(2.5)).astype(np.float64))
+    np.testing.assert_array_equal(_host(F.relu(head_a)), np.maximum(a[:n], 0).astype(np.float64))
+    head_a.mul_(0.5).add_(head_b)  # in place: each element read and written by its own work-item
+    want = a.copy()
+    want[:n] = a[:n] * np.float32(0.5) + b[:n]
+    np.testing.assert_array_equal(_host(at), want.astype(np.float64))
+    head_b.fill_(3.0)
+    want_b = b.copy()
+    want_b[:n] = 3.0
+    np.testing.assert_array_equal(_host(bt), want_b.astype(np.float64))
+    half = head_a.to(tp.float16)
+    np.testing.assert_array_equal(_host(half), want[:n].astype(np.float16).astype(np.float64))
+
+
+# --- sums ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-6), ("float64", 1e-13), ("float16", 1e-3), ("int32", 0)])
+@pytest.mark.parametrize("shape,dim", [((10_003,), None), ((1_000_001,), None), ((37, 1029), 1), ((5, 200_003), 1),
+                                       ((300, 70), 0), ((3, 4, 9), (0, 2))])
+def test_sums_match_numpy(shape, dim, dtype, tol):
+    """Full sums (the two-pass split) and sums over contiguous and strided dims, of a view that
+    starts at an odd offset, against float64 NumPy of the same (rounded) values."""
+    rng = np.random.default_rng(sum(shape))
+    size = int(np.prod(shape))
+    # a mean of 0.25 (no cancellation to hide errors) but not for float16, whose sums would pass 65504
+    x = rng.integers(-50, 50, size + 3) if dtype == "int32" else rng.standard_normal(size + 3) + (dtype != "float16") / 4
+    x = x.astype(dtype)
+    t = tp.tensor(x, device=DEV)[3:].reshape(shape)
+    ref = x[3:].astype(np.float64).reshape(shape)
+    got = t.sum() if dim is None else t.sum(dim)
+    want = ref.sum() if dim is None else ref.sum(axis=dim)
+    scale = np.sqrt(ref.size) * (np.abs(ref).max() if ref.size else 1)
+    # the result is also rounded to the dtype (up to an ulp of it)
+    rounding = {"float32": 2.4e-7, "float64": 4.5e-16, "float16": 1e-3, "int32": 0}[dtype]
+    np.testing.assert_allclose(_host(got), want, rtol=rounding, atol=tol * scale)
+
+
+# --- convolutions -------------------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("case", [
+    # (N, C, H, W, O, k, stride, padding, dilation, groups): output positions and channels that
+    # are not multiples of the 6 x 16 block
+    (2, 3, 7, 9, 5, 3, 1, 1, 1, 1), (1, 4, 11, 5, 17, 2, 2, 0, 1, 1), (3, 6, 8, 8, 18, 3, 1, 2, 2, 3),
+    (2, 1, 28, 28, 32, 3, 1, 0, 1, 1)])
+def test_conv2d_blocks_match_torch(case, dtype, tol):
+    """conv2d with a bias, and its input and weight gradients, against PyTorch in float64."""
+    n, c, h, w, o, k, stride, padding, dilation, groups = case
+    rng = np.random.default_rng(h * w + o)
+    x = rng.standard_normal((n, c, h, w))
+    wt_np = rng.standard_normal((o, c // groups, k, k))
+    b = rng.standard_normal(o)
+    d = getattr(tp, dtype)
+    xt = tp.tensor(x, dtype=d, device=DEV, requires_grad=True)
+    wt = tp.tensor(wt_np, dtype=d, device=DEV, requires_grad=True)
+    bt = tp.tensor(b, dtype=d, device=DEV, requires_grad=True)
+    got = F.conv2d(xt, wt, bt, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    xr, wr, br = (torch.tensor(v, requires_grad=True) for v in (x, wt_np, b))
+    want = torch.nn.functional.conv2d(xr, wr, br, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    scale = tol * np.sqrt(c * k * k)
+    _close(got, want.detach().numpy(), scale)
+    g = rng.standard_normal(tuple(want.shape))
+    got.backward(tp.tensor(g, dtype=d, device=DEV))
+    want.backward(torch.tensor(g))
+    _close(xt.grad, xr.grad.numpy(), scale * 4)
+    _close(wt.grad, wr.grad.numpy(), scale * 8)
+    _close(bt.grad, br.grad.numpy(), scale * 8)
+
+
+@needs_torch
+@pytest.mark.parametrize("part_bytes", [1, 40_000])
+def test_conv2d_weight_gradient_in_parts(monkeypatch, part_bytes):
+    """The weight gradient split into parts of the images (one image per part, and a few images
+    per part with an uneven last part), the partial sums added after, against PyTorch."""
+    from tensorplug.backends.opencl import fused
+
+    monkeypatch.setattr(fused, "_WEIGHT_GRAD_PART_BYTES", part_bytes)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((7, 5, 12, 13))
+    w = rng.standard_normal((19, 5, 3, 3))
+    xt = tp.tensor(x, dtype=tp.float32, device=DEV)
+    wt = tp.tensor(w, dtype=tp.float32, device=DEV, requires_grad=True)
+    out = F.conv2d(xt, wt, padding=1)
+    g = rng.standard_normal(tuple(out.shape))
+    out.backward(tp.tensor(g, dtype=tp.float32, device=DEV))
+    want = torch.nn.grad.conv2d_weight(torch.tensor(x), w.shape, torch.tensor(g), padding=1).numpy()
+    _close(wt.grad, want, 2e-5 * np.sqrt(7 * 12 * 13))
