@@ -22,6 +22,16 @@ CASES = {
     "add": ("a = L.ones(4); b = L.ones(4)", "a + b"),
     "backward": ("g = L.ones(4, requires_grad=True); h = L.ones(4, requires_grad=True)",
                  "(g * h).sum().backward()"),
+    # bench_training.py's small-regression step (pytorch/examples' regression), one statement.
+    "regression": ("L.manual_seed(0); fc = L.nn.Linear(4, 1); x = L.randn(32, 4); y = L.randn(32, 1)\n"
+                   "def step():\n"
+                   "    fc.zero_grad()\n"
+                   "    loss = L.nn.functional.smooth_l1_loss(fc(x), y)\n"
+                   "    loss.item()\n"
+                   "    loss.backward()\n"
+                   "    for p in fc.parameters():\n"
+                   "        p.data.add_(-0.1 * p.grad)",
+                   "step()"),
 }
 
 
@@ -56,7 +66,7 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--number", type=int, default=None, help="iterations (default: 2000 add, 300 backward)")
+    parser.add_argument("--number", type=int, default=None, help="iterations (default: 2000 add, 300 the others)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt install valgrind)")
