@@ -5,23 +5,12 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from complex_gradients import numeric_gradient
 
 
 def _values(shape, seed):
     rng = np.random.default_rng(seed)
     return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-
-
-def numeric_gradient(loss, z: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """dL/dRe + i dL/dIm of NumPy function ``loss`` at complex ``z``, by central differences."""
-    grad = np.zeros_like(z)
-    for index in np.ndindex(z.shape):
-        for unit in (1.0, 1j):
-            step = np.zeros_like(z)
-            step[index] = eps * unit
-            slope = (loss(z + step) - loss(z - step)) / (2 * eps)
-            grad[index] += slope * unit
-    return grad
 
 
 # name -> (tensorplug/torch expression, NumPy expression) of a real loss of complex z.

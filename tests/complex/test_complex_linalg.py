@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from complex_gradients import numeric_gradient
 
 DTYPES = [(tp.complex64, 1e-4), (tp.complex128, 1e-10)]
 
@@ -88,15 +89,6 @@ def test_decompositions_and_norms(device, dtype, rtol):
 
 
 # --- gradients ------------------------------------------------------------------------------
-def numeric_gradient(loss, z: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """dL/dRe + i dL/dIm of NumPy function ``loss`` at complex ``z``, by central differences."""
-    grad = np.zeros_like(z)
-    for index in np.ndindex(z.shape):
-        for unit in (1.0, 1j):
-            step = np.zeros_like(z)
-            step[index] = eps * unit
-            grad[index] += (loss(z + step) - loss(z - step)) / (2 * eps) * unit
-    return grad
 
 
 W = np.array([[0.3 - 0.7j, 1.1 + 0.2j, -0.4j], [0.9, -0.5 + 0.5j, 0.25 + 1j], [-1.2 + 0.3j, 0.6j, 0.8 - 0.1j]])

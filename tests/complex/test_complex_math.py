@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from complex_gradients import numeric_gradient
 
 DTYPES = [(tp.complex64, 2e-5), (tp.complex128, 1e-11)]
 INF, NAN = math.inf, math.nan
@@ -177,15 +178,6 @@ def test_refused_ops_name_themselves():
 
 
 # --- gradients ------------------------------------------------------------------------------
-def numeric_gradient(loss, z: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """dL/dRe + i dL/dIm of NumPy function ``loss`` at complex ``z``, by central differences."""
-    grad = np.zeros_like(z)
-    for index in np.ndindex(z.shape):
-        for unit in (1.0, 1j):
-            step = np.zeros_like(z)
-            step[index] = eps * unit
-            grad[index] += (loss(z + step) - loss(z - step)) / (2 * eps) * unit
-    return grad
 
 
 # name -> (tensorplug/torch expression of a real loss, the NumPy expression)

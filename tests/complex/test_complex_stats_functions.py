@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from complex_gradients import numeric_gradient
 
 DTYPES = [(tp.complex64, 1e-5), (tp.complex128, 1e-12)]
 IDS = ["complex64", "complex128"]
@@ -214,17 +215,6 @@ def test_inverse_hyperbolic_refuse_non_tensors():
 
 
 # --- gradients ------------------------------------------------------------------------------
-def numeric_gradient(loss, z: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """dL/dRe + i dL/dIm of NumPy function ``loss`` at ``z`` by central differences (only dL/dx
-    for real ``z``)."""
-    grad = np.zeros_like(z)
-    units = (1.0, 1j) if np.iscomplexobj(z) else (1.0,)
-    for index in np.ndindex(z.shape):
-        for unit in units:
-            step = np.zeros_like(z)
-            step[index] = eps * unit
-            grad[index] += (loss(z + step) - loss(z - step)) / (2 * eps) * unit
-    return grad
 
 
 _WEIGHTS = np.arange(1.0, 13.0).reshape(3, 4) / 7
