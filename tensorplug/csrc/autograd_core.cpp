@@ -211,19 +211,20 @@ PyObject* call_fallback(RecordingKernel* self, PyObject* const* args, size_t nar
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
-// The kernel below Autograd for key set `below` (an int): table[below], or lookup(below).
-PyObject* kernel_below(RecordingKernel* self, PyObject* below) {
-    PyObject* kernel = PyDict_GetItemWithError(self->table, below);
+// An operator's kernel for key set `key` (an int): table[key], or lookup(key) on a miss, as
+// Operator.lookup does. New reference.
+PyObject* kernel_for(PyObject* table, PyObject* lookup, PyObject* key) {
+    PyObject* kernel = PyDict_GetItemWithError(table, key);
     if (kernel) {
         Py_INCREF(kernel);
         return kernel;
     }
-    return PyErr_Occurred() ? nullptr : PyObject_CallOneArg(self->lookup, below);
+    return PyErr_Occurred() ? nullptr : PyObject_CallOneArg(lookup, key);
 }
 
 // Runs kernel(out, *args) below Autograd; args[0] is `below`. New reference to its result.
 PyObject* run_below(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
-    PyObject* kernel = kernel_below(self, args[0]);
+    PyObject* kernel = kernel_for(self->table, self->lookup, args[0]);  // the kernel below Autograd
     if (!kernel) return nullptr;
     PyObject* done = PyObject_Vectorcall(kernel, args + 1, nargs - 1, nullptr);
     Py_DECREF(kernel);
@@ -598,9 +599,7 @@ int add_in_place(PyObject* target, PyObject* grad) {
     }
     PyObject* key = PyLong_FromLongLong(g.hotpath->thread_keys(keys_a | keys_b));
     if (!key) return -1;
-    PyObject* kernel = PyDict_GetItemWithError(g.add_table, key);
-    if (kernel) Py_INCREF(kernel);
-    else if (!PyErr_Occurred()) kernel = PyObject_CallOneArg(g.add_lookup, key);
+    PyObject* kernel = kernel_for(g.add_table, g.add_lookup, key);
     Py_DECREF(key);
     if (!kernel) return -1;
     PyObject* args[3] = {target, target, grad};
