@@ -115,7 +115,10 @@ from .frontend.legacy import (  # noqa: E402  (PyTorch's legacy constructors)
     ShortTensor,
 )
 from ._settings import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, set_float32_matmul_precision, ...)
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
+from .amp import (  # noqa: E402
+    autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
 
@@ -127,6 +130,9 @@ from .frontend.complex import (  # noqa: E402
 
 _complex.register()
 from . import fft  # noqa: E402
+from .amp import _casting as _autocast_casting  # noqa: E402
+
+_autocast_casting.register_kernels()  # the Autocast key's kernels, once linalg's and fft's ops exist
 from .array_api import _tensor_methods as _array_api_methods  # noqa: E402,F401  (Tensor.__array_namespace__, to_device)
 
 

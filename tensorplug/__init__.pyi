@@ -259,6 +259,9 @@ def clamp_max(input: Tensor, max: _TensorOrNumber, *, out: Tensor | None = ...) 
 def clamp_min(input: Tensor, min: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``max(input, min)`` elementwise (NaN propagates)."""
 
+def clear_autocast_cache() -> None:
+    """Forget the weights cast in this thread's autocast region (the outermost exit does this)."""
+
 def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
 
@@ -450,6 +453,9 @@ def inner(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None 
 
 def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
+
+def is_autocast_cache_enabled() -> _bool:
+    """See torch.is_autocast_cache_enabled."""
 
 def is_autocast_enabled(device_type: _str = ...) -> _bool:
     """See torch.is_autocast_enabled."""
@@ -760,8 +766,14 @@ def seed() -> _int:
 def select(input: Tensor, dim: _Dims, index: Any) -> Tensor:
     """See torch.select."""
 
+def set_autocast_cache_enabled(enabled: _bool) -> None:
+    """See torch.set_autocast_cache_enabled."""
+
 def set_autocast_dtype(device_type: _str, dtype: _dtype) -> None:
     """See torch.set_autocast_dtype."""
+
+def set_autocast_enabled(device_type: _str, enabled: _bool) -> None:
+    """Turn autocast on or off for ``device_type`` in this thread without a context (PyTorch's ``torch.set_autocast_enabled``; the ``autocast`` context is the usual way)."""
 
 def set_default_device(d: Any) -> None:
     """Make factories create tensors on ``d`` when no ``device=`` is given."""

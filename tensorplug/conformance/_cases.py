@@ -53,16 +53,23 @@ def _safe_regex(pattern: str) -> str:
         return re.escape(pattern)
 
 
-def forward_cases(declared, pattern=None) -> list[Case]:
+def forward_cases(declared, pattern=None, autocast_declared=frozenset()) -> list[Case]:
     cases = []
     for entry in op_database().values():
         if not op_selected(entry.name, pattern):
             continue
         for dtype in ALL_DTYPES:
-            if dtype in entry.dtypes:
-                level = dtype_level(dtype, declared)
-                cases.append(Case("forward", entry.name, dtype, level, entry,
-                                  f"not supported: the backend does not declare {dtype}" if level == "not supported" else ""))
+            if dtype not in entry.dtypes:
+                continue
+            if entry.needs_autocast:
+                # An autocast item's dtype is declared by Backend.autocast_dtypes, not Backend.dtypes.
+                ok = dtype in autocast_declared and dtype in declared
+                cases.append(Case("forward", entry.name, dtype, "declared" if ok else "not supported", entry,
+                                  "" if ok else f"not supported: the backend does not declare {dtype} for autocast"))
+                continue
+            level = dtype_level(dtype, declared)
+            cases.append(Case("forward", entry.name, dtype, level, entry,
+                              f"not supported: the backend does not declare {dtype}" if level == "not supported" else ""))
     return cases
 
 

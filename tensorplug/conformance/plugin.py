@@ -45,6 +45,7 @@ class Context:
         self.quick = config.getoption("--tensorplug-quick")
         self.backend = resolve_backend(tp, self.device)
         self.declared = frozenset(self.backend.dtypes)
+        self.autocast_declared = frozenset(getattr(self.backend, "autocast_dtypes", ()))
         self.has_float64 = "float64" in self.declared
 
 
@@ -105,7 +106,7 @@ def _progress(config, record):
 
 def _cases_for(kind, ctx):
     if kind == "forward":
-        return _cases.forward_cases(ctx.declared, ctx.ops)
+        return _cases.forward_cases(ctx.declared, ctx.ops, ctx.autocast_declared)
     if kind == "gradient":
         return _cases.gradient_cases(ctx.declared, ctx.ops)
     if kind == "errors":

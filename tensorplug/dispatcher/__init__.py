@@ -4,7 +4,7 @@ It knows nothing of tensors or of any backend: the frontend tells it how to read
 set (``set_keyset_extractor``) and backends register kernels against keys.
 """
 from ._explain import explain
-from ._keys import AUTOGRAD, COMPLEX, INPLACE_OR_VIEW, PROFILER, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
+from ._keys import AUTOCAST, AUTOGRAD, COMPLEX, INPLACE_OR_VIEW, PROFILER, DispatchKey, allocate_backend_key, backend_keys, highest_key, keys_in
 from ._operator import (
     Operator,
     Resolution,
@@ -19,9 +19,10 @@ from ._operator import (
     register_kernel,
     set_keyset_extractor,
 )
-from ._state import ExcludeKeys, IncludeKeys, local_state
+from ._state import ExcludeKeys, IncludeKeys, MaskKeys, local_state
 
 __all__ = [
+    "AUTOCAST",
     "AUTOGRAD",
     "COMPLEX",
     "INPLACE_OR_VIEW",
@@ -29,6 +30,7 @@ __all__ = [
     "DispatchKey",
     "ExcludeKeys",
     "IncludeKeys",
+    "MaskKeys",
     "Operator",
     "Resolution",
     "allocate_backend_key",

@@ -4,9 +4,12 @@ A key set is a plain ``int`` bit mask: the dispatcher's hot path is one ``|``, o
 dict lookup per call, so key sets must be as cheap as Python allows. A higher bit is a higher
 priority, so the key that handles a call is the highest set bit of the call's key set.
 
-Fixed keys take the top bits. Profiler sits above everything, at bit 30: it is only ever in a key
-set while a profiler runs in the thread (it joins through the thread's include set), so ordinary
-calls keep their single-digit ints. Complex sits above Autograd: every tensor of a complex dtype
+Fixed keys take the top bits. Autocast sits above everything, at bit 31, and Profiler below it at
+bit 30: each is only ever in a key set while an autocast region or a profiler is active in the
+thread (they join through the thread's include set), so ordinary calls keep their single-digit
+ints. Autocast is above Complex and Autograd because its kernels cast their inputs with ordinary
+ops (recorded by autograd like any other) and then call the op again below themselves; complex
+tensors are never cast. Complex sits above Autograd: every tensor of a complex dtype
 carries it, and its kernels rewrite a complex op as real ops on ``view_as_real`` views, which
 record their own autograd nodes below it (docs/complex.md). Backend keys are handed out from bit 1 upwards when a backend
 registers, which lets any number of backends coexist in one process.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "DispatchKey",
+    "AUTOCAST",
     "PROFILER",
     "COMPLEX",
     "AUTOGRAD",
@@ -26,6 +30,7 @@ __all__ = [
 ]
 
 # Bits below 2**30 keep key sets in CPython's single-digit ints, whose arithmetic is fastest.
+_AUTOCAST_BIT = 31
 _PROFILER_BIT = 30
 _COMPLEX_BIT = 29
 _AUTOGRAD_BIT = 28
@@ -48,12 +53,14 @@ class DispatchKey:
         return f"DispatchKey.{self.name}"
 
 
+AUTOCAST = DispatchKey("Autocast", _AUTOCAST_BIT, is_backend=False)
 PROFILER = DispatchKey("Profiler", _PROFILER_BIT, is_backend=False)
 COMPLEX = DispatchKey("Complex", _COMPLEX_BIT, is_backend=False)
 AUTOGRAD = DispatchKey("Autograd", _AUTOGRAD_BIT, is_backend=False)
 INPLACE_OR_VIEW = DispatchKey("InplaceOrView", _INPLACE_OR_VIEW_BIT, is_backend=False)
 
 _keys_by_bit: dict[int, DispatchKey] = {
+    AUTOCAST.bit: AUTOCAST,
     PROFILER.bit: PROFILER,
     COMPLEX.bit: COMPLEX,
     AUTOGRAD.bit: AUTOGRAD,

@@ -13,27 +13,29 @@ from __future__ import annotations
 
 from .. import _hotpath
 
-__all__ = ["local_state", "ExcludeKeys", "IncludeKeys"]
+__all__ = ["local_state", "MaskKeys", "ExcludeKeys", "IncludeKeys"]
 
 local_state = _hotpath.local_state
 
 
-class ExcludeKeys:
-    """Context manager that removes ``keys`` (a key set) from every call in this thread.
+class MaskKeys:
+    """Context manager that allows the keys ``allow`` and removes the keys ``deny`` (key sets)
+    for every call in this thread: ``mask = (mask | allow) & ~deny``.
 
     The previous mask is kept on a per-thread stack, so one instance may be entered from
     several threads or nested.
     """
 
-    __slots__ = ("keys",)
+    __slots__ = ("allow", "deny")
 
-    def __init__(self, keys: int):
-        self.keys = keys
+    def __init__(self, allow: int = 0, deny: int = 0):
+        self.allow = allow
+        self.deny = deny
 
     def __enter__(self):
         state = local_state
         state.saved_masks.append(state.mask)
-        state.mask &= ~self.keys
+        state.mask = (state.mask | self.allow) & ~self.deny
         return self
 
     def __exit__(self, *exc_info):
@@ -42,13 +44,19 @@ class ExcludeKeys:
         return False
 
 
-class IncludeKeys(ExcludeKeys):
-    """Context manager that allows ``keys`` again (e.g. enable_grad inside no_grad)."""
+class ExcludeKeys(MaskKeys):
+    """Removes ``keys`` (a key set) from every call in this thread (``no_grad``)."""
 
     __slots__ = ()
 
-    def __enter__(self):
-        state = local_state
-        state.saved_masks.append(state.mask)
-        state.mask |= self.keys
-        return self
+    def __init__(self, keys: int):
+        super().__init__(deny=keys)
+
+
+class IncludeKeys(MaskKeys):
+    """Allows ``keys`` again (``enable_grad`` inside ``no_grad``)."""
+
+    __slots__ = ()
+
+    def __init__(self, keys: int):
+        super().__init__(allow=keys)

@@ -15,6 +15,7 @@ import operator
 from collections.abc import Sequence
 
 from ..frontend import dtypes as _dt
+from ..frontend.autocast_hook import autocast_function
 from ..frontend.complex import conj, view_as_complex, view_as_real
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
@@ -107,6 +108,7 @@ def _resize(x: Tensor, dims: tuple, sizes: list) -> Tensor:
     return x
 
 
+@autocast_function("fft")
 def _c2c(op: str, input, s, dim, norm, forward: bool, default_all: bool = True) -> Tensor:
     _check_input(op, input)
     dims, sizes = _dims_and_sizes(op, input, s, dim, default_all)
@@ -118,6 +120,7 @@ def _c2c(op: str, input, s, dim, norm, forward: bool, default_all: bool = True) 
     return view_as_complex(fft_c2c(pairs, dims, normalization, forward))
 
 
+@autocast_function("fft")
 def _r2c(op: str, input, s, dim, norm, forward: bool, default_all: bool = True) -> Tensor:
     _check_input(op, input)
     x = _real_input(op, input)
@@ -128,6 +131,7 @@ def _r2c(op: str, input, s, dim, norm, forward: bool, default_all: bool = True) 
     return result if forward else conj(result)  # ihfft is the conjugate of the scaled rfft
 
 
+@autocast_function("fft")
 def _c2r(op: str, input, s, dim, norm, forward: bool, default_all: bool = True) -> Tensor:
     _check_input(op, input)
     dims, sizes = _dims_and_sizes(op, input, s, dim, default_all)

@@ -13,6 +13,7 @@ from ._decompositions import _svd, svdvals
 from ._least_squares import pinv
 from ._op import linalg_op
 from ._solvers import _broadcast_pair, _solve_triangular, det, inv, logdet, slogdet as _linalg_slogdet
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power"]
 
@@ -73,6 +74,7 @@ def _cholesky_solve(B, L, upper):
     return _solve_triangular(L.mT, _solve_triangular(L, B, False, False), True, False)
 
 
+@autocast_function("linalg")
 def cholesky_solve(B, L, upper=False, *, out=None) -> Tensor:
     """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the
     Cholesky factor (torch.cholesky_solve); batch dims broadcast."""

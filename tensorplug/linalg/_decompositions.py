@@ -29,6 +29,7 @@ from ._checks import check_float, check_matrix, check_square, check_tensor
 from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _solve_triangular
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals"]
 
@@ -88,6 +89,7 @@ def _qr(A, mode):
     return to_device(q, A), to_device(r, A)
 
 
+@autocast_function("linalg")
 def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
     """``(Q, R)`` with ``A = Q R``, Q orthonormal columns and R upper triangular; ``mode`` is
     'reduced' (Q is m x k, k = min(m, n)), 'complete' (Q is m x m) or 'r' (R only; Q empty).
@@ -157,6 +159,7 @@ def _check_driver(op: str, driver) -> None:
         raise RuntimeError(f"{op}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
 
 
+@autocast_function("linalg")
 def svd(A, full_matrices=True, *, driver=None, out=None) -> _results.linalg_svd:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Gradients need
     ``full_matrices=False`` unless only S is used (the extra columns are not unique)."""
@@ -181,6 +184,7 @@ def _svdvals(A):
     return to_device(np.linalg.svd(to_host(A), compute_uv=False), A, A._dtype.to_real())
 
 
+@autocast_function("linalg")
 def svdvals(A, *, driver=None, out=None) -> Tensor:
     """The singular values of each matrix, descending (no singular vectors are computed unless
     a gradient needs them)."""
@@ -218,6 +222,7 @@ def _check_uplo(UPLO) -> str:
     return UPLO.upper()
 
 
+@autocast_function("linalg")
 def eigh(A, UPLO="L", *, out=None) -> _results.linalg_eigh:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, reading its lower (``UPLO='L'``)
     or upper triangle; eigenvalues ascending, eigenvectors in the columns."""
@@ -241,6 +246,7 @@ def _eigvalsh(A, UPLO):
     return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A, A._dtype.to_real())
 
 
+@autocast_function("linalg")
 def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending."""
     check_tensor("linalg.eigvalsh", A)
@@ -291,6 +297,7 @@ def _eig(A):
     return to_device(w, A, dtype), to_device(v, A, dtype)
 
 
+@autocast_function("linalg")
 def eig(A, *, out=None) -> _results.linalg_eig:
     """``(eigenvalues, eigenvectors)`` of each square matrix: complex (complex64 for float32 and
     complex64 input, complex128 for float64 and complex128), eigenvectors in the columns with
@@ -316,6 +323,7 @@ def _eigvals(A):
     return to_device(np.linalg.eigvals(to_host(A)), A, A._dtype.to_complex())
 
 
+@autocast_function("linalg")
 def eigvals(A, *, out=None) -> Tensor:
     """The (complex) eigenvalues of each square matrix, as :func:`eig` orders them."""
     check_tensor("linalg.eigvals", A)

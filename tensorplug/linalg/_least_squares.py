@@ -21,6 +21,7 @@ from ._decompositions import _eigh, _eigvalsh, _svd, _svdvals
 from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _broadcast_pair
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["lstsq", "pinv", "matrix_rank"]
 
@@ -72,6 +73,7 @@ def _pinv(A, atol, rtol, hermitian):
     return (Vh.mH * inverse.unsqueeze(-2)) @ U.mH
 
 
+@autocast_function("linalg")
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of each matrix: singular values (absolute eigenvalues
     when ``hermitian``) at most ``max(atol, rtol * largest)`` count as zero (``rcond`` is
@@ -143,6 +145,7 @@ def _lstsq(A, B, rcond, driver):
     return to_device(solution.reshape(batch_shape + (n, k)), A), res, rank, svals
 
 
+@autocast_function("linalg")
 def lstsq(A, B, rcond=None, *, driver=None) -> _results.linalg_lstsq:
     """A least-squares solution of ``A X = B`` for each matrix pair (batch dims broadcast):
     ``(solution, residuals, rank, singular_values)`` with PyTorch's rules for which of the last

@@ -22,6 +22,7 @@ from ._checks import (LinAlgError, batch_prefix, check_float, check_same_dtype, 
                       check_matrix)
 from ._host import first_non_positive_minor, first_zero_pivot, to_device, to_host
 from ._op import linalg_op
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["inv", "solve", "solve_triangular", "det", "slogdet", "logdet", "cholesky"]
 
@@ -54,6 +55,7 @@ def _inv(A):
     return to_device(result, A)
 
 
+@autocast_function("linalg")
 def inv(A, *, out=None) -> Tensor:
     """The inverse of each square matrix in ``A`` (``*, n, n``); raises :class:`LinAlgError`
     naming the batch element when one is singular.
@@ -100,6 +102,7 @@ def _broadcast_pair(op: str, A: Tensor, B: Tensor) -> tuple:
     return A, B
 
 
+@autocast_function("linalg")
 def solve(A, B, *, left=True, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``), with batch dims broadcast;
     ``B`` may be a (batch of) vector(s), as in PyTorch. Raises :class:`LinAlgError` for a
@@ -182,6 +185,7 @@ def _substitute(a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
     return x
 
 
+@autocast_function("linalg")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``: only
     the ``upper`` (or lower) triangle is read; ``unitriangular`` takes the diagonal as ones."""
@@ -233,6 +237,7 @@ def _det(A):
     return to_device(np.linalg.det(to_host(A)), A)
 
 
+@autocast_function("linalg")
 def det(A, *, out=None) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is
     singular (through the SVD).
@@ -268,6 +273,7 @@ def _slogdet(A):
     return to_device(sign, A), to_device(logabsdet, A, A._dtype.to_real())
 
 
+@autocast_function("linalg")
 def slogdet(A, *, out=None) -> _results.linalg_slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (sign 0 and -inf when
     singular); only ``logabsdet`` is differentiable."""
@@ -333,6 +339,7 @@ def _cholesky(A):
     return to_device(result, A)
 
 
+@autocast_function("linalg")
 def cholesky(A, *, upper=False, out=None) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; ``U`` with ``A = U^T U`` when ``upper``) of each
     symmetric positive-definite matrix; reads only the lower (upper) triangle. Raises

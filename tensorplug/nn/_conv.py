@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 
+from ..frontend import dtypes as _dt
 from ..frontend.factories import full, zeros
 from ..frontend.ops import copying
 from ..frontend.ops._composite import composite
@@ -19,6 +20,7 @@ from ..frontend.ops.joining import stack
 from ..frontend.tensor import Tensor
 from ..frontend.views import as_strided, slice_dim
 from ._activations import check_tensor
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 
@@ -96,6 +98,11 @@ def conv_out_size(size: int, kernel: int, stride: int, padding: int, dilation: i
 # --- conv2d --------------------------------------------------------------------------------
 def _transposed_core(input, weight, stride, padding, dilation, groups, out_hw, output_padding):
     """col2im(weight^T @ input): conv_transpose2d without bias, cropped to ``out_hw``."""
+    if input._dtype in (_dt.float16, _dt.bfloat16):
+        # Each output sums up to kh * kw column entries: in 8 or 11 bits every partial sum would
+        # be rounded (5 ulps off seen in bfloat16), so accumulate in float32 and round once.
+        result = _transposed_core(input.float(), weight.float(), stride, padding, dilation, groups, out_hw, output_padding)
+        return result.to(input._dtype)
     n, cin, ih, iw = input._shape
     _, og, kh, kw = weight._shape
     g = groups
@@ -278,6 +285,7 @@ def _check_kernel_fits(op: str, spatial: tuple, padding: tuple, kernel: tuple, d
         )
 
 
+@autocast_function("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) of a (N, C, H, W) or (C, H, W) input.
 
@@ -294,6 +302,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out if batched else out.squeeze(0)
 
 
+@autocast_function("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution of a (N, C, L) or (C, L) input (a conv2d over a height of one)."""
     x, stride, padding, dilation, batched = _check_conv_args("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
@@ -345,6 +354,7 @@ def _check_transposed(op, nd, input, weight, bias, stride, padding, output_paddi
     return x, stride, padding, output_padding, dilation, batched
 
 
+@autocast_function("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution (the gradient of conv2d with respect to its input)."""
     x, stride, padding, output_padding, dilation, batched = _check_transposed(
@@ -354,6 +364,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out if batched else out.squeeze(0)
 
 
+@autocast_function("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     x, stride, padding, output_padding, dilation, batched = _check_transposed(
         "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation

@@ -22,6 +22,7 @@ from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.ops.math_ops import xlogy
 from ..frontend.tensor import Tensor
 from ..frontend.views import broadcast_tensors
+from ..frontend.autocast_hook import autocast_function
 from ._activations import _log_softmax, _softmax, _softplus, check_tensor
 
 __all__ = [
@@ -373,6 +374,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _weighted("mse_loss", diff * diff, weight, input, reduction, True)
 
 
+@autocast_function("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(reduction, size_average, reduce)
     a, b = _pair_inputs("l1_loss", input, target)
@@ -409,6 +411,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _smooth_l1_loss(*_one_dtype(a, b), reduction, float(beta))
 
 
+@autocast_function("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
     reduction = _reduction(reduction)
@@ -420,12 +423,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _weighted("huber_loss", loss, weight, input, reduction, False)
 
 
+@autocast_function("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     a, b = _pair_inputs("soft_margin_loss", input, target)
     return _reduce(_softplus(-a * b, 1.0, 20.0), reduction)
 
 
+@autocast_function("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
     a, b = _pair_inputs("poisson_nll_loss", input, target, warn_size=False)
@@ -438,6 +443,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 # --- probability losses --------------------------------------------------------------------
+@autocast_function("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100 as in PyTorch."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -456,6 +462,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@autocast_function("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
     """Sigmoid plus binary cross entropy in one stable expression; ``pos_weight`` weighs the
     positive term per class."""
@@ -476,6 +483,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@autocast_function("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target * (log(target) - input); ``batchmean`` divides
     the sum by the batch size."""
@@ -500,6 +508,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 # --- metric learning -----------------------------------------------------------------------
+@autocast_function("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with d(x, y) = ||x - y + eps||_p over the last dim.

@@ -17,6 +17,7 @@ from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
+from ..frontend.autocast_hook import autocast_function
 from ._activations import check_tensor
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize", "cosine_similarity"]
@@ -24,6 +25,19 @@ __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize
 
 def _shape_str(shape) -> str:
     return str(list(shape))
+
+
+# --- mixed precision ------------------------------------------------------------------------
+def _half_with_float32(input: Tensor, *params) -> bool:
+    """A float16/bfloat16 input normalized with float32 parameters or statistics (a bfloat16
+    activation meeting a float32 norm layer under autocast). PyTorch computes such a norm in
+    float32 and returns the input's dtype; the gradients then come back in each tensor's dtype."""
+    return input._dtype in (_dt.float16, _dt.bfloat16) and any(
+        p is not None and p._dtype is _dt.float32 for p in params)
+
+
+def _float(t):
+    return None if t is None else t.float()
 
 
 # --- layer_norm ----------------------------------------------------------------------------
@@ -64,6 +78,7 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out
 
 
+@autocast_function("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
     check_tensor("layer_norm", input)
@@ -84,6 +99,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             )
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"layer_norm(): expected a floating-point input, but got {input._dtype.name}")
+    if _half_with_float32(input, weight, bias):
+        return _layer_norm(input.float(), shape, _float(weight), _float(bias), float(eps)).to(input._dtype)
     return _layer_norm(input, shape, weight, bias, float(eps))
 
 
@@ -171,6 +188,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"batch_norm(): expected a floating-point input, but got {input._dtype.name}")
     momentum = 0.0 if momentum is None else float(momentum)
+    if _half_with_float32(input, running_mean, running_var, weight, bias):
+        # The running statistics stay the caller's float32 buffers, updated in place.
+        return _batch_norm(input.float(), (running_mean, running_var), _float(weight), _float(bias), bool(training),
+                           momentum, float(eps)).to(input._dtype)
     return _batch_norm(input, (running_mean, running_var), weight, bias, bool(training), momentum, float(eps))
 
 
@@ -195,6 +216,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+@autocast_function("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize over groups of ``C / num_groups`` channels (and all spatial dims) per sample."""
     check_tensor("group_norm", input)
@@ -209,6 +231,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {_shape_str(t._shape)} and input of shape {_shape_str(input._shape)}")
+    if _half_with_float32(input, weight, bias):
+        return group_norm(input.float(), num_groups, _float(weight), _float(bias), eps).to(input._dtype)
     grouped = input.reshape(n, num_groups, -1)
     centered, rstd = _layer_stats(grouped, (2,), float(eps))
     out = (centered * rstd).reshape(input._shape)
@@ -264,6 +288,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return copying.copy_(out, result) if out is not None else result
 
 
+@autocast_function("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
     check_tensor("cosine_similarity", x1, "x1")

@@ -28,6 +28,7 @@ from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.tensor import Tensor
+from ..frontend.autocast_hook import autocast_function
 from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
 from ._activations import *  # noqa: F401,F403
 from ._activations import _dropout, _softmax, check_tensor
@@ -98,6 +99,7 @@ def linear(input, weight, bias=None):
     return _linear(input, weight, bias)
 
 
+@autocast_function("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``; weight is (out, in1, in2)."""
     check_tensor("bilinear", input1, "input1")

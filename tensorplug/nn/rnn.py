@@ -26,6 +26,7 @@ from ._rnn_sequence import RNNSequence
 from ._packed_rnn import run_packed
 from .utils.rnn import PackedSequence
 from ..frontend.tensor import Tensor
+from ..frontend.autocast_hook import autocast_function
 from . import functional as F
 from . import init
 from .module import Module
@@ -58,6 +59,7 @@ def _gru_step(projected: Tensor, h: Tensor, w_hh, b_hh) -> Tensor:
     return (1 - z) * n + z * h
 
 
+@autocast_function("lstm")
 def _lstm_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
     """The whole sequence through LSTMSequence: two dispatched ops and one graph node, which the
     CPU backend runs as two C++ calls (the step-by-step loop below made ~15 ops per step)."""
@@ -71,6 +73,7 @@ def _lstm_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> t
     return (hs.flip(0) if reverse else hs), (h_n, c_n)
 
 
+@autocast_function("gru")
 def _gru_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
     """As ``_lstm_direction``, through GRUSequence. b_hh stays apart from the projection: r
     multiplies its n part (without bias, zeros take its place so that the ops have one form)."""
@@ -84,6 +87,7 @@ def _gru_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tu
     return (hs.flip(0) if reverse else hs), (h_n,)
 
 
+@autocast_function("rnn")
 def _rnn_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool, nonlinearity: str) -> tuple:
     """As ``_lstm_direction``, through RNNSequence."""
     w_ih, w_hh, b_ih, b_hh = weights

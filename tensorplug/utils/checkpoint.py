@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+from ..amp._state import Snapshot as AutocastSnapshot
 from ..frontend.autograd.functional import backward as _autograd_backward
 from ..frontend.autograd.functional import grad as _autograd_grad
 from ..frontend.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
@@ -107,7 +108,7 @@ class _CheckpointNode(Node):
     """
 
     __slots__ = ("function", "args", "kwargs", "saved", "leaves", "rng", "context_fn", "reentrant", "output_meta",
-                 "determinism_check")
+                 "determinism_check", "autocast")
 
     def __init__(self, function, args, kwargs, leaves, rng, context_fn, reentrant, determinism_check):
         tensor_args = _tensors(args)
@@ -126,6 +127,9 @@ class _CheckpointNode(Node):
         self.reentrant = reentrant
         self.determinism_check = determinism_check
         self.output_meta = []
+        # The recomputation runs under the autocast state of the first run, so that it computes
+        # the same dtypes (backward itself never autocasts).
+        self.autocast = AutocastSnapshot()
 
     @property
     def num_outputs(self) -> int:
@@ -149,7 +153,7 @@ class _CheckpointNode(Node):
             inputs.append(detached)
         rng = self.rng.replayed() if self.rng is not None else contextlib.nullcontext()
         recompute_context = self.context_fn()[1]
-        with rng, enable_grad(), recompute_context:
+        with rng, enable_grad(), self.autocast, recompute_context:
             outputs = self.function(*args, **self.kwargs)
         _, recomputed = _output_tensors(outputs)
         roots, root_grads = [], []

@@ -35,6 +35,7 @@ PROGRAMS = {
     "fast_neural_style": [],
     "super_resolution": [],
     "reinforce": ["--dropout", "0", "--numpy-actions"],
+    "amp_classifier": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample):
 # that run must train on every device too.
@@ -54,6 +55,15 @@ DEVICES = ["cpu", "opencl", "npdev"]
 # gradient, a misplaced epsilon or a skipped bias moves some result by 1e-3 or more within a step
 # or two. The absolute term also covers values that should be 0 (a fitted coefficient of 1e-10).
 RTOL, ATOL = 1e-4, 1e-5
+# Mixed precision (bfloat16 autocast): the libraries' float32 sums differ in the last place as
+# above, and an 8-bit rounding turns the rare difference that straddles a rounding boundary into
+# a 4e-3 step of one activation; over the program's 8 steps the largest relative difference
+# measured (cpu and opencl against PyTorch's CPU) was 2.4e-4. 3e-3 leaves 12x; a wrong cast (a
+# loss computed in bfloat16, a weight gradient rounded to bfloat16) moves results by 1e-2 or more.
+TOLERANCES = {"amp_classifier": (3e-3, 1e-4)}
+# Programs that use autocast where the device supports it: on a device that declares no autocast
+# dtype (npdev) they train in float32, which cannot match PyTorch's bfloat16 run.
+AUTOCAST_PROGRAMS = {"amp_classifier"}
 
 
 def _device_param(device):
@@ -99,7 +109,7 @@ def torch_results(request):
     return {"version": version, "results": json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-def _assert_close(name, actual, expected):
+def _assert_close(name, actual, expected, rtol=RTOL, atol=ATOL):
     assert actual.keys() == expected.keys(), f"{name}: results {sorted(actual)} vs {sorted(expected)}"
     for key, want in expected.items():
         got = actual[key]
@@ -108,7 +118,7 @@ def _assert_close(name, actual, expected):
             continue
         got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
         assert got.shape == want.shape, f"{name}: {key} has {got.shape} values, PyTorch {want.shape}"
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"{name}: {key}")
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{name}: {key}")
 
 
 def _finite(values):
@@ -131,6 +141,11 @@ def test_program_matches_pytorch(program, device, torch_results):
     tolerance (without PyTorch: its training loss goes down)."""
     results = run_program(program, ["--device", device, "--quiet", *PROGRAMS[program]])
     assert _finite(results["losses"]), f"{program} on {device}: {results['losses']}"
+    if program in AUTOCAST_PROGRAMS and not tp.amp.is_autocast_available(device):
+        losses = results[LEARNS[program]]
+        assert losses[-1] < losses[0], f"{program} on {device} did not learn: {losses}"
+        pytest.skip(f"{device} declares no autocast dtype: {program} trained in float32 (checked: it learns), "
+                    f"PyTorch's run is bfloat16")
     if torch_results is None:
         if program in LEARNS:
             losses = results[LEARNS[program]]
@@ -138,7 +153,7 @@ def test_program_matches_pytorch(program, device, torch_results):
         pytest.skip("PyTorch is not installed (pip install torch==2.13.0): checked only that the loss is finite and went down")
     reference = torch_results["results"][program]
     assert "error" not in reference, f"{program} under PyTorch {torch_results['version']}: {reference.get('error')}"
-    _assert_close(f"{program} on {device}", results, reference["ok"])
+    _assert_close(f"{program} on {device}", results, reference["ok"], *TOLERANCES.get(program, (RTOL, ATOL)))
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)

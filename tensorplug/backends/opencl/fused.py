@@ -431,6 +431,11 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
 
 
 def _conv2d_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
+    if grad.dtype.name in ("float16", "bfloat16"):
+        # Each input position sums kh * kw products through 16-bit columns or accumulators:
+        # computed in float32 and rounded once, as the CPU does (5 ulps off otherwise).
+        result = _conv2d_input_backward(grad.float(), weight.float(), input_shape, stride, padding, dilation, groups)
+        return result.to(grad.dtype)
     if not _conv_covers(grad, weight) or math.prod(input_shape) == 0:
         return _decomposition("conv2d_input_backward")(grad, weight, input_shape, stride, padding, dilation, groups)
     n, c, h, w = input_shape

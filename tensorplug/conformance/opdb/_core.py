@@ -97,6 +97,7 @@ class OpEntry:
     exact: bool = False  # compare bit-for-bit (integer outputs, selections)
     ref_for: dict = field(default_factory=dict)  # per-dtype references (bool arithmetic is logic)
     signed_zeros: bool = False  # a zero must also have the reference's sign (remainder, fmod)
+    needs_autocast: bool = False  # runs inside tp.autocast: a dtype is declared by Backend.autocast_dtypes
 
     def reference(self, dtype: str) -> Callable[..., Any]:
         return self.ref_for.get(dtype, self.ref)

@@ -15,15 +15,18 @@ from ... import _autograd_core
 from ..dtypes import dtype
 from ..ops.elementwise import BINARY, binary_inplace
 from ..tensor import Tensor
-from ...dispatcher import AUTOGRAD, ExcludeKeys, IncludeKeys
+from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys
 from . import graph
 from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
 
 __all__ = ["run_backward", "run_from_scalar"]
 
-# Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared.
-_GRAD_ON, _GRAD_OFF = IncludeKeys(AUTOGRAD.mask), ExcludeKeys(AUTOGRAD.mask)
+# Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared. Backward
+# never autocasts: its ops run in the dtypes autocast chose for the forward ops they differentiate
+# (PyTorch's documented behaviour), even when backward() is called inside an autocast region.
+_GRAD_ON = MaskKeys(allow=AUTOGRAD.mask, deny=AUTOCAST.mask)
+_GRAD_OFF = MaskKeys(deny=AUTOGRAD.mask | AUTOCAST.mask)
 
 
 _NO_GRADIENT = [None]

@@ -47,13 +47,14 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("function", "ctx", "output_meta")
+    __slots__ = ("function", "ctx", "output_meta", "input_dtypes")
 
-    def __init__(self, function, ctx: FunctionCtx, edges: tuple, output_meta: list):
+    def __init__(self, function, ctx: FunctionCtx, edges: tuple, output_meta: list, input_dtypes: tuple):
         super().__init__(edges)
         self.function = function
         self.ctx = ctx
         self.output_meta = output_meta
+        self.input_dtypes = input_dtypes
 
     @property
     def num_outputs(self) -> int:
@@ -78,7 +79,13 @@ class _FunctionNode(Node):
                 f"function {self.name()} returned an incorrect number of gradients (expected "
                 f"{len(self.next_functions)}, got {len(result)})"
             )
-        return tuple(result[: len(self.next_functions)])
+        # A gradient in another floating dtype than its input's becomes the input's, as PyTorch's
+        # engine does (a backward computed in float32 for a bfloat16 input under autocast).
+        return tuple(
+            g.to(dtype) if isinstance(g, Tensor) and dtype is not None and g._dtype is not dtype
+            and g._dtype.is_floating_point and dtype.is_floating_point else g
+            for g, dtype in zip(result[: len(self.next_functions)], self.input_dtypes)
+        )
 
     def release(self) -> None:
         for s in self.ctx._saved:
@@ -101,7 +108,8 @@ class Function:
         if record:
             edges = tuple(gradient_edge(a) if needs else NO_EDGE for a, needs in zip(args, ctx.needs_input_grad))
             meta = [(o._shape, o._dtype, o._device) if isinstance(o, Tensor) else (None, None, None) for o in outs]
-            node = _FunctionNode(cls, ctx, edges, meta)
+            input_dtypes = tuple(a._dtype if isinstance(a, Tensor) else None for a in args)
+            node = _FunctionNode(cls, ctx, edges, meta, input_dtypes)
             marked = []
             for nr, o in enumerate(outs):
                 if not isinstance(o, Tensor) or id(o) in ctx._non_differentiable or not o._dtype.is_floating_point:

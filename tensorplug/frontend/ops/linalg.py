@@ -6,7 +6,10 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, contiguous_strides, numel_of
 from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze, unsqueeze
+from .. import autocast_hook
+from ..autocast_hook import AUTOCAST_MASK, autocast_function
 from ._common import check_same_device, keyset, write_out
+from ..autocast_hook import autocast_function
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
@@ -67,6 +70,10 @@ def _shape_error(op: str, a: Tensor, b: Tensor) -> RuntimeError:
 
 def matmul(input, other, *, out=None) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+    if local_state.include & local_state.mask & AUTOCAST_MASK:
+        # Autocast casts here, before the dtype check and the output's allocation (inline, not
+        # as a decorator: matmul is on every linear layer's path).
+        return autocast_hook.apply("matmul", matmul, (input, other), {"out": out})
     _check("matmul", input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
@@ -94,6 +101,7 @@ def matmul(input, other, *, out=None) -> Tensor:
     return write_out("matmul", out, result, exact_dtype=True)
 
 
+@autocast_function("mm")
 def mm(input, mat2, *, out=None) -> Tensor:
     _check("mm", input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
@@ -103,6 +111,7 @@ def mm(input, mat2, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@autocast_function("bmm")
 def bmm(input, mat2, *, out=None) -> Tensor:
     _check("bmm", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3:
@@ -115,6 +124,7 @@ def bmm(input, mat2, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@autocast_function("dot")
 def dot(input, other) -> Tensor:
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
@@ -127,6 +137,7 @@ def dot(input, other) -> Tensor:
     return matmul(input, other)
 
 
+@autocast_function("mv")
 def mv(input, vec) -> Tensor:
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:

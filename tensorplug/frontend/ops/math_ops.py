@@ -21,6 +21,7 @@ from ._composite import composite
 from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exists (see __all__)
+from ..autocast_hook import autocast_function
 
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
@@ -513,6 +514,7 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     return product + (input if beta == 1 else input * beta)
 
 
+@autocast_function("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
     _check_matrices("addmm", input, mat1, mat2)
@@ -556,6 +558,7 @@ def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     return product + (input if beta == 1 else input * beta)
 
 
+@autocast_function("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     _check_matrices("addmv", input, mat, vec)

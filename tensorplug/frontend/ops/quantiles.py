@@ -13,6 +13,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ._common import check_same_device, is_number, write_out
 from ._composite import composite
+from ..autocast_hook import autocast_function
 
 __all__ = ["quantile", "nanquantile"]
 
@@ -77,6 +78,7 @@ def _as_q(op: str, q, input: Tensor) -> Tensor:
     return tensor(float(q), dtype=input._dtype, device=input._device)
 
 
+@autocast_function("quantile")
 def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore_nan: bool) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")

@@ -17,6 +17,7 @@ from ..views import expand, reshape, squeeze
 from ._common import check_cast, keyset, write_out
 from ._composite import composite
 from .copying import clone, to_dtype
+from ..autocast_hook import autocast_function
 
 __all__ = [
     "sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod", "nansum",
@@ -130,6 +131,7 @@ sum = _hotpath.FullReduction(sum, REDUCE["sum"].table, REDUCE["sum"].lookup,
                              frozenset((_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)))
 
 
+@autocast_function("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s
     dtype, as :func:`sum`."""
