@@ -43,20 +43,19 @@ def _zeros_for(grad, like: Tensor) -> Tensor:
     return grad if grad is not None else zeros(like._shape, dtype=like._dtype, device=like._device)
 
 
-def _refuse_complex(op: str, A: Tensor) -> None:
-    # The complex derivative needs terms for the phases of the factors that these real formulas
-    # lack; refuse rather than return a wrong gradient (docs/complex.md).
-    if A._dtype.is_complex:
-        raise NotImplementedError(f"{op}: the gradient for complex input ({A._dtype.name}) is not implemented yet; the "
-                                  f"singular values (svdvals), eigh and the solvers are differentiable")
-
-
 # -- qr ---------------------------------------------------------------------------------------
 
 def _qr_tall_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor) -> Tensor:
-    """gA for A = QR with Q (m, n) and R (n, n) square."""
+    """gA for A = QR with Q (m, n) and R (n, n) square: (gQ + Q S) R^-H, where S is M = R gR^H -
+    gQ^H Q with its lower triangle mirrored (conjugated) into the upper one. For complex A the
+    diagonal of S is M's real part: R's diagonal is real, so the imaginary parts of Q^H dQ's
+    diagonal are what moves Q there, and differentiating through that constraint leaves Re."""
     M = R @ gR.mH - gQ.mH @ Q
-    symmetric = M.tril() + M.tril(-1).mH  # copy the lower triangle to the upper one
+    if M._dtype.is_complex:
+        lower = M.tril(-1)
+        symmetric = lower + lower.mH + _diag_embed(M.diagonal(0, -2, -1).real)
+    else:
+        symmetric = M.tril() + M.tril(-1).mH  # copy the lower triangle to the upper one
     right = gQ + Q @ symmetric
     # right @ R^-T, as the solution of R X^T = right^T.
     return _solve_triangular(R, right.mH, True, False).mH
@@ -64,7 +63,6 @@ def _qr_tall_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor) -> Tensor:
 
 def _qr_backward(grads, inputs, outputs, needs):
     (gQ, gR), (A, mode), (Q, R) = grads, inputs, outputs
-    _refuse_complex("linalg.qr", A)
     m, n = A._shape[-2:]
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
@@ -113,10 +111,26 @@ def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
 
 # -- svd --------------------------------------------------------------------------------------
 
+def _svd_phase_term(UtgU, VtgV, S):
+    """Complex SVD: each pair of singular vectors is defined up to a common phase e^(i phi)
+    (u -> u e^(i phi), v -> v e^(i phi)). Fixing that gauge, the imaginary part of diag(U^H dU)
+    is Im(diag(U^H dA V)) / S, which adds i Im(diag(U^H gU)) / S to the gradient's diagonal; a
+    loss that depends on the phase (Im diag(U^H gU) + Im diag(V^H gV) != 0) has no gradient, and
+    is refused as PyTorch refuses it."""
+    zeros_like_s = S * 0
+    im_u = UtgU.diagonal(0, -2, -1).imag if UtgU is not None else zeros_like_s
+    im_v = VtgV.diagonal(0, -2, -1).imag if VtgV is not None else zeros_like_s
+    drift = (im_u + im_v).abs().max().item() if S.numel() else 0.0
+    scale = max(im_u.abs().max().item(), im_v.abs().max().item(), 1.0) if S.numel() else 1.0
+    if drift > 1e-4 * scale:
+        raise RuntimeError("linalg.svd: the singular vectors of a complex matrix are defined up to a phase e^(i phi) "
+                           "each, and the loss depends on that phase (Im diag(U^H gU) + Im diag(V^H gV) is not 0): "
+                           "its gradient is not defined; make the loss invariant to the phase (e.g. use |U|, or U @ Vh)")
+    return _diag_embed(im_u / S) * 1j
+
+
 def _svd_backward(grads, inputs, outputs, needs):
     (gU, gS, gVh), (A, full_matrices), (U, S, Vh) = grads, inputs, outputs
-    if gU is not None or gVh is not None:
-        _refuse_complex("linalg.svd", A)
     m, n = A._shape[-2:]
     k = S._shape[-1]
     if full_matrices:  # only the reduced factors depend on A smoothly (PyTorch narrows too)
@@ -131,12 +145,14 @@ def _svd_backward(grads, inputs, outputs, needs):
     gap = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # s_j^2 - s_i^2 at (i, j)
     gap = gap + eye(k, dtype=gap._dtype, device=gap._device)  # the diagonal is zeroed by skew below
     inner = 0
-    if gU is not None:
-        UtgU = U.mH @ gU
+    UtgU = U.mH @ gU if gU is not None else None
+    VtgV = V.mH @ gV if gV is not None else None
+    if UtgU is not None:
         inner = inner + ((UtgU - UtgU.mH) / gap) * S.unsqueeze(-2)
-    if gV is not None:
-        VtgV = V.mH @ gV
+    if VtgV is not None:
         inner = inner + S.unsqueeze(-1) * ((VtgV - VtgV.mH) / gap)
+    if A._dtype.is_complex:
+        inner = inner + _svd_phase_term(UtgU, VtgV, S)
     if gS is not None:
         inner = inner + _diag_embed(gS)
     if m > n and gU is not None:

@@ -165,11 +165,60 @@ def test_det_gradient_of_singular_matrix():
                                rtol=1e-6, atol=1e-7)
 
 
-def test_factor_gradients_refused():
-    """The gradients of complex QR factors and singular vectors are refused, naming the op, rather
-    than wrong (singular values alone are differentiable: svdvals above)."""
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)], ids=["square", "tall", "wide"])
+def test_qr_factor_gradients(shape):
+    """Q and R of a complex matrix (R's diagonal real, as LAPACK's) are differentiable: a loss of
+    both factors against central differences (NumPy's QR has the same conventions)."""
+    a = _values(shape, 11)
+    k = min(shape)
+    wq, wr = _values((shape[0], k), 12), _values((k, shape[1]), 13)
+
+    def loss_np(z):
+        q, r = np.linalg.qr(z)
+        return (q * wq).sum().real + np.abs((r * wr).sum())
+
+    t = tp.tensor(a, dtype=tp.complex128, requires_grad=True)
+    Q, R = tp.linalg.qr(t)
+    ((Q * tp.tensor(wq)).sum().real + (R * tp.tensor(wr)).sum().abs()).backward()
+    np.testing.assert_allclose(t.grad.numpy(), numeric_gradient(loss_np, a), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)], ids=["square", "tall", "wide"])
+def test_svd_vector_gradients_of_phase_invariant_losses(shape):
+    """U and Vh of a complex matrix are differentiable for losses that do not depend on each
+    vector pair's phase (U @ Vh, |U|^2, S): against central differences."""
+    a = _values(shape, 21)
+    k = min(shape)
+    w, wu = _values(shape, 22), np.abs(_values((shape[0], k), 23))
+
+    def loss_np(z):
+        u, sv, vh = np.linalg.svd(z, full_matrices=False)
+        return ((u @ vh) * w).sum().real + sv.sum() + (np.abs(u) ** 2 * wu).sum()
+
+    t = tp.tensor(a, dtype=tp.complex128, requires_grad=True)
+    U, S, Vh = tp.linalg.svd(t, full_matrices=False)
+    (((U @ Vh) * tp.tensor(w)).sum().real + S.sum() + (U.abs() ** 2 * tp.tensor(wu)).sum()).backward()
+    np.testing.assert_allclose(t.grad.numpy(), numeric_gradient(loss_np, a), rtol=1e-6, atol=1e-7)
+
+
+def test_svd_loss_that_depends_on_the_phase_is_refused():
+    """Re(U) changes when a singular vector pair turns by e^(i phi): no gradient, as in PyTorch."""
     t = tp.tensor(_values((3, 3), 9), dtype=tp.complex128, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="linalg.qr: the gradient for complex input"):
-        tp.linalg.qr(t)[0].real.sum().backward()
-    with pytest.raises(NotImplementedError, match="linalg.svd: the gradient for complex input"):
-        tp.linalg.svd(t)[0].real.sum().backward()
+    loss = tp.linalg.svd(t)[0].real.sum()
+    with pytest.raises(RuntimeError, match="linalg.svd: the singular vectors of a complex matrix are defined up to a "
+                                           "phase"):
+        loss.backward()
+
+
+def test_factor_gradients_match_torch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: compared with central differences only")
+    a = _values((4, 3), 31)
+    w = _values((4, 3), 32)
+    grads = []
+    for lib in (tp, torch):
+        t = lib.tensor(a, dtype=lib.complex128, requires_grad=True)
+        Q, R = lib.linalg.qr(t)
+        U, S, Vh = lib.linalg.svd(t, full_matrices=False)
+        ((Q * lib.tensor(w)).sum().real + R.abs().sum() + ((U @ Vh) * lib.tensor(w)).sum().imag).backward()
+        grads.append(t.grad.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
