@@ -34,6 +34,19 @@ from .frontend.ops.joining import cat, stack
 from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
 from .frontend.ops.shaping import *  # noqa: F401,F403
 from .frontend.ops.sorting import *  # noqa: F401,F403
+from .frontend.ops.special_functions import *  # noqa: F401,F403
+from .frontend.ops.pointwise import *  # noqa: F401,F403
+from .frontend.ops.float_classes import *  # noqa: F401,F403
+from .frontend.ops.products import *  # noqa: F401,F403
+from .frontend.ops.stacking import *  # noqa: F401,F403
+from .frontend.ops.rearranging import *  # noqa: F401,F403
+from .frontend.ops.scans import *  # noqa: F401,F403
+from .frontend.ops.statistics import *  # noqa: F401,F403
+from .frontend.ops.index_updates import *  # noqa: F401,F403
+from .frontend.ops.type_queries import *  # noqa: F401,F403
+from .frontend.index_factories import *  # noqa: F401,F403
+from .frontend.extra_factories import *  # noqa: F401,F403
+from .frontend.samplers import *  # noqa: F401,F403
 from .frontend.ops.closeness import allclose, equal, isclose
 from .frontend.ops.diagonals import diag, trace
 from .frontend.ops.differences import diff
