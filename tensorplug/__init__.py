@@ -131,6 +131,7 @@ from ._settings import *  # noqa: E402,F401,F403  (use_deterministic_algorithms,
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
+from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.conv2d, torch.layer_norm, ...)
 
 autograd.register_derivatives()
 from .frontend import complex as _complex  # noqa: E402  (the Complex key's kernels, after the ops exist)
