@@ -71,7 +71,8 @@ def _lgamma_derivative(grad, args, output, kwargs, needs):
 
 
 @composite("lgamma", derivative=_lgamma_derivative)
-def _lgamma(x: Tensor) -> Tensor:
+def _lgamma(input: Tensor) -> Tensor:
+    x = input
     negative = COMPARE["lt"](x, 0)
     y = where(negative, 1 - x, x)
     positive_part = _lgamma_nonnegative(y)
@@ -111,7 +112,8 @@ def _digamma_derivative(grad, args, output, kwargs, needs):
 
 
 @composite("digamma", derivative=_digamma_derivative)
-def _digamma(x: Tensor) -> Tensor:
+def _digamma(input: Tensor) -> Tensor:
+    x = input
     negative = COMPARE["lt"](x, 0)
     y = where(negative, 1 - x, x)
     z, reciprocals = _shifted(y, _reciprocal_sum)
@@ -157,7 +159,8 @@ def _erfc_derivative(grad, args, output, kwargs, needs):
 
 
 @composite("erfc", derivative=_erfc_derivative)
-def _erfc(x: Tensor) -> Tensor:
+def _erfc(input: Tensor) -> Tensor:
+    x = input
     # 1 - erf(x) loses digits as erf(x) nears 1 (its relative error is eps / erfc(x)); above a
     # threshold the continued fraction erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x +
     # (3/2) / ...))) is used instead: from 2 with 60 terms in float64 (both below 1e-14), from 1
