@@ -177,6 +177,7 @@ def _erfc(input: Tensor) -> Tensor:
     h = UNARY["trunc"](xs * 16) / 16
     gaussian = UNARY["exp"](-(h * h)) * UNARY["exp"](-((xs - h) * (xs + h)))
     tail = gaussian / (fraction * math.sqrt(math.pi))
+    tail = where(COMPARE["eq"](xs, math.inf), 0.0, tail)  # inf - inf in the split would give NaN
     return where(far, tail, 1 - UNARY["erf"](x))
 
 
@@ -201,7 +202,9 @@ def logit(input, eps=None, *, out=None) -> Tensor:
     if eps is not None:
         eps = float(eps)
         p = clamp_max(clamp_min(p, eps), 1 - eps)
-    return _finish("logit", UNARY["log"](p / (1 - p)), out)
+    # log(p) - log1p(-p) rather than log(p / (1 - p)): the gradient at p = 0 and 1 is then
+    # 1/p + 1/(1 - p) = inf, as PyTorch's, where the quotient's chain rule would give NaN.
+    return _finish("logit", UNARY["log"](p) - UNARY["log1p"](-p), out)
 
 
 def sinc(input, *, out=None) -> Tensor:
