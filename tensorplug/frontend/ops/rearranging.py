@@ -234,20 +234,19 @@ def combinations(input, r=2, with_replacement=False) -> Tensor:
     >>> tp.combinations(tp.tensor([1, 2, 3])).tolist()
     [[1, 2], [1, 3], [2, 3]]
     """
-    from ..factories import empty, tensor
+    from ..factories import tensor
     from .indexing import index_select
 
     (input,) = _vectors("combinations", (input,))
     r = operator.index(r)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return empty(0, dtype=input._dtype, device=input._device)
     choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(choose(range(input._shape[0]), r))
-    if not rows:
-        return empty(0, r, dtype=input._dtype, device=input._device)
-    index = tensor(np.asarray(rows, dtype=np.int64).reshape(-1), device=input._device)
+    rows = list(choose(range(input._shape[0]), r)) if r else []
+    # Even an empty result is taken from the input (an empty index), so it stays in the graph.
+    index = tensor(np.asarray(rows, dtype=np.int64).reshape(-1), dtype=_dt.int64, device=input._device)
+    if r == 0:
+        return index_select(input, 0, index)
     return index_select(input, 0, index).reshape(len(rows), r)
 
 
