@@ -1,8 +1,14 @@
 """Run one expression in tensorplug (on any device) and in PyTorch on identical inputs; compare
 shapes, dtypes, values and the gradients of the floating inputs."""
 import numpy as np
+import pytest
 
 import tensorplug as tp
+
+
+def torch_or_skip():
+    """PyTorch, the reference; skips the test without it."""
+    return pytest.importorskip("torch", reason="PyTorch 2.13 is the reference here (pip install torch==2.13.0)")
 
 
 def _tensor(lib, array, device, requires_grad):
