@@ -59,3 +59,11 @@ def compare(torch, fn, arrays, device="cpu", grad=True, rtol=1e-6, atol=1e-7, se
             got = np.zeros(tuple(o.shape)) if o.grad is None else _host(o.grad)
             np.testing.assert_allclose(got, expected, equal_nan=True, **_tolerance(o.dtype, rtol, atol))
     return ours
+
+
+def assert_same_error(torch, call, error, words) -> None:
+    """``call(lib)`` raises ``error`` (matching ``words``) in tensorplug and in PyTorch alike."""
+    with pytest.raises(error, match=words):
+        call(tp)
+    with pytest.raises(error, match=words):
+        call(torch)

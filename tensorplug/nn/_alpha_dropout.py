@@ -6,31 +6,26 @@ negative saturation value instead of 0, and an affine correction keeps the mean 
 from __future__ import annotations
 
 from ..frontend.ops import copying
-from ._activations import _SELU_ALPHA, _SELU_SCALE, _check_p, _inplace, check_tensor
+from ._activations import _SELU_ALPHA, _SELU_SCALE, _dropout_any, check_tensor
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout"]
 
 _SATURATION = -_SELU_ALPHA * _SELU_SCALE
 
 
-def _alpha_dropout(op: str, input, p, training, inplace, mask_shape):
-    check_tensor(op, input)
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    if not input._dtype.is_floating_point:
-        raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
-    source = copying.inplace_source(input) if inplace else input
+def _drop(source, p: float, mask_shape: tuple):
     if p == 1:
-        result = source * 0.0
-    else:
-        from ..frontend.factories import rand
+        return source * 0.0
+    from ..frontend.factories import rand
 
-        keep = copying.to_dtype(rand(mask_shape, dtype=source._dtype, device=source._device) >= p, source._dtype)
-        a = ((1 - p) * (1 + p * _SATURATION ** 2)) ** -0.5
-        b = -a * _SATURATION * p
-        result = (source * keep + (1 - keep) * _SATURATION) * a + b
-    return _inplace(input, result) if inplace else result
+    keep = copying.to_dtype(rand(mask_shape, dtype=source._dtype, device=source._device) >= p, source._dtype)
+    a = ((1 - p) * (1 + p * _SATURATION ** 2)) ** -0.5
+    b = -a * _SATURATION * p
+    return (source * keep + (1 - keep) * _SATURATION) * a + b
+
+
+def _alpha_dropout(op: str, input, p, training, inplace, mask_shape):
+    return _dropout_any(op, input, p, training, inplace, mask_shape, _drop)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

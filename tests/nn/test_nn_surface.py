@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from torch_reference import compare, torch_or_skip
+from torch_reference import assert_same_error, compare, torch_or_skip
 
 R = np.random.default_rng(5)
 
@@ -223,7 +223,4 @@ ERRORS = [
 def test_errors_match_pytorch(index):
     torch = torch_or_skip()
     call, error, words = ERRORS[index]
-    with pytest.raises(error, match=words):
-        call(tp)
-    with pytest.raises(error, match=words):
-        call(torch)
+    assert_same_error(torch, call, error, words)

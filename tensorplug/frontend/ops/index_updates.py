@@ -123,16 +123,10 @@ def masked_scatter(input, mask, source) -> Tensor:
     >>> tp.masked_scatter(tp.zeros(4), tp.tensor([True, False, True, False]), tp.tensor([1.0, 2.0])).tolist()
     [1.0, 0.0, 2.0, 0.0]
     """
-    op = "masked_scatter_"
-    check_tensor(op, input)
-    check_tensor(op, mask, "mask")
-    check_tensor(op, source, "source")
+    _check_operands("masked_scatter_", input, "mask", mask, source,
+                    f"masked_scatter_: expected self and source to have same dtypes but got {_name(input)} and {_name(source)}")
     if mask._dtype is not _dt.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask._dtype.name}")
-    if source._dtype is not input._dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got {input._dtype.name} "
-                           f"and {source._dtype.name}")
-    check_same_device(op, input, mask, source)
     shape = broadcast_shapes(input._shape, mask._shape, op="masked_scatter")
     full_mask = mask.expand(*shape)
     count = int(full_mask.sum().item())
@@ -146,6 +140,20 @@ def masked_scatter(input, mask, source) -> Tensor:
     return where(full_mask, taken, input)
 
 
+def _name(t) -> str:
+    return t._dtype.name if isinstance(t, Tensor) else type(t).__name__
+
+
+def _check_operands(op: str, input, where_name: str, where_tensor, source, dtype_message: str) -> None:
+    """Three tensors on one device, ``source`` of ``input``'s dtype (``dtype_message`` else)."""
+    check_tensor(op, input)
+    check_tensor(op, where_tensor, where_name)
+    check_tensor(op, source, "source")
+    if source._dtype is not input._dtype:
+        raise RuntimeError(dtype_message)
+    check_same_device(op, input, where_tensor, source)
+
+
 def put(input, index, source, accumulate=False) -> Tensor:
     """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions
     ``index`` of the row-major ``input`` (negative ones count from the end).
@@ -156,15 +164,10 @@ def put(input, index, source, accumulate=False) -> Tensor:
     from .indexing import scatter, scatter_add
 
     op = "put_"
-    check_tensor(op, input)
-    check_tensor(op, index, "index")
-    check_tensor(op, source, "source")
+    _check_operands(op, input, "index", index, source, f"{op}(): self and source expected to have the same dtype, but "
+                    f"got self.dtype = {_name(input)} and source.dtype = {_name(source)}")
     if index._dtype is not _dt.int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {index._dtype.name}")
-    if source._dtype is not input._dtype:
-        raise RuntimeError(f"{op}(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{input._dtype.name} and source.dtype = {source._dtype.name}")
-    check_same_device(op, input, index, source)
     if source.numel() != index.numel():
         raise RuntimeError(f"{op}(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")

@@ -6,6 +6,7 @@ too), alpha = 0 ignores the product; integer tensors refuse float alpha and beta
 """
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
@@ -152,15 +153,23 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         if a._shape[i] != b._shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a._shape[i]} in dim {i} and "
                                f"second has size {b._shape[j]} in dim {j}")
+    return write_out("tensordot", out, contract(a, b, dims_a, dims_b))
+
+
+def contract(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
+    """The sum of products of ``a`` and ``b`` over the paired (checked) dims: one (free_a,
+    contracted) @ (contracted, free_b) matrix product (tensordot, and the array API's)."""
     free_a = [i for i in range(a.ndim) if i not in dims_a]
     free_b = [j for j in range(b.ndim) if j not in dims_b]
     size = 1
     for i in dims_a:
         size *= a._shape[i]
-    left = a.permute(*free_a, *dims_a).reshape(-1, size)
-    right = b.permute(*dims_b, *free_b).reshape(size, -1)
+    rows, columns = math.prod(a._shape[i] for i in free_a), math.prod(b._shape[j] for j in free_b)
     shape = tuple(a._shape[i] for i in free_a) + tuple(b._shape[j] for j in free_b)
-    return write_out("tensordot", out, matmul(left, right).reshape(shape))
+    # Explicit sizes, not -1: a reshape cannot infer a dim next to a zero-sized one.
+    left = a.permute(*free_a, *dims_a).reshape(rows, size)
+    right = b.permute(*dims_b, *free_b).reshape(size, columns)
+    return matmul(left, right).reshape(shape)
 
 
 def _cross(op: str, input, other, dim) -> Tensor:

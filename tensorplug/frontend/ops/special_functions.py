@@ -43,10 +43,12 @@ def _shifted(x: Tensor, step):
     return z, acc
 
 
-def _distance_to_integer(x: Tensor) -> Tensor:
-    """``x - round(x)``: exact, so that ``sin(pi * x)`` and ``tan(pi * x)`` keep their digits for
-    large arguments."""
-    return x - UNARY["round"](x)
+def _reflection_parts(x: Tensor):
+    """``(negative, y, angle)`` for the reflection formulas: where x < 0, ``y = 1 - x`` (else x)
+    is where the series runs, and ``angle = pi * (x - round(x))``, whose sine and tangent are
+    +-those of ``pi * x`` but keep their digits for large arguments (x - round(x) is exact)."""
+    negative = COMPARE["lt"](x, 0)
+    return negative, where(negative, 1 - x, x), (x - UNARY["round"](x)) * math.pi
 
 
 # --- lgamma -------------------------------------------------------------------------------------
@@ -73,11 +75,10 @@ def _lgamma_derivative(grad, args, output, kwargs, needs):
 @composite("lgamma", derivative=_lgamma_derivative)
 def _lgamma(input: Tensor) -> Tensor:
     x = input
-    negative = COMPARE["lt"](x, 0)
-    y = where(negative, 1 - x, x)
+    negative, y, angle = _reflection_parts(x)
     positive_part = _lgamma_nonnegative(y)
     # Reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x); inf at the poles 0, -1, ...
-    sine = UNARY["abs"](UNARY["sin"](_distance_to_integer(x) * math.pi))
+    sine = UNARY["abs"](UNARY["sin"](angle))
     reflected = math.log(math.pi) - UNARY["log"](sine) - positive_part
     result = where(negative, reflected, positive_part)
     return where(UNARY["isinf"](x), math.inf, result)
@@ -114,20 +115,18 @@ def _digamma_derivative(grad, args, output, kwargs, needs):
 @composite("digamma", derivative=_digamma_derivative)
 def _digamma(input: Tensor) -> Tensor:
     x = input
-    negative = COMPARE["lt"](x, 0)
-    y = where(negative, 1 - x, x)
+    negative, y, angle = _reflection_parts(x)
     z, reciprocals = _shifted(y, _reciprocal_sum)
     positive_part = _digamma_from(z) - reciprocals  # digamma(+-0) is -+inf from 1/(+-0), as PyTorch
     # Reflection: digamma(x) = digamma(1 - x) - pi / tan(pi x); NaN at the poles -1, -2, ... and -inf.
-    reflected = positive_part - math.pi / UNARY["tan"](_distance_to_integer(x) * math.pi)
+    reflected = positive_part - math.pi / UNARY["tan"](angle)
     result = where(negative, reflected, positive_part)
     return where(negative & COMPARE["eq"](x, UNARY["floor"](x)), math.nan, result)
 
 
 def trigamma(x: Tensor) -> Tensor:
     """The derivative of digamma (PyTorch's ``polygamma(1, x)``), for digamma's gradient."""
-    negative = COMPARE["lt"](x, 0)
-    y = where(negative, 1 - x, x)
+    negative, y, angle = _reflection_parts(x)
 
     def squares(acc, z, small):
         term = where(small, UNARY["reciprocal"](z * z), 0.0)
@@ -139,7 +138,7 @@ def trigamma(x: Tensor) -> Tensor:
     series = r + r2 / 2 + r * r2 * (1 / 6 - r2 * (1 / 30 - r2 * (1 / 42 - r2 * (1 / 30 - r2 * (5 / 66 - r2 * (691 / 2730 - r2 * 7 / 6))))))
     positive_part = series + inverse_squares
     # Reflection: trigamma(x) = pi^2 / sin(pi x)^2 - trigamma(1 - x).
-    sine = UNARY["sin"](_distance_to_integer(x) * math.pi)
+    sine = UNARY["sin"](angle)
     return where(negative, math.pi ** 2 / (sine * sine) - positive_part, positive_part)
 
 
