@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 
-from . import dtypes as _dt
 from .tensor import resolve_device
 from .factories import _finish, _factory_dtype, empty
 from .ops.copying import copy_from_numpy

@@ -8,11 +8,9 @@ round draws for every element still pending; rejection rounds repeat only for th
 """
 from __future__ import annotations
 
-import math
-
 from . import dtypes as _dt
 from .autograd import no_grad
-from .factories import _factory_dtype, empty, rand, randn, rand_like
+from .factories import empty, randn, rand_like
 from .ops._common import check_same_device, is_number, write_out
 from .ops.elementwise import UNARY, where
 from .ops.special_functions import lgamma

@@ -219,9 +219,9 @@ def sinc(input, *, out=None) -> Tensor:
 
 
 # --- logaddexp ----------------------------------------------------------------------------------
-def _log_add(a: Tensor, b: Tensor, exp_name: str, log1p_scale: float) -> Tensor:
-    """``max + log1p(exp(-|a - b|))`` in base e or 2; equal infinities give themselves (their
-    difference would be NaN)."""
+def log_add(a: Tensor, b: Tensor, exp_name: str, log1p_scale: float) -> Tensor:
+    """``max + log1p(exp(-|a - b|))`` in base e or 2 (tp.logaddexp/2 and the array API's);
+    equal infinities give themselves (their difference would be NaN)."""
     big = BINARY["maximum"](a, b)
     same_infinity = UNARY["isinf"](big) & COMPARE["eq"](a, b)
     gap = where(same_infinity, 0.0, UNARY["abs"](a - b))
@@ -242,7 +242,7 @@ def logaddexp(input, other, *, out=None) -> Tensor:
     """
     a, b = promoted_operands("logaddexp", input, other)
     _check_floating("logaddexp", a)
-    return _finish("logaddexp", _log_add(a, b, "exp", 1.0), out)
+    return _finish("logaddexp", log_add(a, b, "exp", 1.0), out)
 
 
 def logaddexp2(input, other, *, out=None) -> Tensor:
@@ -253,7 +253,7 @@ def logaddexp2(input, other, *, out=None) -> Tensor:
     """
     a, b = promoted_operands("logaddexp2", input, other)
     _check_floating("logaddexp2", a)
-    return _finish("logaddexp2", _log_add(a, b, "exp2", 1 / math.log(2)), out)
+    return _finish("logaddexp2", log_add(a, b, "exp2", 1 / math.log(2)), out)
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

@@ -5,11 +5,10 @@ from __future__ import annotations
 import warnings
 from collections import namedtuple
 
-from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._pointwise_args import check_tensor, float_operand
-from .elementwise import UNARY, where
+from .elementwise import UNARY
 
 __all__ = ["cov", "corrcoef", "aminmax", "dist"]
 
