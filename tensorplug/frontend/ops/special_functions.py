@@ -209,8 +209,8 @@ def logit(input, eps=None, *, out=None) -> Tensor:
 def sinc(input, *, out=None) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there).
 
-    >>> tp.sinc(tp.tensor(0.5)).item() == 2 / 3.141592653589793
-    True
+    >>> round(tp.sinc(tp.tensor(0.5)).item(), 6)  # 2 / pi
+    0.63662
     """
     x = float_operand("sinc", input)
     zero = COMPARE["eq"](x, 0)
