@@ -34,6 +34,19 @@ from .frontend.ops.joining import cat, stack
 from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
 from .frontend.ops.shaping import *  # noqa: F401,F403
 from .frontend.ops.sorting import *  # noqa: F401,F403
+from .frontend.ops.special_functions import *  # noqa: F401,F403
+from .frontend.ops.pointwise import *  # noqa: F401,F403
+from .frontend.ops.float_classes import *  # noqa: F401,F403
+from .frontend.ops.products import *  # noqa: F401,F403
+from .frontend.ops.stacking import *  # noqa: F401,F403
+from .frontend.ops.rearranging import *  # noqa: F401,F403
+from .frontend.ops.scans import *  # noqa: F401,F403
+from .frontend.ops.statistics import *  # noqa: F401,F403
+from .frontend.ops.index_updates import *  # noqa: F401,F403
+from .frontend.ops.type_queries import *  # noqa: F401,F403
+from .frontend.index_factories import *  # noqa: F401,F403
+from .frontend.extra_factories import *  # noqa: F401,F403
+from .frontend.samplers import *  # noqa: F401,F403
 from .frontend.ops.closeness import allclose, equal, isclose
 from .frontend.ops.diagonals import diag, trace
 from .frontend.ops.differences import diff
@@ -121,6 +134,7 @@ from .amp import (  # noqa: E402
 )
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
+from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.conv2d, torch.layer_norm, ...)
 
 autograd.register_derivatives()
 from .frontend import complex as _complex  # noqa: E402  (the Complex key's kernels, after the ops exist)

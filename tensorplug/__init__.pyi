@@ -112,8 +112,23 @@ def acos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def acosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
 
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """See torch.adaptive_avg_pool1d."""
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: Any = ...) -> Tensor:
+    """See torch.adaptive_max_pool1d."""
+
 def add(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input + alpha * other``."""
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one (n, p) matrix, to which ``input`` broadcasts."""
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+    """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer tensor1 and tensor2: its old addcdiv truncated)."""
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+    """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
@@ -121,17 +136,29 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alp
 def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
 
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
+
 def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.all."""
 
 def allclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
     """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
 
+def alpha_dropout(input: Tensor, p: Any, train: Any) -> Tensor:
+    """torch.alpha_dropout: ``F.alpha_dropout(input, p, training=train)``."""
+
+def alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
+    """See torch.alpha_dropout_."""
+
 def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.amax."""
 
 def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
     """See torch.amin."""
+
+def aminmax(input: Tensor, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ...) -> Tensor:
+    """``(min, max)`` of ``input``, over ``dim`` or over every element."""
 
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
@@ -193,11 +220,29 @@ def atleast_2d(*tensors: Any) -> Any:
 def atleast_3d(*tensors: Any) -> Any:
     """See torch.atleast_3d."""
 
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: Any = ..., count_include_pad: Any = ...) -> Tensor:
+    """See torch.avg_pool1d."""
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
+
+def bartlett_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """The triangular Bartlett window ``1 - |2n / (N - 1) - 1|``."""
+
+def batch_norm(input: Tensor, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: Any, momentum: Any, eps: Any, cudnn_enabled: Any) -> Tensor:
+    """torch.batch_norm: the affine tensors before the running statistics, every argument required (``cudnn_enabled`` has no effect)."""
+
 def bernoulli(input: Tensor, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
 
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = ...) -> Tensor:
+    """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``; weight is (out, in1, in2)."""
+
 def bincount(input: Tensor, weights: Any = ..., minlength: Any = ...) -> Tensor:
     """How often each non-negative integer occurs in the 1-D ``input`` (or the sum of its ``weights``): a tensor of length ``max(input) + 1``, at least ``minlength``."""
+
+def binomial(count: Any, prob: Any, generator: _Generator | None = ...) -> Tensor:
+    """Binomial counts of successes in ``count`` trials of probability ``prob`` (floating tensors of one dtype, broadcast), as floats."""
 
 def bitwise_and(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``bitwise_and`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_and)."""
@@ -217,6 +262,12 @@ def bitwise_right_shift(input: _TensorOrNumber, other: _TensorOrNumber, *, out: 
 def bitwise_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``bitwise_xor`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_xor)."""
 
+def blackman_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
+
+def block_diag(*tensors: Any) -> Tensor:
+    """The block-diagonal matrix of the given matrices (vectors are rows, scalars 1x1), in their promoted dtype."""
+
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """See torch.bmm."""
 
@@ -232,6 +283,12 @@ def broadcast_to(input: Tensor, shape: _Size) -> Tensor:
 def bucketize(input: Tensor, boundaries: Any, *, out_int32: Any = ..., right: Any = ..., out: Tensor | None = ...) -> Tensor:
     """The bucket of each value of ``input`` among the sorted 1-D ``boundaries``: ``boundaries[i-1] < x <= boundaries[i]`` gives ``i`` (with ``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
 
+def can_cast(from_: Any, to: Any) -> _bool:
+    """Whether PyTorch's casting rule allows ``from_`` into ``to`` (what in-place ops and out= accept): any cast that does not lower the category (complex > floating > integer > bool)."""
+
+def cartesian_prod(*tensors: Any) -> Tensor:
+    """Every combination of one element from each 1-D tensor, as rows (the tensor itself for a single input), in ``itertools.product`` order."""
+
 def cat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
     """See torch.cat."""
 
@@ -240,6 +297,15 @@ def cdist(x1: Any, x2: Any, p: Any = ..., compute_mode: Any = ...) -> Tensor:
 
 def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
+
+def celu(input: Tensor, alpha: _Number = ...) -> Tensor:
+    """torch.celu: ``F.celu`` (no ``inplace``; ``celu_`` is the in-place form)."""
+
+def celu_(input: Tensor, alpha: _Number = ...) -> Tensor:
+    """See torch.celu_."""
+
+def channel_shuffle(input: Tensor, groups: Any) -> Tensor:
+    """Channels (dim 1) split into ``groups`` groups and interleaved: channel ``g * k + i`` moves to ``i * groups + g``."""
 
 def cholesky_inverse(L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
@@ -268,11 +334,23 @@ def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber 
 def clone(t: Tensor, memory_format: Any = ...) -> Tensor:
     """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
 
+def column_stack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
+    """Join along the second dim, vectors and scalars becoming columns."""
+
+def combinations(input: Tensor, r: Any = ..., with_replacement: Any = ...) -> Tensor:
+    """The length-``r`` combinations of the elements of a 1-D tensor, as rows, in ``itertools.combinations`` order (``combinations_with_replacement`` with that flag)."""
+
 def compile(model: Any = ..., *, fullgraph: Any = ..., dynamic: Any = ..., backend: Any = ..., mode: Any = ..., options: Any = ..., disable: Any = ..., **kwargs: Any) -> Any:
     """Return ``model`` unchanged (tensorplug is eager). Usable as ``tp.compile(fn)``, ``@tp.compile`` and ``@tp.compile(mode="max-autotune")``; PyTorch's keyword arguments are accepted and checked, and have no effect."""
 
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 complex128; the parts broadcast)."""
+
+def concat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
+    """Alias of :func:`cat`."""
+
+def concatenate(tensors: Sequence[Tensor], axis: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """Alias of :func:`cat` with NumPy's argument name ``axis``."""
 
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
@@ -280,8 +358,23 @@ def conj(input: Tensor) -> Tensor:
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate as a new tensor (``input`` itself when real)."""
 
+def conv1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
+    """1-D convolution of a (N, C, L) or (C, L) input (a conv2d over a height of one)."""
+
+def conv2d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
+    """2-D convolution (cross-correlation) of a (N, C, H, W) or (C, H, W) input."""
+
+def conv_transpose1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., dilation: Any = ...) -> Tensor:
+    """See torch.conv_transpose1d."""
+
+def conv_transpose2d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., dilation: Any = ...) -> Tensor:
+    """2-D transposed convolution (the gradient of conv2d with respect to its input)."""
+
 def copysign(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the variables in the rows of ``input``: the covariance scaled by the standard deviations, clipped to [-1, 1]."""
 
 def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``cos`` of ``input`` (see torch.cos)."""
@@ -289,8 +382,23 @@ def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``cosh`` of ``input`` (see torch.cosh)."""
 
+def cosine_similarity(x1: Any, x2: Any, dim: _Dims = ..., eps: Any = ...) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
+
 def count_nonzero(input: Tensor, dim: _Dims | None = ...) -> Tensor:
     """How many elements are non-zero, over ``dim`` (int64)."""
+
+def cov(input: Tensor, *, correction: Any = ..., fweights: Any = ..., aweights: Any = ...) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable: a 0-d result), with observations in the columns, optionally weighted by frequency (``fweights``, integers) and importance (``aweights``); ``correction=1`` is Bessel's."""
+
+def cross(input: _TensorOrNumber, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last)."""
+
+def cummax(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    """``(values, indices)``: the running maximum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
+
+def cummin(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    """``(values, indices)``: the running minimum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
 
 def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
     """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
@@ -298,17 +406,35 @@ def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tenso
 def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
     """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
 
+def cumulative_trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+    """The running trapezoid rule along ``dim``: one value per interval (one fewer than the samples)."""
+
+def deg2rad(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Degrees to radians (integers give the default float dtype)."""
+
 def det(A: Any, *, out: Tensor | None = ...) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
 
 def diag(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
 
+def diag_embed(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
+    """A tensor one dim larger whose diagonal ``offset`` in the planes of (``dim1``, ``dim2``) holds the last dim of ``input``, zeros elsewhere."""
+
+def diagflat(input: Tensor, offset: Any = ...) -> Tensor:
+    """A square matrix with the flattened ``input`` on diagonal ``offset``."""
+
 def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """See torch.diagonal."""
 
 def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
+
+def digamma(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers."""
+
+def dist(input: _TensorOrNumber, other: _TensorOrNumber, p: Any = ...) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast), over every element."""
 
 def div(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
@@ -319,14 +445,32 @@ def divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _st
 def dot(input: _TensorOrNumber, other: _TensorOrNumber) -> Tensor:
     """See torch.dot."""
 
+def dropout(input: Tensor, p: Any, train: Any) -> Tensor:
+    """torch.dropout: ``F.dropout(input, p, training=train)``, every argument required."""
+
+def dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
+    """See torch.dropout_."""
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+    """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
+
+def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
+    """Join along the third dim after making every tensor at least 3-D."""
+
 def einsum(equation: _str, *operands: Any) -> Tensor:
     """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to right through matmul."""
+
+def embedding(weight: Any, indices: Any, padding_idx: Any = ..., scale_grad_by_freq: Any = ..., sparse: Any = ...) -> Tensor:
+    """torch.embedding: the rows of ``weight`` at ``indices`` (note the order: weight first); ``padding_idx=-1`` means none, as in PyTorch's ATen op."""
 
 def empty(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """See torch.empty."""
 
 def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks its layout."""
+
+def empty_strided(size: _Size, stride: Any, *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
+    """An uninitialized tensor of shape ``size`` with the given element strides (over one allocation large enough for the furthest element)."""
 
 def eq(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``eq`` of ``input`` and ``other`` with broadcasting (see torch.eq)."""
@@ -336,6 +480,9 @@ def equal(input: Tensor, other: Tensor) -> _bool:
 
 def erf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``erf`` of ``input`` (see torch.erf)."""
+
+def erfc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The complementary error function ``1 - erf(input)``, accurate where it is tiny."""
 
 def erfinv(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``erfinv`` of ``input`` (see torch.erfinv)."""
@@ -355,6 +502,15 @@ def expm1(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def eye(n: Any, m: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.eye."""
 
+def feature_alpha_dropout(input: Tensor, p: Any, train: Any) -> Tensor:
+    """torch.feature_alpha_dropout: ``F.feature_alpha_dropout(input, p, training=train)``."""
+
+def feature_alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
+    """See torch.feature_alpha_dropout_."""
+
+def fill(input: Tensor, value: _TensorOrNumber) -> Tensor:
+    """A new tensor shaped like ``input`` holding ``value`` (a number or a 0-d tensor). As in PyTorch it is a graph node: ``input`` gets a zero gradient, a tensor ``value`` the sum of the result's."""
+
 def flatten(input: Tensor, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
     """See torch.flatten."""
 
@@ -367,17 +523,29 @@ def fliplr(input: Tensor) -> Tensor:
 def flipud(input: Tensor) -> Tensor:
     """See torch.flipud."""
 
+def float_power(input: Tensor, exponent: Any, *, out: Tensor | None = ...) -> Tensor:
+    """``input ** exponent`` computed in float64 (complex128 when either is complex), whatever the operands' dtypes."""
+
 def floor(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``floor`` of ``input`` (see torch.floor)."""
 
 def floor_divide(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``floor_divide`` of ``input`` and ``other`` with broadcasting (see torch.floor_divide)."""
 
+def fmax(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """The elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+
+def fmin(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """The elementwise minimum that ignores NaN (NaN only where both are NaN)."""
+
 def fmod(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``fmod`` of ``input`` and ``other`` with broadcasting (see torch.fmod)."""
 
 def frac(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The fractional part ``input - trunc(input)`` (sign of input kept)."""
+
+def frexp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The mantissa's gradient is ``2 ** -exponent``, as PyTorch's."""
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A CPU tensor sharing the memory of ``ext_tensor`` (any object with ``__dlpack__``, or a DLPack capsule's owner), without copying."""
@@ -393,6 +561,9 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., dev
 
 def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ...) -> Tensor:
     """See torch.gather."""
+
+def gcd(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``)."""
 
 def ge(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
@@ -427,11 +598,32 @@ def greater(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | Non
 def greater_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
 
+def group_norm(input: Tensor, num_groups: Any, weight: Any = ..., bias: Any = ..., eps: Any = ..., cudnn_enabled: Any = ...) -> Tensor:
+    """torch.group_norm (``cudnn_enabled`` is accepted and has no effect)."""
+
 def gt(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
 
+def hamming_window(window_length: Any, periodic: Any = ..., alpha: _Number = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi n / (N - 1))``."""
+
+def hann_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (periodic: N = length + 1)."""
+
+def hardshrink(input: Tensor, lambd: Any = ...) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+
+def heaviside(input: Tensor, values: Any, *, out: Tensor | None = ...) -> Tensor:
+    """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
+
 def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+    """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
+
+def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
+    """Join along the second dim (the first for 1-D tensors); 0-d tensors count as 1-D."""
 
 def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
@@ -442,6 +634,15 @@ def imag(input: Tensor) -> Tensor:
 def index_add(input: Tensor, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
 
+def index_copy(input: Tensor, dim: _Dims, index: Any, source: Any, *, out: Tensor | None = ...) -> Tensor:
+    """``input`` with the slices ``source[..., i, ...]`` written at ``index[i]`` along ``dim``."""
+
+def index_fill(input: Tensor, dim: _Dims, index: Any, value: _TensorOrNumber) -> Tensor:
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d tensor; negative indices count from the end)."""
+
+def index_put(input: Tensor, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
+    """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
+
 def index_select(input: Tensor, dim: _Dims, index: Tensor) -> Tensor:
     """See torch.index_select."""
 
@@ -450,6 +651,9 @@ def initial_seed() -> _int:
 
 def inner(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """The sum of products over the last dim of both tensors (no conjugate): the result has shape ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
+
+def instance_norm(input: Tensor, weight: Any, bias: Any, running_mean: Any, running_var: Any, use_input_stats: Any, momentum: Any, eps: Any, cudnn_enabled: Any) -> Tensor:
+    """torch.instance_norm: the affine tensors before the running statistics, every argument required (``cudnn_enabled`` has no effect)."""
 
 def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
@@ -475,6 +679,15 @@ def is_floating_point(input: Tensor) -> _bool:
 def is_grad_enabled() -> _bool:
     """See torch.is_grad_enabled."""
 
+def is_nonzero(input: Tensor) -> _bool:
+    """Whether the single element of ``input`` is nonzero (an error for any other size)."""
+
+def is_same_size(input: _TensorOrNumber, other: _TensorOrNumber) -> _bool:
+    """Whether ``input`` and ``other`` have the same shape."""
+
+def is_signed(input: Tensor) -> _bool:
+    """Whether ``input``'s dtype holds negative values (False for bool and uint8)."""
+
 def is_tensor(obj: Any) -> _bool:
     """See torch.is_tensor."""
 
@@ -484,17 +697,41 @@ def isclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ...
 def isfinite(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``isfinite`` of ``input`` (see torch.isfinite)."""
 
+def isin(elements: Any, test_elements: Any, *, assume_unique: Any = ..., invert: Any = ...) -> Tensor:
+    """True where an element of ``elements`` appears in ``test_elements`` (either may be a number); False where ``invert``. NaN is in nothing."""
+
 def isinf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``isinf`` of ``input`` (see torch.isinf)."""
 
 def isnan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``isnan`` of ``input`` (see torch.isnan)."""
 
+def isneginf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """True where ``input`` is -inf."""
+
+def isposinf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """True where ``input`` is +inf."""
+
+def isreal(input: Tensor) -> Tensor:
+    """True where the imaginary part is 0 (everywhere for a real tensor)."""
+
+def kaiser_window(window_length: Any, periodic: Any = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``."""
+
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
 
 def kthvalue(input: Tensor, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Any = ..., bias: Any = ..., eps: Any = ..., cudnn_enable: Any = ...) -> Tensor:
+    """torch.layer_norm (``cudnn_enable`` is accepted and has no effect)."""
+
+def lcm(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """The least common multiple of integer tensors (non-negative; 0 where either is 0)."""
+
+def ldexp(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """``input * 2 ** other``, in the operands' promoted floating dtype."""
 
 def le(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
@@ -507,6 +744,9 @@ def less(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None =
 
 def less_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
+
+def lgamma(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
 
 def linspace(start: Any, end: Any, steps: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.linspace."""
@@ -526,6 +766,18 @@ def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log2`` of ``input`` (see torch.log2)."""
 
+def log_softmax(input: Tensor, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
+    """torch.log_softmax: ``F.log_softmax`` with ``dim`` required."""
+
+def logaddexp(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow, for floating tensors."""
+
+def logaddexp2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow, for floating tensors."""
+
+def logcumsumexp(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors."""
+
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))``: nan where the determinant is negative, -inf where it is zero."""
 
@@ -540,6 +792,9 @@ def logical_or(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | 
 
 def logical_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``logical_xor`` of ``input`` and ``other`` with broadcasting (see torch.logical_xor)."""
+
+def logit(input: Tensor, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
 
 def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale (complex ends give complex values, as PyTorch)."""
@@ -556,6 +811,9 @@ def manual_seed(seed: _int) -> _Generator:
 def masked_fill(input: Tensor, mask: Tensor, value: _TensorOrNumber) -> Tensor:
     """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
 
+def masked_scatter(input: Tensor, mask: Tensor, source: Any) -> Tensor:
+    """``input`` with the elements where the bool ``mask`` (broadcast) is True replaced, in row-major order, by the first elements of ``source``."""
+
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
 
@@ -567,6 +825,12 @@ def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
 
 def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ..., return_indices: Any = ...) -> Tensor:
+    """See torch.max_pool1d."""
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ..., return_indices: Any = ...) -> Tensor:
+    """Maximum over each window; padding counts as -inf. With ``return_indices``, also the flat index (within each H x W plane) of every maximum."""
 
 def maximum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
@@ -634,6 +898,9 @@ def narrow(input: Tensor, dim: _Dims, start: Any, length: Any) -> Tensor:
 def narrow_copy(input: Tensor, dim: _Dims, start: Any, length: Any) -> Tensor:
     """A copy of ``input.narrow(dim, start, length)``."""
 
+def native_channel_shuffle(input: Tensor, groups: Any) -> Tensor:
+    """Channels (dim 1) split into ``groups`` groups and interleaved: channel ``g * k + i`` moves to ``i * groups + g``."""
+
 def ne(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ne`` of ``input`` and ``other`` with broadcasting (see torch.ne)."""
 
@@ -646,8 +913,14 @@ def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def nonzero(input: Tensor, *, as_tuple: _bool = ...) -> Any:
     """Coordinates of the non-zero elements, in row-major order."""
 
+def nonzero_static(input: Tensor, *, size: _Size, fill_value: Any = ...) -> Tensor:
+    """The (size, ndim) indices of the first ``size`` nonzero elements, padded with rows of ``fill_value`` when there are fewer (a fixed shape, whatever the values)."""
+
 def norm(input: Tensor, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ...) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
+
+def normal(mean: Any, std: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
+    """Normal samples with the given means and standard deviations (tensors broadcast, or numbers with ``size``). As in PyTorch, the result passes no gradient to ``mean`` or ``std``."""
 
 def not_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ne`` of ``input`` and ``other`` with broadcasting (see torch.ne)."""
@@ -667,11 +940,26 @@ def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def pad(input: Tensor, pad: Any, mode: Any = ..., value: _TensorOrNumber | None = ...) -> Tensor:
     """Pad ``input``; ``pad`` lists (before, after) pairs starting from the last dim, as in ``torch.nn.functional.pad``. Modes: constant (negative pads crop), reflect, replicate, circular."""
 
+def pairwise_distance(x1: Any, x2: Any, p: Any = ..., eps: Any = ..., keepdim: _bool = ...) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim."""
+
+def pdist(input: Tensor, p: Any = ...) -> Tensor:
+    """The p-norm distance of each pair of rows of an (N, M) input: N (N - 1) / 2 values. The gradient at a zero distance is 0, as PyTorch's."""
+
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """See torch.permute."""
 
 def pinverse(input: Tensor, rcond: Any = ...) -> Tensor:
     """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
+
+def pixel_shuffle(input: Tensor, upscale_factor: Any) -> Tensor:
+    """Rearrange (*, C*r*r, H, W) into (*, C, H*r, W*r), as sub-pixel convolution upscales."""
+
+def pixel_unshuffle(input: Tensor, downscale_factor: Any) -> Tensor:
+    """Rearrange (*, C, H*r, W*r) into (*, C*r*r, H, W): the inverse of ``pixel_shuffle``."""
+
+def poisson(input: Tensor, generator: _Generator | None = ...) -> Tensor:
+    """Poisson counts with the rates in ``input`` (floating, non-negative), as floats of its dtype."""
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``."""
@@ -682,14 +970,23 @@ def positive(input: Tensor) -> Tensor:
 def pow(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``pow`` of ``input`` and ``other`` with broadcasting (see torch.pow)."""
 
+def prelu(input: Tensor, weight: Any) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1 of ``input``)."""
+
 def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
 
 def promote_types(a: _dtype, b: _dtype) -> _dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
 
+def put(input: Tensor, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
+    """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
+
 def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ...) -> Tensor:
     """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
+
+def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Radians to degrees (integers give the default float dtype)."""
 
 def rand(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.rand."""
@@ -712,6 +1009,9 @@ def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike
 def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a composite over ``random_`` and ``sort``, so every backend has it)."""
 
+def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float dtype; deprecated in PyTorch (it warns), use ``arange``."""
+
 def real(input: Tensor) -> Tensor:
     """The real part: a view for a complex ``input``, ``input`` itself for a real one."""
 
@@ -721,11 +1021,17 @@ def reciprocal(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def relu(input: Tensor, inplace: Any = ...) -> Tensor:
     """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
 
+def relu_(input: Tensor) -> Tensor:
+    """See torch.relu_."""
+
 def remainder(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``remainder`` of ``input`` and ``other`` with broadcasting (see torch.remainder)."""
 
 def repeat(input: Tensor, *sizes: _Size) -> Tensor:
     """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
+
+def repeat_interleave(input: Tensor, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ...) -> Tensor:
+    """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
 
 def reshape(input: Tensor, *shape: _Size) -> Tensor:
     """A view when the strides allow it, else a contiguous copy."""
@@ -733,11 +1039,29 @@ def reshape(input: Tensor, *shape: _Size) -> Tensor:
 def resolve_conj(input: Tensor) -> Tensor:
     """``input``: tensorplug has no lazy conjugate bit to resolve."""
 
+def result_type(tensor1: Tensor, tensor2: Tensor) -> _dtype:
+    """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers) computes in: tensors with dims outrank 0-d tensors, which outrank numbers, unless a lower group has a higher category (bool < integer < floating < complex)."""
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Any = ..., eps: Any = ...) -> Tensor:
+    """torch.rms_norm: ``F.rms_norm``."""
+
 def roll(input: Tensor, shifts: Any, dims: Any = ...) -> Tensor:
     """Rotate ``input`` by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
 
+def rot90(input: Tensor, k: _int = ..., dims: Any = ...) -> Tensor:
+    """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first dim's direction towards the second's."""
+
 def round(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``round`` of ``input`` (see torch.round)."""
+
+def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
+    """Alias of :func:`vstack`."""
+
+def rrelu(input: Tensor, lower: Any = ..., upper: Any = ..., training: Any = ..., generator: _Generator | None = ...) -> Tensor:
+    """torch.rrelu: ``F.rrelu``."""
+
+def rrelu_(input: Tensor, lower: Any = ..., upper: Any = ..., training: Any = ..., generator: _Generator | None = ...) -> Tensor:
+    """See torch.rrelu_."""
 
 def rsqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``rsqrt`` of ``input`` (see torch.rsqrt)."""
@@ -747,6 +1071,9 @@ def rsub(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ...
 
 def save(obj: Any, f: Any) -> None:
     """Save a tensor, a state dict, or a nested dict/list/tuple of tensors and plain values."""
+
+def scalar_tensor(s: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """A 0-d tensor holding the number ``s``, in the default float dtype unless ``dtype`` says."""
 
 def scatter(input: Tensor, dim: _Dims, index: Tensor, src: Any = ..., *, value: _TensorOrNumber | None = ..., reduce: Any = ...) -> Tensor:
     """See torch.scatter."""
@@ -765,6 +1092,12 @@ def seed() -> _int:
 
 def select(input: Tensor, dim: _Dims, index: Any) -> Tensor:
     """See torch.select."""
+
+def selu(input: Tensor) -> Tensor:
+    """torch.selu: ``F.selu`` (no ``inplace``; ``selu_`` is the in-place form)."""
+
+def selu_(input: Tensor) -> Tensor:
+    """See torch.selu_."""
 
 def set_autocast_cache_enabled(enabled: _bool) -> None:
     """See torch.set_autocast_cache_enabled."""
@@ -805,14 +1138,23 @@ def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def sign(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sign`` of ``input`` (see torch.sign)."""
 
+def signbit(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit."""
+
 def sin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sin`` of ``input`` (see torch.sin)."""
+
+def sinc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
 
 def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
 
 def slogdet(input: Tensor) -> tensorplug.linalg._results.slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
+
+def softmax(input: Tensor, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
+    """torch.softmax: ``F.softmax`` with ``dim`` required."""
 
 def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
@@ -868,6 +1210,9 @@ def t(input: Tensor) -> Tensor:
 def take(input: Tensor, index: Tensor) -> Tensor:
     """See torch.take."""
 
+def take_along_dim(input: Tensor, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``."""
+
 def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``tan`` of ``input`` (see torch.tan)."""
 
@@ -876,6 +1221,18 @@ def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 def tensor(data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
+    """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
+
+def tensordot(a: Any, b: Any, dims: Any = ..., out: Tensor | None = ...) -> Tensor:
+    """The sum of products over the last ``dims`` dims of ``a`` and the first of ``b``, or over the dims paired in ``dims = (a_dims, b_dims)``: one matrix product."""
+
+def threshold(input: Tensor, threshold: Any, value: _TensorOrNumber) -> Tensor:
+    """torch.threshold: ``value`` where ``input <= threshold``, else ``input``."""
+
+def threshold_(input: Tensor, threshold: Any, value: _TensorOrNumber) -> Tensor:
+    """See torch.threshold_."""
 
 def tile(input: Tensor, dims: Any) -> Tensor:
     """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
@@ -889,11 +1246,23 @@ def trace(input: Tensor) -> Tensor:
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """See torch.transpose."""
 
+def trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+    """The trapezoid rule along ``dim``: samples ``y`` at points ``x`` (1-D, or broadcasting with ``y``) or spaced ``dx`` apart (1 by default). Integers integrate in the default float dtype; fewer than two samples give 0."""
+
+def trapz(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+    """Alias of :func:`trapezoid`."""
+
 def tril(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
 
+def tril_indices(row: Any, col: Any, offset: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., layout: Any = ...) -> Tensor:
+    """The (2, N) coordinates of the lower triangle (diagonal ``offset`` included) of a ``row`` x ``col`` matrix, row by row."""
+
 def triu(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
+
+def triu_indices(row: Any, col: Any, offset: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., layout: Any = ...) -> Tensor:
+    """The (2, N) coordinates of the upper triangle (diagonal ``offset`` included) of a ``row`` x ``col`` matrix, row by row."""
 
 def true_divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
@@ -910,11 +1279,17 @@ def unflatten(input: Tensor, dim: _Dims, sizes: _Size) -> Tensor:
 def unique(input: Tensor, sorted: _bool = ..., return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Any:
     """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
 
+def unravel_index(indices: Any, shape: _Size) -> tuple[Any, ...]:
+    """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: one tensor per dim. Indices wrap around the tensor's size (``-1`` is the last element), as in PyTorch."""
+
 def unsqueeze(input: Tensor, dim: _Dims) -> Tensor:
     """See torch.unsqueeze."""
 
 def use_deterministic_algorithms(mode: _bool, *, warn_only: _bool = ...) -> None:
     """Record whether only deterministic algorithms may run (``tp.are_deterministic_algorithms_enabled``)."""
+
+def vander(x: Any, N: Any = ..., increasing: Any = ...) -> Tensor:
+    """The Vandermonde matrix of the 1-D ``x``: column j holds ``x ** (N - 1 - j)`` (``x ** j`` when ``increasing``); bools and integers give int64, as in PyTorch."""
 
 def var(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
@@ -930,6 +1305,12 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 def view_as_real(input: Tensor) -> Tensor:
     """A real view of complex ``input``: shape ``input.shape + (2,)``, the last dim holding the real and imaginary parts (it shares storage with ``input``)."""
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+    """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
+
+def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
+    """Join along the first dim after making every tensor at least 2-D (a vector is a row)."""
 
 def where(condition: Any, input: _TensorOrNumber | None = ..., other: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """``input`` where ``condition`` is true, else ``other`` (broadcast together)."""

@@ -52,20 +52,9 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes=2) -> Tensor:
     for i, j in zip(axes_a, axes_b):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"contracted axes differ in size: x1 axis {i} is {a.shape[i]}, x2 axis {j} is {b.shape[j]}")
-    free_a = [i for i in range(a.ndim) if i not in axes_a]
-    free_b = [j for j in range(b.ndim) if j not in axes_b]
-    size = 1
-    for i in axes_a:
-        size *= a.shape[i]
-    # one matmul of (free_a, contracted) by (contracted, free_b)
-    left = a.permute(*free_a, *axes_a).reshape(-1, size)
-    right = b.permute(*axes_b, *free_b).reshape(size, -1)
-    out_shape = tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b)
-    if left.numel() == 0 or right.numel() == 0 or size == 0:
-        from ..frontend.factories import zeros as _zeros
+    from ..frontend.ops.products import contract
 
-        return _zeros(out_shape, dtype=a.dtype, device=a.device)
-    return _matmul(left, right).reshape(out_shape)
+    return contract(a, b, axes_a, axes_b)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:

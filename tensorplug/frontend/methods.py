@@ -345,12 +345,14 @@ def _attach() -> None:
     from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional
     from .ops import (
-        closeness, diagonals, differences, histograms, kronecker, math_ops, quantiles, sampling, scatter_reduce,
-        shaping, sorting,
+        closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
+        products, quantiles, rearranging, sampling, scans, scatter_reduce, shaping, sorting, special_functions,
+        stacking, statistics, type_queries,
     )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
-                   histograms, kronecker, quantiles, sampling, scatter_reduce):
+                   histograms, kronecker, quantiles, sampling, scatter_reduce, special_functions, pointwise,
+                   float_classes, products, stacking, rearranging, scans, statistics, index_updates, type_queries):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

@@ -113,12 +113,28 @@ class Tensor:
         """``input + alpha * other``."""
     def add_(self, other: _TensorOrNumber, *, alpha: _Number = ...) -> Tensor:
         """In-place version of ``add``."""
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one (n, p) matrix, to which ``input`` broadcasts."""
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one (n, p) matrix, to which ``input`` broadcasts."""
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+        """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer tensor1 and tensor2: its old addcdiv truncated)."""
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+        """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer tensor1 and tensor2: its old addcdiv truncated)."""
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+        """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
+        """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
     def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ...) -> Tensor:
         """In-place version of ``addmm``."""
     def addmv(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
     def all(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
@@ -129,6 +145,8 @@ class Tensor:
         """See torch.Tensor.amax."""
     def amin(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.amin."""
+    def aminmax(self, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ...) -> Tensor:
+        """``(min, max)`` of ``input``, over ``dim`` or over every element."""
     def angle(self) -> Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
     def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
@@ -175,6 +193,10 @@ class Tensor:
         """In-place version of ``atanh``."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None:
         """See torch.Tensor.backward."""
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
     def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
     def bfloat16(self) -> Tensor:
@@ -255,6 +277,8 @@ class Tensor:
         """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
     def copysign_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``copysign``."""
+    def corrcoef(self) -> Tensor:
+        """Pearson's correlation coefficients of the variables in the rows of ``input``: the covariance scaled by the standard deviations, clipped to [-1, 1]."""
     def cos(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``cos`` of ``input`` (see torch.cos)."""
     def cos_(self) -> Tensor:
@@ -265,10 +289,18 @@ class Tensor:
         """In-place version of ``cosh``."""
     def count_nonzero(self, dim: _Dims | None = ...) -> Tensor:
         """How many elements are non-zero, over ``dim`` (int64)."""
+    def cov(self, *, correction: Any = ..., fweights: Any = ..., aweights: Any = ...) -> Tensor:
+        """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable: a 0-d result), with observations in the columns, optionally weighted by frequency (``fweights``, integers) and importance (``aweights``); ``correction=1`` is Bessel's."""
     def cpu(self) -> Tensor:
         """See torch.Tensor.cpu."""
+    def cross(self, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last)."""
     def cuda(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
         """See torch.Tensor.cuda."""
+    def cummax(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+        """``(values, indices)``: the running maximum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
+    def cummin(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+        """``(values, indices)``: the running minimum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
     def cumprod(self, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
         """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
     def cumprod_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
@@ -282,6 +314,10 @@ class Tensor:
         """See torch.Tensor.data."""
     def data_ptr(self) -> _int:
         """Address of the first element, for backends whose storage has one (CPU)."""
+    def deg2rad(self, *, out: Tensor | None = ...) -> Tensor:
+        """Degrees to radians (integers give the default float dtype)."""
+    def deg2rad_(self, *, out: Tensor | None = ...) -> Tensor:
+        """Degrees to radians (integers give the default float dtype)."""
     def det(self, *, out: Tensor | None = ...) -> Tensor:
         """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
     def detach(self) -> Tensor:
@@ -293,12 +329,22 @@ class Tensor:
         """See torch.Tensor.device."""
     def diag(self, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
+    def diag_embed(self, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
+        """A tensor one dim larger whose diagonal ``offset`` in the planes of (``dim1``, ``dim2``) holds the last dim of ``input``, zeros elsewhere."""
+    def diagflat(self, offset: Any = ...) -> Tensor:
+        """A square matrix with the flattened ``input`` on diagonal ``offset``."""
     def diagonal(self, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
         """See torch.Tensor.diagonal."""
     def diff(self, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
         """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
+    def digamma(self, *, out: Tensor | None = ...) -> Tensor:
+        """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers."""
+    def digamma_(self, *, out: Tensor | None = ...) -> Tensor:
+        """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers."""
     def dim(self) -> _int:
         """See torch.Tensor.dim."""
+    def dist(self, other: _TensorOrNumber, p: Any = ...) -> Tensor:
+        """The p-norm of ``input - other`` (broadcast), over every element."""
     def div(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
         """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
     def div_(self, other: _TensorOrNumber) -> Tensor:
@@ -311,6 +357,8 @@ class Tensor:
         """See torch.Tensor.dot."""
     def double(self) -> Tensor:
         """See torch.Tensor.double."""
+    def dsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+        """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
     @property
     def dtype(self) -> _dtype:
         """See torch.Tensor.dtype."""
@@ -326,6 +374,10 @@ class Tensor:
         """Elementwise ``erf`` of ``input`` (see torch.erf)."""
     def erf_(self) -> Tensor:
         """In-place version of ``erf``."""
+    def erfc(self, *, out: Tensor | None = ...) -> Tensor:
+        """The complementary error function ``1 - erf(input)``, accurate where it is tiny."""
+    def erfc_(self, *, out: Tensor | None = ...) -> Tensor:
+        """The complementary error function ``1 - erf(input)``, accurate where it is tiny."""
     def erfinv(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``erfinv`` of ``input`` (see torch.erfinv)."""
     def erfinv_(self) -> Tensor:
@@ -358,6 +410,10 @@ class Tensor:
         """See torch.Tensor.flipud."""
     def float(self) -> Tensor:
         """See torch.Tensor.float."""
+    def float_power(self, exponent: Any, *, out: Tensor | None = ...) -> Tensor:
+        """``input ** exponent`` computed in float64 (complex128 when either is complex), whatever the operands' dtypes."""
+    def float_power_(self, exponent: Any) -> Tensor:
+        """In-place version of ``float_power``."""
     def floor(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``floor`` of ``input`` (see torch.floor)."""
     def floor_(self) -> Tensor:
@@ -366,6 +422,10 @@ class Tensor:
         """Elementwise ``floor_divide`` of ``input`` and ``other`` with broadcasting (see torch.floor_divide)."""
     def floor_divide_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``floor_divide``."""
+    def fmax(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+    def fmin(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The elementwise minimum that ignores NaN (NaN only where both are NaN)."""
     def fmod(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``fmod`` of ``input`` and ``other`` with broadcasting (see torch.fmod)."""
     def fmod_(self, other: _TensorOrNumber) -> Tensor:
@@ -374,8 +434,14 @@ class Tensor:
         """The fractional part ``input - trunc(input)`` (sign of input kept)."""
     def frac_(self) -> Tensor:
         """In-place version of ``frac``."""
+    def frexp(self, *, out: Tensor | None = ...) -> Tensor:
+        """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The mantissa's gradient is ``2 ** -exponent``, as PyTorch's."""
     def gather(self, dim: _Dims, index: Tensor, *, sparse_grad: Any = ...) -> Tensor:
         """See torch.Tensor.gather."""
+    def gcd(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``)."""
+    def gcd_(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``)."""
     def ge(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
     def ge_(self, other: _TensorOrNumber) -> Tensor:
@@ -390,8 +456,16 @@ class Tensor:
         """In-place version of ``gt``."""
     def half(self) -> Tensor:
         """See torch.Tensor.half."""
+    def hardshrink(self, lambd: Any = ...) -> Tensor:
+        """``x`` where ``|x| > lambd``, else 0."""
+    def heaviside(self, values: Any, *, out: Tensor | None = ...) -> Tensor:
+        """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
+    def heaviside_(self, values: Any, *, out: Tensor | None = ...) -> Tensor:
+        """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
     def histc(self, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
         """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
+    def hsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+        """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
     def hypot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
     def hypot_(self, other: _TensorOrNumber) -> Tensor:
@@ -405,6 +479,16 @@ class Tensor:
         """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
     def index_add_(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
         """In-place version of ``index_add``."""
+    def index_copy(self, dim: _Dims, index: Any, source: Any) -> Tensor:
+        """``input`` with the slices ``source[..., i, ...]`` written at ``index[i]`` along ``dim``."""
+    def index_copy_(self, dim: _Dims, index: Any, source: Any) -> Tensor:
+        """In-place version of ``index_copy``."""
+    def index_fill(self, dim: _Dims, index: Any, value: _TensorOrNumber) -> Tensor:
+        """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d tensor; negative indices count from the end)."""
+    def index_fill_(self, dim: _Dims, index: Any, value: _TensorOrNumber) -> Tensor:
+        """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d tensor; negative indices count from the end)."""
+    def index_put(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
+        """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
     def index_put_(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
@@ -435,8 +519,14 @@ class Tensor:
     @property
     def is_meta(self) -> _bool:
         """See torch.Tensor.is_meta."""
+    def is_nonzero(self) -> _bool:
+        """Whether the single element of ``input`` is nonzero (an error for any other size)."""
+    def is_same_size(self, other: _TensorOrNumber) -> _bool:
+        """Whether ``input`` and ``other`` have the same shape."""
     def is_shared(self) -> _bool:
         """See torch.Tensor.is_shared."""
+    def is_signed(self) -> _bool:
+        """Whether ``input``'s dtype holds negative values (False for bool and uint8)."""
     is_sparse: _bool
     @property
     def is_xpu(self) -> _bool:
@@ -455,6 +545,12 @@ class Tensor:
         """Elementwise ``isnan`` of ``input`` (see torch.isnan)."""
     def isnan_(self) -> Tensor:
         """In-place version of ``isnan``."""
+    def isneginf(self, *, out: Tensor | None = ...) -> Tensor:
+        """True where ``input`` is -inf."""
+    def isposinf(self, *, out: Tensor | None = ...) -> Tensor:
+        """True where ``input`` is +inf."""
+    def isreal(self) -> Tensor:
+        """True where the imaginary part is 0 (everywhere for a real tensor)."""
     def item(self) -> _Number:
         """See torch.Tensor.item."""
     @property
@@ -465,6 +561,14 @@ class Tensor:
     def kthvalue(self, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
         """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
     layout: _str
+    def lcm(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The least common multiple of integer tensors (non-negative; 0 where either is 0)."""
+    def lcm_(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """The least common multiple of integer tensors (non-negative; 0 where either is 0)."""
+    def ldexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``input * 2 ** other``, in the operands' promoted floating dtype."""
+    def ldexp_(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``input * 2 ** other``, in the operands' promoted floating dtype."""
     def le(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
     def le_(self, other: _TensorOrNumber) -> Tensor:
@@ -473,6 +577,10 @@ class Tensor:
         """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
     def lerp_(self, end: Any, weight: Any) -> Tensor:
         """In-place version of ``lerp``."""
+    def lgamma(self, *, out: Tensor | None = ...) -> Tensor:
+        """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
+    def lgamma_(self, *, out: Tensor | None = ...) -> Tensor:
+        """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
     def log(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``log`` of ``input`` (see torch.log)."""
     def log10(self, *, out: Tensor | None = ...) -> Tensor:
@@ -490,7 +598,13 @@ class Tensor:
     def log_(self) -> Tensor:
         """In-place version of ``log``."""
     def log_softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.log_softmax."""
+        """torch.log_softmax: ``F.log_softmax`` with ``dim`` required."""
+    def logaddexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``log(exp(input) + exp(other))`` without overflow, for floating tensors."""
+    def logaddexp2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """``log2(2**input + 2**other)`` without overflow, for floating tensors."""
+    def logcumsumexp(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+        """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors."""
     def logdet(self) -> Tensor:
         """``log(det(input))``: nan where the determinant is negative, -inf where it is zero."""
     def logical_and(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -509,6 +623,10 @@ class Tensor:
         """Elementwise ``logical_xor`` of ``input`` and ``other`` with broadcasting (see torch.logical_xor)."""
     def logical_xor_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``logical_xor``."""
+    def logit(self, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
+    def logit_(self, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
     def logsumexp(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Tensor:
         """``log(sum(exp(input), dim))``, computed without overflow."""
     def long(self) -> Tensor:
@@ -527,6 +645,10 @@ class Tensor:
         """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
     def masked_fill_(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """In-place version of ``masked_fill``."""
+    def masked_scatter(self, mask: Tensor, source: Any) -> Tensor:
+        """``input`` with the elements where the bool ``mask`` (broadcast) is True replaced, in row-major order, by the first elements of ``source``."""
+    def masked_scatter_(self, mask: Tensor, source: Any) -> Tensor:
+        """``input`` with the elements where the bool ``mask`` (broadcast) is True replaced, in row-major order, by the first elements of ``source``."""
     def masked_select(self, mask: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     def matmul(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -613,6 +735,8 @@ class Tensor:
         """See torch.Tensor.new_zeros."""
     def nonzero(self, *, as_tuple: _bool = ...) -> Any:
         """Coordinates of the non-zero elements, in row-major order."""
+    def nonzero_static(self, *, size: _Size, fill_value: Any = ...) -> Tensor:
+        """The (size, ndim) indices of the first ``size`` nonzero elements, padded with rows of ``fill_value`` when there are fewer (a fixed shape, whatever the values)."""
     def norm(self, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ...) -> Tensor:
         """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
     def normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
@@ -633,10 +757,20 @@ class Tensor:
         """Elementwise ``pow`` of ``input`` and ``other`` with broadcasting (see torch.pow)."""
     def pow_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``pow``."""
+    def prelu(self, weight: Any) -> Tensor:
+        """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1 of ``input``)."""
     def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
         """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
+    def put(self, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
+        """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
+    def put_(self, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
+        """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
     def quantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
         """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
+    def rad2deg(self, *, out: Tensor | None = ...) -> Tensor:
+        """Radians to degrees (integers give the default float dtype)."""
+    def rad2deg_(self, *, out: Tensor | None = ...) -> Tensor:
+        """Radians to degrees (integers give the default float dtype)."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
     @property
@@ -662,6 +796,8 @@ class Tensor:
         """In-place version of ``remainder``."""
     def repeat(self, *sizes: _Size) -> Tensor:
         """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
+    def repeat_interleave(self, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ...) -> Tensor:
+        """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
     @property
     def requires_grad(self) -> _bool:
         """See torch.Tensor.requires_grad."""
@@ -682,6 +818,8 @@ class Tensor:
         """See torch.Tensor.retains_grad."""
     def roll(self, shifts: Any, dims: Any = ...) -> Tensor:
         """Rotate ``input`` by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
+    def rot90(self, k: _int = ..., dims: Any = ...) -> Tensor:
+        """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first dim's direction towards the second's."""
     def round(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``round`` of ``input`` (see torch.round)."""
     def round_(self) -> Tensor:
@@ -723,10 +861,16 @@ class Tensor:
         """Elementwise ``sign`` of ``input`` (see torch.sign)."""
     def sign_(self) -> Tensor:
         """In-place version of ``sign``."""
+    def signbit(self, *, out: Tensor | None = ...) -> Tensor:
+        """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit."""
     def sin(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sin`` of ``input`` (see torch.sin)."""
     def sin_(self) -> Tensor:
         """In-place version of ``sin``."""
+    def sinc(self, *, out: Tensor | None = ...) -> Tensor:
+        """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
+    def sinc_(self, *, out: Tensor | None = ...) -> Tensor:
+        """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
     def sinh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
     def sinh_(self) -> Tensor:
@@ -736,7 +880,7 @@ class Tensor:
     def slogdet(self) -> tensorplug.linalg._results.slogdet:
         """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
     def softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-        """See torch.Tensor.softmax."""
+        """torch.softmax: ``F.softmax`` with ``dim`` required."""
     def sort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
@@ -775,6 +919,8 @@ class Tensor:
         """See torch.Tensor.t."""
     def take(self, index: Tensor) -> Tensor:
         """See torch.Tensor.take."""
+    def take_along_dim(self, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``."""
     def tan(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``tan`` of ``input`` (see torch.tan)."""
     def tan_(self) -> Tensor:
@@ -783,6 +929,8 @@ class Tensor:
         """Elementwise ``tanh`` of ``input`` (see torch.tanh)."""
     def tanh_(self) -> Tensor:
         """In-place version of ``tanh``."""
+    def tensor_split(self, indices_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
+        """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
     def tile(self, dims: Any) -> Tensor:
         """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -841,6 +989,8 @@ class Tensor:
         """See torch.Tensor.view."""
     def view_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.view_as."""
+    def vsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+        """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
     def where(self, condition: Any, other: _TensorOrNumber) -> Tensor:
         """``input`` where ``condition`` is true, else ``other`` (broadcast together)."""
     def xlogy(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:

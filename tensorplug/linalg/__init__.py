@@ -13,6 +13,7 @@ docs/linalg.md says what runs where and the numeric fine print.
 [[2.0, 0.0], [1.0, 1.4142135381698608]]
 """
 from ..frontend.ops.linalg import matmul
+from ..frontend.ops.products import linalg_cross as cross
 from ..frontend.views import diagonal as _diagonal
 from ._aliases import matrix_power
 from ._checks import LinAlgError
@@ -22,7 +23,7 @@ from ._norms import matrix_norm, norm, vector_norm
 from ._solvers import cholesky, det, inv, slogdet, solve, solve_triangular
 
 __all__ = [
-    "LinAlgError", "cholesky", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+    "LinAlgError", "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
     "vector_norm",
 ]

@@ -28,6 +28,9 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoderLayer)
 from . import parallel
 from .parallel import DataParallel
+from .extra_layers import *  # noqa: F401,F403
+from .extra_layers import __all__ as _extra_layers_all
+from .lazy import LazyConv1d, LazyConv2d, LazyLinear
 
 __all__ = (
     ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
@@ -35,5 +38,6 @@ __all__ = (
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
      "parallel", "DataParallel"]
-    + _activation_all + _layers_all + _loss_all + _padding_all
+    + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
+    + ["LazyLinear", "LazyConv1d", "LazyConv2d"]
 )

@@ -403,7 +403,9 @@ def _dropout(input, p, mask_shape):
     return input * copying.to_dtype(keep, input._dtype) * (1.0 / (1.0 - p))
 
 
-def _dropout_any(op, input, p, training, inplace, mask_shape):
+def _dropout_any(op, input, p, training, inplace, mask_shape, drop=None):
+    """The checks and in-place handling every dropout shares; ``drop(source, p, mask_shape)``
+    (plain dropout by default) computes the result."""
     check_tensor(op, input)
     _check_p(p)
     if not training or p == 0.0:
@@ -411,7 +413,7 @@ def _dropout_any(op, input, p, training, inplace, mask_shape):
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"{op}(): expected a floating-point input, but got {input._dtype.name}")
     source = copying.inplace_source(input) if inplace else input
-    result = _dropout(source, float(p), tuple(mask_shape))
+    result = (drop or _dropout)(source, float(p), tuple(mask_shape))
     return _inplace(input, result) if inplace else result
 
 

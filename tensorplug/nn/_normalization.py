@@ -78,10 +78,10 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out
 
 
-@autocast_function("layer_norm")
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
-    check_tensor("layer_norm", input)
+def normalized_shape_of(op: str, input, normalized_shape, *affine) -> tuple:
+    """``normalized_shape`` as a tuple, checked against the trailing dims of ``input`` and the
+    shapes of the affine tensors (weight, bias; None skipped): layer_norm's and rms_norm's rules."""
+    check_tensor(op, input)
     shape = (operator.index(normalized_shape),) if not isinstance(normalized_shape, (tuple, list)) else tuple(
         operator.index(s) for s in normalized_shape
     )
@@ -91,12 +91,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={_shape_str(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{_shape_str(input._shape)}"
         )
-    for name, t in (("weight", weight), ("bias", bias)):
+    for name, t in zip(("weight", "bias"), affine):
         if t is not None and t._shape != shape:
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{_shape_str(t._shape)} and normalized_shape = {_shape_str(shape)}"
             )
+    return shape
+
+
+@autocast_function("layer_norm")
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    shape = normalized_shape_of("layer_norm", input, normalized_shape, weight, bias)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"layer_norm(): expected a floating-point input, but got {input._dtype.name}")
     if _half_with_float32(input, weight, bias):

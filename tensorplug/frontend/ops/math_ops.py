@@ -480,6 +480,19 @@ def _ignored(product: Tensor) -> Tensor:
     return where(ones_like(product, dtype=_dt.bool), 0.0, product)
 
 
+def scaled_sum(input: Tensor, product: Tensor, beta, alpha) -> Tensor:
+    """``beta * input + alpha * product`` by PyTorch's rules for the fused products (addmm,
+    addmv, baddbmm, addbmm, addr): alpha = 0 ignores the product and beta = 0 the input, their
+    NaN and inf included."""
+    if alpha == 0:
+        product = _ignored(product)
+    elif alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
 def _times(t: Tensor, factor) -> Tensor:
     # PyTorch's maybe_multiply: a factor of 1 is skipped, any other (0 too) multiplies, so an
     # inf in the product's gradient becomes NaN under alpha = 0 as there.
@@ -504,14 +517,7 @@ def _addmm_derivative(grad, args, output, kwargs, needs):
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
-    product = matmul(mat1, mat2)
-    if alpha == 0:
-        product = _ignored(product)
-    elif alpha != 1:
-        product = product * alpha
-    if beta == 0:  # input is ignored, NaN included (as in PyTorch)
-        return product
-    return product + (input if beta == 1 else input * beta)
+    return scaled_sum(input, matmul(mat1, mat2), beta, alpha)
 
 
 @autocast_function("addmm")
@@ -548,14 +554,7 @@ def _addmv_derivative(grad, args, output, kwargs, needs):
 def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     from .linalg import matmul
 
-    product = matmul(mat, vec)
-    if alpha == 0:
-        product = _ignored(product)
-    elif alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        return product
-    return product + (input if beta == 1 else input * beta)
+    return scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
 @autocast_function("addmv")
