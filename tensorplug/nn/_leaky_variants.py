@@ -6,10 +6,12 @@ from __future__ import annotations
 from ..frontend.ops import copying
 from ..frontend.ops.elementwise import where
 from ._activations import _inplace, check_floating, check_tensor, leaky_relu
+from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["prelu", "rrelu", "rrelu_"]
 
 
+@autocast_function("prelu")
 def prelu(input, weight):
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per
     channel (dim 1 of ``input``).

@@ -17,6 +17,7 @@ from ._common import check_same_device, is_number, write_out
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .linalg import matmul
 from .math_ops import scaled_sum
+from ..autocast_hook import autocast_function
 
 __all__ = ["baddbmm", "addbmm", "addr", "tensordot", "cross"]
 
@@ -57,6 +58,7 @@ def _check_input_fits(op: str, input: Tensor, shape: tuple) -> None:
                            f"{list(shape)}")
 
 
+@autocast_function("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and
     (b, m, p); ``input`` broadcasts to (b, n, p).
@@ -71,6 +73,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     return write_out("baddbmm", out, scaled_sum(input, matmul(batch1, batch2), beta, alpha), exact_dtype=True)
 
 
+@autocast_function("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed
     into one (n, p) matrix, to which ``input`` broadcasts.
@@ -89,6 +92,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     return write_out("addbmm", out, scaled_sum(input, matmul(left, right), beta, alpha), exact_dtype=True)
 
 
+@autocast_function("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool
     tensors combine with ``and``/``or``, as in PyTorch.
