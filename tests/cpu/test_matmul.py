@@ -127,6 +127,42 @@ def test_blocked_matmul(dtype, layout, shapes):
         tp.set_num_threads(threads)
 
 
+def _half_values(rng, dtype, shape):
+    """float64 values exactly representable in ``dtype`` (rounded through the library itself)."""
+    return tp.tensor(rng.uniform(-1, 1, shape), dtype=tp.float32).to(dtype).double().numpy()
+
+
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16], ids=lambda d: d.name)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("shapes", [((64, 600), (600, 130)), ((3, 17, 33), (3, 33, 65)), ((5, 1), (1, 900))])
+def test_half_precision_matmul_rounds_once(dtype, layout, shapes):
+    """float16/bfloat16 products above the tiny size run as float32 sgemm on widened copies
+    (autocast's matmuls): each result is the float64 product of the operands rounded once to
+    ``dtype``, within the float32 accumulation's error, for any operand layout and a strided out."""
+    rng = np.random.default_rng(9)
+    a, b = _half_values(rng, dtype, shapes[0]), _half_values(rng, dtype, shapes[1])
+
+    def operand(x):
+        if layout == "transposed":
+            return tp.tensor(np.ascontiguousarray(x.swapaxes(-1, -2)), dtype=dtype).mT
+        if layout == "strided":
+            wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],))
+            wide[..., ::2] = x
+            return tp.tensor(wide, dtype=dtype)[..., ::2]
+        return tp.tensor(x, dtype=dtype)
+
+    expected = a @ b
+    result = operand(a) @ operand(b)
+    assert result.dtype is dtype
+    spacing = 2.0 ** -8 if dtype is tp.bfloat16 else 2.0 ** -11
+    accumulation = 1e-6 * (np.abs(a) @ np.abs(b))  # float32 sums of at most 600 terms
+    np.testing.assert_array_less(np.abs(result.double().numpy() - expected), spacing * np.abs(expected) + accumulation
+                                 + 1e-7)
+    out = tp.empty(tuple(result.shape[:-1]) + (2 * result.shape[-1],), dtype=dtype)[..., ::2]
+    tp.matmul(operand(a), operand(b), out=out)
+    np.testing.assert_array_equal(out.double().numpy(), result.double().numpy())
+
+
 def test_float16_matmul_accumulates_in_float32():
     """2048 products of float16 ones sum to 2048 exactly, and 4096 to 4096."""
     a = tp.ones(1, 4096, dtype=tp.float16)

@@ -1,8 +1,10 @@
 // matmul(dtype, batch, m, n, k, out, a, b): out[b] = a[b] @ b[b]
 // float32/float64 go to OpenBLAS (scipy_cblas_*gemm) whenever each operand is a BLAS layout
 // (one unit stride, a valid leading dim), else through a contiguous copy, in blocks of single-
-// threaded calls on our own threads (blas_matmul); tiny matrices and the
+// threaded calls on our own threads (blas_matmul); float16/bfloat16 products big enough to
+// repay it are widened to float32 copies for the same sgemm (half_matmul); tiny matrices and the
 // other dtypes use a cache-friendly i-k-j loop accumulating in float (16-bit floats) or int64.
+#include <algorithm>
 #include <climits>
 #include <vector>
 
@@ -158,6 +160,42 @@ void blas_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, O
                 for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = to[(bi * m + i) * n + j];
 }
 
+// A (batch, rows, cols) operand with strides st widened to a contiguous float32 copy.
+template <class T> void widen(const T* p, int64_t batch, int64_t rows, int64_t cols, const int64_t* st, float* d) {
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < rows; ++i) {
+            const T* row = p + b * st[0] + i * st[1];
+            float* drow = d + (b * rows + i) * cols;
+            for (int64_t j = 0; j < cols; ++j) drow[j] = static_cast<float>(to_c(row[j * st[2]]));
+        }
+}
+
+// float16/bfloat16: the loop below runs at ~1 GFLOP/s (autocast's matmuls, 48x slower than
+// float32 on a 256x512x512 product), so widen both operands to float32, multiply with sgemm
+// (float32 accumulation, as the loop and PyTorch's CPU kernels do) and round each result once.
+// The copies cost O(mk + kn + mn) beside the product's O(mnk).
+template <class T>
+void half_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
+    std::vector<float> fa(static_cast<size_t>(batch * m * k)), fb(static_cast<size_t>(batch * k * n)),
+        fo(static_cast<size_t>(batch * m * n));
+    widen(reinterpret_cast<const T*>(a.data), batch, m, k, a.strides, fa.data());
+    widen(reinterpret_cast<const T*>(b.data), batch, k, n, b.strides, fb.data());
+    Operand wa, wb, wo;
+    wa.data = reinterpret_cast<char*>(fa.data());
+    wb.data = reinterpret_cast<char*>(fb.data());
+    wo.data = reinterpret_cast<char*>(fo.data());
+    const int64_t sa[3] = {m * k, k, 1}, sb[3] = {k * n, n, 1}, so[3] = {m * n, n, 1};
+    std::copy(sa, sa + 3, wa.strides);
+    std::copy(sb, sb + 3, wb.strides);
+    std::copy(so, so + 3, wo.strides);
+    blas_matmul<float>(batch, m, n, k, wo, wa, wb);
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t* os = out.strides;
+    for (int64_t bi = 0; bi < batch; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = convert<T>(fo[(bi * m + i) * n + j]);
+}
+
 template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
     T* O = reinterpret_cast<T*>(out.data);
     const T* Ap = reinterpret_cast<const T*>(a.data);
@@ -168,6 +206,9 @@ template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k,
     const bool tiny = m * n * k <= 4096;
     if constexpr (blas) {
         if (fits_int && !tiny) return blas_matmul<T>(batch, m, n, k, out, a, b);
+    }
+    if constexpr (is_half_like<T>) {
+        if (fits_int && !tiny) return half_matmul<T>(batch, m, n, k, out, a, b);
     }
     const int64_t work = batch * m * n * std::max<int64_t>(k, 1);
     parallel_range(batch, work >= PARALLEL_THRESHOLD ? 1 : std::numeric_limits<int64_t>::max(),
