@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..api import FAMILIES
-from . import _fused_source, _source
+from . import _fused_source, _recurrent_source, _source
 
 if TYPE_CHECKING:
     from .storage import DeviceState
@@ -67,6 +67,7 @@ _GENERATORS = {
     "random": _source.random,
     "sort": _source.sort,
     "fused": _fused_source.fused,
+    "recurrent": _recurrent_source.recurrent,
 }
 
 
@@ -714,7 +715,7 @@ def _sort(values, indices, a, dim, descending, stable):
 
 def table() -> dict:
     """Op name -> kernel for every primitive of the contract, and the fused composite ops."""
-    from . import fused  # it imports this module
+    from . import fused, recurrent  # they import this module
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
                "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put, "uniform_": _uniform,
                "normal_": _normal, "randint_": _randint, "sort": _sort}
@@ -727,4 +728,5 @@ def table() -> dict:
     for name in FAMILIES["scan"]:
         kernels[name] = _scan(name)
     kernels.update(fused.table())
+    kernels.update(recurrent.table())
     return kernels
