@@ -3,7 +3,8 @@ _backward, backends/opencl/recurrent.py): the values and gradients of the ops' d
 the same device and of PyTorch in float64, at sizes that leave partial row blocks and partial
 strips of hidden units (batch 1 and odd, hidden not a multiple of 8 or 32, one step), through
 nn.LSTM/GRU/RNN with several layers, both directions, given and default initial states; and one
-launch per layer direction for the recurrence (issue 14)."""
+launch per layer direction for the recurrence (issue 14). That the dispatcher picks these kernels is
+checked in test_opencl_fused_ops.py."""
 import collections
 
 import numpy as np
@@ -13,22 +14,20 @@ import tensorplug as tp
 from tensorplug.backends.opencl import OpenCLBackend
 from tensorplug.dispatcher import get_operator
 
-try:
-    import torch
-except ImportError:  # a reference; tensorplug itself does not need it
-    torch = None
-
 AVAILABLE, REASON = OpenCLBackend().is_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"OpenCL backend unavailable: {REASON}")
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
 
 DEV = "opencl"
-OPS = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
-       "rnn_sequence_forward", "rnn_sequence_backward"]
 # (steps, batch, hidden): one step; batch 1 and an odd batch (a work-item takes two rows); hidden
 # below, at and past a strip (8 float32 lanes forward for the LSTM/GRU, 32 for the RNN and backward).
 SIZES = [(1, 1, 1), (1, 3, 5), (4, 1, 9), (5, 3, 17), (3, 5, 33), (2, 4, 40)]
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+@pytest.fixture
+def torch():
+    """PyTorch, the reference of the tests that take it (tensorplug itself does not need it)."""
+    return pytest.importorskip("torch", reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
 
 
 def _has_float64() -> bool:
@@ -90,18 +89,6 @@ def _host(t):
     return t.cpu().numpy().astype(np.float64)
 
 
-def test_the_fused_kernels_are_registered():
-    """Every recurrent sequence op runs the OpenCL kernel from recurrent.py, not its decomposition."""
-    tp.ones(1, device=DEV)
-    from tensorplug.backends import _registry
-
-    key = _registry.backend_key(DEV)
-    for name in OPS:
-        kernel = get_operator(name).kernels[key]
-        kernel = getattr(kernel, "__wrapped__", kernel)  # check mode wraps it
-        assert kernel.__module__ == "tensorplug.backends.opencl.recurrent", name
-
-
 @pytest.mark.parametrize("cell", list(GATES))
 @pytest.mark.parametrize("steps,batch,hidden", SIZES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -121,7 +108,7 @@ def test_matches_the_decomposition(cell, steps, batch, hidden, dtype):
             np.testing.assert_allclose(_host(got), want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
 
 
-def _torch_reference(cell, inputs, grads):
+def _torch_reference(torch, cell, inputs, grads):
     """The recurrence written step by step with PyTorch's float64 ops, differentiated by its
     autograd: (hs, grad_projected, grad_w_hh, grad_h0, and grad_c0 or grad_b_hh)."""
     ref = {k: torch.tensor(_host(v), requires_grad=True) for k, v in inputs.items()}
@@ -155,10 +142,9 @@ def _torch_reference(cell, inputs, grads):
     return [hs.detach()] + [t.grad for t in [p, w, ref["h0"]] + extra]
 
 
-@needs_torch
 @pytest.mark.parametrize("cell", list(GATES))
 @pytest.mark.parametrize("steps,batch,hidden", [(1, 1, 3), (6, 3, 17), (3, 2, 33)])
-def test_matches_pytorch_float64(cell, steps, batch, hidden):
+def test_matches_pytorch_float64(torch, cell, steps, batch, hidden):
     """hs and the gradients of projected, W_hh, h0 (and c0, b_hh) equal PyTorch's autograd through
     the same recurrence in float64 (float32 on the device)."""
     inputs, grads = _operands(cell, steps, batch, hidden, tp.float32, steps * 7 + hidden)
@@ -168,16 +154,15 @@ def test_matches_pytorch_float64(cell, steps, batch, hidden):
         got = got[:4] + [got[4]]  # grad_c0
     elif cell == "gru":
         got = got[:3] + [got[4], got[3]]  # grad_h0, then grad_b_hh, as the reference lists them
-    for ours, want in zip(got, _torch_reference(cell, inputs, grads)):
+    for ours, want in zip(got, _torch_reference(torch, cell, inputs, grads)):
         want = want.numpy()
         np.testing.assert_allclose(_host(ours), want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max()))
 
 
-@needs_torch
 @pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
 @pytest.mark.parametrize("layers,bidirectional,batch_first,given", [
     (1, False, False, False), (2, True, False, True), (3, False, True, True), (2, True, True, False)])
-def test_modules_match_pytorch(kind, layers, bidirectional, batch_first, given):
+def test_modules_match_pytorch(torch, kind, layers, bidirectional, batch_first, given):
     """nn.LSTM/GRU/RNN on OpenCL: outputs, final states and the gradients of the input, the
     initial states and every parameter equal PyTorch's (float32, odd sizes)."""
     rng = np.random.default_rng(layers * 10 + bidirectional)

@@ -25,29 +25,55 @@ def _rk(state, dtype: str, name: str):
     return _kernel(state, _FAMILY, dtype, name)
 
 
-def _covers(op: str, gates: int, steps: int, batch: int, hidden: int, named: dict) -> bool:
-    """Whether the fused kernel runs: one float32/float64 dtype and nothing empty. Shapes that do
-    not fit one another raise here, before any kernel could read past a buffer (the autograd
-    Functions check them first; this guards a direct call of the op)."""
+def _prepare(op: str, gates: int, named: dict):
+    """``(state, dtype, (T, B, H), operands)`` for the fused kernel: the operands by name, W_hh as
+    given (the packing reads any strides), the others contiguous; None where the decomposition
+    runs instead (a dtype other than float32/float64 for all, or an empty sequence, batch or hidden
+    size). Shapes that do not fit one another raise here, before any kernel could read past a
+    buffer (the autograd Functions check them first; this guards a direct call of the op)."""
+    first, w_hh = named.get("projected", named.get("hs")), named["w_hh"]
+    if "projected" in named:
+        steps, batch = first.shape[:2] if first.ndim == 3 else (0, 0)
+        hidden = w_hh.shape[1] if w_hh.ndim == 2 else 0
+    else:
+        steps, batch, hidden = first.shape if first.ndim == 3 else (0, 0, 0)
     expected = {"projected": (steps, batch, gates * hidden), "w_hh": (gates * hidden, hidden), "b_hh": (gates * hidden,),
                 "hs": (steps, batch, hidden), "cs": (steps, batch, hidden), "grad_hs": (steps, batch, hidden),
-                "acts": (steps, batch, (4 if gates >= 3 else gates) * hidden)}
+                "acts": (steps, batch, 4 * hidden)}
     for name, t in named.items():
         want = expected.get(name, (batch, hidden))  # h0, c0, grad_hn, grad_cn
         if tuple(t.shape) != want:
             got = ", ".join(f"{n} {list(x.shape)}" for n, x in named.items())
             raise RuntimeError(f"{op}: shapes do not match (T={steps}, B={batch}, H={hidden}, {gates} gates): "
                                f"expected {name} {list(want)}, got {got}")
-    dtype = next(iter(named.values())).dtype
-    return (dtype.name in _recurrent_source.VECTOR and all(t.dtype is dtype for t in named.values())
-            and steps * batch * hidden > 0)
+    dtype = first.dtype
+    if dtype.name not in _recurrent_source.VECTOR or any(t.dtype is not dtype for t in named.values()):
+        return None
+    if steps * batch * hidden == 0:
+        return None
+    operands = {name: t if name == "w_hh" else _contiguous(t) for name, t in named.items()}
+    return _state(first), dtype.name, (steps, batch, hidden), operands
 
 
-def _forward_sizes(projected, w_hh) -> tuple:
-    """(T, B, H) of a forward op's operands, 0 for what their ranks do not give (_covers then
-    raises on the shapes)."""
-    steps, batch = projected.shape[:2] if projected.ndim == 3 else (0, 0)
-    return steps, batch, w_hh.shape[1] if w_hh.ndim == 2 else 0
+def _adapter(op: str, gates: int, names: tuple):
+    """The kernel of ``op`` made from ``launch(state, dtype, (T, B, H), operands, *rest)``, which
+    launches the fused kernels on the operands _prepare gives (the op's tensor arguments, named
+    ``names``; ``rest`` are those after them: the RNN's nonlinearity); the op's decomposition
+    where _prepare gives None."""
+
+    def wrap(launch):
+        def kernel(*args):
+            ready = _prepare(op, gates, dict(zip(names, args)))
+            if ready is None:
+                return get_operator(op).decomposition(*args)
+            return launch(*ready, *args[len(names):])
+
+        # Named as the launch, without functools.wraps: its __wrapped__ would give the kernel the
+        # launch's signature, which is not the op's.
+        kernel.__name__ = kernel.__qualname__ = launch.__name__
+        return kernel
+
+    return wrap
 
 
 def _packed_weight(state, dtype: str, w_hh, k: int, groups: int, hidden: int, strides) -> object:
@@ -93,88 +119,68 @@ def _grad_w_hh(state, dtype: str, out, grads, hprev, steps: int, batch: int, wid
 
 # --- LSTM ----------------------------------------------------------------------------------------
 
-def _lstm_sequence_forward(projected, w_hh, h0, c0):
-    steps, batch, hidden = _forward_sizes(projected, w_hh)
-    named = {"projected": projected, "w_hh": w_hh, "h0": h0, "c0": c0}
-    if not _covers("lstm_sequence_forward", 4, steps, batch, hidden, named):
-        return get_operator("lstm_sequence_forward").decomposition(projected, w_hh, h0, c0)
-    projected, h0, c0 = _contiguous(projected), _contiguous(h0), _contiguous(c0)
-    state = _state(projected)
-    dtype = projected.dtype.name
-    hs = projected.new_empty((steps, batch, hidden))
-    cs = projected.new_empty((steps, batch, hidden))
-    acts = projected.new_empty((steps, batch, 4 * hidden))
-    packed = _forward_weight(state, dtype, w_hh, 4)
+@_adapter("lstm_sequence_forward", 4, ("projected", "w_hh", "h0", "c0"))
+def _lstm_sequence_forward(state, dtype, sizes, t):
+    steps, batch, hidden = sizes
+    hs = t["projected"].new_empty((steps, batch, hidden))
+    cs = t["projected"].new_empty((steps, batch, hidden))
+    acts = t["projected"].new_empty((steps, batch, 4 * hidden))
+    packed = _forward_weight(state, dtype, t["w_hh"], 4)
     g, l, items = _items(batch)
-    _rk(state, dtype, "lstm_forward")(state.queue, g, l, *_operand(projected), *_operand(c0), *_operand(cs),
-                                       *_operand(acts), packed.buffer, *_operand(h0), *_operand(hs), steps, batch,
-                                       hidden, items)
+    _rk(state, dtype, "lstm_forward")(state.queue, g, l, *_operand(t["projected"]), *_operand(t["c0"]),
+                                       *_operand(cs), *_operand(acts), packed.buffer, *_operand(t["h0"]),
+                                       *_operand(hs), steps, batch, hidden, items)
     return hs, cs, acts
 
 
-def _lstm_sequence_backward(w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn):
-    args = (w_hh, h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn)
-    steps, batch, hidden = hs.shape if hs.ndim == 3 else (0, 0, 0)
-    named = dict(zip(("w_hh", "h0", "c0", "hs", "cs", "acts", "grad_hs", "grad_hn", "grad_cn"), args))
-    if not _covers("lstm_sequence_backward", 4, steps, batch, hidden, named):
-        return get_operator("lstm_sequence_backward").decomposition(*args)
-    h0, c0, hs, cs, acts, grad_hs, grad_hn, grad_cn = (_contiguous(t) for t in args[1:])
-    state = _state(hs)
-    dtype = hs.dtype.name
-    grad_projected = acts.new_empty(acts.shape)
-    grad_w_hh, grad_h0, grad_c0 = w_hh.new_empty(w_hh.shape), h0.new_empty(h0.shape), c0.new_empty(c0.shape)
-    hprev = state.allocate(steps * batch * hidden * hs.dtype.itemsize)
-    packed = _backward_weight(state, dtype, w_hh, 4)
+@_adapter("lstm_sequence_backward", 4, ("w_hh", "h0", "c0", "hs", "cs", "acts", "grad_hs", "grad_hn", "grad_cn"))
+def _lstm_sequence_backward(state, dtype, sizes, t):
+    steps, batch, hidden = sizes
+    grad_projected = t["acts"].new_empty(t["acts"].shape)
+    grad_w_hh, grad_h0, grad_c0 = (t[name].new_empty(t[name].shape) for name in ("w_hh", "h0", "c0"))
+    hprev = state.allocate(steps * batch * hidden * t["hs"].dtype.itemsize)
+    packed = _backward_weight(state, dtype, t["w_hh"], 4)
     g, l, items = _items(batch)
     _rk(state, dtype, "lstm_backward")(
-        state.queue, g, l, *_operand(c0), *_operand(cs), *_operand(acts), *_operand(grad_cn), *_operand(grad_c0),
-        *_operand(grad_projected), packed.buffer, *_operand(h0), *_operand(hs), *_operand(grad_hs),
-        *_operand(grad_hn), *_operand(grad_h0), hprev.buffer, steps, batch, hidden, items)
+        state.queue, g, l, *_operand(t["c0"]), *_operand(t["cs"]), *_operand(t["acts"]), *_operand(t["grad_cn"]),
+        *_operand(grad_c0), *_operand(grad_projected), packed.buffer, *_operand(t["h0"]), *_operand(t["hs"]),
+        *_operand(t["grad_hs"]), *_operand(t["grad_hn"]), *_operand(grad_h0), hprev.buffer, steps, batch, hidden, items)
     _grad_w_hh(state, dtype, grad_w_hh, _operand(grad_projected), hprev, steps, batch, 4 * hidden, hidden)
     return grad_projected, grad_w_hh, grad_h0, grad_c0
 
 
 # --- GRU -----------------------------------------------------------------------------------------
 
-def _gru_sequence_forward(projected, w_hh, b_hh, h0):
-    steps, batch, hidden = _forward_sizes(projected, w_hh)
-    named = {"projected": projected, "w_hh": w_hh, "b_hh": b_hh, "h0": h0}
-    if not _covers("gru_sequence_forward", 3, steps, batch, hidden, named):
-        return get_operator("gru_sequence_forward").decomposition(projected, w_hh, b_hh, h0)
-    projected, b_hh, h0 = _contiguous(projected), _contiguous(b_hh), _contiguous(h0)
-    state = _state(projected)
-    dtype = projected.dtype.name
-    hs = projected.new_empty((steps, batch, hidden))
-    acts = projected.new_empty((steps, batch, 4 * hidden))
-    packed = _forward_weight(state, dtype, w_hh, 3)
+@_adapter("gru_sequence_forward", 3, ("projected", "w_hh", "b_hh", "h0"))
+def _gru_sequence_forward(state, dtype, sizes, t):
+    steps, batch, hidden = sizes
+    hs = t["projected"].new_empty((steps, batch, hidden))
+    acts = t["projected"].new_empty((steps, batch, 4 * hidden))
+    packed = _forward_weight(state, dtype, t["w_hh"], 3)
     g, l, items = _items(batch)
-    _rk(state, dtype, "gru_forward")(state.queue, g, l, *_operand(projected), *_operand(b_hh), *_operand(acts),
-                                      packed.buffer, *_operand(h0), *_operand(hs), steps, batch, hidden, items)
+    _rk(state, dtype, "gru_forward")(state.queue, g, l, *_operand(t["projected"]), *_operand(t["b_hh"]),
+                                      *_operand(acts), packed.buffer, *_operand(t["h0"]), *_operand(hs), steps, batch,
+                                      hidden, items)
     return hs, acts
 
 
-def _gru_sequence_backward(w_hh, h0, hs, acts, grad_hs, grad_hn):
-    args = (w_hh, h0, hs, acts, grad_hs, grad_hn)
-    steps, batch, hidden = hs.shape if hs.ndim == 3 else (0, 0, 0)
-    named = dict(zip(("w_hh", "h0", "hs", "acts", "grad_hs", "grad_hn"), args))
-    if not _covers("gru_sequence_backward", 3, steps, batch, hidden, named):
-        return get_operator("gru_sequence_backward").decomposition(*args)
-    h0, hs, acts, grad_hs, grad_hn = (_contiguous(t) for t in args[1:])
-    state = _state(hs)
-    dtype = hs.dtype.name
-    itemsize = hs.dtype.itemsize
-    grad_projected = hs.new_empty((steps, batch, 3 * hidden))
-    grad_w_hh, grad_b_hh, grad_h0 = w_hh.new_empty(w_hh.shape), w_hh.new_empty((3 * hidden,)), h0.new_empty(h0.shape)
+@_adapter("gru_sequence_backward", 3, ("w_hh", "h0", "hs", "acts", "grad_hs", "grad_hn"))
+def _gru_sequence_backward(state, dtype, sizes, t):
+    steps, batch, hidden = sizes
+    itemsize = t["hs"].dtype.itemsize
+    grad_projected = t["hs"].new_empty((steps, batch, 3 * hidden))
+    grad_w_hh, grad_h0 = t["w_hh"].new_empty(t["w_hh"].shape), t["h0"].new_empty(t["h0"].shape)
+    grad_b_hh = t["w_hh"].new_empty((3 * hidden,))
     # The gradient of every step's h W_hh^T + b_hh (grad_projected's, with r scaling the n part):
     # the next step's dh reads it, and grad_w_hh and grad_b_hh come from it at the end.
     drec = state.allocate(steps * batch * 3 * hidden * itemsize)
     hprev = state.allocate(steps * batch * hidden * itemsize)
-    packed = _backward_weight(state, dtype, w_hh, 3)
+    packed = _backward_weight(state, dtype, t["w_hh"], 3)
     g, l, items = _items(batch)
     _rk(state, dtype, "gru_backward")(
-        state.queue, g, l, *_operand(acts), *_operand(grad_projected), drec.buffer, packed.buffer, *_operand(h0),
-        *_operand(hs), *_operand(grad_hs), *_operand(grad_hn), *_operand(grad_h0), hprev.buffer, steps, batch, hidden,
-        items)
+        state.queue, g, l, *_operand(t["acts"]), *_operand(grad_projected), drec.buffer, packed.buffer,
+        *_operand(t["h0"]), *_operand(t["hs"]), *_operand(t["grad_hs"]), *_operand(t["grad_hn"]), *_operand(grad_h0),
+        hprev.buffer, steps, batch, hidden, items)
     _grad_w_hh(state, dtype, grad_w_hh, (drec.buffer, 0), hprev, steps, batch, 3 * hidden, hidden)
     n = 3 * hidden
     _fk(state, dtype, "sum_batches")(state.queue, (-(-n // _PACK_GROUP) * _PACK_GROUP,), (_PACK_GROUP,),
@@ -183,41 +189,31 @@ def _gru_sequence_backward(w_hh, h0, hs, acts, grad_hs, grad_hn):
 
 
 # --- Elman RNN -----------------------------------------------------------------------------------
+# Any nonlinearity but "tanh" runs relu, as the decompositions do (RNNSequence refuses others).
 
-def _rnn_sequence_forward(projected, w_hh, h0, nonlinearity):
-    steps, batch, hidden = _forward_sizes(projected, w_hh)
-    named = {"projected": projected, "w_hh": w_hh, "h0": h0}
-    if nonlinearity not in ("tanh", "relu") or not _covers("rnn_sequence_forward", 1, steps, batch, hidden, named):
-        return get_operator("rnn_sequence_forward").decomposition(projected, w_hh, h0, nonlinearity)
-    projected, h0 = _contiguous(projected), _contiguous(h0)
-    state = _state(projected)
-    dtype = projected.dtype.name
-    hs = projected.new_empty((steps, batch, hidden))
-    packed = _forward_weight(state, dtype, w_hh, 1)
+@_adapter("rnn_sequence_forward", 1, ("projected", "w_hh", "h0"))
+def _rnn_sequence_forward(state, dtype, sizes, t, nonlinearity):
+    steps, batch, hidden = sizes
+    hs = t["projected"].new_empty((steps, batch, hidden))
+    packed = _forward_weight(state, dtype, t["w_hh"], 1)
     g, l, items = _items(batch)
-    _rk(state, dtype, "rnn_forward")(state.queue, g, l, *_operand(projected), int(nonlinearity == "tanh"),
-                                      packed.buffer, *_operand(h0), *_operand(hs), steps, batch, hidden, items)
+    _rk(state, dtype, "rnn_forward")(state.queue, g, l, *_operand(t["projected"]), int(nonlinearity == "tanh"),
+                                      packed.buffer, *_operand(t["h0"]), *_operand(hs), steps, batch, hidden, items)
     return hs
 
 
-def _rnn_sequence_backward(w_hh, h0, hs, grad_hs, grad_hn, nonlinearity):
-    args = (w_hh, h0, hs, grad_hs, grad_hn)
-    steps, batch, hidden = hs.shape if hs.ndim == 3 else (0, 0, 0)
-    named = dict(zip(("w_hh", "h0", "hs", "grad_hs", "grad_hn"), args))
-    if nonlinearity not in ("tanh", "relu") or not _covers("rnn_sequence_backward", 1, steps, batch, hidden, named):
-        return get_operator("rnn_sequence_backward").decomposition(*args, nonlinearity)
-    h0, hs, grad_hs, grad_hn = (_contiguous(t) for t in args[1:])
-    state = _state(hs)
-    dtype = hs.dtype.name
-    grad_projected = hs.new_empty(hs.shape)
-    grad_w_hh, grad_h0 = w_hh.new_empty(w_hh.shape), h0.new_empty(h0.shape)
-    hprev = state.allocate(steps * batch * hidden * hs.dtype.itemsize)
-    packed = _backward_weight(state, dtype, w_hh, 1)
+@_adapter("rnn_sequence_backward", 1, ("w_hh", "h0", "hs", "grad_hs", "grad_hn"))
+def _rnn_sequence_backward(state, dtype, sizes, t, nonlinearity):
+    steps, batch, hidden = sizes
+    grad_projected = t["hs"].new_empty(t["hs"].shape)
+    grad_w_hh, grad_h0 = t["w_hh"].new_empty(t["w_hh"].shape), t["h0"].new_empty(t["h0"].shape)
+    hprev = state.allocate(steps * batch * hidden * t["hs"].dtype.itemsize)
+    packed = _backward_weight(state, dtype, t["w_hh"], 1)
     g, l, items = _items(batch)
     _rk(state, dtype, "rnn_backward")(
-        state.queue, g, l, int(nonlinearity == "tanh"), *_operand(grad_projected), packed.buffer, *_operand(h0),
-        *_operand(hs), *_operand(grad_hs), *_operand(grad_hn), *_operand(grad_h0), hprev.buffer, steps, batch, hidden,
-        items)
+        state.queue, g, l, int(nonlinearity == "tanh"), *_operand(grad_projected), packed.buffer, *_operand(t["h0"]),
+        *_operand(t["hs"]), *_operand(t["grad_hs"]), *_operand(t["grad_hn"]), *_operand(grad_h0), hprev.buffer, steps,
+        batch, hidden, items)
     _grad_w_hh(state, dtype, grad_w_hh, _operand(grad_projected), hprev, steps, batch, hidden, hidden)
     return grad_projected, grad_w_hh, grad_h0
 
