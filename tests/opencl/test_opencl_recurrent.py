@@ -245,6 +245,23 @@ def test_bad_shapes_raise_before_any_kernel(name, args):
         _fused(name)(*operands)
 
 
+@pytest.mark.parametrize("cell", list(GATES))
+def test_saturated_gates_and_nan(cell):
+    """Gate inputs far past where sigmoid and tanh saturate (|x| up to 300, e^x beyond float32),
+    tiny ones (tanh's series) and a NaN give the decomposition's values: 0, 1, +-1 and no inf,
+    NaN only where the NaN reaches."""
+    inputs, grads = _operands(cell, 3, 3, 9, tp.float32, 5)
+    rng = np.random.default_rng(6)
+    p = rng.choice([-300.0, -90.0, -40.0, -1e-3, 0.0, 2e-4, 30.0, 89.0, 300.0], size=tuple(inputs["projected"].shape))
+    p[1, 2, 3] = np.nan
+    inputs["projected"] = tp.tensor(p, dtype=tp.float32, device=DEV)
+    for got_part, want_part in zip(_run(cell, inputs, grads, _fused), _run(cell, inputs, grads, _decomposed)):
+        for got, want in zip(got_part, want_part):
+            want = _host(want)
+            np.testing.assert_allclose(_host(got), want, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(np.nan_to_num(want)).max()),
+                                       equal_nan=True)
+
+
 def test_other_dtypes_and_empty_batches_run_the_decomposition():
     """float16 and an empty batch leave the fused kernel to the decomposition: same results."""
     rng = np.random.default_rng(3)
