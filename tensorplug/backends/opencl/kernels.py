@@ -497,6 +497,15 @@ def gemm_blocked(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, 
     k > 0); each operand is (buffer, offset, (batch, row, column) strides), any strides; bias is
     (buffer, offset, stride) of a vector of n, added to every row."""
     (obuf, ooff, ost), (abuf, aoff, ast), (bbuf, boff, (sbb, sbk, sbn)) = out, a, b
+    if ast[2] != 1 and ast[1] == 1 and n < m and bias is None:
+        # a is a transposed matrix (g.t() @ x: every linear's weight gradient), whose k loop steps a
+        # whole row of memory (a page or more) per k for 6 adjacent elements. out^T = b^T a^T, the
+        # smaller operand read that way and a^T as a b with unit column stride, written into out
+        # transposed: 2000x700 @ 700x64 12 -> 6.5 ms, 1024x2240 @ 2240x256 148 -> 71 ms, the LSTM
+        # backward's 256x700 @ 700x64 1.3 -> 0.5 ms (busy machine, issue 14).
+        gemm_blocked(state, dtype, batch, n, m, k, (obuf, ooff, (ost[0], ost[2], ost[1])),
+                     (bbuf, boff, (sbb, sbn, sbk)), (abuf, aoff, (ast[0], ast[2], ast[1])))
+        return
     w, rows = _source.MATMUL_COLS[dtype], _source.MATMUL_ROWS
     strips = (n + w - 1) // w
     keep = None
