@@ -14,7 +14,8 @@ the LSTM's is: the ops take it.
 
 ``GRUSequence`` (an autograd Function) ties them together: one graph node per layer direction.
 The decompositions below run on every backend; the CPU backend fuses each into one C++ call
-(csrc/rnn.cpp).
+(csrc/rnn.cpp), the OpenCL backend into one kernel over the whole sequence
+(backends/opencl/recurrent.py).
 """
 from __future__ import annotations
 

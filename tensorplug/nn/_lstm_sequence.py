@@ -11,7 +11,8 @@ two operators dispatched by name, like any composite op:
 Both return several tensors, which no derivative formula describes, so they are not
 differentiable themselves (like ``max_pool2d_with_indices``); ``LSTMSequence``, an autograd
 Function, ties them together: one graph node per layer direction. Their decompositions below
-run on every backend; the CPU backend fuses each into one C++ call (csrc/rnn.cpp).
+run on every backend; the CPU backend fuses each into one C++ call (csrc/rnn.cpp), the OpenCL
+backend into one kernel over the whole sequence (backends/opencl/recurrent.py).
 """
 from __future__ import annotations
 

@@ -25,6 +25,9 @@ DEV = "opencl"
 FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "cross_entropy", "nll_loss", "layer_norm", "max_pool2d",
          "max_pool2d_with_indices", "max_pool2d_backward", "conv2d", "conv2d_input_backward",
          "conv2d_weight_backward", "adam_step_"]
+# The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
+RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
+             "rnn_sequence_forward", "rnn_sequence_backward"]
 
 
 def _host(t) -> np.ndarray:
@@ -51,15 +54,17 @@ def _edge_values(shape, rng):
 
 
 def test_the_fused_kernels_are_registered():
-    """Every fused op runs the OpenCL kernel from fused.py, not its decomposition."""
+    """Every fused op runs the OpenCL kernel from fused.py (recurrent.py for the recurrent sequence
+    ops), not its decomposition."""
     tp.ones(1, device=DEV)
     from tensorplug.backends import _registry
 
     key = _registry.backend_key(DEV)
-    for name in FUSED:
-        kernel = get_operator(name).kernels[key]
-        kernel = getattr(kernel, "__wrapped__", kernel)  # check mode wraps it
-        assert kernel.__module__ == "tensorplug.backends.opencl.fused", name
+    for module, names in (("fused", FUSED), ("recurrent", RECURRENT)):
+        for name in names:
+            kernel = get_operator(name).kernels[key]
+            kernel = getattr(kernel, "__wrapped__", kernel)  # check mode wraps it
+            assert kernel.__module__ == f"tensorplug.backends.opencl.{module}", name
 
 
 # --- relu --------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ def _check(got, want, k, dtype="float32"):
     np.testing.assert_allclose(host.numpy().astype(np.float64), want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
 
 
-# (batch, m, k, n): partial blocks everywhere; 128 rows and more take the packed path.
+# (batch, m, k, n): partial blocks everywhere; 128 rows and more take the packed path; a transposed
+# a with n < m runs as out^T = b^T a^T (gemm_blocked), batches included.
 SHAPES = [(1, 1, 1, 1), (1, 5, 3, 7), (1, 6, 16, 16), (1, 7, 17, 17), (2, 13, 33, 31), (1, 128, 784, 512),
           (1, 130, 70, 10), (3, 129, 5, 40), (1, 300, 2, 1), (1, 1, 1000, 3)]
 
