@@ -262,14 +262,19 @@ def _avg_divisor(hw, kernel, stride, padding, out, count_include_pad, divisor_ov
     """The (OH, OW) divisor of each window, as PyTorch counts it."""
     if divisor_override:
         return tensor(np.full(out, float(divisor_override)), dtype=dtype, device=dev)
-    counts = []
-    for size, k, s, p, o in zip(hw, kernel, stride, padding, out):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, size + p)
-        with_pad = end - start
-        inside = np.minimum(end, size) - np.maximum(start, 0)
-        counts.append(with_pad if count_include_pad else inside)
+    counts = [window_counts(size, k, s, p, o, count_include_pad) for size, k, s, p, o in zip(hw, kernel, stride, padding, out)]
     return tensor(np.outer(counts[0], counts[1]).astype(np.float64), dtype=dtype, device=dev)
+
+
+def window_counts(size: int, k: int, s: int, p: int, out: int, count_include_pad: bool) -> np.ndarray:
+    """How many elements each of the ``out`` windows of one dim averages, as PyTorch counts them:
+    a window ends at most at the far padding's end; without ``count_include_pad`` only the
+    input's own elements count. A window's divisor is the product of its dims' counts."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
 
 
 def _avg_pool2d_backward(grad, args, output, kwargs, needs):
