@@ -85,9 +85,14 @@ def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, 
     taps = taps.reshape(n, kd * d, channels, out_h, out_w)
     full_d = (d - 1) * stride[0] + dilation[0] * (kd - 1) + 1 + output_padding[0]
     depth = [k * dilation[0] + i * stride[0] for k in range(kd) for i in range(d)]
-    placed = zeros((n, full_d, channels, out_h, out_w), dtype=x._dtype, device=x._device)
-    placed = placed.index_add(1, tensor(depth, device=x._device), taps)
     out_d = full_d - 2 * padding[0]
+    if taps.numel() == 0:
+        # An empty batch: index_add of nothing records no graph, but the (empty) result must still
+        # depend on the input and weight, as PyTorch's does.
+        placed = taps.sum(1, keepdim=True).expand(n, full_d, channels, out_h, out_w)
+    else:
+        placed = zeros((n, full_d, channels, out_h, out_w), dtype=x._dtype, device=x._device)
+        placed = placed.index_add(1, tensor(depth, device=x._device), taps)
     out = slice_dim(placed, 1, padding[0], padding[0] + out_d, 1).transpose(1, 2)
     return out + bias.reshape(1, channels, 1, 1, 1) if bias is not None else out.contiguous()
 

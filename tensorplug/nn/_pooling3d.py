@@ -26,7 +26,7 @@ from ._activations import check_tensor
 from ._conv import constant_pad
 from ._pooling import (
     _adaptive_avg, _adaptive_max_indices, _adaptive_sizes, _adaptive_windows, _avg_pool2d, _lowest,
-    _max_pool2d_with_indices, _pool_out, window_counts,
+    _max_pool2d_with_indices, _pool_out, first_valid, window_counts,
 )
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
@@ -99,13 +99,13 @@ def _depth_argmax(values, plane_indices, positions: np.ndarray, valid: np.ndarra
 
     ``values`` and ``plane_indices`` (N, C, D, OH, OW) are each depth slice's window maxima and
     their flat H * W indices; output depth o looks at input depths ``positions[o, :]`` in order,
-    those where ``valid`` is False lying in the padding. Positions are clamped into the input, so
-    a window whose elements all equal the padding value (-inf) names its first depth inside the
-    input, as PyTorch's loop does."""
+    those where ``valid`` is False lying in the padding. Those are read as the window's first
+    depth inside the input, so a window whose elements all equal the padding value (-inf) names
+    that depth, as PyTorch's loop does."""
     n, c, d, oh, ow = values._shape
     out_d, k = positions.shape
     dev = values._device
-    clamped = np.clip(positions, 0, d - 1)
+    clamped = np.where(valid, positions, first_valid(positions, valid)[:, None])
     index = tensor(clamped.reshape(-1), device=dev)
     picked = values.index_select(2, index).reshape(n, c, out_d, k, oh, ow)
     if not valid.all():
