@@ -21,6 +21,8 @@ CASES = {
     "zeta": (lambda L, a, b: L.special.zeta(a.detach() + 1.5, b), [X, X[::-1].copy()]),
     "zeta special values": (lambda L, a, b: L.special.zeta(a.detach(), b.detach()),
                             [np.array([1.0, 0.5, 2.0, 2.5, 3.0, 2.0]), np.array([1.0, 1.0, -2.0, -1.5, -1.5, 0.0])]),
+    "zeta negative q": (lambda L, b: L.special.zeta(3.0, b),
+                        [np.array([-0.5, -3.5, -11.5, -40.5, 2.0, np.nan])]),
     "multigammaln": (lambda L, a: L.special.multigammaln(a + 2, 3), [X]),
     "multigammaln outside its domain": (lambda L, a: L.special.multigammaln(a.detach(), 4), [np.array([1.0, 1.25, 0.3])]),
     "entr": (lambda L, a: L.special.entr(a), [np.array([0.5, 1.0, 2.0, -1.0, 0.0, np.nan])]),

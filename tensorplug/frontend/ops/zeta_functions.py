@@ -2,7 +2,8 @@
 ``tp.polygamma`` / ``Tensor.polygamma`` and ``tp.special.zeta``, ``tp.special.multigammaln``.
 
 ``zeta(s, q) = sum over k >= 0 of (q + k)^-s`` is summed directly for its first terms and
-finished with the Euler-Maclaurin formula at ``a = q + 12``:
+finished with the Euler-Maclaurin formula at ``a = q + 12`` (one more direct term per unit of
+the most negative q, so that ``a`` stays above 10; q below -1000 is refused):
 
     a^(1-s) / (s - 1) + a^-s / 2 + sum over j of B_2j / (2j)! * s (s+1) ... (s+2j-2) * a^(-s-2j+1)
 
@@ -23,6 +24,7 @@ from .special_functions import _digamma, _finish, _lgamma, trigamma
 __all__ = ["polygamma"]
 
 _DIRECT_TERMS = 12
+_MOST_NEGATIVE_Q = 1000
 # B_2j / (2j)! for j = 1..8: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6, -3617/510 over (2j)!.
 _BERNOULLI = [b / math.factorial(2 * j) for j, b in enumerate(
     (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), start=1)]
@@ -39,11 +41,21 @@ def hurwitz_zeta(s: Tensor, q: Tensor) -> Tensor:
     special = pole | undefined
     s_safe = where(special, 2.0, s)
     q_safe = where(special, 1.0, q)
+    # The Euler-Maclaurin tail needs its start q + direct terms above about 10: a negative q takes
+    # one more direct term per unit below 0 (one host read of the smallest q decides how many).
+    # NaN q gives NaN whatever the terms, so it does not count.
+    lowest = float(where(UNARY["isnan"](q_safe), 0.0, q_safe).amin()) if q_safe.numel() else 0.0
+    if lowest < -_MOST_NEGATIVE_Q:
+        raise NotImplementedError(
+            f"zeta(): q below -{_MOST_NEGATIVE_Q} is not supported (got {lowest}): its series would need "
+            f"{math.ceil(-lowest)} direct terms"
+        )
+    direct = _DIRECT_TERMS + max(0, math.ceil(-lowest))
     total = None
-    for k in range(_DIRECT_TERMS):
+    for k in range(direct):
         term = BINARY["pow"](q_safe + k, -s_safe)
         total = term if total is None else total + term
-    a = q_safe + _DIRECT_TERMS
+    a = q_safe + direct
     a_power = BINARY["pow"](a, -s_safe)
     total = total + a_power * a / (s_safe - 1.0) + a_power * 0.5
     rising = s_safe  # s (s+1) ... (s+2j-2), one more pair of factors per term
