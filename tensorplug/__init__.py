@@ -35,6 +35,7 @@ from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists i
 from .frontend.ops.shaping import *  # noqa: F401,F403
 from .frontend.ops.sorting import *  # noqa: F401,F403
 from .frontend.ops.special_functions import *  # noqa: F401,F403
+from .frontend.ops.zeta_functions import *  # noqa: F401,F403
 from .frontend.ops.pointwise import *  # noqa: F401,F403
 from .frontend.ops.float_classes import *  # noqa: F401,F403
 from .frontend.ops.products import *  # noqa: F401,F403
@@ -109,7 +110,7 @@ def is_complex(input: Tensor) -> bool:
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
-from . import distributions, linalg, sparse  # noqa: E402
+from . import distributions, linalg, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
     cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_power, pinverse, slogdet, svd,
 )

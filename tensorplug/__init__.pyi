@@ -35,6 +35,7 @@ from tensorplug import optim as optim
 from tensorplug import plugins as plugins
 from tensorplug import profiler as profiler
 from tensorplug import sparse as sparse
+from tensorplug import special as special
 from tensorplug import testing as testing
 from tensorplug import utils as utils
 from tensorplug.amp.autocast_mode import autocast as autocast
@@ -115,8 +116,8 @@ def acosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """See torch.adaptive_avg_pool1d."""
 
-def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: Any = ...) -> Tensor:
-    """See torch.adaptive_max_pool1d."""
+def adaptive_max_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """torch.adaptive_max_pool1d: the pair (values, indices), always (ATen's op)."""
 
 def add(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input + alpha * other``."""
@@ -221,7 +222,7 @@ def atleast_3d(*tensors: Any) -> Any:
     """See torch.atleast_3d."""
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: Any = ..., count_include_pad: Any = ...) -> Tensor:
-    """See torch.avg_pool1d."""
+    """torch.avg_pool1d: ``F.avg_pool1d``."""
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
@@ -364,11 +365,17 @@ def conv1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., paddi
 def conv2d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
     """2-D convolution (cross-correlation) of a (N, C, H, W) or (C, H, W) input."""
 
+def conv3d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
+    """3-D convolution (cross-correlation) of a (N, C, D, H, W) or (C, D, H, W) input with a (O, C/groups, KD, KH, KW) weight."""
+
 def conv_transpose1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., dilation: Any = ...) -> Tensor:
     """See torch.conv_transpose1d."""
 
 def conv_transpose2d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., dilation: Any = ...) -> Tensor:
     """2-D transposed convolution (the gradient of conv2d with respect to its input)."""
+
+def conv_transpose3d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., output_padding: Any = ..., groups: Any = ..., dilation: Any = ...) -> Tensor:
+    """3-D transposed convolution (the gradient of conv3d with respect to its input) of a (N, C, D, H, W) or (C, D, H, W) input with a (C, O/groups, KD, KH, KW) weight."""
 
 def copysign(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
@@ -826,11 +833,14 @@ def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
 def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
 
-def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ..., return_indices: Any = ...) -> Tensor:
-    """See torch.max_pool1d."""
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ...) -> Tensor:
+    """torch.max_pool1d: ``F.max_pool1d`` without ``return_indices``."""
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ..., return_indices: Any = ...) -> Tensor:
     """Maximum over each window; padding counts as -inf. With ``return_indices``, also the flat index (within each H x W plane) of every maximum."""
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ...) -> Tensor:
+    """torch.max_pool3d: ``F.max_pool3d`` without ``return_indices``."""
 
 def maximum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
@@ -963,6 +973,9 @@ def poisson(input: Tensor, generator: _Generator | None = ...) -> Tensor:
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``."""
+
+def polygamma(n: Any, input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The n-th derivative of digamma: ``polygamma(0, x)`` is digamma, ``polygamma(1, x)`` trigamma, and for n >= 2 ``(-1)^(n+1) n! zeta(n + 1, x)`` (integers compute in the default float dtype)."""
 
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""

@@ -37,8 +37,8 @@ from .autocast_mode import get_autocast_dtype
 
 __all__ = ["register_kernels", "POLICIES"]
 
-_LOWER = ("matmul", "mm", "bmm", "baddbmm", "addbmm", "linear", "addmm", "einsum", "conv1d", "conv2d", "conv_transpose1d",
-          "conv_transpose2d", "prelu")
+_LOWER = ("matmul", "mm", "bmm", "baddbmm", "addbmm", "linear", "addmm", "einsum", "conv1d", "conv2d", "conv3d",
+          "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu")
 _LOSSES = ("mse_loss", "nll_loss", "smooth_l1_loss", "cross_entropy")
 _FFT = ("fft",)  # fft/__init__.py's three transforms, which check the dtype before their operators
 # Functions of nn.functional that are not operators but are on PyTorch's lists (decorated with
@@ -49,7 +49,8 @@ _FP32_FUNCTIONS = ("binary_cross_entropy_with_logits", "l1_loss", "huber_loss", 
 # allocate their output first: the matrix products and convolutions, the recurrent layers (one
 # direction of one layer of nn.LSTM/GRU/RNN), tp.linalg's solvers and decompositions, tp.fft's
 # transforms, the norms, quantile and prod.
-_FUNCTIONS = _FP32_FUNCTIONS + ("mm", "bmm", "baddbmm", "addbmm", "addr", "addmm", "addmv", "prelu", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+_FUNCTIONS = _FP32_FUNCTIONS + ("mm", "bmm", "baddbmm", "addbmm", "addr", "addmm", "addmv", "prelu", "conv1d", "conv2d",
+                                "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                                 "binary_cross_entropy", "bilinear", "layer_norm", "group_norm", "cosine_similarity",
                                 "lstm", "gru",
                                 "rnn", "linalg", "matmul", "prod", "fft", "quantile", "mv", "dot")

@@ -751,6 +751,8 @@ class Tensor:
         """See torch.Tensor.permute."""
     def pinverse(self, rcond: Any = ...) -> Tensor:
         """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
+    def polygamma(self, n: Any) -> Tensor:
+        """``Tensor.polygamma(n)``: the tensor first, as PyTorch's method takes it."""
     def positive(self) -> Tensor:
         """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
     def pow(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:

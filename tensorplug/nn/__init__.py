@@ -30,7 +30,8 @@ from . import parallel
 from .parallel import DataParallel
 from .extra_layers import *  # noqa: F401,F403
 from .extra_layers import __all__ as _extra_layers_all
-from .lazy import LazyConv1d, LazyConv2d, LazyLinear
+from .lazy import *  # noqa: F401,F403
+from .lazy import __all__ as _lazy_all
 
 __all__ = (
     ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
@@ -39,5 +40,5 @@ __all__ = (
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
      "parallel", "DataParallel"]
     + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
-    + ["LazyLinear", "LazyConv1d", "LazyConv2d"]
+    + _lazy_all
 )

@@ -21,7 +21,7 @@ __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "gelu", "silu",
     "mish", "softplus", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "sigmoid", "tanh", "logsigmoid",
     "softsign", "tanhshrink", "threshold", "threshold_", "glu", "softmax", "softmin", "log_softmax",
-    "gumbel_softmax", "dropout", "dropout1d", "dropout2d",
+    "gumbel_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -454,3 +454,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         return _dropout_any("dropout2d", input, p, training, inplace, input._shape[:-1] + (1,))
     return _dropout_any("dropout2d", input, p, training, inplace, input._shape[:-2] + (1, 1))
 
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input. As PyTorch 2.13, any
+    other rank warns and is read as unbatched: one mask value per entry of its first dim."""
+    check_tensor("dropout3d", input)
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result in an error "
+            "in a future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+            "that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    channels = 2 if input.ndim == 5 else 1
+    mask_shape = input._shape[:channels] + (1,) * (input.ndim - channels)
+    return _dropout_any("dropout3d", input, p, training, inplace, mask_shape)

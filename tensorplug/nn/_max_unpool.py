@@ -1,4 +1,5 @@
-"""The partial inverse of max pooling (``max_unpool1d``, ``max_unpool2d``): each value goes back
+"""The partial inverse of max pooling (``max_unpool1d``, ``max_unpool2d``,
+``max_unpool3d``): each value goes back
 to the position its index names (as max_pool*d(return_indices=True) gives them: flat positions
 within each channel's plane), zeros elsewhere. A scatter, so its gradient is a gather."""
 from __future__ import annotations
@@ -10,7 +11,7 @@ from ..frontend.ops._common import check_same_device
 from ._activations import check_tensor
 from ._conv import ntuple
 
-__all__ = ["max_unpool1d", "max_unpool2d"]
+__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
 def _output_size(op: str, spatial: tuple, kernel, stride, padding, output_size) -> tuple:
@@ -69,3 +70,8 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Values of a (N, C, H, W) or (C, H, W) input put back at their max_pool2d indices."""
     return _unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Values of a (N, C, D, H, W) or (C, D, H, W) input put back at their max_pool3d indices."""
+    return _unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

@@ -116,7 +116,24 @@ def _max_indices(input, kernel, stride, padding, dilation, ceil_mode):
     dev = input._device
     rows = arange(out[0], device=dev).reshape(out[0], 1) * stride[0] - padding[0] + (offset // kernel[1]) * dilation[0]
     cols = arange(out[1], device=dev) * stride[1] - padding[1] + (offset % kernel[1]) * dilation[1]
+    # A window whose elements all equal the padding value (-inf, or an integer dtype's lowest)
+    # has its first maximum in the padding: PyTorch names its first row and column inside the
+    # input instead (an index that max_unpool2d and the gradient can use).
+    starts = []
+    for size, k, s, p, d, o in zip((h, w), kernel, stride, padding, dilation, out):
+        positions = (np.arange(o) * s - p)[:, None] + (np.arange(k) * d)[None, :]
+        starts.append(first_valid(positions, (positions >= 0) & (positions < size)))
+    if padding[0]:
+        rows = where(rows < 0, tensor(starts[0].reshape(out[0], 1), device=dev), rows)
+    if padding[1]:
+        cols = where(cols < 0, tensor(starts[1], device=dev), cols)
     return rows * w + cols
+
+
+def first_valid(positions: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Each window's first position inside the input: ``positions`` (windows, taps) are the input
+    positions a window reads in order, ``valid`` says which lie inside (at least one per window)."""
+    return positions[np.arange(positions.shape[0]), valid.argmax(1)]
 
 
 def _max_pool2d_values(input, kernel, stride, padding, dilation, ceil_mode):
@@ -262,14 +279,19 @@ def _avg_divisor(hw, kernel, stride, padding, out, count_include_pad, divisor_ov
     """The (OH, OW) divisor of each window, as PyTorch counts it."""
     if divisor_override:
         return tensor(np.full(out, float(divisor_override)), dtype=dtype, device=dev)
-    counts = []
-    for size, k, s, p, o in zip(hw, kernel, stride, padding, out):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, size + p)
-        with_pad = end - start
-        inside = np.minimum(end, size) - np.maximum(start, 0)
-        counts.append(with_pad if count_include_pad else inside)
+    counts = [window_counts(size, k, s, p, o, count_include_pad) for size, k, s, p, o in zip(hw, kernel, stride, padding, out)]
     return tensor(np.outer(counts[0], counts[1]).astype(np.float64), dtype=dtype, device=dev)
+
+
+def window_counts(size: int, k: int, s: int, p: int, out: int, count_include_pad: bool) -> np.ndarray:
+    """How many elements each of the ``out`` windows of one dim averages, as PyTorch counts them:
+    a window ends at most at the far padding's end; without ``count_include_pad`` only the
+    input's own elements count. A window's divisor is the product of its dims' counts."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
 
 
 def _avg_pool2d_backward(grad, args, output, kwargs, needs):

@@ -13,20 +13,19 @@ from . import functional as F
 __all__ = [
     "softmax", "log_softmax", "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "embedding",
     "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
-    "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", "selu", "selu_", "celu",
+    "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "selu", "selu_", "celu",
     "celu_", "threshold", "threshold_", "relu_", "rrelu", "rrelu_", "hardshrink", "pdist", "cosine_similarity",
     "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
 ]
 
-bilinear, conv1d, conv2d = F.bilinear, F.conv1d, F.conv2d
-conv_transpose1d, conv_transpose2d = F.conv_transpose1d, F.conv_transpose2d
+bilinear, conv1d, conv2d, conv3d = F.bilinear, F.conv1d, F.conv2d, F.conv3d
+conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 prelu, hardshrink, pdist, relu_ = F.prelu, F.hardshrink, F.pdist, F.relu_
 cosine_similarity, pairwise_distance = F.cosine_similarity, F.pairwise_distance
 pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle = (
     F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle, F.native_channel_shuffle)
-max_pool1d, max_pool2d, avg_pool1d = F.max_pool1d, F.max_pool2d, F.avg_pool1d
-adaptive_avg_pool1d, adaptive_max_pool1d = F.adaptive_avg_pool1d, F.adaptive_max_pool1d
+max_pool2d, adaptive_avg_pool1d = F.max_pool2d, F.adaptive_avg_pool1d
 threshold_, selu_ = F.threshold_, F.selu_
 
 
@@ -127,3 +126,28 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return F.rrelu(input, lower, upper, training, inplace=True)
+
+
+def _stride(stride):
+    # ATen's default stride is an empty list, meaning "the kernel size", as None does in F.
+    return None if isinstance(stride, (tuple, list)) and len(stride) == 0 else stride
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """torch.max_pool1d: ``F.max_pool1d`` without ``return_indices``."""
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """torch.max_pool3d: ``F.max_pool3d`` without ``return_indices``."""
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
+    """torch.avg_pool1d: ``F.avg_pool1d``."""
+    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """torch.adaptive_max_pool1d: the pair (values, indices), always (ATen's op)."""
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)

@@ -14,7 +14,7 @@ from .parameter import Parameter
 
 __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RMSNorm", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
-    "ChannelShuffle", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
+    "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]
 
 
@@ -127,6 +127,11 @@ class LPPool2d(_LPPool):
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
+class LPPool3d(_LPPool):
+    def forward(self, input):
+        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
 class _MaxUnpool(Module):
     _nd = 1
 
@@ -153,3 +158,10 @@ class MaxUnpool2d(_MaxUnpool):
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    _nd = 3
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)

@@ -20,10 +20,11 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "Identity", "Flatten", "Unflatten", "Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
-    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "BatchNorm1d",
-    "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "EmbeddingBag", "Upsample",
+    "Identity", "Flatten", "Unflatten", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "Embedding", "EmbeddingBag", "Upsample",
     "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold",
 ]
 
@@ -206,7 +207,7 @@ class _ConvNd(Module):
 
     def _check_input(self, input) -> None:
         nd = self._nd
-        dims = "L" if nd == 1 else "H, W"
+        dims = ("L", "H, W", "D, H, W")[nd - 1]
         if not isinstance(input, Tensor) or input.ndim not in (nd + 1, nd + 2) or input.shape[-nd - 1] != self.in_channels:
             raise _shape_error(
                 self,
@@ -272,6 +273,13 @@ class Conv2d(_Conv):
     _conv = staticmethod(F.conv2d)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _nd = 3
+    _conv = staticmethod(F.conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -323,6 +331,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     _conv_transpose = staticmethod(F.conv_transpose2d)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _nd = 3
+    _conv_transpose = staticmethod(F.conv_transpose3d)
+
+
 # --- pooling --------------------------------------------------------------------------------
 class _MaxPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
@@ -350,6 +365,12 @@ class MaxPool1d(_MaxPoolNd):
 class MaxPool2d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                            return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
                             return_indices=self.return_indices)
 
 
@@ -387,6 +408,12 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)
+
+
 class AdaptiveAvgPool1d(Module):
     def __init__(self, output_size):
         super().__init__()
@@ -402,6 +429,11 @@ class AdaptiveAvgPool1d(Module):
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
 
 
 class AdaptiveMaxPool1d(Module):
@@ -420,6 +452,11 @@ class AdaptiveMaxPool1d(Module):
 class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class Upsample(Module):
@@ -593,6 +630,13 @@ class BatchNorm2d(_BatchNorm):
     _layout = "[N, {C}, H, W]"
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) inputs."""
+
+    _expected_dims = (5,)
+    _layout = "[N, {C}, D, H, W]"
+
+
 class LayerNorm(Module):
     """Normalize over the last ``len(normalized_shape)`` dims, with elementwise weight and bias."""
 
@@ -678,6 +722,11 @@ class Dropout1d(_DropoutNd):
 class Dropout2d(_DropoutNd):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 # --- embedding ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Padding layers (ReflectionPad, ReplicationPad, ZeroPad, ConstantPad in 1, 2 and 3 dims):
+"""Padding layers (ReflectionPad, ReplicationPad, CircularPad, ZeroPad, ConstantPad in 1, 2 and 3 dims):
 modules over ``F.pad``, with PyTorch's argument forms and reprs.
 
 ``padding`` is an int (the same on every side) or a tuple of (left, right[, top, bottom[, front,
@@ -12,7 +12,7 @@ from .module import Module
 
 __all__ = [
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
 ]
 
 
@@ -87,6 +87,19 @@ class ReplicationPad2d(_PadNd):
 
 class ReplicationPad3d(_PadNd):
     _dims, _mode = 3, "replicate"
+
+
+class CircularPad1d(_PadNd):
+    """Pad the last dim by wrapping around: [1, 2, 3] -> [3, 1, 2, 3, 1]."""
+    _dims, _mode = 1, "circular"
+
+
+class CircularPad2d(_PadNd):
+    _dims, _mode = 2, "circular"
+
+
+class CircularPad3d(_PadNd):
+    _dims, _mode = 3, "circular"
 
 
 class ConstantPad1d(_ConstantPadNd):

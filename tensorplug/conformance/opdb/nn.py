@@ -41,6 +41,26 @@ def _conv2d(x, w, b=None, stride=1, padding=0):
     return out + (b.reshape(1, -1, 1, 1) if b is not None else 0)
 
 
+def _conv3d(x, w, b=None, stride=1, padding=0):
+    x = np.pad(x, [(0, 0), (0, 0)] + [(padding, padding)] * 3)
+    n, c, d, h, wd = x.shape
+    o, _, kd, kh, kw = w.shape
+    od, oh, ow = (d - kd) // stride + 1, (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, o, od, oh, ow))
+    for i in range(od):
+        for j in range(oh):
+            for k in range(ow):
+                patch = x[:, :, i * stride:i * stride + kd, j * stride:j * stride + kh, k * stride:k * stride + kw]
+                out[:, :, i, j, k] = np.tensordot(patch, w, axes=([1, 2, 3, 4], [1, 2, 3, 4]))
+    return out + (b.reshape(1, -1, 1, 1, 1) if b is not None else 0)
+
+
+def _pool3d(x, k, reduce):
+    n, c, d, h, w = x.shape
+    x = x[:, :, : d // k * k, : h // k * k, : w // k * k]
+    return reduce(x.reshape(n, c, d // k, k, h // k, k, w // k, k), axis=(3, 5, 7))
+
+
 def _pool(x, k, reduce):
     n, c, h, w = x.shape
     return reduce(x[:, :, : h // k * k, : w // k * k].reshape(n, c, h // k, k, w // k, k), axis=(3, 5))
@@ -176,6 +196,17 @@ ENTRIES = [
     OpEntry("avg_pool2d", "nn", lambda x, k: _pool(x, k, np.mean), lambda dtype: iter([Sample((Arg((2, 3, 6, 5)), 2), name="2x2")]),
             dtypes=DTYPES, func=None, call=_fn("avg_pool2d"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((1, 1, 4, 4)), 2), name="2x2")])),
+    OpEntry("conv3d", "nn", _conv3d,
+            lambda dtype: iter([Sample((Arg((2, 3, 4, 5, 4)), Arg((4, 3, 2, 3, 2)), Arg((4,))), name="2x3x2 with bias"),
+                                Sample((Arg((1, 2, 4, 4, 3)), Arg((3, 2, 2, 2, 2))), {"stride": 2, "padding": 1}, name="stride 2, padding 1")]),
+            dtypes=DTYPES, func=None, call=_fn("conv3d"), tolerances={"float32": (1e-4, 1e-4), "float16": (5e-3, 2e-2), "bfloat16": (3e-2, 2e-1)},
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 3, 3, 3)), Arg((2, 2, 2, 2, 2)), Arg((2,))), name="2x2x2")])),
+    OpEntry("max_pool3d", "nn", lambda x, k: _pool3d(x, k, np.max), lambda dtype: iter([Sample((Arg((2, 3, 4, 6, 5)), 2), name="2x2x2")]),
+            dtypes=DTYPES, func=None, call=_fn("max_pool3d"), exact=True,
+            grad_samples=lambda: iter([Sample((Arg((1, 1, 4, 4, 4)), 2), name="2x2x2")])),
+    OpEntry("avg_pool3d", "nn", lambda x, k: _pool3d(x, k, np.mean), lambda dtype: iter([Sample((Arg((2, 3, 4, 6, 5)), 2), name="2x2x2")]),
+            dtypes=DTYPES, func=None, call=_fn("avg_pool3d"), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((1, 1, 4, 4, 4)), 2), name="2x2x2")])),
     OpEntry("cross_entropy", "nn", _cross_entropy, lambda dtype: iter([Sample((Arg((4, 3)), _TARGET), name="class indices")]),
             dtypes=DTYPES, func=None, call=_fn("cross_entropy"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((4, 3)), _TARGET), name="class indices")])),
