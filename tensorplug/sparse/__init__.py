@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "sparse_coo", "strided"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "sum", "to_sparse", "sparse_coo", "strided"]
 
 #: The layout objects of sparse COO tensors (``s.layout is tp.sparse_coo``) and of every other
 #: tensor (``t.layout is tp.strided``).
@@ -267,6 +267,44 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
 
 
 spmm = mm
+
+
+def sum(input: SparseTensor, dim=None, dtype=None):  # noqa: A001 (PyTorch's name: torch.sparse.sum)
+    """The sum of a sparse tensor's entries over ``dim`` (an int or a sequence; every dim if None).
+
+    Summing every dim, or every sparse dim, gives a dense tensor (of the dense dims left), with
+    ``Tensor.sum``'s dtype rule (integers and bool give int64); a sum that leaves sparse dims gives a
+    coalesced sparse tensor whose values keep their dtype, as PyTorch's. ``dtype`` converts the
+    values first. Differentiable in the values, e.g. a graph's degrees: ``sparse.sum(adj, dim=1)``.
+    """
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError(f"sparse.sum: expected a sparse COO tensor, got a strided {type(input).__name__}")
+    values = input._values_ if dtype is None else input._values_.to(dtype)
+    if dim is None:
+        return values.sum()
+    ndim = len(input.shape)
+    dims = []
+    for d in ([dim] if isinstance(dim, int) else list(dim)):
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+        d = d % ndim
+        if d in dims:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims.append(d)
+    if not dims:
+        return input if dtype is None else SparseTensor(input._indices_, values, input.shape, input._coalesced)
+    sparse_dim = input.sparse_dim()
+    dense_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]  # dims of `values`, after nnz
+    if dense_dims:
+        values = values.sum(dense_dims).to(values.dtype)
+    kept = [d for d in range(sparse_dim) if d not in dims]
+    if not kept:
+        return values.sum(0)
+    kept_shape = tuple(input.shape[d] for d in kept)
+    dense_shape = tuple(n for d, n in enumerate(input.shape) if d >= sparse_dim and d not in dims)
+    indices = input._indices_[kept] if len(kept) < sparse_dim else input._indices_
+    result = SparseTensor(indices, values, kept_shape + dense_shape, input._coalesced and len(kept) == sparse_dim)
+    return result.coalesce()
 
 
 def attach() -> None:

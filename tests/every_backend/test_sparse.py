@@ -64,6 +64,50 @@ def test_bad_input_is_refused_before_any_kernel(device):
         tp.sparse.mm(s, tp.ones(4, 2, device=device))
 
 
+def test_sparse_sum_over_dims_and_its_gradient(device):
+    """sparse.sum: every dim gives a 0-d tensor, every sparse dim a dense one, a sparse dim alone a
+    coalesced sparse tensor (a graph's degrees); gradients reach the values."""
+    values = tp.tensor(VALUES, device=device, requires_grad=True)
+    s = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), values, SHAPE)
+    dense = _dense_reference()
+    assert tp.sparse.sum(s).item() == pytest.approx(dense.sum())
+    assert tp.sparse.sum(s, dim=(0, 1)).shape == () and tp.sparse.sum(s, dim=[1, -2]).item() == pytest.approx(11.0)
+    rows = tp.sparse.sum(s, dim=1)
+    assert rows.is_sparse and rows.is_coalesced() and rows.shape == (4,)
+    assert rows.indices().cpu().tolist() == [[0, 1, 3]]
+    np.testing.assert_allclose(rows.to_dense().detach().cpu().numpy(), dense.sum(1))
+    np.testing.assert_allclose(tp.sparse.sum(s, dim=-2).to_dense().detach().cpu().numpy(), dense.sum(0))
+    weights = np.array([1.0, 2.0, 3.0, 4.0])
+    (rows.to_dense() * tp.tensor(weights, dtype=tp.float32, device=device)).sum().backward()
+    np.testing.assert_allclose(values.grad.cpu().numpy(), weights[INDICES[0]])
+
+
+def test_sparse_sum_dtypes_dense_dims_and_errors(device):
+    """Integer sums of every sparse dim give int64, partial ones keep the dtype; dense dims sum
+    inside the values; PyTorch's errors for a bad or repeated dim and a strided input."""
+    ints = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), tp.tensor([3, 4, 5, 1, -2], dtype=tp.int32,
+                                                                            device=device), SHAPE)
+    assert tp.sparse.sum(ints).dtype == tp.int64 and tp.sparse.sum(ints).item() == 11
+    assert tp.sparse.sum(ints, 1).dtype == tp.int32
+    assert tp.sparse.sum(ints, 1, dtype=tp.float64).values().dtype == tp.float64
+    assert tp.sparse.sum(ints, ()) is ints
+    blocks = np.arange(10.0).reshape(5, 2)
+    s3 = tp.sparse_coo_tensor(tp.tensor(INDICES, device=device), tp.tensor(blocks, dtype=tp.float32, device=device),
+                              SHAPE + (2,))
+    full = np.zeros(SHAPE + (2,))
+    for k, (r, c) in enumerate(zip(*INDICES)):
+        full[r, c] += blocks[k]
+    np.testing.assert_allclose(tp.sparse.sum(s3, 2).to_dense().cpu().numpy(), full.sum(2))
+    np.testing.assert_allclose(tp.sparse.sum(s3, (0, 1)).cpu().numpy(), full.sum((0, 1)))
+    np.testing.assert_allclose(tp.sparse.sum(s3, (1, 2)).to_dense().cpu().numpy(), full.sum((1, 2)))
+    with pytest.raises(IndexError, match=r"expected to be in range of \[-2, 1\], but got 2"):
+        tp.sparse.sum(ints, 2)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        tp.sparse.sum(ints, (1, -1))
+    with pytest.raises(RuntimeError, match="sparse COO"):
+        tp.sparse.sum(tp.ones(2, device=device))
+
+
 def test_matches_pytorch_where_installed():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
     ours = tp.sparse_coo_tensor(tp.tensor(INDICES), tp.tensor(VALUES), SHAPE)
