@@ -45,6 +45,10 @@ T = torch.optim.lr_scheduler
         ("CosineAnnealingLR", dict(T_max=7)),
         ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
         ("LambdaLR", dict(lr_lambda=lambda epoch: 0.95**epoch / (1 + epoch))),
+        ("LinearLR", dict()),
+        ("LinearLR", dict(start_factor=0.01, end_factor=0.5, total_iters=7)),
+        ("ConstantLR", dict()),
+        ("ConstantLR", dict(factor=0.25, total_iters=3)),
     ],
 )
 def test_matches_torch(name, kwargs):
@@ -71,6 +75,92 @@ def test_one_cycle_adam_beta1():
     """With Adam, OneCycleLR cycles beta1 and leaves beta2 alone, as torch does."""
     _compare(lambda o: S.OneCycleLR(o, max_lr=0.01, total_steps=20), lambda o: T.OneCycleLR(o, max_lr=0.01, total_steps=20),
              optimizer="Adam", steps=19, momentum_key="betas")
+
+
+def _warmup_then_cosine(lib):
+    """torchvision's classification recipe: LinearLR warmup, then cosine, through SequentialLR."""
+    sched = lib.optim.lr_scheduler
+
+    def make(optimizer):
+        warmup = sched.LinearLR(optimizer, start_factor=0.01, total_iters=5)
+        cosine = sched.CosineAnnealingLR(optimizer, T_max=15, eta_min=1e-4)
+        return sched.SequentialLR(optimizer, schedulers=[warmup, cosine], milestones=[5])
+    return make
+
+
+def _three_phases(lib):
+    sched = lib.optim.lr_scheduler
+
+    def make(optimizer):
+        return sched.SequentialLR(optimizer, [sched.ConstantLR(optimizer, factor=0.5, total_iters=2),
+                                              sched.ExponentialLR(optimizer, gamma=0.9),
+                                              sched.StepLR(optimizer, step_size=3)], milestones=[4, 10])
+    return make
+
+
+@pytest.mark.parametrize("make", [_warmup_then_cosine, _three_phases])
+def test_sequential_matches_torch(make):
+    """SequentialLR hands over at each milestone exactly as torch's (the next scheduler restarts
+    at its epoch 0), for AdamW as for SGD."""
+    _compare(make(tp), make(torch), optimizer="AdamW", steps=24)
+    _compare(make(tp), make(torch), steps=24)
+
+
+def test_linear_and_constant_closed_forms_and_errors():
+    """step(epoch) gives torch's closed forms; factors outside their ranges raise torch's errors."""
+    for name, kwargs in (("LinearLR", dict(start_factor=0.1, total_iters=4)), ("ConstantLR", dict(factor=0.5))):
+        tp_opt, th_opt = _pair()
+        ours, theirs = getattr(S, name)(tp_opt, **kwargs), getattr(T, name)(th_opt, **kwargs)
+        tp_opt.step()
+        th_opt.step()
+        for epoch in (3, 7, 0):
+            with pytest.warns(UserWarning, match="epoch parameter"):
+                ours.step(epoch)
+            with pytest.warns(UserWarning, match="epoch parameter"):
+                theirs.step(epoch)
+            assert ours.get_last_lr() == theirs.get_last_lr()
+    opt, _ = _pair()
+    with pytest.raises(ValueError, match="Starting multiplicative factor"):
+        S.LinearLR(opt, start_factor=0)
+    with pytest.raises(ValueError, match="Ending multiplicative factor"):
+        S.LinearLR(opt, end_factor=1.5)
+    with pytest.raises(ValueError, match="Constant multiplicative factor"):
+        S.ConstantLR(opt, factor=2.0)
+
+
+def test_sequential_errors_and_state_dict():
+    """SequentialLR refuses no schedulers, a wrong milestone count and another optimizer's
+    scheduler; its state_dict holds each scheduler's and restores the schedule."""
+    opt, _ = _pair()
+    other, _ = _pair()
+    with pytest.raises(ValueError, match="at least one scheduler"):
+        S.SequentialLR(opt, [], [])
+    with pytest.raises(ValueError, match="one more than the number of milestone"):
+        S.SequentialLR(opt, [S.ConstantLR(opt)], [3])
+    with pytest.raises(ValueError, match="same optimizer"):
+        S.SequentialLR(opt, [S.ConstantLR(opt), S.ExponentialLR(other, gamma=0.5)], [3])
+    opt, _ = _pair()
+    sched = _warmup_then_cosine(tp)(opt)
+    for _ in range(7):
+        opt.step()
+        sched.step()
+    state = sched.state_dict()
+    assert len(state["_schedulers"]) == 2 and state["last_epoch"] == 7
+    rates = []
+    for _ in range(3):
+        opt.step()
+        sched.step()
+        rates.append(sched.get_last_lr()[0])
+    opt2, _ = _pair()
+    restored = _warmup_then_cosine(tp)(opt2)
+    restored.load_state_dict(state)
+    opt2.param_groups[0]["lr"] = state["_last_lr"][0]
+    again = []
+    for _ in range(3):
+        opt2.step()
+        restored.step()
+        again.append(restored.get_last_lr()[0])
+    assert again == rates
 
 
 def test_one_cycle_errors():
