@@ -7,6 +7,7 @@ match PyTorch's bit for bit; ``step(epoch)`` uses the closed form where one exis
 from __future__ import annotations
 
 import math
+import numbers
 import types
 import warnings
 import weakref
@@ -19,7 +20,7 @@ from .optimizer import Optimizer
 
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
-    "CosineAnnealingLR", "OneCycleLR",
+    "PolynomialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -352,6 +353,27 @@ class SequentialLR(LRScheduler):
             scheduler.load_state_dict(state)
 
 
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate as ``(1 - epoch / total_iters) ** power`` until ``total_iters``."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        # This epoch's factor over the last one's (PyTorch's recursive form).
+        ratio = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
 class CosineAnnealingLR(LRScheduler):
     """Cosine annealing from the initial learning rate to ``eta_min`` over ``T_max`` epochs (SGDR's
     schedule without restarts), in PyTorch's recursive form."""
@@ -388,6 +410,156 @@ class CosineAnnealingLR(LRScheduler):
             self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base_lr in self.base_lrs
         ]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the learning rate by ``factor`` once the metric handed to ``step(metric)`` has not
+    improved (by ``threshold``, relative or absolute) for more than ``patience`` epochs; wait
+    ``cooldown`` epochs after a reduction; never go below ``min_lr``."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _group_values(optimizer, "lr")
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def step(self, metrics, epoch=None) -> None:  # noqa: D102 (takes the metric, as PyTorch's)
+        current = float(metrics)  # a 0-d tensor (a validation loss) reads as a number
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # epochs in cooldown do not count against the metric
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs from when "
+                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new param group "
+                    "being added to the optimizer. Please modify the `min_lrs` field to match the length of the "
+                    "`optimizer` param groups.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:  # changes smaller than eps are ignored
+                group["lr"] = new_lr
+
+    def _is_better(self, value: float, best: float) -> bool:
+        if self.mode == "min":
+            return value < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else value < best - self.threshold
+        return value > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else value > best + self.threshold
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine annealing from the base rate to ``eta_min`` over ``T_0`` epochs, then again
+    from the base rate over ``T_0 * T_mult``, ``T_0 * T_mult**2``, ... epochs."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, numbers.Real):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None) -> None:
+        """One epoch on (restarting when the period ends), or jump to ``epoch``, which may be a
+        fraction (``epoch + i / iters_per_epoch`` steps the schedule within an epoch, as SGDR's
+        authors do)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                # The restart that `epoch` falls in: T_0 (T_mult**n - 1) / (T_mult - 1) <= epoch.
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = _group_values(self.optimizer, "lr")
 
 
 class OneCycleLR(LRScheduler):

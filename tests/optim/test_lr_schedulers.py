@@ -49,6 +49,10 @@ T = torch.optim.lr_scheduler
         ("LinearLR", dict(start_factor=0.01, end_factor=0.5, total_iters=7)),
         ("ConstantLR", dict()),
         ("ConstantLR", dict(factor=0.25, total_iters=3)),
+        ("PolynomialLR", dict()),
+        ("PolynomialLR", dict(total_iters=9, power=2.0)),
+        ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+        ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
     ],
 )
 def test_matches_torch(name, kwargs):
@@ -161,6 +165,71 @@ def test_sequential_errors_and_state_dict():
         restored.step()
         again.append(restored.get_last_lr()[0])
     assert again == rates
+
+
+def test_warm_restarts_fractional_epochs_match_torch():
+    """CosineAnnealingWarmRestarts.step(epoch + i / iters), as SGDR's authors step it within an
+    epoch, gives torch's rates; a negative epoch and bad periods raise torch's errors."""
+    for kwargs in (dict(T_0=3), dict(T_0=2, T_mult=3, eta_min=0.01)):
+        tp_opt, th_opt = _pair()
+        ours, theirs = S.CosineAnnealingWarmRestarts(tp_opt, **kwargs), T.CosineAnnealingWarmRestarts(th_opt, **kwargs)
+        for epoch in (0.25, 1.5, 2.0, 3.75, 7.5, 11.0, 30.2):
+            ours.step(epoch)
+            theirs.step(epoch)
+            assert ours.get_last_lr() == theirs.get_last_lr() and ours.T_i == theirs.T_i
+            assert ours.last_epoch == theirs.last_epoch
+    with pytest.raises(ValueError, match="non-negative epoch"):
+        ours.step(-1)
+    with pytest.raises(ValueError, match="positive integer T_0"):
+        S.CosineAnnealingWarmRestarts(tp_opt, T_0=0)
+    with pytest.raises(ValueError, match="T_mult >= 1"):
+        S.CosineAnnealingWarmRestarts(tp_opt, T_0=2, T_mult=1.5)
+
+
+PLATEAU_METRICS = [1.0, 0.9, 0.9, 0.95, 0.91, 0.9, 0.85, 0.86, 0.87, 0.9, 0.9, 0.9, 0.84, 0.9, 0.9, 0.9, 0.9, 0.9]
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(patience=2),
+    dict(mode="max", factor=0.5, patience=1, threshold=0.01),
+    dict(patience=1, threshold=0.02, threshold_mode="abs", cooldown=2, min_lr=0.004),
+    dict(patience=0, factor=0.2, min_lr=[0.01], eps=1e-3),
+])
+def test_reduce_on_plateau_matches_torch(kwargs):
+    """ReduceLROnPlateau reduces after the same epochs as torch's for every mode, threshold,
+    cooldown and floor; a 0-d tensor metric reads as a number."""
+    tp_opt, th_opt = _pair()
+    ours, theirs = S.ReduceLROnPlateau(tp_opt, **kwargs), T.ReduceLROnPlateau(th_opt, **kwargs)
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    for metric in PLATEAU_METRICS:
+        tp_opt.step()
+        th_opt.step()
+        ours.step(tp.tensor(metric, dtype=tp.float64))
+        theirs.step(metric)
+        assert ours.get_last_lr() == theirs.get_last_lr()
+        assert (ours.best, ours.num_bad_epochs, ours.cooldown_counter) == (theirs.best, theirs.num_bad_epochs,
+                                                                           theirs.cooldown_counter)
+
+
+def test_reduce_on_plateau_errors_and_state_dict():
+    """torch's errors for factor, mode, threshold_mode and min_lr; the state_dict restores the
+    counters and the comparison."""
+    opt, _ = _pair()
+    with pytest.raises(ValueError, match="Factor should be < 1.0"):
+        S.ReduceLROnPlateau(opt, factor=1.0)
+    with pytest.raises(ValueError, match="mode up is unknown"):
+        S.ReduceLROnPlateau(opt, mode="up")
+    with pytest.raises(ValueError, match="threshold mode pct is unknown"):
+        S.ReduceLROnPlateau(opt, threshold_mode="pct")
+    with pytest.raises(ValueError, match="expected 1 min_lrs, got 2"):
+        S.ReduceLROnPlateau(opt, min_lr=[0.0, 0.0])
+    sched = S.ReduceLROnPlateau(opt, mode="max", patience=1)
+    for metric in (1.0, 0.5, 0.5):
+        sched.step(metric)
+    state = sched.state_dict()
+    restored = S.ReduceLROnPlateau(opt)
+    restored.load_state_dict(state)
+    assert (restored.mode, restored.best, restored.mode_worse) == ("max", 1.0, -math.inf)
 
 
 def test_one_cycle_errors():
