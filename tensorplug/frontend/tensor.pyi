@@ -493,6 +493,10 @@ class Tensor:
         """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
     def index_put_(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
+    def index_reduce(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
+    def index_reduce_(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """In-place ``index_reduce``: ``self`` receives the result."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
         """See torch.Tensor.index_select."""
     def inner(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
