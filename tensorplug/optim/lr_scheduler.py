@@ -19,8 +19,9 @@ from typing import Callable
 from .optimizer import Optimizer
 
 __all__ = [
-    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
-    "PolynomialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR",
+    "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+    "SequentialLR", "ChainedScheduler", "PolynomialLR", "CosineAnnealingLR", "ReduceLROnPlateau",
+    "CosineAnnealingWarmRestarts", "OneCycleLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -145,8 +146,9 @@ class LRScheduler:
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
-class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per param group)."""
+class _LambdaScheduler(LRScheduler):
+    """A scheduler driven by one function of the epoch per param group (LambdaLR,
+    MultiplicativeLR): their checks, and a state_dict that keeps callable objects' state."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list, last_epoch: int = -1) -> None:
         self.optimizer = optimizer
@@ -156,6 +158,9 @@ class LambdaLR(LRScheduler):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict:
@@ -172,8 +177,21 @@ class LambdaLR(LRScheduler):
             if saved is not None:
                 fn.__dict__.update(saved)
 
+
+class LambdaLR(_LambdaScheduler):
+    """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per param group)."""
+
     def get_lr(self) -> list:
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """``lr = lr * lr_lambda(epoch)`` each epoch (one function, or one per param group)."""
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * lmbda(self.last_epoch) for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
@@ -284,23 +302,48 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
-    """Run ``schedulers`` one after another, switching at each epoch in ``milestones``: e.g. a
-    ``LinearLR`` warmup, then ``CosineAnnealingLR`` from the base rate. A scheduler that takes
-    over restarts at its epoch 0 (its closed form)."""
+class _SchedulerGroup(LRScheduler):
+    """A scheduler made of others on one optimizer (SequentialLR, ChainedScheduler): their
+    checks, and a state_dict holding each one's state_dict."""
 
-    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1) -> None:
+    def _check_schedulers(self, optimizer: Optimizer, schedulers: list, what: str) -> None:
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+            raise ValueError(f"{name} expects at least one {what}, but got no scheduler.")
         for index, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(f"{name} at index {index} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+                    f"specified when calling `step`, but got one at index {index} in the given schedulers sequence.")
             if scheduler.optimizer is not optimizer:
                 raise ValueError(
                     f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
                     f"{type(scheduler).__name__} at index {index} has {scheduler.optimizer}, which is different from "
                     f"{type(optimizer).__name__}.")
+
+    def state_dict(self) -> dict:
+        """As the base, with each held scheduler's own state_dict."""
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        held = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, state in zip(self._schedulers, held):
+            scheduler.load_state_dict(state)
+
+
+class SequentialLR(_SchedulerGroup):
+    """Run ``schedulers`` one after another, switching at each epoch in ``milestones``: e.g. a
+    ``LinearLR`` warmup, then ``CosineAnnealingLR`` from the base rate. A scheduler that takes
+    over restarts at its epoch 0 (its closed form)."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1) -> None:
+        self._check_schedulers(optimizer, schedulers, "scheduler")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
@@ -339,18 +382,22 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        """As the base, with each held scheduler's own state_dict."""
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        held = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for scheduler, state in zip(self._schedulers, held):
-            scheduler.load_state_dict(state)
+class ChainedScheduler(_SchedulerGroup):
+    """Step every scheduler in ``schedulers`` at each step, so that their changes compose (e.g. a
+    ConstantLR warmup on top of ExponentialLR)."""
+
+    def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
+        optimizer = optimizer or (schedulers[0].optimizer if schedulers else None)
+        self._check_schedulers(optimizer, schedulers, "scheduler to be chained")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # noqa: D102 (no epoch argument, as PyTorch's)
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
 
 class PolynomialLR(LRScheduler):

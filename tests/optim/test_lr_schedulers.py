@@ -28,7 +28,7 @@ def _compare(make_tp, make_th, optimizer="SGD", steps=25, momentum_key=None, **o
         assert tp_opt.param_groups[0]["lr"] == th_opt.param_groups[0]["lr"]
         if momentum_key is not None:
             assert tp_opt.param_groups[0][momentum_key] == th_opt.param_groups[0][momentum_key]
-    assert tp_sched.last_epoch == th_sched.last_epoch
+    assert getattr(tp_sched, "last_epoch", None) == getattr(th_sched, "last_epoch", None)  # ChainedScheduler has none
 
 
 S = tp.optim.lr_scheduler
@@ -49,6 +49,7 @@ T = torch.optim.lr_scheduler
         ("LinearLR", dict(start_factor=0.01, end_factor=0.5, total_iters=7)),
         ("ConstantLR", dict()),
         ("ConstantLR", dict(factor=0.25, total_iters=3)),
+        ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.9 if epoch % 3 else 1.1)),
         ("PolynomialLR", dict()),
         ("PolynomialLR", dict(total_iters=9, power=2.0)),
         ("CosineAnnealingWarmRestarts", dict(T_0=4)),
@@ -102,7 +103,17 @@ def _three_phases(lib):
     return make
 
 
-@pytest.mark.parametrize("make", [_warmup_then_cosine, _three_phases])
+def _chained(lib):
+    sched = lib.optim.lr_scheduler
+
+    def make(optimizer):
+        return sched.ChainedScheduler([sched.ConstantLR(optimizer, factor=0.5, total_iters=3),
+                                       sched.ExponentialLR(optimizer, gamma=0.9),
+                                       sched.MultiStepLR(optimizer, milestones=[6, 9], gamma=0.5)])
+    return make
+
+
+@pytest.mark.parametrize("make", [_warmup_then_cosine, _three_phases, _chained])
 def test_sequential_matches_torch(make):
     """SequentialLR hands over at each milestone exactly as torch's (the next scheduler restarts
     at its epoch 0), for AdamW as for SGD."""
@@ -143,6 +154,12 @@ def test_sequential_errors_and_state_dict():
         S.SequentialLR(opt, [S.ConstantLR(opt)], [3])
     with pytest.raises(ValueError, match="same optimizer"):
         S.SequentialLR(opt, [S.ConstantLR(opt), S.ExponentialLR(other, gamma=0.5)], [3])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+        S.ChainedScheduler([S.ConstantLR(opt), S.ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="at least one scheduler to be chained"):
+        S.ChainedScheduler([])
+    with pytest.raises(TypeError, match="lr_lambda should be a function"):
+        S.MultiplicativeLR(opt, lr_lambda=0.5)
     opt, _ = _pair()
     sched = _warmup_then_cosine(tp)(opt)
     for _ in range(7):
