@@ -76,6 +76,39 @@ def test_one_cycle_sgd_momentum(kwargs):
              steps=24, momentum_key="momentum")
 
 
+@pytest.mark.parametrize("kwargs", [
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=3),
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=5, mode="triangular2"),
+    dict(base_lr=0.001, max_lr=0.05, step_size_up=4, mode="exp_range", gamma=0.95, base_momentum=0.7),
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=3, scale_fn=lambda x: 0.5 ** x, scale_mode="iterations"),
+])
+def test_cyclic_matches_torch(kwargs):
+    """CyclicLR's rates and SGD momenta match torch's through several cycles, every mode."""
+    _compare(lambda o: S.CyclicLR(o, **kwargs), lambda o: T.CyclicLR(o, **kwargs), momentum=0.9, steps=24,
+             momentum_key="momentum")
+
+
+def test_cyclic_adam_beta1_and_errors():
+    """With Adam, CyclicLR cycles beta1; without momentum it refuses cycle_momentum; a bad mode
+    without scale_fn raises torch's error."""
+    _compare(lambda o: S.CyclicLR(o, base_lr=0.001, max_lr=0.01, step_size_up=2),
+             lambda o: T.CyclicLR(o, base_lr=0.001, max_lr=0.01, step_size_up=2), optimizer="Adam", steps=9,
+             momentum_key="betas")
+    opt, _ = _pair("Adagrad")
+    with pytest.raises(ValueError, match="must support momentum or beta1"):
+        S.CyclicLR(opt, base_lr=0.01, max_lr=0.1)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        S.CyclicLR(opt, base_lr=0.01, max_lr=0.1, mode="sawtooth", cycle_momentum=False)
+    sched = S.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 0.5, cycle_momentum=False)
+    opt.step()
+    sched.step()
+    state = sched.state_dict()
+    assert state["_scale_fn_custom"] is None and state["last_epoch"] == 1  # a lambda is not saved
+    sched.step()
+    sched.load_state_dict(state)
+    assert sched.last_epoch == 1 and sched.scale_fn(3) == 0.5
+
+
 def test_one_cycle_adam_beta1():
     """With Adam, OneCycleLR cycles beta1 and leaves beta2 alone, as torch does."""
     _compare(lambda o: S.OneCycleLR(o, max_lr=0.01, total_steps=20), lambda o: T.OneCycleLR(o, max_lr=0.01, total_steps=20),
