@@ -146,6 +146,10 @@ class LRScheduler:
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
+class _LRScheduler(LRScheduler):
+    """LRScheduler's name before PyTorch 2.0, which older custom schedulers still subclass."""
+
+
 class _LambdaScheduler(LRScheduler):
     """A scheduler driven by one function of the epoch per param group (LambdaLR,
     MultiplicativeLR): their checks, and a state_dict that keeps callable objects' state."""

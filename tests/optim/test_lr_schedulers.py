@@ -217,6 +217,17 @@ def test_sequential_errors_and_state_dict():
     assert again == rates
 
 
+def test_custom_scheduler_on_the_legacy_base_matches_torch():
+    """A scheduler written against the pre-2.0 base, `_LRScheduler`, runs as under torch."""
+    def make(lib):
+        class InverseSqrt(lib.optim.lr_scheduler._LRScheduler):
+            def get_lr(self):
+                return [base / max(1, self.last_epoch) ** 0.5 for base in self.base_lrs]
+        return InverseSqrt
+
+    _compare(lambda o: make(tp)(o), lambda o: make(torch)(o), steps=10)
+
+
 def test_warm_restarts_fractional_epochs_match_torch():
     """CosineAnnealingWarmRestarts.step(epoch + i / iters), as SGDR's authors step it within an
     epoch, gives torch's rates; a negative epoch and bad periods raise torch's errors."""
