@@ -53,7 +53,7 @@ from .frontend.ops.diagonals import diag, trace
 from .frontend.ops.differences import diff
 from .frontend.ops.distance import cdist
 from .frontend.ops.histograms import bincount, histc
-from .frontend.ops.scatter_reduce import scatter_reduce
+from .frontend.ops.scatter_reduce import index_reduce, scatter_reduce
 from .frontend.ops.kronecker import kron
 from .frontend.ops.quantiles import nanquantile, quantile
 from .frontend.ops.sampling import multinomial

@@ -650,6 +650,9 @@ def index_fill(input: Tensor, dim: _Dims, index: Any, value: _TensorOrNumber) ->
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
     """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
 
+def index_reduce(input: Tensor, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+    """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
+
 def index_select(input: Tensor, dim: _Dims, index: Tensor) -> Tensor:
     """See torch.index_select."""
 

@@ -405,3 +405,20 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:
     probs = input if p is None else p
     draws = rand_like(input, dtype=input._dtype if input._dtype.is_floating_point else None, generator=generator)
     return to_dtype(draws < probs, input._dtype)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill ``self`` in place with 1 with probability ``p`` (a number, or a tensor broadcast to
+    ``self``'s shape), else 0: timm's DropPath draws its per-sample keep mask this way."""
+    if isinstance(p, Tensor):
+        if p._device != self._device:
+            p = p.to(self._device)
+        p = p.expand(self._shape)
+        # Data-dependent, so checked on the values (one host read), as PyTorch checks them.
+        if p.numel() and ((p < 0) | (p > 1)).any().item():
+            raise RuntimeError("bernoulli_: expected every probability in p to be in [0, 1]")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    dtype = self._dtype if self._dtype.is_floating_point else _dt.float32
+    draws = uniform_(empty(self._shape, dtype=dtype, device=self._device), generator=generator)
+    return self.copy_(draws < p)

@@ -326,7 +326,7 @@ def _attach() -> None:
         setattr(T, name, getattr(indexing, name))
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
-    T.bernoulli = factories.bernoulli
+    T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.empty(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.zeros(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.ones(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)

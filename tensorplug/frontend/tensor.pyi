@@ -199,6 +199,8 @@ class Tensor:
         """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
     def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
+    def bernoulli_(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Fill ``self`` in place with 1 with probability ``p`` (a number, or a tensor broadcast to ``self``'s shape), else 0: timm's DropPath draws its per-sample keep mask this way."""
     def bfloat16(self) -> Tensor:
         """See torch.Tensor.bfloat16."""
     def bincount(self, weights: Any = ..., minlength: Any = ...) -> Tensor:
@@ -491,6 +493,10 @@ class Tensor:
         """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
     def index_put_(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
+    def index_reduce(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
+    def index_reduce_(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+        """In-place ``index_reduce``: ``self`` receives the result."""
     def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
         """See torch.Tensor.index_select."""
     def inner(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:

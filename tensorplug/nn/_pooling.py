@@ -485,22 +485,37 @@ def _interp_matrix(size: int, out: int, mode: str, align_corners, scale) -> np.n
         src = dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
     else:
         ratio = (1.0 / scale) if scale else size / out
-        src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+        src = (dst + 0.5) * ratio - 0.5
+        if mode != "bicubic":  # PyTorch clamps the linear modes' source positions at 0, not the cubic one's
+            src = np.maximum(src, 0.0)
+    rows = np.arange(out)
+    if mode == "bicubic":
+        # Cubic convolution (A = -0.75) over the taps at floor - 1 .. floor + 2, each tap's index
+        # clamped into the input (PyTorch's upsample_bicubic2d reads the edge pixel again).
+        base = np.floor(src)
+        t = src - base
+        a = -0.75
+        weights = [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+                   ((a + 2) * t - (a + 3)) * t * t + 1,
+                   ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                   ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
+        for k, weight in enumerate(weights):
+            np.add.at(m, (rows, np.clip(base.astype(np.int64) - 1 + k, 0, size - 1)), weight)
+        return m
     low = np.minimum(np.floor(src).astype(np.int64), size - 1)
     high = np.minimum(low + 1, size - 1)
     frac = src - low
-    rows = np.arange(out)
     np.add.at(m, (rows, low), 1.0 - frac)
     np.add.at(m, (rows, high), frac)
     return m
 
 
-_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of a (N, C, *spatial) input: nearest, nearest-exact, (bi/tri)linear
-    (``align_corners``) or area."""
+    or bicubic (``align_corners``), or area."""
     check_tensor("interpolate", input)
     nd = input.ndim - 2
     if mode not in ("nearest", "nearest-exact", "area") and mode not in _LINEAR_MODES:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "sparse_coo", "strided"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "addmm", "sum", "softmax", "log_softmax", "to_sparse",
+           "sparse_coo", "strided"]
 
 #: The layout objects of sparse COO tensors (``s.layout is tp.sparse_coo``) and of every other
 #: tensor (``t.layout is tp.strided``).
@@ -132,6 +133,22 @@ class SparseTensor:
                             if _moves_device(args, kwargs) else self._indices_,
                             self._values_.to(*args, **kwargs), self.shape, self._coalesced)
 
+    def cpu(self) -> "SparseTensor":
+        return self if self.device.type == "cpu" else self.to("cpu")
+
+    def cuda(self, device=None) -> "SparseTensor":
+        return self.to("cuda" if device is None else device)
+
+    def float(self) -> "SparseTensor":
+        return self.to(_dt.float32)
+
+    def double(self) -> "SparseTensor":
+        return self.to(_dt.float64)
+
+    def sum(self, dim=None, dtype=None):
+        """``tp.sparse.sum(self, dim, dtype)``, as PyTorch's ``Tensor.sum`` of a sparse tensor."""
+        return sum(self, dim, dtype)
+
     def clone(self) -> "SparseTensor":
         return SparseTensor(self._indices_.clone(), self._values_.clone(), self.shape, self._coalesced)
 
@@ -149,6 +166,24 @@ class SparseTensor:
         if len(self.shape) != 2 or self.sparse_dim() != 2:
             raise RuntimeError("t() expects a 2-D sparse tensor")
         return SparseTensor(_stack_rows([self._indices_[1], self._indices_[0]]), self._values_, self.shape[::-1])
+
+    def transpose(self, dim0: int, dim1: int) -> "SparseTensor":
+        """Two sparse dims swapped (their index rows and sizes); the entries stay where they are,
+        so the result is uncoalesced, as PyTorch's."""
+        ndim = len(self.shape)
+        for d in (dim0, dim1):
+            if not -ndim <= d < ndim:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+        dim0, dim1 = dim0 % ndim, dim1 % ndim
+        if dim0 == dim1:
+            return self
+        if max(dim0, dim1) >= self.sparse_dim():
+            raise NotImplementedError("transpose of a sparse tensor's dense dims is not supported (to_dense() first)")
+        rows = [self._indices_[d] for d in range(self.sparse_dim())]
+        rows[dim0], rows[dim1] = rows[dim1], rows[dim0]
+        shape = list(self.shape)
+        shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
+        return SparseTensor(_stack_rows(rows), self._values_, tuple(shape))
 
     # --- arithmetic ----------------------------------------------------------------------------
     def __add__(self, other):
@@ -174,11 +209,19 @@ class SparseTensor:
         return mm(self, other)
 
     def __mul__(self, scalar):
-        if isinstance(scalar, Tensor):
+        if isinstance(scalar, Tensor) and scalar.dim() != 0:
             raise TypeError("sparse * tensor is not supported; multiply by a number, or use to_dense()")
         return SparseTensor(self._indices_, self._values_ * scalar, self.shape, self._coalesced)
 
     __rmul__ = __mul__
+    mul = __mul__
+
+    def __truediv__(self, scalar):
+        if isinstance(scalar, Tensor) and scalar.dim() != 0:
+            raise TypeError("sparse / tensor is not supported; divide by a number, or use to_dense()")
+        return SparseTensor(self._indices_, self._values_ / scalar, self.shape, self._coalesced)
+
+    div = __truediv__
 
     def __repr__(self) -> str:
         return (f"tensor(indices={self._indices_!r},\n       values={self._values_!r},\n       size={self.shape}, "
@@ -267,6 +310,121 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
 
 
 spmm = mm
+
+
+def matmul(a, b, op: str = "matmul") -> Tensor:
+    """``a @ b`` with one sparse operand, as ``tp.mm``/``tp.matmul`` give it: sparse @ dense
+    (a 1-D dense vector too, for ``matmul``), or dense @ sparse computed as (b^T @ a^T)^T."""
+    a_sparse, b_sparse = isinstance(a, SparseTensor), isinstance(b, SparseTensor)
+    if a_sparse and b_sparse:
+        raise NotImplementedError(f"{op}(): a product of two sparse tensors is not supported (to_dense() one of them)")
+    dense = b if a_sparse else a
+    if not isinstance(dense, Tensor):
+        raise TypeError(f"{op}(): argument '{'other' if a_sparse else 'input'}' must be Tensor, not "
+                        f"{type(dense).__name__}")
+    if dense.dim() == 1 and op == "matmul":
+        if a_sparse:
+            return mm(a, dense.unsqueeze(1)).squeeze(1)
+        return mm(b.t(), dense.unsqueeze(1)).squeeze(1)
+    if dense.dim() != 2:
+        raise RuntimeError(f"{op}(): a sparse operand needs a 2-D dense one, got {dense.dim()}-D")
+    if a_sparse:
+        return mm(a, b)
+    return mm(b.t(), a.t()).t()
+
+
+def addmm(mat: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta=1.0, alpha=1.0) -> Tensor:
+    """``beta * mat + alpha * (mat1 @ mat2)`` with ``mat1`` sparse (torch.sparse.addmm)."""
+    product = mm(mat1, mat2)
+    return (mat if beta == 1 else mat * beta) + (product if alpha == 1 else product * alpha)
+
+
+def _softmax(input: SparseTensor, dim: int, dtype, log: bool, name: str) -> SparseTensor:
+    """Softmax over ``dim`` of the stored entries only (absent entries count as -inf, as in
+    PyTorch): the entries sharing every other sparse index form one group."""
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError(f"sparse.{name}: expected a sparse COO tensor, got a strided {type(input).__name__}")
+    ndim = len(input.shape)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    dim %= ndim
+    sparse_dim = input.sparse_dim()
+    if dim >= sparse_dim:
+        raise NotImplementedError(f"sparse.{name} over a dense dim is not supported (to_dense() first)")
+    coalesced = input.coalesce()
+    values = coalesced._values_ if dtype is None else coalesced._values_.to(dtype)
+    if not values.dtype.is_floating_point:
+        raise RuntimeError(f"sparse.{name}: expected a floating-point tensor, got {values.dtype.name}")
+    group = None  # each entry's flat index over the sparse dims other than `dim`
+    for d in range(sparse_dim):
+        if d != dim:
+            row = coalesced._indices_[d]
+            group = row if group is None else group * input.shape[d] + row
+    if group is None:  # a 1-D sparse tensor: one group
+        group = coalesced._indices_[0] * 0
+    groups = 1
+    for d in range(sparse_dim):
+        if d != dim:
+            groups *= input.shape[d]
+    shape = (groups,) + tuple(values.shape[1:])
+    # The largest entry of each group is subtracted first (so exp cannot overflow); it is a
+    # constant shift, which the softmax does not depend on, hence no gradient through it.
+    spread = group.view((-1,) + (1,) * (values.dim() - 1)).expand(values.shape)
+    maxima = values.new_full(shape, float("-inf")).scatter_reduce(0, spread, values.detach(), "amax")
+    shifted = values - maxima.index_select(0, group)
+    exps = shifted.exp()
+    totals = values.new_zeros(shape).index_add(0, group, exps).index_select(0, group)
+    result = shifted - totals.log() if log else exps / totals
+    return SparseTensor(coalesced._indices_, result, input.shape, coalesced=True)
+
+
+def softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
+    """Softmax over ``dim`` of the stored entries (absent ones count as -inf): a sparse graph
+    attention's normalisation over each node's neighbours."""
+    return _softmax(input, dim, dtype, False, "softmax")
+
+
+def log_softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
+    """Log of ``sparse.softmax``, over the stored entries only."""
+    return _softmax(input, dim, dtype, True, "log_softmax")
+
+
+def sum(input: SparseTensor, dim=None, dtype=None):  # noqa: A001 (PyTorch's name: torch.sparse.sum)
+    """The sum of a sparse tensor's entries over ``dim`` (an int or a sequence; every dim if None).
+
+    Summing every dim, or every sparse dim, gives a dense tensor (of the dense dims left), with
+    ``Tensor.sum``'s dtype rule (integers and bool give int64); a sum that leaves sparse dims gives a
+    coalesced sparse tensor whose values keep their dtype, as PyTorch's. ``dtype`` converts the
+    values first. Differentiable in the values, e.g. a graph's degrees: ``sparse.sum(adj, dim=1)``.
+    """
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError(f"sparse.sum: expected a sparse COO tensor, got a strided {type(input).__name__}")
+    values = input._values_ if dtype is None else input._values_.to(dtype)
+    if dim is None:
+        return values.sum()
+    ndim = len(input.shape)
+    dims = []
+    for d in ([dim] if isinstance(dim, int) else list(dim)):
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+        d = d % ndim
+        if d in dims:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims.append(d)
+    if not dims:
+        return input if dtype is None else SparseTensor(input._indices_, values, input.shape, input._coalesced)
+    sparse_dim = input.sparse_dim()
+    dense_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]  # dims of `values`, after nnz
+    if dense_dims:
+        values = values.sum(dense_dims).to(values.dtype)
+    kept = [d for d in range(sparse_dim) if d not in dims]
+    if not kept:
+        return values.sum(0)
+    kept_shape = tuple(input.shape[d] for d in kept)
+    dense_shape = tuple(n for d, n in enumerate(input.shape) if d >= sparse_dim and d not in dims)
+    indices = input._indices_[kept] if len(kept) < sparse_dim else input._indices_
+    result = SparseTensor(indices, values, kept_shape + dense_shape, input._coalesced and len(kept) == sparse_dim)
+    return result.coalesce()
 
 
 def attach() -> None:

@@ -88,6 +88,10 @@ INTERP_CASES = [
     dict(scale_factor=(1.5, 2.5), mode="bilinear"),
     dict(size=(2, 3), mode="bilinear", align_corners=False),
     dict(size=(3, 2), mode="area"),
+    dict(size=(7, 9), mode="bicubic"),
+    dict(size=(3, 11), mode="bicubic", align_corners=True),
+    dict(scale_factor=(0.5, 1.7), mode="bicubic"),
+    dict(size=(1, 1), mode="bicubic", align_corners=True),
 ]
 
 

@@ -57,6 +57,18 @@ def _matrix_product(a: Tensor, b: Tensor) -> Tensor:
                        batch._version_ref)
 
 
+def _either_sparse(a, b) -> bool:
+    return getattr(a, "is_sparse", False) is True or getattr(b, "is_sparse", False) is True
+
+
+def _sparse_product(op: str, a, b, out) -> Tensor:
+    """``mm``/``matmul`` with a sparse COO operand (a GCN's ``torch.mm(adj, x)``): tp.sparse's
+    composite product, which the dense path's type check would refuse."""
+    from ...sparse import matmul as sparse_matmul
+
+    return write_out(op, out, sparse_matmul(a, b, op), exact_dtype=True)
+
+
 def _broadcast(t: Tensor, shape: tuple) -> Tensor:
     # Without batch dims to stretch, skip the expand: under autograd each view is a graph node.
     return t if t._shape == shape else expand(t, shape)
@@ -74,6 +86,8 @@ def matmul(input, other, *, out=None) -> Tensor:
         # Autocast casts here, before the dtype check and the output's allocation (inline, not
         # as a decorator: matmul is on every linear layer's path).
         return autocast_hook.apply("matmul", matmul, (input, other), {"out": out})
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)) and _either_sparse(input, other):
+        return _sparse_product("matmul", input, other, out)
     _check("matmul", input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
@@ -103,6 +117,8 @@ def matmul(input, other, *, out=None) -> Tensor:
 
 @autocast_function("mm")
 def mm(input, mat2, *, out=None) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(mat2, Tensor)) and _either_sparse(input, mat2):
+        return _sparse_product("mm", input, mat2, out)
     _check("mm", input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm(): expected 2D tensors, but got {input.ndim}D and {mat2.ndim}D")

@@ -1,5 +1,5 @@
 """``scatter_reduce``: src's values reduced (sum, prod, mean, amax, amin) into the places of
-``self`` that ``index`` names along a dim.
+``self`` that ``index`` names along a dim; ``index_reduce``, its form with one index per slice.
 
 A composite over sort, scatter and the ordinary reductions, so every backend has it and autograd
 differentiates it: the values bound for each destination are sorted into one row of a padded
@@ -14,7 +14,7 @@ from ..tensor import Tensor
 from ._common import check_same_device
 from .indexing import _check_gather_args
 
-__all__ = ["scatter_reduce"]
+__all__ = ["scatter_reduce", "index_reduce"]
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -125,4 +125,59 @@ def scatter_reduce_(self: Tensor, dim, index: Tensor, src: Tensor, reduce: str, 
     return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
 
 
-TENSOR_METHODS = {"scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_}
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def _index_as_scatter(op: str, input: Tensor, dim, index: Tensor, source: Tensor, reduce: str):
+    """index_reduce's checks (PyTorch's messages), and its index spread over ``source``'s shape:
+    slice i of ``source`` along ``dim`` goes to slice ``index[i]`` of ``input``."""
+    from ..shapes import normalize_dim
+
+    if not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): index and source must be tensors")
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"{op}(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = normalize_dim(op, dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{index._dtype.name} and size: {list(index._shape)}")
+    if index._dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {index._dtype.name}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_reduce_(): self ({input._dtype.name}) and source ({source._dtype.name}) must have "
+                           "the same scalar type")
+    if source.ndim != input.ndim or any(a != b for k, (a, b) in enumerate(zip(input._shape, source._shape)) if k != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input._shape)} source.shape = {list(source._shape)}")
+    count = index.numel()
+    if count != (source._shape[d] if source.ndim else 1):
+        raise RuntimeError(f"index_reduce_(): Number of indices ({count}) should be equal to source.size(dim): "
+                           f"({source._shape[d] if source.ndim else 1}), for dim: {d}")
+    shape = [1] * source.ndim
+    if shape:
+        shape[d] = count
+    spread = index.long().reshape(shape).expand(source._shape)
+    return d, spread
+
+
+def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+    """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod",
+    "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when
+    ``include_self``): a graph network's mean or max over each node's incoming messages.
+
+    >>> import tensorplug as tp
+    >>> tp.zeros(2, 2).index_reduce(0, tp.tensor([1, 1]), tp.tensor([[1.0, 5.0], [3.0, 2.0]]), "amax",
+    ...                             include_self=False).tolist()
+    [[0.0, 0.0], [3.0, 5.0]]
+    """
+    d, spread = _index_as_scatter("index_reduce", input, dim, index, source, reduce)
+    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+    """In-place ``index_reduce``: ``self`` receives the result."""
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
+TENSOR_METHODS = {"scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_, "index_reduce": index_reduce,
+                  "index_reduce_": index_reduce_}
