@@ -7,8 +7,8 @@ C++ side checks every operand against its storage before touching memory.
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
 indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
-gradient). They get the composite's own arguments, allocate their result with the public
-``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
+gradient, smooth_l1_loss and its gradient). They get the composite's own arguments, allocate
+their result with the public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
 """
@@ -451,6 +451,27 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
     return out
 
 
+def _smooth_l1_loss(input, target, reduction, beta):
+    dtype = input.dtype
+    if dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or target.shape != input.shape:
+        return _decomposition("smooth_l1_loss")(input, target, reduction, beta)
+    code = _REDUCTION_CODES[reduction]
+    out = input.new_empty(input.shape if code == 0 else ())
+    _K.smooth_l1_loss(_code(dtype), input.shape, code, beta, _operand(out), _operand(input), _operand(target))
+    return out
+
+
+def _smooth_l1_loss_backward(grad, input, target, reduction, beta):
+    dtype = input.dtype
+    if (dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or grad.dtype is not dtype
+            or target.shape != input.shape or grad.shape != (input.shape if reduction == "none" else ())):
+        return _decomposition("smooth_l1_loss_backward")(grad, input, target, reduction, beta)
+    out = input.new_empty(input.shape)
+    _K.smooth_l1_loss_backward(_code(dtype), input.shape, _REDUCTION_CODES[reduction], beta, _operand(out),
+                               _operand(grad), _operand(input), _operand(target))
+    return out
+
+
 # The family numbers of _K.tensor_kernel.
 _UNARY, _BINARY, _COMPARE, _REDUCE = 0, 1, 2, 3
 
@@ -471,7 +492,8 @@ def table() -> dict:
                "lstm_sequence_backward": _lstm_sequence_backward, "gru_sequence_forward": _gru_sequence_forward,
                "gru_sequence_backward": _gru_sequence_backward, "rnn_sequence_forward": _rnn_sequence_forward,
                "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
-               "relu": _relu, "relu_backward": _relu_backward}
+               "relu": _relu, "relu_backward": _relu_backward, "smooth_l1_loss": _smooth_l1_loss,
+               "smooth_l1_loss_backward": _smooth_l1_loss_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).
     for name in FAMILIES["unary"]:
