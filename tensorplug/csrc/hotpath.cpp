@@ -661,7 +661,9 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 long long api_thread_keys(long long keys) { return thread_keys(keys); }
-TensorplugHotpathAPI g_api = {api_thread_keys};
+long long api_thread_mask() { return t_state.mask; }
+void api_set_thread_mask(long long mask) { t_state.mask = mask; }
+TensorplugHotpathAPI g_api = {api_thread_keys, api_thread_mask, api_set_thread_mask};
 
 PyMethodDef kMethods[] = {
     {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_bind)), METH_FASTCALL,

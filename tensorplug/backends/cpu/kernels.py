@@ -7,7 +7,7 @@ C++ side checks every operand against its storage before touching memory.
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
 indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
-gradient, smooth_l1_loss and its gradient). They get the composite's own arguments, allocate
+gradient, smooth_l1_loss and its gradient, linear). They get the composite's own arguments, allocate
 their result with the public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
@@ -451,6 +451,27 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
     return out
 
 
+def _linear(input, weight, bias):
+    dtype = input.dtype
+    shape = input.shape
+    if (dtype.name not in _FUSED_DTYPES or weight.dtype is not dtype or len(weight.shape) != 2 or not shape
+            or (bias is not None and (bias.dtype is not dtype or len(bias.shape) != 1))):
+        return _decomposition("linear")(input, weight, bias)
+    # The leading dims of input as one dim of rows, when its strides allow it without a copy.
+    strides = input.stride()
+    rows, row_stride = 1, strides[-2] if len(shape) > 1 else 0
+    for i in range(len(shape) - 2, -1, -1):
+        if shape[i] != 1 and strides[i] != row_stride * rows:
+            return _decomposition("linear")(input, weight, bias)
+        rows *= shape[i]
+    outputs, features = weight.shape
+    out = input.new_empty(shape[:-1] + (outputs,))
+    a = (input.untyped_storage(), input.storage_offset(), (row_stride, strides[-1]))
+    o = (out.untyped_storage(), out.storage_offset(), (outputs, 1))
+    _K.linear(_code(dtype), rows, outputs, features, o, a, _operand(weight), None if bias is None else _operand(bias))
+    return out
+
+
 def _smooth_l1_loss(input, target, reduction, beta):
     dtype = input.dtype
     if dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or target.shape != input.shape:
@@ -493,6 +514,7 @@ def table() -> dict:
                "gru_sequence_backward": _gru_sequence_backward, "rnn_sequence_forward": _rnn_sequence_forward,
                "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward, "smooth_l1_loss": _smooth_l1_loss,
+               "linear": _linear,
                "smooth_l1_loss_backward": _smooth_l1_loss_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).

@@ -89,5 +89,14 @@ def register_derivative(op: Operator, formula, differentiable: tuple = (0,), sav
         return out
 
     autograd_kernel.__qualname__ = f"autograd_{op.name}"
-    dispatcher.register_kernel(op, AUTOGRAD, autograd_kernel)
+    kernel = autograd_kernel
+    if 1 <= len(differentiable) <= 8:
+        # The common case (positional arguments, no anomaly mode) runs in C, as a primitive's
+        # recording does: this function's frames and the graph objects' __init__ were most of a
+        # small layer's or loss's forward (issue 14). Every other call is autograd_kernel's.
+        from ... import _autograd_core
+
+        kernel = _autograd_core.RecordingKernel(autograd_kernel, op.table, lookup, formula, name, name,
+                                                tuple(differentiable), True, save_output, None, composite=True)
+    dispatcher.register_kernel(op, AUTOGRAD, kernel)
 
