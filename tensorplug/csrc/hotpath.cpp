@@ -10,7 +10,9 @@
 //   - empty_tensor(shape, dtype, device): tensor.py's _empty_tensor for a device whose backend is
 //     loaded and a dtype it declares;
 //   - ElementwiseOp: the fast path of elementwise.py's unary and binary functions (tensors of one
-//     dtype and device and the same shape, or a floating tensor and a Python number).
+//     dtype and device and the same shape, or a floating tensor and a Python number);
+//   - CompositeOp: a composite op's dispatching call (ops/_composite.py) for positional arguments;
+//   - tensor_ndim and detached: Tensor.ndim's and Tensor.data's getters.
 // Every other case calls the Python function it wraps, which stays the reference and holds every
 // rule and error message. The dispatch itself is unchanged: the key set is (operand keys |
 // thread's include) & thread's mask, and the kernel comes from the operator's table (or its
@@ -604,6 +606,152 @@ PyTypeObject FullReductionType = [] {
     return t;
 }();
 
+// ----- CompositeOp --------------------------------------------------------------------------
+// A composite op's call (ops/_composite.py's `call`): the key set of its tensor arguments (also
+// inside lists and tuples, as tensor.keyset_from_args finds them) with the thread's state
+// applied, then the op's kernel for it. Calls with keywords go to the Python function.
+struct CompositeOp {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject* function;  // _composite.py's call: keyword arguments, and introspection
+    PyObject* table;     // Operator.table
+    PyObject* lookup;    // Operator.lookup
+    static constexpr const char* kind = "composite op";
+};
+
+// OR of the keys of the tensors in `items` (a list's or tuple's); false when a key set is not a
+// 64-bit int (the Python function then decides).
+bool add_item_keys(PyObject* const* items, Py_ssize_t n, long long* keys) {
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < n; ++i)
+        if (is_tensor(items[i])) *keys |= keys_of(items[i], &ok);
+    return ok;
+}
+
+PyObject* composite_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* self = reinterpret_cast<CompositeOp*>(callable);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!g.tensor || kwnames) return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    long long keys = 0;
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < nargs; ++i) {
+        PyObject* a = args[i];
+        if (is_tensor(a)) keys |= keys_of(a, &ok);
+        else if (PyTuple_Check(a)) ok = add_item_keys(&PyTuple_GET_ITEM(a, 0), PyTuple_GET_SIZE(a), &keys);
+        else if (PyList_Check(a)) ok = add_item_keys(PySequence_Fast_ITEMS(a), PyList_GET_SIZE(a), &keys);
+    }
+    if (!ok) return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    PyObject* kernel = kernel_for(self->table, self->lookup, thread_keys(keys));
+    if (!kernel) return nullptr;
+    PyObject* result = PyObject_Vectorcall(kernel, args, nargs, nullptr);
+    Py_DECREF(kernel);
+    return result;
+}
+
+int composite_traverse(PyObject* o, visitproc visit, void* arg) {
+    auto* self = reinterpret_cast<CompositeOp*>(o);
+    Py_VISIT(self->function);
+    Py_VISIT(self->table);
+    Py_VISIT(self->lookup);
+    return 0;
+}
+
+int composite_clear(PyObject* o) {
+    auto* self = reinterpret_cast<CompositeOp*>(o);
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->table);
+    Py_CLEAR(self->lookup);
+    return 0;
+}
+
+void composite_dealloc(PyObject* o) {
+    PyObject_GC_UnTrack(o);
+    composite_clear(o);
+    Py_TYPE(o)->tp_free(o);
+}
+
+PyObject* composite_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static const char* names[] = {"function", "table", "lookup", nullptr};
+    PyObject *function, *table, *lookup;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O:CompositeOp", const_cast<char**>(names), &function,
+                                     &PyDict_Type, &table, &lookup))
+        return nullptr;
+    if (!PyCallable_Check(function) || !PyCallable_Check(lookup)) {
+        PyErr_SetString(PyExc_TypeError, "CompositeOp: function and lookup must be callable");
+        return nullptr;
+    }
+    auto* self = reinterpret_cast<CompositeOp*>(type->tp_alloc(type, 0));
+    if (!self) return nullptr;
+    self->vectorcall = composite_call;
+    PyObject* fields[3] = {function, table, lookup};
+    PyObject** slots[3] = {&self->function, &self->table, &self->lookup};
+    for (int i = 0; i < 3; ++i) {
+        Py_INCREF(fields[i]);
+        *slots[i] = fields[i];
+    }
+    return reinterpret_cast<PyObject*>(self);
+}
+
+PyTypeObject CompositeOpType = [] {
+    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "tensorplug._hotpath.CompositeOp";
+    t.tp_doc = "CompositeOp(function, table, lookup): a composite op's call, dispatched in C unless it has keyword "
+               "arguments.";
+    t.tp_basicsize = sizeof(CompositeOp);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+    t.tp_vectorcall_offset = offsetof(CompositeOp, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_descr_get = op_get;
+    t.tp_getattro = op_getattro<CompositeOp>;
+    t.tp_repr = op_repr<CompositeOp>;
+    t.tp_traverse = composite_traverse;
+    t.tp_clear = composite_clear;
+    t.tp_dealloc = composite_dealloc;
+    t.tp_new = composite_new;
+    return t;
+}();
+
+// Tensor.ndim: len(t._shape), without a Python getter's frame (kernel adapters and the
+// frontend's checks read it on every call).
+PyObject* py_tensor_ndim(PyObject*, PyObject* t) {
+    PyObject* shape = is_tensor(t) ? tslot(t, T_SHAPE) : nullptr;
+    if (!shape || !PyTuple_Check(shape)) {
+        PyErr_Format(PyExc_TypeError, "ndim: expected a Tensor with a shape, got %R", Py_TYPE(t));
+        return nullptr;
+    }
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(shape));
+}
+
+// Tensor.data's getter: t.detach() (a tensor over the same memory, version counter and layout,
+// outside the graph, with t as its base) without its two frames; a manual SGD step reads
+// p.data for every parameter. Devices and dtypes empty_tensor does not cover go to detach().
+PyObject* py_detached(PyObject*, PyObject* t) {
+    if (!is_tensor(t)) {
+        PyErr_Format(PyExc_TypeError, "data: expected a Tensor, got %R", Py_TYPE(t));
+        return nullptr;
+    }
+    PyObject* dev = tslot(t, T_DEVICE);
+    PyObject* dtype = tslot(t, T_DTYPE);
+    PyObject* dtypes = dev && Py_TYPE(dev) == g.device ? get(dev, g.device_dtypes) : nullptr;
+    PyObject* keymask = dtypes ? get(dev, g.device_keymask) : nullptr;
+    const int declared = dtypes && PyAnySet_Check(dtypes) ? PySet_Contains(dtypes, dtype) : 0;
+    if (declared != 1 || !keymask || !PyLong_CheckExact(keymask) || PyObject_Not(keymask)) {
+        PyErr_Clear();
+        return PyObject_CallMethod(t, "detach", nullptr);
+    }
+    PyObject* out = g.tensor->tp_alloc(g.tensor, 0);
+    if (!out) return nullptr;
+    const Py_ssize_t* s = g.tensor_slot;
+    const TensorSlot shared[] = {T_STORAGE, T_SHAPE, T_STRIDE, T_OFFSET, T_DTYPE, T_DEVICE, T_VERSION};
+    for (TensorSlot slot : shared) put(out, s[slot], tslot(t, slot));
+    put(out, s[T_KEYS], keymask);
+    put(out, s[T_BASE], t);
+    put(out, s[T_GRAD], Py_None);
+    put(out, s[T_GRAD_FN], Py_None);
+    put(out, s[T_AUTOGRAD], Py_None);
+    return out;
+}
+
 bool make_reduction_shapes() {
     g_empty_tuple = PyTuple_New(0);
     if (!g_empty_tuple) return false;
@@ -672,6 +820,8 @@ PyMethodDef kMethods[] = {
     {"empty_tensor", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_empty_tensor)), METH_FASTCALL,
      "empty_tensor(shape, dtype, device) -> a new contiguous tensor with uninitialized memory; device must be "
      "canonical."},
+    {"tensor_ndim", py_tensor_ndim, METH_O, "tensor_ndim(t) -> len(t.shape): Tensor.ndim's getter."},
+    {"detached", py_detached, METH_O, "detached(t) -> t.detach(): Tensor.data's getter."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -682,6 +832,7 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_hotpath", "The frontend's compil
 
 PyMODINIT_FUNC PyInit__hotpath() {
     if (PyType_Ready(&ElementwiseOpType) < 0 || PyType_Ready(&FullReductionType) < 0 ||
+        PyType_Ready(&CompositeOpType) < 0 ||
         PyType_Ready(&DispatchStateType) < 0 || !make_reduction_shapes())
         return nullptr;
     g_saved_masks_key = PyUnicode_InternFromString("tensorplug._hotpath.saved_masks");
@@ -694,6 +845,8 @@ PyMODINIT_FUNC PyInit__hotpath() {
         PyModule_AddObject(m, "ElementwiseOp", reinterpret_cast<PyObject*>(&ElementwiseOpType)) < 0 ||
         PyModule_AddObject(m, "FullReduction", (Py_INCREF(&FullReductionType),
                                                 reinterpret_cast<PyObject*>(&FullReductionType))) < 0 ||
+        PyModule_AddObject(m, "CompositeOp", (Py_INCREF(&CompositeOpType),
+                                              reinterpret_cast<PyObject*>(&CompositeOpType))) < 0 ||
         PyModule_AddObject(m, "_C_API", PyCapsule_New(&g_api, TENSORPLUG_HOTPATH_CAPSULE, nullptr)) < 0) {
         Py_XDECREF(state);
         Py_DECREF(&ElementwiseOpType);

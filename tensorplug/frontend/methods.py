@@ -138,6 +138,8 @@ def _host_values(t):
 
 
 def _item(self):
+    if not self._shape and self._dtype is not _dt.bfloat16:  # a loss: one element, already 0-d
+        return copying.to_numpy(self).item()
     if self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
     return _host_values(self).reshape(()).item()
@@ -265,8 +267,9 @@ def _attach() -> None:
     T.true_divide_ = T.divide_ = T.div_
     T.subtract, T.multiply = sub, BINARY["mul"]
     add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
-    T.add_ = lambda self, other, *, alpha=1: add_inplace(self, _scaled("add_", self, other, alpha))
-    T.sub_ = lambda self, other, *, alpha=1: sub_inplace(self, _scaled("sub_", self, other, alpha))
+    # alpha == 1 (an optimizer's p.add_(update)) skips _scaled's frame.
+    T.add_ = lambda self, other, *, alpha=1: add_inplace(self, other if alpha == 1 else _scaled("add_", self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: sub_inplace(self, other if alpha == 1 else _scaled("sub_", self, other, alpha))
     T.clamp = T.clip = clamp
     T.clamp_ = T.clip_ = lambda self, min=None, max=None: write_inplace("clamp_", self, clamp(copying.inplace_source(self), min, max))
 

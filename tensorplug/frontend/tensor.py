@@ -71,9 +71,7 @@ class Tensor:
         return self._storage
 
     # --- plain metadata ---------------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
+    ndim = property(_hotpath.tensor_ndim, doc="The number of dims, len(shape).")  # C: see shape
 
     def dim(self) -> int:
         return len(self._shape)
@@ -169,9 +167,8 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    @property
-    def data(self) -> "Tensor":
-        return self.detach()
+    # detach() in C (see shape): a manual optimizer step reads p.data for every parameter.
+    data = property(_hotpath.detached, doc="This tensor's values outside the graph: detach().")
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage and version counter, outside the graph."""

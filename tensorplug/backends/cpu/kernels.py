@@ -22,17 +22,22 @@ from ._load import load_kernels
 
 _K = load_kernels()
 _DTYPE_CODES = dict(_K.DTYPES)
-_codes: dict = {}
 _NUMBERS = (bool, int, float)
 
 __all__ = ["table"]
 
 
-def _code(dtype) -> int:
-    code = _codes.get(dtype)
-    if code is None:
-        code = _codes[dtype] = _DTYPE_CODES[dtype.name]
-    return code
+class _DtypeCodes(dict):
+    """dtype -> the C++ side's dtype code, filled on first use of each dtype."""
+
+    def __missing__(self, dtype):
+        code = self[dtype] = _DTYPE_CODES[dtype.name]
+        return code
+
+
+_codes = _DtypeCodes()
+# The dict's own lookup (C, no frame once a dtype was seen): every adapter calls it.
+_code = _codes.__getitem__
 
 
 # A tensor as the C++ side's operand (storage, offset, strides), in one C call.
@@ -48,7 +53,7 @@ def _unary(code: int):
 
     def kernel(out, a):
         dtype = a.dtype
-        unary(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out), strided(a))
+        unary(code, _code(dtype), out.shape, strided(out), strided(a))
 
     return kernel
 
@@ -91,12 +96,12 @@ def _binary(code: int, entry, name: str = ""):
             dtype = a.dtype
         else:  # two tensors, the common case
             dtype = a.dtype
-            entry(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out), strided(a), strided(b))
+            entry(code, _code(dtype), out.shape, strided(out), strided(a), strided(b))
             return
         if widen and dtype.name in _SIXTEEN_BIT:
             _in_float32(code, entry, out, a, b)
             return
-        entry(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out),
+        entry(code, _code(dtype), out.shape, strided(out),
               a if a.__class__ in _NUMBERS else strided(a), b if b.__class__ in _NUMBERS else strided(b))
 
     return kernel
@@ -466,9 +471,11 @@ def _linear(input, weight, bias):
         rows *= shape[i]
     outputs, features = weight.shape
     out = input.new_empty(shape[:-1] + (outputs,))
-    a = (input.untyped_storage(), input.storage_offset(), (row_stride, strides[-1]))
-    o = (out.untyped_storage(), out.storage_offset(), (outputs, 1))
-    _K.linear(_code(dtype), rows, outputs, features, o, a, _operand(weight), None if bias is None else _operand(bias))
+    storage, offset, _ = _operand(input)
+    a = (storage, offset, (row_stride, strides[-1]))
+    storage, offset, _ = _operand(out)
+    _K.linear(_code(dtype), rows, outputs, features, (storage, offset, (outputs, 1)), a, _operand(weight),
+              None if bias is None else _operand(bias))
     return out
 
 

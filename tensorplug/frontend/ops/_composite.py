@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from ... import dispatcher
+from ... import _hotpath, dispatcher
 from ...dispatcher import AUTOGRAD, Operator
 from ..tensor import keyset_from_args
 
@@ -42,7 +42,9 @@ def composite(name: str, *, derivative=None, differentiable: tuple = (0,), save_
         call.op = op
         if derivative is not None:
             register_derivative(op, derivative, differentiable, save_output)
-        return call
+        # The same steps in C for positional arguments (every op's internal callers use them):
+        # call and keyset_from_args were two frames on every composite op (issue 14).
+        return _hotpath.CompositeOp(call, table, lookup)
 
     return define
 
