@@ -459,8 +459,11 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
 def _linear(input, weight, bias):
     dtype = input.dtype
     shape = input.shape
+    # Anything but matching float operands (the op called with shapes the frontend would have
+    # refused included) is the decomposition's, which raises its errors.
     if (dtype.name not in _FUSED_DTYPES or weight.dtype is not dtype or len(weight.shape) != 2 or not shape
-            or (bias is not None and (bias.dtype is not dtype or len(bias.shape) != 1))):
+            or shape[-1] != weight.shape[1]
+            or (bias is not None and (bias.dtype is not dtype or bias.shape != weight.shape[:1]))):
         return _decomposition("linear")(input, weight, bias)
     # The leading dims of input as one dim of rows, when its strides allow it without a copy.
     strides = input.stride()
