@@ -264,23 +264,23 @@ PyObject* new_formula_node(RecordingKernel* self, PyObject* edges, PyObject* sav
     return node;
 }
 
-PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
-    PyObject* out = args[1];
-    PyObject* const* inputs = args + 2;
-    const Py_ssize_t ninputs = nargs - 2;
+// The gradient edges of the op's differentiable inputs, as a tuple: the input's edge where it
+// requires grad, NO_EDGE elsewhere (a position past the call's arguments, or no tensor, has
+// none). Null when no input requires grad (no error set: the op then records nothing) or on an
+// error. New reference.
+PyObject* input_edges(RecordingKernel* self, PyObject* const* inputs, Py_ssize_t ninputs) {
     bool need[kMaxPositions];
     int needed = 0;
     for (int k = 0; k < self->npositions; ++k) {
-        PyObject* a = inputs[self->positions[k]];
+        const int position = self->positions[k];
         need[k] = false;
-        if (!is_tensor(a)) continue;
-        const int r = requires_grad(a);
+        if (position >= ninputs || !is_tensor(inputs[position])) continue;
+        const int r = requires_grad(inputs[position]);
         if (r < 0) return nullptr;
         need[k] = r;
         needed += r;
     }
-    if (!needed) return run_below(self, args, nargs);
-
+    if (!needed) return nullptr;
     PyObject* edges = PyTuple_New(self->npositions);
     if (!edges) return nullptr;
     for (int k = 0; k < self->npositions; ++k) {
@@ -291,6 +291,15 @@ PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs)
         }
         PyTuple_SET_ITEM(edges, k, edge);
     }
+    return edges;
+}
+
+PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
+    PyObject* out = args[1];
+    PyObject* const* inputs = args + 2;
+    const Py_ssize_t ninputs = nargs - 2;
+    PyObject* edges = input_edges(self, inputs, ninputs);
+    if (!edges) return PyErr_Occurred() ? nullptr : run_below(self, args, nargs);
     PyObject* saved;
     if (self->save_inputs) {
         saved = PyTuple_New(ninputs);
@@ -381,29 +390,8 @@ bool attach_node(PyObject* out, PyObject* node) {
 PyObject* record_composite(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* const* inputs = args + 1;
     const Py_ssize_t ninputs = nargs - 1;
-    bool need[kMaxPositions];
-    int needed = 0;
-    for (int k = 0; k < self->npositions; ++k) {
-        const int position = self->positions[k];
-        need[k] = false;
-        if (position >= ninputs || !is_tensor(inputs[position])) continue;
-        const int r = requires_grad(inputs[position]);
-        if (r < 0) return nullptr;
-        need[k] = r;
-        needed += r;
-    }
-    if (!needed) return run_composite_below(self, args, nargs);
-
-    PyObject* edges = PyTuple_New(self->npositions);
-    if (!edges) return nullptr;
-    for (int k = 0; k < self->npositions; ++k) {
-        PyObject* edge = need[k] ? gradient_edge(inputs[self->positions[k]]) : (Py_INCREF(g.no_edge), g.no_edge);
-        if (!edge) {
-            Py_DECREF(edges);
-            return nullptr;
-        }
-        PyTuple_SET_ITEM(edges, k, edge);
-    }
+    PyObject* edges = input_edges(self, inputs, ninputs);
+    if (!edges) return PyErr_Occurred() ? nullptr : run_composite_below(self, args, nargs);
     // Every argument is saved (tensors with their versions): the formula gets them all.
     PyObject* saved = PyTuple_New(ninputs);
     for (Py_ssize_t i = 0; saved && i < ninputs; ++i) {

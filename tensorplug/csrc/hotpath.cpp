@@ -24,6 +24,7 @@
 #include "slots.h"
 
 #include <cstring>
+#include <initializer_list>
 
 namespace {
 
@@ -241,6 +242,9 @@ struct ElementwiseOp {
     PyObject* number_dtypes; // floating dtypes that take a Python number as it is
     PyObject* out_dtype;     // the result's dtype when it is always one (bool), else None
     static constexpr const char* kind = "elementwise op";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup, &fast_dtypes, &number_dtypes, &out_dtype}) f(*field);
+    }
 };
 
 PyObject* call_function(ElementwiseOp* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -388,32 +392,44 @@ template <class Op> PyObject* op_repr(PyObject* self) {
     return PyUnicode_FromFormat("<%s %R>", Op::kind, reinterpret_cast<Op*>(self)->function);
 }
 
-int elementwise_traverse(PyObject* o, visitproc visit, void* arg) {
-    auto* self = reinterpret_cast<ElementwiseOp*>(o);
-    Py_VISIT(self->function);
-    Py_VISIT(self->table);
-    Py_VISIT(self->lookup);
-    Py_VISIT(self->fast_dtypes);
-    Py_VISIT(self->number_dtypes);
-    Py_VISIT(self->out_dtype);
+// The garbage collector's hooks of an op object, over the fields its each_field names.
+template <class Op> int op_traverse(PyObject* o, visitproc visit, void* arg) {
+    int result = 0;
+    reinterpret_cast<Op*>(o)->each_field([&](PyObject* field) {
+        if (!result && field) result = visit(field, arg);
+    });
+    return result;
+}
+
+template <class Op> int op_clear(PyObject* o) {
+    reinterpret_cast<Op*>(o)->each_field([](PyObject*& field) { Py_CLEAR(field); });
     return 0;
 }
 
-int elementwise_clear(PyObject* o) {
-    auto* self = reinterpret_cast<ElementwiseOp*>(o);
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->table);
-    Py_CLEAR(self->lookup);
-    Py_CLEAR(self->fast_dtypes);
-    Py_CLEAR(self->number_dtypes);
-    Py_CLEAR(self->out_dtype);
-    return 0;
-}
-
-void elementwise_dealloc(PyObject* o) {
+template <class Op> void op_dealloc(PyObject* o) {
     PyObject_GC_UnTrack(o);
-    elementwise_clear(o);
+    op_clear<Op>(o);
     Py_TYPE(o)->tp_free(o);
+}
+
+// The type object of an op object: callable by vectorcall, a method when set on a class, with
+// the introspection and garbage-collector hooks above.
+template <class Op> PyTypeObject op_type(const char* name, const char* doc, newfunc make) {
+    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = name;
+    t.tp_doc = doc;
+    t.tp_basicsize = sizeof(Op);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+    t.tp_vectorcall_offset = offsetof(Op, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_descr_get = op_get;
+    t.tp_getattro = op_getattro<Op>;
+    t.tp_repr = op_repr<Op>;
+    t.tp_traverse = op_traverse<Op>;
+    t.tp_clear = op_clear<Op>;
+    t.tp_dealloc = op_dealloc<Op>;
+    t.tp_new = make;
+    return t;
 }
 
 PyObject* elementwise_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -447,24 +463,11 @@ PyObject* elementwise_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) 
     return reinterpret_cast<PyObject*>(self);
 }
 
-PyTypeObject ElementwiseOpType = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-    t.tp_name = "tensorplug._hotpath.ElementwiseOp";
-    t.tp_doc = "ElementwiseOp(function, arity, table, lookup, fast_dtypes, number_dtypes, out_dtype): function "
-               "with its common case in C.";
-    t.tp_basicsize = sizeof(ElementwiseOp);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_vectorcall_offset = offsetof(ElementwiseOp, vectorcall);
-    t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = op_get;
-    t.tp_getattro = op_getattro<ElementwiseOp>;
-    t.tp_repr = op_repr<ElementwiseOp>;
-    t.tp_traverse = elementwise_traverse;
-    t.tp_clear = elementwise_clear;
-    t.tp_dealloc = elementwise_dealloc;
-    t.tp_new = elementwise_new;
-    return t;
-}();
+PyTypeObject ElementwiseOpType = op_type<ElementwiseOp>(
+    "tensorplug._hotpath.ElementwiseOp",
+    "ElementwiseOp(function, arity, table, lookup, fast_dtypes, number_dtypes, out_dtype): function "
+    "with its common case in C.",
+    elementwise_new);
 
 // ----- FullReduction ------------------------------------------------------------------------
 // The common case of reductions.py's sum: `t.sum()` of a floating tensor with at least one dim,
@@ -479,6 +482,9 @@ struct FullReduction {
     PyObject* lookup;       // Operator.lookup
     PyObject* fast_dtypes;  // dtypes that reduce into themselves
     static constexpr const char* kind = "full reduction";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup, &fast_dtypes}) f(*field);
+    }
 };
 
 constexpr int kMaxReducedDims = 8;
@@ -541,30 +547,6 @@ PyObject* full_reduction_call(PyObject* callable, PyObject* const* args, size_t 
     return result;
 }
 
-int full_reduction_traverse(PyObject* o, visitproc visit, void* arg) {
-    auto* self = reinterpret_cast<FullReduction*>(o);
-    Py_VISIT(self->function);
-    Py_VISIT(self->table);
-    Py_VISIT(self->lookup);
-    Py_VISIT(self->fast_dtypes);
-    return 0;
-}
-
-int full_reduction_clear(PyObject* o) {
-    auto* self = reinterpret_cast<FullReduction*>(o);
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->table);
-    Py_CLEAR(self->lookup);
-    Py_CLEAR(self->fast_dtypes);
-    return 0;
-}
-
-void full_reduction_dealloc(PyObject* o) {
-    PyObject_GC_UnTrack(o);
-    full_reduction_clear(o);
-    Py_TYPE(o)->tp_free(o);
-}
-
 PyObject* full_reduction_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     static const char* names[] = {"function", "table", "lookup", "fast_dtypes", nullptr};
     PyObject *function, *table, *lookup, *fast;
@@ -587,24 +569,11 @@ PyObject* full_reduction_new(PyTypeObject* type, PyObject* args, PyObject* kwarg
     return reinterpret_cast<PyObject*>(self);
 }
 
-PyTypeObject FullReductionType = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-    t.tp_name = "tensorplug._hotpath.FullReduction";
-    t.tp_doc = "FullReduction(function, table, lookup, fast_dtypes): a reduction whose call with the input alone "
-               "(every dim, the input's dtype) runs in C.";
-    t.tp_basicsize = sizeof(FullReduction);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_vectorcall_offset = offsetof(FullReduction, vectorcall);
-    t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = op_get;
-    t.tp_getattro = op_getattro<FullReduction>;
-    t.tp_repr = op_repr<FullReduction>;
-    t.tp_traverse = full_reduction_traverse;
-    t.tp_clear = full_reduction_clear;
-    t.tp_dealloc = full_reduction_dealloc;
-    t.tp_new = full_reduction_new;
-    return t;
-}();
+PyTypeObject FullReductionType = op_type<FullReduction>(
+    "tensorplug._hotpath.FullReduction",
+    "FullReduction(function, table, lookup, fast_dtypes): a reduction whose call with the input alone "
+    "(every dim, the input's dtype) runs in C.",
+    full_reduction_new);
 
 // ----- CompositeOp --------------------------------------------------------------------------
 // A composite op's call (ops/_composite.py's `call`): the key set of its tensor arguments (also
@@ -617,6 +586,9 @@ struct CompositeOp {
     PyObject* table;     // Operator.table
     PyObject* lookup;    // Operator.lookup
     static constexpr const char* kind = "composite op";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup}) f(*field);
+    }
 };
 
 // OR of the keys of the tensors in `items` (a list's or tuple's); false when a key set is not a
@@ -648,28 +620,6 @@ PyObject* composite_call(PyObject* callable, PyObject* const* args, size_t nargs
     return result;
 }
 
-int composite_traverse(PyObject* o, visitproc visit, void* arg) {
-    auto* self = reinterpret_cast<CompositeOp*>(o);
-    Py_VISIT(self->function);
-    Py_VISIT(self->table);
-    Py_VISIT(self->lookup);
-    return 0;
-}
-
-int composite_clear(PyObject* o) {
-    auto* self = reinterpret_cast<CompositeOp*>(o);
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->table);
-    Py_CLEAR(self->lookup);
-    return 0;
-}
-
-void composite_dealloc(PyObject* o) {
-    PyObject_GC_UnTrack(o);
-    composite_clear(o);
-    Py_TYPE(o)->tp_free(o);
-}
-
 PyObject* composite_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     static const char* names[] = {"function", "table", "lookup", nullptr};
     PyObject *function, *table, *lookup;
@@ -692,24 +642,11 @@ PyObject* composite_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return reinterpret_cast<PyObject*>(self);
 }
 
-PyTypeObject CompositeOpType = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-    t.tp_name = "tensorplug._hotpath.CompositeOp";
-    t.tp_doc = "CompositeOp(function, table, lookup): a composite op's call, dispatched in C unless it has keyword "
-               "arguments.";
-    t.tp_basicsize = sizeof(CompositeOp);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_vectorcall_offset = offsetof(CompositeOp, vectorcall);
-    t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = op_get;
-    t.tp_getattro = op_getattro<CompositeOp>;
-    t.tp_repr = op_repr<CompositeOp>;
-    t.tp_traverse = composite_traverse;
-    t.tp_clear = composite_clear;
-    t.tp_dealloc = composite_dealloc;
-    t.tp_new = composite_new;
-    return t;
-}();
+PyTypeObject CompositeOpType = op_type<CompositeOp>(
+    "tensorplug._hotpath.CompositeOp",
+    "CompositeOp(function, table, lookup): a composite op's call, dispatched in C unless it has keyword "
+    "arguments.",
+    composite_new);
 
 // Tensor.ndim: len(t._shape), without a Python getter's frame (kernel adapters and the
 // frontend's checks read it on every call).
