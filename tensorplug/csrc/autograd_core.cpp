@@ -11,6 +11,9 @@
 //     the inputs, runs the kernel below Autograd and attaches a FormulaNode to the output. Every
 //     other case (in-place, views, integer results, anomaly mode, an input edge it cannot read)
 //     calls the Python kernel it wraps, which holds every rule and error message.
+//     With `composite=True` it is instead the Autograd kernel of a composite op with an explicit
+//     derivative (ops/_composite.py's register_derivative): kernel(below, *args) -> output, the
+//     op run below Autograd with the Autograd bit masked off, the node attached to its output.
 //   - run_graph: engine.py's _dependencies + _run_ready for a backward without `inputs=` or
 //     anomaly checks: it counts dependencies, runs ready nodes newest first, sums gradients that
 //     meet at one input, and hands complete leaf gradients to engine._accumulate_into_leaf. A
@@ -203,6 +206,7 @@ struct RecordingKernel {
     PyObject* node_name;     // SavedTensor's op name for messages ("MulBackward0")
     PyObject* keep;          // the extra arguments' spec (a tuple), or None: no extras
     int save_inputs, save_output;
+    int composite;           // a composite op's kernel(below, *args) -> output (see the top)
     int npositions;
     int positions[kMaxPositions];  // the differentiable arguments (indices after `out`)
 };
@@ -260,23 +264,23 @@ PyObject* new_formula_node(RecordingKernel* self, PyObject* edges, PyObject* sav
     return node;
 }
 
-PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
-    PyObject* out = args[1];
-    PyObject* const* inputs = args + 2;
-    const Py_ssize_t ninputs = nargs - 2;
+// The gradient edges of the op's differentiable inputs, as a tuple: the input's edge where it
+// requires grad, NO_EDGE elsewhere (a position past the call's arguments, or no tensor, has
+// none). Null when no input requires grad (no error set: the op then records nothing) or on an
+// error. New reference.
+PyObject* input_edges(RecordingKernel* self, PyObject* const* inputs, Py_ssize_t ninputs) {
     bool need[kMaxPositions];
     int needed = 0;
     for (int k = 0; k < self->npositions; ++k) {
-        PyObject* a = inputs[self->positions[k]];
+        const int position = self->positions[k];
         need[k] = false;
-        if (!is_tensor(a)) continue;
-        const int r = requires_grad(a);
+        if (position >= ninputs || !is_tensor(inputs[position])) continue;
+        const int r = requires_grad(inputs[position]);
         if (r < 0) return nullptr;
         need[k] = r;
         needed += r;
     }
-    if (!needed) return run_below(self, args, nargs);
-
+    if (!needed) return nullptr;
     PyObject* edges = PyTuple_New(self->npositions);
     if (!edges) return nullptr;
     for (int k = 0; k < self->npositions; ++k) {
@@ -287,6 +291,15 @@ PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs)
         }
         PyTuple_SET_ITEM(edges, k, edge);
     }
+    return edges;
+}
+
+PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
+    PyObject* out = args[1];
+    PyObject* const* inputs = args + 2;
+    const Py_ssize_t ninputs = nargs - 2;
+    PyObject* edges = input_edges(self, inputs, ninputs);
+    if (!edges) return PyErr_Occurred() ? nullptr : run_below(self, args, nargs);
     PyObject* saved;
     if (self->save_inputs) {
         saved = PyTuple_New(ninputs);
@@ -342,10 +355,85 @@ PyObject* record(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+// Runs op(*args) below Autograd with the Autograd bit of the thread's mask cleared (nested ops
+// of a decomposition are covered by the op's own derivative), restoring the mask even on an
+// error. args[0] is `below`. New reference to the output.
+PyObject* run_composite_below(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
+    PyObject* kernel = kernel_for(self->table, self->lookup, args[0]);
+    if (!kernel) return nullptr;
+    const long long previous = g.hotpath->thread_mask();
+    g.hotpath->set_thread_mask(previous & ~g.autograd_mask);
+    PyObject* out = PyObject_Vectorcall(kernel, args + 1, nargs - 1, nullptr);
+    g.hotpath->set_thread_mask(previous);
+    Py_DECREF(kernel);
+    return out;
+}
+
+// set_history(out, node) of graph.py: out becomes the node's output 0.
+bool attach_node(PyObject* out, PyObject* node) {
+    if (!is_tensor(out)) {
+        // What the Python kernel's `t.grad_fn = node` raises for an output that is no tensor.
+        return PyObject_SetAttrString(out, "grad_fn", node) == 0;
+    }
+    PyObject* keys = PyLong_FromLongLong(PyLong_AsLongLong(tslot(out, T_KEYS)) | g.autograd_mask);
+    if (!keys) return false;
+    replace(out, g.tensor_slot[T_GRAD_FN], node);
+    replace(out, g.tensor_slot[T_KEYS], keys);
+    Py_DECREF(keys);
+    PyObject* meta = tslot(out, T_AUTOGRAD);
+    if (meta != Py_None && PyObject_TypeCheck(meta, g.meta)) replace(meta, g.meta_slot[M_OUTPUT_NR], g.zero);
+    return true;
+}
+
+// A composite op's Autograd kernel: register_derivative's autograd_kernel without its frames.
+// args[0] is `below`, the rest the op's arguments (positional: keywords go to the Python kernel).
+PyObject* record_composite(RecordingKernel* self, PyObject* const* args, Py_ssize_t nargs) {
+    PyObject* const* inputs = args + 1;
+    const Py_ssize_t ninputs = nargs - 1;
+    PyObject* edges = input_edges(self, inputs, ninputs);
+    if (!edges) return PyErr_Occurred() ? nullptr : run_composite_below(self, args, nargs);
+    // Every argument is saved (tensors with their versions): the formula gets them all.
+    PyObject* saved = PyTuple_New(ninputs);
+    for (Py_ssize_t i = 0; saved && i < ninputs; ++i) {
+        PyObject* item = is_tensor(inputs[i]) ? save_input(inputs[i], self->node_name) : (Py_INCREF(inputs[i]), inputs[i]);
+        if (!item) Py_CLEAR(saved);
+        else PyTuple_SET_ITEM(saved, i, item);
+    }
+    PyObject* out = saved ? run_composite_below(self, args, nargs) : nullptr;
+    PyObject* saved_out = nullptr;
+    if (out) {
+        saved_out = self->save_output
+                        ? PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(g.saved_tensor), out,
+                                                       self->node_name, Py_True, nullptr)
+                        : (Py_INCREF(Py_None), Py_None);
+    }
+    PyObject* extra = saved_out ? PyDict_New() : nullptr;  // the call's (absent) keyword arguments
+    if (!extra) {
+        Py_DECREF(edges);
+        Py_XDECREF(saved);
+        Py_XDECREF(saved_out);
+        Py_XDECREF(out);
+        return nullptr;
+    }
+    PyObject* node = new_formula_node(self, edges, saved, saved_out, extra);
+    if (!node || !attach_node(out, node)) {
+        Py_XDECREF(node);
+        Py_DECREF(out);
+        return nullptr;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
 // kernel(below, out, *args), as the dispatcher calls an Autograd kernel.
 PyObject* recording_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* self = reinterpret_cast<RecordingKernel*>(callable);
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (self->composite) {
+        if (!g.tensor || kwnames || nargs < 1 || !PyLong_CheckExact(args[0]) || anomaly_enabled())
+            return call_fallback(self, args, nargsf, kwnames);
+        return record_composite(self, args, nargs);
+    }
     if (!g.tensor || kwnames || nargs < 2 || !PyLong_CheckExact(args[0]) || !is_tensor(args[1]))
         return call_fallback(self, args, nargsf, kwnames);
     PyObject* out = args[1];
@@ -412,12 +500,12 @@ void recording_dealloc(PyObject* o) {
 
 PyObject* recording_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     static const char* names[] = {"fallback", "table", "lookup", "formula", "op_name", "node_name",
-                                  "positions", "save_inputs", "save_output", "keep", nullptr};
+                                  "positions", "save_inputs", "save_output", "keep", "composite", nullptr};
     PyObject *fallback, *table, *lookup, *formula, *op_name, *node_name, *positions, *keep;
-    int save_inputs, save_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OOUUO!ppO:RecordingKernel", const_cast<char**>(names),
+    int save_inputs, save_output, composite = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OOUUO!ppO|$p:RecordingKernel", const_cast<char**>(names),
                                      &fallback, &PyDict_Type, &table, &lookup, &formula, &op_name, &node_name,
-                                     &PyTuple_Type, &positions, &save_inputs, &save_output, &keep))
+                                     &PyTuple_Type, &positions, &save_inputs, &save_output, &keep, &composite))
         return nullptr;
     const Py_ssize_t n = PyTuple_GET_SIZE(positions);
     if (n < 1 || n > kMaxPositions) {
@@ -444,6 +532,7 @@ PyObject* recording_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     }
     self->save_inputs = save_inputs;
     self->save_output = save_output;
+    self->composite = composite;
     PyObject* fields[7] = {fallback, table, lookup, formula, op_name, node_name, keep};
     PyObject** slots[7] = {&self->fallback, &self->table, &self->lookup, &self->formula, &self->op_name,
                            &self->node_name, &self->keep};
@@ -458,7 +547,8 @@ PyTypeObject RecordingKernelType = [] {
     PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
     t.tp_name = "tensorplug._autograd_core.RecordingKernel";
     t.tp_doc = "RecordingKernel(fallback, table, lookup, formula, op_name, node_name, positions, save_inputs, "
-               "save_output, keep): a primitive's Autograd kernel with its common case in C.";
+               "save_output, keep, *, composite=False): a primitive's Autograd kernel with its common case in C "
+               "(with composite=True, a composite op's: kernel(below, *args) -> output).";
     t.tp_basicsize = sizeof(RecordingKernel);
     t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
     t.tp_vectorcall_offset = offsetof(RecordingKernel, vectorcall);

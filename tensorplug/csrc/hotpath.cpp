@@ -10,7 +10,9 @@
 //   - empty_tensor(shape, dtype, device): tensor.py's _empty_tensor for a device whose backend is
 //     loaded and a dtype it declares;
 //   - ElementwiseOp: the fast path of elementwise.py's unary and binary functions (tensors of one
-//     dtype and device and the same shape, or a floating tensor and a Python number).
+//     dtype and device and the same shape, or a floating tensor and a Python number);
+//   - CompositeOp: a composite op's dispatching call (ops/_composite.py) for positional arguments;
+//   - tensor_ndim and detached: Tensor.ndim's and Tensor.data's getters.
 // Every other case calls the Python function it wraps, which stays the reference and holds every
 // rule and error message. The dispatch itself is unchanged: the key set is (operand keys |
 // thread's include) & thread's mask, and the kernel comes from the operator's table (or its
@@ -22,6 +24,7 @@
 #include "slots.h"
 
 #include <cstring>
+#include <initializer_list>
 
 namespace {
 
@@ -239,6 +242,9 @@ struct ElementwiseOp {
     PyObject* number_dtypes; // floating dtypes that take a Python number as it is
     PyObject* out_dtype;     // the result's dtype when it is always one (bool), else None
     static constexpr const char* kind = "elementwise op";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup, &fast_dtypes, &number_dtypes, &out_dtype}) f(*field);
+    }
 };
 
 PyObject* call_function(ElementwiseOp* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -386,32 +392,44 @@ template <class Op> PyObject* op_repr(PyObject* self) {
     return PyUnicode_FromFormat("<%s %R>", Op::kind, reinterpret_cast<Op*>(self)->function);
 }
 
-int elementwise_traverse(PyObject* o, visitproc visit, void* arg) {
-    auto* self = reinterpret_cast<ElementwiseOp*>(o);
-    Py_VISIT(self->function);
-    Py_VISIT(self->table);
-    Py_VISIT(self->lookup);
-    Py_VISIT(self->fast_dtypes);
-    Py_VISIT(self->number_dtypes);
-    Py_VISIT(self->out_dtype);
+// The garbage collector's hooks of an op object, over the fields its each_field names.
+template <class Op> int op_traverse(PyObject* o, visitproc visit, void* arg) {
+    int result = 0;
+    reinterpret_cast<Op*>(o)->each_field([&](PyObject* field) {
+        if (!result && field) result = visit(field, arg);
+    });
+    return result;
+}
+
+template <class Op> int op_clear(PyObject* o) {
+    reinterpret_cast<Op*>(o)->each_field([](PyObject*& field) { Py_CLEAR(field); });
     return 0;
 }
 
-int elementwise_clear(PyObject* o) {
-    auto* self = reinterpret_cast<ElementwiseOp*>(o);
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->table);
-    Py_CLEAR(self->lookup);
-    Py_CLEAR(self->fast_dtypes);
-    Py_CLEAR(self->number_dtypes);
-    Py_CLEAR(self->out_dtype);
-    return 0;
-}
-
-void elementwise_dealloc(PyObject* o) {
+template <class Op> void op_dealloc(PyObject* o) {
     PyObject_GC_UnTrack(o);
-    elementwise_clear(o);
+    op_clear<Op>(o);
     Py_TYPE(o)->tp_free(o);
+}
+
+// The type object of an op object: callable by vectorcall, a method when set on a class, with
+// the introspection and garbage-collector hooks above.
+template <class Op> PyTypeObject op_type(const char* name, const char* doc, newfunc make) {
+    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = name;
+    t.tp_doc = doc;
+    t.tp_basicsize = sizeof(Op);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+    t.tp_vectorcall_offset = offsetof(Op, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_descr_get = op_get;
+    t.tp_getattro = op_getattro<Op>;
+    t.tp_repr = op_repr<Op>;
+    t.tp_traverse = op_traverse<Op>;
+    t.tp_clear = op_clear<Op>;
+    t.tp_dealloc = op_dealloc<Op>;
+    t.tp_new = make;
+    return t;
 }
 
 PyObject* elementwise_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -445,24 +463,11 @@ PyObject* elementwise_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) 
     return reinterpret_cast<PyObject*>(self);
 }
 
-PyTypeObject ElementwiseOpType = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-    t.tp_name = "tensorplug._hotpath.ElementwiseOp";
-    t.tp_doc = "ElementwiseOp(function, arity, table, lookup, fast_dtypes, number_dtypes, out_dtype): function "
-               "with its common case in C.";
-    t.tp_basicsize = sizeof(ElementwiseOp);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_vectorcall_offset = offsetof(ElementwiseOp, vectorcall);
-    t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = op_get;
-    t.tp_getattro = op_getattro<ElementwiseOp>;
-    t.tp_repr = op_repr<ElementwiseOp>;
-    t.tp_traverse = elementwise_traverse;
-    t.tp_clear = elementwise_clear;
-    t.tp_dealloc = elementwise_dealloc;
-    t.tp_new = elementwise_new;
-    return t;
-}();
+PyTypeObject ElementwiseOpType = op_type<ElementwiseOp>(
+    "tensorplug._hotpath.ElementwiseOp",
+    "ElementwiseOp(function, arity, table, lookup, fast_dtypes, number_dtypes, out_dtype): function "
+    "with its common case in C.",
+    elementwise_new);
 
 // ----- FullReduction ------------------------------------------------------------------------
 // The common case of reductions.py's sum: `t.sum()` of a floating tensor with at least one dim,
@@ -477,6 +482,9 @@ struct FullReduction {
     PyObject* lookup;       // Operator.lookup
     PyObject* fast_dtypes;  // dtypes that reduce into themselves
     static constexpr const char* kind = "full reduction";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup, &fast_dtypes}) f(*field);
+    }
 };
 
 constexpr int kMaxReducedDims = 8;
@@ -539,30 +547,6 @@ PyObject* full_reduction_call(PyObject* callable, PyObject* const* args, size_t 
     return result;
 }
 
-int full_reduction_traverse(PyObject* o, visitproc visit, void* arg) {
-    auto* self = reinterpret_cast<FullReduction*>(o);
-    Py_VISIT(self->function);
-    Py_VISIT(self->table);
-    Py_VISIT(self->lookup);
-    Py_VISIT(self->fast_dtypes);
-    return 0;
-}
-
-int full_reduction_clear(PyObject* o) {
-    auto* self = reinterpret_cast<FullReduction*>(o);
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->table);
-    Py_CLEAR(self->lookup);
-    Py_CLEAR(self->fast_dtypes);
-    return 0;
-}
-
-void full_reduction_dealloc(PyObject* o) {
-    PyObject_GC_UnTrack(o);
-    full_reduction_clear(o);
-    Py_TYPE(o)->tp_free(o);
-}
-
 PyObject* full_reduction_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     static const char* names[] = {"function", "table", "lookup", "fast_dtypes", nullptr};
     PyObject *function, *table, *lookup, *fast;
@@ -585,24 +569,125 @@ PyObject* full_reduction_new(PyTypeObject* type, PyObject* args, PyObject* kwarg
     return reinterpret_cast<PyObject*>(self);
 }
 
-PyTypeObject FullReductionType = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-    t.tp_name = "tensorplug._hotpath.FullReduction";
-    t.tp_doc = "FullReduction(function, table, lookup, fast_dtypes): a reduction whose call with the input alone "
-               "(every dim, the input's dtype) runs in C.";
-    t.tp_basicsize = sizeof(FullReduction);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_vectorcall_offset = offsetof(FullReduction, vectorcall);
-    t.tp_call = PyVectorcall_Call;
-    t.tp_descr_get = op_get;
-    t.tp_getattro = op_getattro<FullReduction>;
-    t.tp_repr = op_repr<FullReduction>;
-    t.tp_traverse = full_reduction_traverse;
-    t.tp_clear = full_reduction_clear;
-    t.tp_dealloc = full_reduction_dealloc;
-    t.tp_new = full_reduction_new;
-    return t;
-}();
+PyTypeObject FullReductionType = op_type<FullReduction>(
+    "tensorplug._hotpath.FullReduction",
+    "FullReduction(function, table, lookup, fast_dtypes): a reduction whose call with the input alone "
+    "(every dim, the input's dtype) runs in C.",
+    full_reduction_new);
+
+// ----- CompositeOp --------------------------------------------------------------------------
+// A composite op's call (ops/_composite.py's `call`): the key set of its tensor arguments (also
+// inside lists and tuples, as tensor.keyset_from_args finds them) with the thread's state
+// applied, then the op's kernel for it. Calls with keywords go to the Python function.
+struct CompositeOp {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject* function;  // _composite.py's call: keyword arguments, and introspection
+    PyObject* table;     // Operator.table
+    PyObject* lookup;    // Operator.lookup
+    static constexpr const char* kind = "composite op";
+    template <class F> void each_field(F f) {
+        for (PyObject** field : {&function, &table, &lookup}) f(*field);
+    }
+};
+
+// OR of the keys of the tensors in `items` (a list's or tuple's); false when a key set is not a
+// 64-bit int (the Python function then decides).
+bool add_item_keys(PyObject* const* items, Py_ssize_t n, long long* keys) {
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < n; ++i)
+        if (is_tensor(items[i])) *keys |= keys_of(items[i], &ok);
+    return ok;
+}
+
+PyObject* composite_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* self = reinterpret_cast<CompositeOp*>(callable);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!g.tensor || kwnames) return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    long long keys = 0;
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < nargs; ++i) {
+        PyObject* a = args[i];
+        if (is_tensor(a)) keys |= keys_of(a, &ok);
+        else if (PyTuple_Check(a)) ok = add_item_keys(&PyTuple_GET_ITEM(a, 0), PyTuple_GET_SIZE(a), &keys);
+        else if (PyList_Check(a)) ok = add_item_keys(PySequence_Fast_ITEMS(a), PyList_GET_SIZE(a), &keys);
+    }
+    if (!ok) return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    PyObject* kernel = kernel_for(self->table, self->lookup, thread_keys(keys));
+    if (!kernel) return nullptr;
+    PyObject* result = PyObject_Vectorcall(kernel, args, nargs, nullptr);
+    Py_DECREF(kernel);
+    return result;
+}
+
+PyObject* composite_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static const char* names[] = {"function", "table", "lookup", nullptr};
+    PyObject *function, *table, *lookup;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O:CompositeOp", const_cast<char**>(names), &function,
+                                     &PyDict_Type, &table, &lookup))
+        return nullptr;
+    if (!PyCallable_Check(function) || !PyCallable_Check(lookup)) {
+        PyErr_SetString(PyExc_TypeError, "CompositeOp: function and lookup must be callable");
+        return nullptr;
+    }
+    auto* self = reinterpret_cast<CompositeOp*>(type->tp_alloc(type, 0));
+    if (!self) return nullptr;
+    self->vectorcall = composite_call;
+    PyObject* fields[3] = {function, table, lookup};
+    PyObject** slots[3] = {&self->function, &self->table, &self->lookup};
+    for (int i = 0; i < 3; ++i) {
+        Py_INCREF(fields[i]);
+        *slots[i] = fields[i];
+    }
+    return reinterpret_cast<PyObject*>(self);
+}
+
+PyTypeObject CompositeOpType = op_type<CompositeOp>(
+    "tensorplug._hotpath.CompositeOp",
+    "CompositeOp(function, table, lookup): a composite op's call, dispatched in C unless it has keyword "
+    "arguments.",
+    composite_new);
+
+// Tensor.ndim: len(t._shape), without a Python getter's frame (kernel adapters and the
+// frontend's checks read it on every call).
+PyObject* py_tensor_ndim(PyObject*, PyObject* t) {
+    PyObject* shape = is_tensor(t) ? tslot(t, T_SHAPE) : nullptr;
+    if (!shape || !PyTuple_Check(shape)) {
+        PyErr_Format(PyExc_TypeError, "ndim: expected a Tensor with a shape, got %R", Py_TYPE(t));
+        return nullptr;
+    }
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(shape));
+}
+
+// Tensor.data's getter: t.detach() (a tensor over the same memory, version counter and layout,
+// outside the graph, with t as its base) without its two frames; a manual SGD step reads
+// p.data for every parameter. Devices and dtypes empty_tensor does not cover go to detach().
+PyObject* py_detached(PyObject*, PyObject* t) {
+    if (!is_tensor(t)) {
+        PyErr_Format(PyExc_TypeError, "data: expected a Tensor, got %R", Py_TYPE(t));
+        return nullptr;
+    }
+    PyObject* dev = tslot(t, T_DEVICE);
+    PyObject* dtype = tslot(t, T_DTYPE);
+    PyObject* dtypes = dev && Py_TYPE(dev) == g.device ? get(dev, g.device_dtypes) : nullptr;
+    PyObject* keymask = dtypes ? get(dev, g.device_keymask) : nullptr;
+    const int declared = dtypes && PyAnySet_Check(dtypes) ? PySet_Contains(dtypes, dtype) : 0;
+    if (declared != 1 || !keymask || !PyLong_CheckExact(keymask) || PyObject_Not(keymask)) {
+        PyErr_Clear();
+        return PyObject_CallMethod(t, "detach", nullptr);
+    }
+    PyObject* out = g.tensor->tp_alloc(g.tensor, 0);
+    if (!out) return nullptr;
+    const Py_ssize_t* s = g.tensor_slot;
+    const TensorSlot shared[] = {T_STORAGE, T_SHAPE, T_STRIDE, T_OFFSET, T_DTYPE, T_DEVICE, T_VERSION};
+    for (TensorSlot slot : shared) put(out, s[slot], tslot(t, slot));
+    put(out, s[T_KEYS], keymask);
+    put(out, s[T_BASE], t);
+    put(out, s[T_GRAD], Py_None);
+    put(out, s[T_GRAD_FN], Py_None);
+    put(out, s[T_AUTOGRAD], Py_None);
+    return out;
+}
 
 bool make_reduction_shapes() {
     g_empty_tuple = PyTuple_New(0);
@@ -661,7 +746,9 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 long long api_thread_keys(long long keys) { return thread_keys(keys); }
-TensorplugHotpathAPI g_api = {api_thread_keys};
+long long api_thread_mask() { return t_state.mask; }
+void api_set_thread_mask(long long mask) { t_state.mask = mask; }
+TensorplugHotpathAPI g_api = {api_thread_keys, api_thread_mask, api_set_thread_mask};
 
 PyMethodDef kMethods[] = {
     {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_bind)), METH_FASTCALL,
@@ -670,6 +757,8 @@ PyMethodDef kMethods[] = {
     {"empty_tensor", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_empty_tensor)), METH_FASTCALL,
      "empty_tensor(shape, dtype, device) -> a new contiguous tensor with uninitialized memory; device must be "
      "canonical."},
+    {"tensor_ndim", py_tensor_ndim, METH_O, "tensor_ndim(t) -> len(t.shape): Tensor.ndim's getter."},
+    {"detached", py_detached, METH_O, "detached(t) -> t.detach(): Tensor.data's getter."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -680,6 +769,7 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_hotpath", "The frontend's compil
 
 PyMODINIT_FUNC PyInit__hotpath() {
     if (PyType_Ready(&ElementwiseOpType) < 0 || PyType_Ready(&FullReductionType) < 0 ||
+        PyType_Ready(&CompositeOpType) < 0 ||
         PyType_Ready(&DispatchStateType) < 0 || !make_reduction_shapes())
         return nullptr;
     g_saved_masks_key = PyUnicode_InternFromString("tensorplug._hotpath.saved_masks");
@@ -692,6 +782,8 @@ PyMODINIT_FUNC PyInit__hotpath() {
         PyModule_AddObject(m, "ElementwiseOp", reinterpret_cast<PyObject*>(&ElementwiseOpType)) < 0 ||
         PyModule_AddObject(m, "FullReduction", (Py_INCREF(&FullReductionType),
                                                 reinterpret_cast<PyObject*>(&FullReductionType))) < 0 ||
+        PyModule_AddObject(m, "CompositeOp", (Py_INCREF(&CompositeOpType),
+                                              reinterpret_cast<PyObject*>(&CompositeOpType))) < 0 ||
         PyModule_AddObject(m, "_C_API", PyCapsule_New(&g_api, TENSORPLUG_HOTPATH_CAPSULE, nullptr)) < 0) {
         Py_XDECREF(state);
         Py_DECREF(&ElementwiseOpType);

@@ -13,7 +13,8 @@ from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dty
 from .autograd import functional as _autograd
 from .ops._common import check_cast, check_no_internal_overlap, is_number, keyset, write_inplace, write_out
 from .ops._composite import composite
-from .tensor import Tensor
+from .shapes import MAX_NUMEL
+from .tensor import Tensor, empty_tensor
 
 
 def _adjoint(self):
@@ -137,9 +138,28 @@ def _host_values(t):
 
 
 def _item(self):
+    if not self._shape and self._dtype is not _dt.bfloat16:  # a loss: one element, already 0-d
+        return copying.to_numpy(self).item()
     if self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
     return _host_values(self).reshape(()).item()
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
+    shape = size[0] if len(size) == 1 else None
+    if shape.__class__ is tuple and dtype is None and device is None and not requires_grad:
+        # A shape tuple of sizes and nothing else (how fused kernels allocate their results):
+        # check_shape's rules inline, without factories.empty's device and dtype resolution.
+        count = 1
+        for extent in shape:
+            if extent.__class__ is not int or extent < 0:
+                break
+            count *= extent
+        else:
+            if count <= MAX_NUMEL:
+                return empty_tensor(shape, self._dtype, self._device)
+    return factories.empty(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
 
 def _tolist(self):
@@ -247,8 +267,9 @@ def _attach() -> None:
     T.true_divide_ = T.divide_ = T.div_
     T.subtract, T.multiply = sub, BINARY["mul"]
     add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
-    T.add_ = lambda self, other, *, alpha=1: add_inplace(self, _scaled("add_", self, other, alpha))
-    T.sub_ = lambda self, other, *, alpha=1: sub_inplace(self, _scaled("sub_", self, other, alpha))
+    # alpha == 1 (an optimizer's p.add_(update)) skips _scaled's frame.
+    T.add_ = lambda self, other, *, alpha=1: add_inplace(self, other if alpha == 1 else _scaled("add_", self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: sub_inplace(self, other if alpha == 1 else _scaled("sub_", self, other, alpha))
     T.clamp = T.clip = clamp
     T.clamp_ = T.clip_ = lambda self, min=None, max=None: write_inplace("clamp_", self, clamp(copying.inplace_source(self), min, max))
 
@@ -265,7 +286,8 @@ def _attach() -> None:
         setattr(T, dunder, func)
     for name, binary_name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floor_divide"),
                               ("mod", "remainder"), ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
-        setattr(T, f"__r{name}__", _reflected(binary_name))
+        # x + t and x * t are t + x and t * x (as in PyTorch): the op itself, without a frame.
+        setattr(T, f"__r{name}__", BINARY[binary_name] if name in ("add", "mul") else _reflected(binary_name))
         setattr(T, f"__i{name}__", binary_inplace(BINARY[binary_name]))
     T.__ilshift__ = binary_inplace(BINARY["bitwise_left_shift"])
     T.__irshift__ = binary_inplace(BINARY["bitwise_right_shift"])
@@ -327,7 +349,7 @@ def _attach() -> None:
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
-    T.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.empty(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_empty = _new_empty
     T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.zeros(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.ones(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
     T.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)

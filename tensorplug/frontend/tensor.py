@@ -9,6 +9,8 @@ object and its construction, so that every other module can import it.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import _hotpath, dispatcher
@@ -47,17 +49,12 @@ class Tensor:
         pass  # __new__ made the tensor
 
     # --- the attributes backends read -------------------------------------------------------
-    @property
-    def shape(self) -> tuple:
-        return self._shape
-
-    @property
-    def dtype(self) -> _dt.dtype:
-        return self._dtype
-
-    @property
-    def device(self) -> device:
-        return self._device
+    # Read-only properties whose getter is C (operator.attrgetter): every kernel adapter reads
+    # them several times per call, and a Python getter's frame cost more than the slot read
+    # (issue 14).
+    shape = property(operator.attrgetter("_shape"), doc="The tensor's sizes, a tuple of ints.")
+    dtype = property(operator.attrgetter("_dtype"), doc="The tensor's element type.")
+    device = property(operator.attrgetter("_device"), doc="The device the tensor's memory is on.")
 
     def stride(self, dim=None):
         if dim is None:
@@ -74,9 +71,7 @@ class Tensor:
         return self._storage
 
     # --- plain metadata ---------------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
+    ndim = property(_hotpath.tensor_ndim, doc="The number of dims, len(shape).")  # C: see shape
 
     def dim(self) -> int:
         return len(self._shape)
@@ -172,9 +167,8 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    @property
-    def data(self) -> "Tensor":
-        return self.detach()
+    # detach() in C (see shape): a manual optimizer step reads p.data for every parameter.
+    data = property(_hotpath.detached, doc="This tensor's values outside the graph: detach().")
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage and version counter, outside the graph."""

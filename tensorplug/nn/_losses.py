@@ -382,15 +382,46 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def _smooth_l1_loss_backward(grad, args, output, kwargs, needs):
-    input, target, reduction, beta = args
-    diff = input - target
-    # d/dd of the loss: d / beta inside (-beta, beta), +-1 outside; NaN stays NaN, as in PyTorch.
+    grad_input = _smooth_l1_grad(grad, *args)
+    return (grad_input if needs[0] else None, -grad_input if needs[1] else None)
+
+
+def _smooth_l1_slope(diff, beta):
+    """d/dd of the loss at d = diff: d / beta inside (-beta, beta), +-1 outside; NaN stays NaN.
+    At beta = 0 it is L1's sign(d), 0 at d = 0, as in PyTorch."""
     if beta == 0:
-        slope = UNARY["sign"](diff)
-    else:  # the default beta of 1 divides nothing: one kernel fewer (issue 14)
-        slope = (diff if beta == 1.0 else diff * (1.0 / beta)).clamp(-1.0, 1.0)
-    per_element = slope * _pointwise_loss_scale(grad, reduction, diff.numel())
-    return (per_element if needs[0] else None, -per_element if needs[1] else None)
+        return UNARY["sign"](diff)
+    # The default beta of 1 divides nothing: one kernel fewer on backends without a fused kernel.
+    return (diff if beta == 1.0 else diff / beta).clamp(-1.0, 1.0)
+
+
+def _smooth_l1_grad_backward(grad, args, output, kwargs, needs):
+    # smooth_l1_loss_backward is linear in its grad (times the slope) and, inside (-beta, beta),
+    # grad * scale * (input - target) / beta in its input: outside, and at beta = 0, the slope is
+    # constant and its derivative 0 (PyTorch's smooth_l1_loss_double_backward).
+    output_grad, input, target, reduction, beta = args
+    diff = input - target
+    grad_output_grad = grad_input = None
+    if needs[0]:
+        per_element = grad * _smooth_l1_slope(diff, beta)
+        grad_output_grad = (per_element if reduction == "none"
+                            else _pointwise_loss_scale(per_element.sum(), reduction, diff.numel()))
+    if (needs[1] or needs[2]) and beta > 0:
+        inside = copying.to_dtype(UNARY["abs"](diff) < beta, grad._dtype)
+        grad_input = grad * inside * _pointwise_loss_scale(output_grad, reduction, diff.numel()) / beta
+    elif needs[1] or needs[2]:
+        grad_input = grad * 0.0
+    return (grad_output_grad,
+            grad_input if needs[1] else None,
+            -grad_input if needs[2] and grad_input is not None else None)
+
+
+@composite("smooth_l1_loss_backward", derivative=_smooth_l1_grad_backward, differentiable=(0, 1, 2))
+def _smooth_l1_grad(grad, input, target, reduction, beta):
+    """smooth_l1_loss's gradient with respect to its input (the target's is its negation): the
+    slope at input - target times the loss's gradient, divided by the element count for mean.
+    An op of its own so that a backend may give it one fused kernel (issue 14)."""
+    return _smooth_l1_slope(input - target, beta) * _pointwise_loss_scale(grad, reduction, input.numel())
 
 
 @composite("smooth_l1_loss", derivative=_smooth_l1_loss_backward, differentiable=(0, 1))

@@ -109,6 +109,12 @@ class Linear(Module):
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim == 0 or input.shape[-1] != self.in_features:
             raise _shape_error(self, f"input with last dimension {self.in_features}", input)
+        parameters = self._parameters
+        if type(self) is Linear and "weight" in parameters and "bias" in parameters:
+            # What self.weight and self.bias find (no subclass can shadow them): read directly,
+            # each attribute would fail its normal lookup first, raise and catch an
+            # AttributeError and call Module.__getattr__, more than the rest of forward (issue 14).
+            return F.linear(input, parameters["weight"], parameters["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

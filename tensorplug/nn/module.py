@@ -283,15 +283,15 @@ class Module:
         """The parameters of this module (and its descendants when ``recurse``), each once."""
         if not self._modules and type(self).named_parameters is Module.named_parameters:
             # A module without children (a layer stepped by hand, as in a training loop): its
-            # own table, without the generators of the tree walk (issue 14).
-            seen = set()
+            # own table as a list, without the generators of the tree walk, whose every resumed
+            # step costs a frame (issue 14).
+            found, seen = [], set()
             for param in self._parameters.values():
                 if param is not None and id(param) not in seen:
                     seen.add(id(param))
-                    yield param
-            return
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
+                    found.append(param)
+            return iter(found)
+        return (param for _, param in self.named_parameters(recurse=recurse))
 
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """(dotted name, parameter) pairs; a parameter shared by two modules appears once."""

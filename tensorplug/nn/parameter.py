@@ -6,6 +6,7 @@ PyTorch. It requires grad by default and prints as ``Parameter containing:``.
 """
 from __future__ import annotations
 
+from .. import _hotpath
 from ..frontend.factories import empty
 from ..frontend.printing import tensor_repr
 from ..frontend.tensor import Tensor, _AUTOGRAD_MASK
@@ -59,13 +60,12 @@ class Parameter(Tensor):
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
         pass  # everything happens in __new__ (Tensor.__init__ refuses direct construction)
 
-    @property
-    def data(self) -> Tensor:
-        return self.detach()
-
-    @data.setter
-    def data(self, value: Tensor) -> None:
+    def _set_data(self, value: Tensor) -> None:
         replace_tensor_data(self, value)
+
+    # Reading is Tensor.data's C getter (detach()); assigning swaps the values in place, keeping
+    # the parameter's identity.
+    data = property(_hotpath.detached, _set_data, doc="The parameter's values outside the graph.")
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + tensor_repr(self)

@@ -132,3 +132,75 @@ def test_run_graph_refuses_what_is_not_a_graph():
         _autograd_core.run_graph([object()], {}, False, False)
     with pytest.raises(TypeError, match="run_graph"):
         _autograd_core.run_graph((), {}, False, False)
+
+
+# --- composite ops with explicit derivatives (RecordingKernel(composite=True), CompositeOp) ------
+def _linear_leaves():
+    x = tp.tensor(np.arange(6.0).reshape(3, 2) / 4, dtype=tp.float64, requires_grad=True)
+    w = tp.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=tp.float64, requires_grad=True)
+    b = tp.tensor([0.1, -0.2], dtype=tp.float64, requires_grad=True)
+    return x, w, b
+
+
+def test_a_composite_node_recorded_in_c_is_its_formula_node():
+    """linear's node: edges to the three accumulators, saved arguments, the op's name."""
+    x, w, b = _linear_leaves()
+    y = tp.nn.functional.linear(x, w, b)
+    node = y.grad_fn
+    assert type(node) is FormulaNode and node.name() == "LinearBackward0"
+    assert [edge[0].variable for edge in node.next_functions] == [x, w, b]
+    assert node.extra == {} and len(node.saved) == 3
+    assert y.requires_grad and not y.is_leaf
+
+
+def test_composite_gradients_match_numpy_on_every_path():
+    """The C recording and anomaly mode's Python kernel agree."""
+    X, W, B = (t.detach().numpy() for t in _linear_leaves())
+    G = np.array([[1.0, -2.0], [0.5, 0.0], [3.0, 1.5]])
+    for call in ("positional", "anomaly"):
+        x, w, b = _linear_leaves()
+        if call == "positional":
+            y = tp.nn.functional.linear(x, w, b)
+        else:
+            with tp.autograd.set_detect_anomaly(True):
+                y = tp.nn.functional.linear(x, w, b)
+        y.backward(tp.tensor(G))
+        np.testing.assert_allclose(y.detach().numpy(), X @ W.T + B, rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), G @ W, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), G.T @ X, rtol=1e-12)
+        np.testing.assert_allclose(b.grad.numpy(), G.sum(0), rtol=1e-12)
+
+
+def test_a_composite_without_inputs_that_need_grad_records_nothing():
+    """No node, and the ops inside the kernel below do not record either (the mask is restored)."""
+    x = tp.ones(2, 2, dtype=tp.float64)
+    y = tp.nn.functional.linear(x, tp.ones(3, 2, dtype=tp.float64), tp.ones(3, dtype=tp.float64))
+    assert y.grad_fn is None and not y.requires_grad
+    z = tp.ones(2, requires_grad=True) * 2
+    assert z.requires_grad  # the thread's mask still has Autograd
+
+
+def test_a_composite_error_restores_the_mask():
+    """An error raised below the composite's Autograd kernel leaves grad mode as it was."""
+    x = tp.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        tp.nn.functional._linear(x, tp.ones(4, 2), None)  # the op itself, without linear()'s checks
+    assert (x * 2).requires_grad
+
+
+def test_composite_op_objects_keep_their_python_identity():
+    """The C composite call exposes the op, the wrapped decomposition and the docstring."""
+    import inspect
+
+    fn = tp.nn.functional._losses._smooth_l1_grad
+    assert fn.op.name == "smooth_l1_loss_backward"
+    assert list(inspect.signature(fn).parameters) == ["grad", "input", "target", "reduction", "beta"]
+    assert fn.__doc__ == fn.op.decomposition.__doc__ and "gradient" in fn.__doc__
+
+
+def test_a_bias_gradient_becomes_grad_without_a_copy_or_view():
+    """sum(0) in linear's backward returns no view, so the engine keeps it as the leaf's .grad."""
+    fc = tp.nn.Linear(3, 2)
+    tp.nn.functional.smooth_l1_loss(fc(tp.randn(5, 3)), tp.randn(5, 2)).backward()
+    assert fc.bias.grad._base is None and fc.bias.grad.shape == (2,)
+    assert fc.bias.grad.stride() == fc.bias.stride()

@@ -469,3 +469,65 @@ def test_gradient_and_loss_kernels_reject_bad_operands():
     with pytest.raises(IndexError, match="out of bounds"):
         K.cross_entropy_backward(7, 3, 4, 1, 1, opx(grad_logits), opx(loss), opx(logits),
                                  opx(tp.tensor([[0], [-3], [2]])), None, -100, 0.0)
+
+
+# --- linear --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shapes", [((32, 4), (1, 4), True), ((5, 3), (4, 3), False), ((2, 3, 5), (6, 5), True),
+                                    ((7,), (3, 7), True), ((0, 3), (2, 3), True), ((4, 0), (2, 0), True),
+                                    ((40, 64), (70, 64), True)], ids=str)
+def test_linear(dtype, shapes):
+    """The fused layer equals its decomposition bit for bit (the same product, then the bias)
+    and PyTorch's within rounding, forward and backward."""
+    input_shape, weight_shape, with_bias = shapes
+    rng = np.random.default_rng(0)
+    x, w, b = _data(rng, input_shape, dtype), _data(rng, weight_shape, dtype), _data(rng, weight_shape[:1], dtype)
+    bias = tp.tensor(b) if with_bias else None
+    got = F.linear(tp.tensor(x), tp.tensor(w), bias)
+    decomposed = _decomposed("linear", tp.tensor(x), tp.tensor(w), bias)
+    np.testing.assert_array_equal(got.numpy(), decomposed.numpy())
+    tx, tw, tb = (torch.tensor(v, requires_grad=True) for v in (x, w, b))
+    expected = tf.linear(tx, tw, tb if with_bias else None)
+    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), **TOL[dtype])
+    px, pw, pb = (tp.tensor(v, requires_grad=True) for v in (x, w, b))
+    grad = _data(rng, expected.shape, dtype)
+    F.linear(px, pw, pb if with_bias else None).backward(tp.tensor(grad))
+    expected.backward(torch.tensor(grad))
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), **TOL[dtype])
+    if with_bias:
+        np.testing.assert_allclose(pb.grad.numpy(), tb.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_linear_strided_operands(layout):
+    """Non-contiguous inputs and weights (rows whose leading dims do not merge run the
+    decomposition) give the same values."""
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((4, 6)), rng.standard_normal((3, 6)), rng.standard_normal(3)
+    got = F.linear(_strided(x, layout), _strided(w, layout), tp.tensor(b))
+    np.testing.assert_allclose(got.numpy(), x @ w.T + b, rtol=1e-12)
+    x3 = rng.standard_normal((2, 5, 6))
+    permuted = tp.tensor(np.ascontiguousarray(x3.transpose(1, 0, 2))).permute(1, 0, 2)
+    np.testing.assert_allclose(F.linear(permuted, tp.tensor(w)).numpy(), x3 @ w.T, rtol=1e-12)
+
+
+def test_linear_and_smooth_l1_are_fused_on_the_cpu():
+    """Both ops and smooth_l1's gradient dispatch to the CPU backend's kernels."""
+    tp.zeros(1)
+    for name in ("linear", "smooth_l1_loss", "smooth_l1_loss_backward"):
+        kernels = [k for k in get_operator(name).kernels.values() if getattr(k, "__module__", "").endswith("cpu.kernels")]
+        assert kernels, name
+
+
+def test_linear_entry_refuses_bad_operands():
+    """The C++ entry checks shapes against storage: a wrong size raises ValueError."""
+    from tensorplug.backends.api import strided
+
+    K = load_kernels()
+    code = dict(K.DTYPES)["float32"]
+    a, w, out = tp.ones(2, 3), tp.ones(4, 3), tp.empty(2, 4)
+    with pytest.raises(ValueError):
+        K.linear(code, 2, 4, 5, strided(out), strided(a), strided(w), None)
+    with pytest.raises(ValueError):
+        K.linear(code, 2, 4, 3, strided(out), strided(a), strided(w), strided(tp.ones(2)))

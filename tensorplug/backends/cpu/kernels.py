@@ -7,8 +7,8 @@ C++ side checks every operand against its storage before touching memory.
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
 indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
-gradient). They get the composite's own arguments, allocate their result with the public
-``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
+gradient, smooth_l1_loss and its gradient, linear). They get the composite's own arguments, allocate
+their result with the public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
 """
@@ -22,17 +22,22 @@ from ._load import load_kernels
 
 _K = load_kernels()
 _DTYPE_CODES = dict(_K.DTYPES)
-_codes: dict = {}
 _NUMBERS = (bool, int, float)
 
 __all__ = ["table"]
 
 
-def _code(dtype) -> int:
-    code = _codes.get(dtype)
-    if code is None:
-        code = _codes[dtype] = _DTYPE_CODES[dtype.name]
-    return code
+class _DtypeCodes(dict):
+    """dtype -> the C++ side's dtype code, filled on first use of each dtype."""
+
+    def __missing__(self, dtype):
+        code = self[dtype] = _DTYPE_CODES[dtype.name]
+        return code
+
+
+_codes = _DtypeCodes()
+# The dict's own lookup (C, no frame once a dtype was seen): every adapter calls it.
+_code = _codes.__getitem__
 
 
 # A tensor as the C++ side's operand (storage, offset, strides), in one C call.
@@ -48,7 +53,7 @@ def _unary(code: int):
 
     def kernel(out, a):
         dtype = a.dtype
-        unary(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out), strided(a))
+        unary(code, _code(dtype), out.shape, strided(out), strided(a))
 
     return kernel
 
@@ -91,12 +96,12 @@ def _binary(code: int, entry, name: str = ""):
             dtype = a.dtype
         else:  # two tensors, the common case
             dtype = a.dtype
-            entry(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out), strided(a), strided(b))
+            entry(code, _code(dtype), out.shape, strided(out), strided(a), strided(b))
             return
         if widen and dtype.name in _SIXTEEN_BIT:
             _in_float32(code, entry, out, a, b)
             return
-        entry(code, _codes.get(dtype) or _code(dtype), out.shape, strided(out),
+        entry(code, _code(dtype), out.shape, strided(out),
               a if a.__class__ in _NUMBERS else strided(a), b if b.__class__ in _NUMBERS else strided(b))
 
     return kernel
@@ -469,6 +474,53 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
     return out
 
 
+def _linear(input, weight, bias):
+    dtype = input.dtype
+    shape = input.shape
+    # Anything but matching float operands (the op called with shapes the frontend would have
+    # refused included) is the decomposition's, which raises its errors.
+    if (dtype.name not in _FUSED_DTYPES or weight.dtype is not dtype or len(weight.shape) != 2 or not shape
+            or shape[-1] != weight.shape[1]
+            or (bias is not None and (bias.dtype is not dtype or bias.shape != weight.shape[:1]))):
+        return _decomposition("linear")(input, weight, bias)
+    # The leading dims of input as one dim of rows, when its strides allow it without a copy.
+    strides = input.stride()
+    rows, row_stride = 1, strides[-2] if len(shape) > 1 else 0
+    for i in range(len(shape) - 2, -1, -1):
+        if shape[i] != 1 and strides[i] != row_stride * rows:
+            return _decomposition("linear")(input, weight, bias)
+        rows *= shape[i]
+    outputs, features = weight.shape
+    out = input.new_empty(shape[:-1] + (outputs,))
+    storage, offset, _ = _operand(input)
+    a = (storage, offset, (row_stride, strides[-1]))
+    storage, offset, _ = _operand(out)
+    _K.linear(_code(dtype), rows, outputs, features, (storage, offset, (outputs, 1)), a, _operand(weight),
+              None if bias is None else _operand(bias))
+    return out
+
+
+def _smooth_l1_loss(input, target, reduction, beta):
+    dtype = input.dtype
+    if dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or target.shape != input.shape:
+        return _decomposition("smooth_l1_loss")(input, target, reduction, beta)
+    code = _REDUCTION_CODES[reduction]
+    out = input.new_empty(input.shape if code == 0 else ())
+    _K.smooth_l1_loss(_code(dtype), input.shape, code, beta, _operand(out), _operand(input), _operand(target))
+    return out
+
+
+def _smooth_l1_loss_backward(grad, input, target, reduction, beta):
+    dtype = input.dtype
+    if (dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or grad.dtype is not dtype
+            or target.shape != input.shape or grad.shape != (input.shape if reduction == "none" else ())):
+        return _decomposition("smooth_l1_loss_backward")(grad, input, target, reduction, beta)
+    out = input.new_empty(input.shape)
+    _K.smooth_l1_loss_backward(_code(dtype), input.shape, _REDUCTION_CODES[reduction], beta, _operand(out),
+                               _operand(grad), _operand(input), _operand(target))
+    return out
+
+
 # The family numbers of _K.tensor_kernel.
 _UNARY, _BINARY, _COMPARE, _REDUCE = 0, 1, 2, 3
 
@@ -489,7 +541,9 @@ def table() -> dict:
                "lstm_sequence_backward": _lstm_sequence_backward, "gru_sequence_forward": _gru_sequence_forward,
                "gru_sequence_backward": _gru_sequence_backward, "rnn_sequence_forward": _rnn_sequence_forward,
                "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
-               "relu": _relu, "relu_backward": _relu_backward}
+               "relu": _relu, "relu_backward": _relu_backward, "smooth_l1_loss": _smooth_l1_loss,
+               "linear": _linear,
+               "smooth_l1_loss_backward": _smooth_l1_loss_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).
     for name in FAMILIES["unary"]:

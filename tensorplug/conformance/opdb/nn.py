@@ -4,10 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import _refs
-from ._core import Arg, OpEntry, Sample
+from ._core import LARGE, Arg, ErrorCase, OpEntry, Sample
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")
 _TOL = {"float32": (1e-4, 1e-5), "float16": (5e-3, 2e-3), "bfloat16": (3e-2, 2e-2)}
+
+
+def _tp():
+    import tensorplug
+
+    return tensorplug
 
 
 def _fn(name):
@@ -159,6 +165,69 @@ def _adaptive_max_pool2d(x, output_size):
 
 _TARGET = Arg((4,), dtype="int64", values=[0, 2, 1, 2], grad=False)
 
+
+def _reduced(loss, reduction="mean"):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / loss.size if loss.size else np.float64("nan")  # the mean of nothing
+
+
+def _smooth_l1_loss(a, b, reduction="mean", beta=1.0):
+    z = np.abs(a - b)
+    if beta == 0:  # L1 (the quadratic branch would divide by zero)
+        return _reduced(z, reduction)
+    return _reduced(np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+
+
+def _huber_loss(a, b, reduction="mean", delta=1.0):
+    z = np.abs(a - b)
+    return _reduced(np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _regression_loss_samples(parameter):
+    def samples(dtype):
+        yield Sample((Arg((3, 4)), Arg((3, 4))), name="mean")
+        yield Sample((Arg((3, 4), layout="transposed"), Arg((3, 4))), {"reduction": "sum", parameter: 0.5},
+                     name=f"sum, {parameter}=0.5, transposed input")
+        yield Sample((Arg((2, 5)), Arg((2, 5), layout="strided")), {"reduction": "none", parameter: 2.0},
+                     name=f"none, {parameter}=2, strided target")
+        yield Sample((Arg((0, 3)), Arg((0, 3))), name="empty (mean is NaN)")
+        yield Sample((Arg((0, 3)), Arg((0, 3))), {"reduction": "sum"}, name="empty sum")
+        yield Sample((Arg((LARGE,)), Arg((LARGE,))), name="large", large=True, grad=False)
+        if parameter == "beta":
+            yield Sample((Arg((3, 4)), Arg((3, 4))), {"beta": 0.0}, name="beta=0 (L1)")
+            yield Sample((Arg((3, 4)), Arg((3, 4))), {"beta": 1e-3}, name="beta=1e-3 (nearly L1)")
+            yield Sample((Arg((LARGE,)), Arg((LARGE,))), {"reduction": "none", "beta": 0.5}, name="large, none",
+                         large=True, grad=False)
+
+    return samples
+
+
+def _regression_loss_grad_samples(parameter):
+    return lambda: iter([Sample((Arg((2, 3)), Arg((2, 3))), name="mean"),
+                         Sample((Arg((2, 3)), Arg((2, 3))), {"reduction": "none", parameter: 0.7}, name="none"),
+                         Sample((Arg((2, 3)), Arg((2, 3))), {"reduction": "sum", parameter: 4.0}, name="sum")]
+                        + ([Sample((Arg((2, 3)), Arg((2, 3))), {"beta": 0.0}, name="beta=0")] if parameter == "beta" else []))
+
+
+def _regression_loss(name, ref, parameter, bad_value, message):
+    def bad_parameter(device):
+        x = _tp().ones(2, 3, device=device)
+        return getattr(_tp().nn.functional, name)(x, x, **{parameter: bad_value})
+
+    def bad_reduction(device):
+        x = _tp().ones(2, 3, device=device)
+        return getattr(_tp().nn.functional, name)(x, x, reduction="average")
+
+    return OpEntry(name, "nn", ref, _regression_loss_samples(parameter), dtypes=DTYPES, func=None, call=_fn(name),
+                   tolerances=_TOL, grad_samples=_regression_loss_grad_samples(parameter),
+                   errors=(ErrorCase(bad_parameter, RuntimeError, message, name=f"{parameter}={bad_value}"),
+                           ErrorCase(bad_reduction, ValueError, "average is not a valid value for reduction",
+                                     name="unknown reduction")))
+
+
 ENTRIES = [
     _act("gelu", _gelu),
     _act("silu", lambda x: x * _refs.sigmoid(x)),
@@ -213,6 +282,8 @@ ENTRIES = [
     OpEntry("mse_loss", "nn", lambda a, b: np.mean((a - b) ** 2), lambda dtype: iter([Sample((Arg((3, 4)), Arg((3, 4))), name="mean")]),
             dtypes=DTYPES, func=None, call=_fn("mse_loss"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((2, 3)), Arg((2, 3))), name="mean")])),
+    _regression_loss("smooth_l1_loss", _smooth_l1_loss, "beta", -1.0, "does not support negative values for beta"),
+    _regression_loss("huber_loss", _huber_loss, "delta", 0.0, "does not support non-positive values for delta"),
     OpEntry("embedding", "nn", lambda i, w: w[i.astype(np.int64)],
             lambda dtype: iter([Sample((Arg((2, 3), dtype="int64", values=[[0, 4, 2], [4, 4, 1]], grad=False), Arg((5, 3))), name="2-d ids")]),
             dtypes=DTYPES, func=None, call=_fn("embedding"), exact=True,

@@ -15,7 +15,7 @@ from ... import _autograd_core
 from ..dtypes import dtype
 from ..ops.elementwise import BINARY, binary_inplace
 from ..tensor import Tensor
-from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys
+from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys, local_state
 from . import graph
 from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
@@ -27,6 +27,7 @@ __all__ = ["run_backward", "run_from_scalar"]
 # (PyTorch's documented behaviour), even when backward() is called inside an autocast region.
 _GRAD_ON = MaskKeys(allow=AUTOGRAD.mask, deny=AUTOCAST.mask)
 _GRAD_OFF = MaskKeys(deny=AUTOGRAD.mask | AUTOCAST.mask)
+_BACKWARD_DENIED = AUTOGRAD.mask | AUTOCAST.mask
 
 
 _NO_GRADIENT = [None]
@@ -170,12 +171,18 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
 def run_from_scalar(node: Node, seed: Tensor, retain_graph: bool) -> None:
     """``loss.backward()`` of a 0-d loss whose node is ``node`` (output 0), seeded with
     ``seed``: run_backward's common case without its general setup (issue 14)."""
-    slots = [None] * _output_count(node, 0)
+    slots = [None] * max(node.num_outputs, 1)
     slots[0] = seed
     _final_callbacks.append([])
     try:
-        with _GRAD_OFF:
+        # What `with _GRAD_OFF:` does, without its two frames.
+        state = local_state
+        previous = state.mask
+        state.mask = previous & ~_BACKWARD_DENIED
+        try:
             _autograd_core.run_graph([node], {node: slots}, retain_graph, False)
+        finally:
+            state.mask = previous
         callbacks = _final_callbacks[-1]
         while callbacks:  # a callback may queue another
             callbacks.pop(0)()

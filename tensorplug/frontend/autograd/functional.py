@@ -1,7 +1,7 @@
 """``backward``, ``grad``, gradient checks and anomaly detection: the functions users call."""
 from __future__ import annotations
 
-from ..ops._common import keyset
+from ...dispatcher import local_state
 from ..ops.copying import FILL, fill_
 from ..tensor import Tensor, empty_tensor
 from .engine import run_backward, run_from_scalar
@@ -70,7 +70,8 @@ def tensor_backward(self: Tensor, gradient=None, retain_graph=None, create_graph
         # loss.backward(), the call of every training step: a seed of one and the engine, with
         # the checks below already true (a real 0-d output of a node, as its output 0).
         seed = empty_tensor((), self._dtype, self._device)
-        FILL.lookup(keyset(seed))(seed, 1)
+        keys = (seed._keys | local_state.include) & local_state.mask
+        (FILL.table.get(keys) or FILL.lookup(keys))(seed, 1)
         run_from_scalar(node, seed, bool(retain_graph))
         return
     backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from ... import dispatcher
+from ... import _hotpath, dispatcher
 from ...dispatcher import AUTOGRAD, Operator
 from ..tensor import keyset_from_args
 
@@ -42,7 +42,9 @@ def composite(name: str, *, derivative=None, differentiable: tuple = (0,), save_
         call.op = op
         if derivative is not None:
             register_derivative(op, derivative, differentiable, save_output)
-        return call
+        # The same steps in C for positional arguments (every op's internal callers use them):
+        # call and keyset_from_args were two frames on every composite op (issue 14).
+        return _hotpath.CompositeOp(call, table, lookup)
 
     return define
 
@@ -89,5 +91,14 @@ def register_derivative(op: Operator, formula, differentiable: tuple = (0,), sav
         return out
 
     autograd_kernel.__qualname__ = f"autograd_{op.name}"
-    dispatcher.register_kernel(op, AUTOGRAD, autograd_kernel)
+    kernel = autograd_kernel
+    if 1 <= len(differentiable) <= 8:
+        # The common case (positional arguments, no anomaly mode) runs in C, as a primitive's
+        # recording does: this function's frames and the graph objects' __init__ were most of a
+        # small layer's or loss's forward (issue 14). Every other call is autograd_kernel's.
+        from ... import _autograd_core
+
+        kernel = _autograd_core.RecordingKernel(autograd_kernel, op.table, lookup, formula, name, name,
+                                                tuple(differentiable), True, save_output, None, composite=True)
+    dispatcher.register_kernel(op, AUTOGRAD, kernel)
 

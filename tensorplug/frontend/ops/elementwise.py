@@ -332,7 +332,7 @@ def binary_inplace(func):
             and 0 not in self._stride
         ):
             keys = (self._keys | other._keys | local_state.include) & local_state.mask
-            op.lookup(keys)(self, self, other)
+            (op.table.get(keys) or op.lookup(keys))(self, self, other)
             self._version_ref[0] += 1
             return self
         if not isinstance(self, Tensor):

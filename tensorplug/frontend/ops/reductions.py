@@ -11,7 +11,7 @@ from ... import _hotpath
 from ...dispatcher import Operator, local_state
 from .. import dtypes as _dt
 from ..autograd.graph import set_history
-from ..shapes import normalize_dim, normalize_dims, numel_of
+from ..shapes import contiguous_strides, normalize_dim, normalize_dims, numel_of
 from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze
 from ._common import check_cast, keyset, write_out
@@ -61,14 +61,36 @@ def _reduce(op: str, input: Tensor, dim, keepdim: bool, out_dtype: _dt.dtype, *,
         REDUCE[op].lookup(keyset(x))(out, x, (0,))
         return reshape(out, ())
     every_dim = len(dims) == ndim
-    kept = (1,) * ndim if every_dim else tuple(1 if d in dims else s for d, s in enumerate(shape))
+    if every_dim:
+        kept = (1,) * ndim
+    elif len(dims) == 1:  # a bias gradient's sum(0): no generator to resume per dim
+        kept = shape[:dims[0]] + (1,) + shape[dims[0] + 1:]
+    else:
+        kept = tuple([1 if d in dims else s for d, s in enumerate(shape)])
     out = empty_tensor(kept, out_dtype, input._device)
     keys = (input._keys | local_state.include) & local_state.mask
     reduction = REDUCE[op]
     (reduction.table.get(keys) or reduction.lookup(keys))(out, input, dims)
     if keepdim:
         return out
-    return _as_scalar(out) if every_dim else squeeze(out, dims)
+    if every_dim:
+        return _as_scalar(out)
+    if out.grad_fn is None:
+        return _squeezed(out, shape, dims)
+    return squeeze(out, dims)
+
+
+def _squeezed(out: Tensor, shape: tuple, dims: tuple) -> Tensor:
+    """A fresh kept-dims result without its reduced dims, when no graph was recorded for it
+    (below a derivative, in backward): the same elements and layout as squeeze's view, but not a
+    view, so that a leaf's gradient (a bias's, summed over rows) becomes its .grad without a copy
+    (issue 14). Nothing else refers to ``out``."""
+    if len(dims) == 1:
+        final = shape[:dims[0]] + shape[dims[0] + 1:]
+    else:
+        final = tuple([size for d, size in enumerate(shape) if d not in dims])
+    return make_tensor(out._storage, final, contiguous_strides(final), out._offset, out._dtype, out._device,
+                       out._version_ref)
 
 
 def _as_scalar(out: Tensor) -> Tensor:

@@ -1,4 +1,5 @@
 // matmul(dtype, batch, m, n, k, out, a, b): out[b] = a[b] @ b[b]
+// linear(dtype, m, n, k, out, a, w, bias): out = a @ w^T + bias (the fused linear op)
 // float32/float64 go to OpenBLAS (scipy_cblas_*gemm) whenever each operand is a BLAS layout
 // (one unit stride, a valid leading dim), else through a contiguous copy, in blocks of single-
 // threaded calls on our own threads (blas_matmul); float16/bfloat16 products big enough to
@@ -239,11 +240,63 @@ PyObject* py_matmul(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+// One layer: the product exactly as matmul computes it (so the result rounds as the
+// decomposition's `input @ weight.t() + bias` does), then the bias added to every row. One call
+// instead of the decomposition's transpose view, product and broadcast add: on the small layers
+// of issue 14 those calls, not the arithmetic, were the cost.
+template <class T> void linear_T(int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& w, const Operand* bias) {
+    matmul_T<T>(1, m, n, k, out, a, w);
+    if (!bias) return;
+    T* O = reinterpret_cast<T*>(out.data);
+    const T* B = reinterpret_cast<const T*>(bias->data);
+    const int64_t ors = out.strides[1], ocs = out.strides[2], bs = bias->strides[0];
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) O[i * ors + j * ocs] += B[j * bs];
+}
+
+// A 2-d operand as matmul's (batch, row, col) operand of batch 1; `transposed` swaps its dims.
+void as_single_batch(Operand& op, bool transposed) {
+    const int64_t rows = op.strides[0], cols = op.strides[1];
+    op.strides[0] = 0;
+    op.strides[1] = transposed ? cols : rows;
+    op.strides[2] = transposed ? rows : cols;
+}
+
+PyObject* py_linear(PyObject* const* args, Py_ssize_t nargs) {
+    // linear(dtype, m, n, k, out, a, w, bias): out (m, n), a (m, k), w (n, k), bias (n,) or None
+    const char* fname = "linear";
+    check_nargs(nargs, 8, fname);
+    const int dtype = float_dtype(args[0], fname);
+    const int64_t m = arg_int(args[1], fname, "m"), n = arg_int(args[2], fname, "n"), k = arg_int(args[3], fname, "k");
+    if (m < 0 || n < 0 || k < 0) value_error("linear: sizes must be >= 0");
+    const int64_t oshape[2] = {m, n}, ashape[2] = {m, k}, wshape[2] = {n, k};
+    Operand out, a, w, bias;
+    parse_operand(args[4], dtype, 2, oshape, out, fname, "out", false, true);
+    parse_operand(args[5], dtype, 2, ashape, a, fname, "a", false, false);
+    parse_operand(args[6], dtype, 2, wshape, w, fname, "w", false, false);
+    const Operand* bp = nullptr;
+    if (args[7] != Py_None) {
+        parse_operand(args[7], dtype, 1, oshape + 1, bias, fname, "bias", false, false);
+        bp = &bias;
+    }
+    if (m == 0 || n == 0) return none();
+    as_single_batch(out, false);
+    as_single_batch(a, false);
+    as_single_batch(w, true);
+    ReleaseGil nogil(m * n * k >= PARALLEL_THRESHOLD);
+    if (dtype == kFloat32) linear_T<float>(m, n, k, out, a, w, bp);
+    else linear_T<double>(m, n, k, out, a, w, bp);
+    return none();
+}
+
 }  // namespace
 
 void register_matmul(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_matmul>(
         "matmul", "matmul(dtype, batch, m, n, k, out, a, b): operands carry (batch, row, col) strides."));
+    methods.push_back(fast_method<py_linear>(
+        "linear", "linear(dtype, m, n, k, out, a, w, bias): out (m, n) = a (m, k) @ w (n, k)^T + bias (n,); bias may "
+                  "be None."));
 }
 
 }  // namespace tp
