@@ -312,8 +312,8 @@ class Tensor:
     def cumsum_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
         """In place: ``self`` keeps its dtype (the sum is taken in ``dtype`` when given)."""
     @property
-    def data(self) -> Tensor:
-        """See torch.Tensor.data."""
+    def data(self) -> Any:
+        """detached(t) -> t.detach(): Tensor.data's getter."""
     def data_ptr(self) -> _int:
         """Address of the first element, for backends whose storage has one (CPU)."""
     def deg2rad(self, *, out: Tensor | None = ...) -> Tensor:
@@ -327,8 +327,8 @@ class Tensor:
     def detach_(self) -> Tensor:
         """Detach in place: this tensor leaves the graph and becomes a leaf not requiring grad."""
     @property
-    def device(self) -> _device:
-        """See torch.Tensor.device."""
+    def device(self) -> Any:
+        """attrgetter(attr, ...) --> attrgetter object"""
     def diag(self, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
     def diag_embed(self, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
@@ -362,8 +362,8 @@ class Tensor:
     def dsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
         """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
     @property
-    def dtype(self) -> _dtype:
-        """See torch.Tensor.dtype."""
+    def dtype(self) -> Any:
+        """attrgetter(attr, ...) --> attrgetter object"""
     def element_size(self) -> _int:
         """See torch.Tensor.element_size."""
     def eq(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -717,8 +717,8 @@ class Tensor:
     def nbytes(self) -> _int:
         """See torch.Tensor.nbytes."""
     @property
-    def ndim(self) -> _int:
-        """See torch.Tensor.ndim."""
+    def ndim(self) -> Any:
+        """tensor_ndim(t) -> len(t.shape): Tensor.ndim's getter."""
     def ne(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``ne`` of ``input`` and ``other`` with broadcasting (see torch.ne)."""
     def ne_(self, other: _TensorOrNumber) -> Tensor:
@@ -730,7 +730,7 @@ class Tensor:
     def nelement(self) -> _int:
         """See torch.Tensor.nelement."""
     def new_empty(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-        """See torch.Tensor.new_empty."""
+        """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
     def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
         """See torch.Tensor.new_full."""
     def new_ones(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
@@ -856,7 +856,7 @@ class Tensor:
         """In-place version of ``sgn``."""
     @property
     def shape(self) -> tuple[_int, ...]:
-        """See torch.Tensor.shape."""
+        """attrgetter(attr, ...) --> attrgetter object"""
     def share_memory_(self) -> Tensor:
         """Refused: tensorplug has no inter-process shared tensor memory (see tp.multiprocessing)."""
     def short(self) -> Tensor:
