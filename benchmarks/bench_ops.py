@@ -1,5 +1,5 @@
 """nn ops and a large reduction side by side: the CPU backend's fused kernels against PyTorch (and
-NumPy where it has the op), and the same ops on OpenCL.
+NumPy where it has the op), and the same ops on OpenCL; two bfloat16 products under CPU autocast.
 
     python benchmarks/bench_ops.py [--rounds 7] [--smoke] [--only sum]
 
@@ -76,6 +76,23 @@ def cases(lib, device):
         pooled = lib.tensor(planes[:, :, :24, :24], device=device, requires_grad=True)
         rows.append(Case("max_pool2d 64x64x24x24, kernel 2, forward + backward",
                          lambda: F.max_pool2d(pooled, 2).sum().backward(), 5, "ms"))
+        # Mixed precision on the CPU: bfloat16 products under autocast (the cast weight is cached
+        # inside one region, as in a training step's forward).
+        if device == "cpu":
+            x2d = lib.tensor(rng.standard_normal((256, 512), dtype=np.float32))
+            w2d = lib.tensor(rng.standard_normal((512, 512), dtype=np.float32), requires_grad=True)
+            conv_x, conv_w = lib.tensor(image[:, :16]), lib.tensor(filters[:32, :16], requires_grad=True)
+
+            def under_autocast(fn):
+                def run():
+                    with lib.autocast("cpu", dtype=lib.bfloat16):
+                        return fn()
+                return run
+
+            rows.append(Case("autocast bfloat16: linear 256x512 @ 512x512",
+                             under_autocast(lambda: F.linear(x2d, w2d)), 20, "ms"))
+            rows.append(Case("autocast bfloat16: conv2d 64x16x28x28, 32 3x3, padding 1",
+                             under_autocast(lambda: F.conv2d(conv_x, conv_w, padding=1)), 3, "ms"))
     activations = rng.standard_normal((4096, 1024), dtype=np.float32)
     add("layer_norm 4096x1024", (activations,), lambda F, x: F.layer_norm(x, (1024,)), _np_layer_norm, 10)
     flat = rng.standard_normal(10**7, dtype=np.float32)
