@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from ..dispatcher import AUTOCAST, local_state
+from ..dispatcher import AUTOCAST, MaskKeys, local_state
 from ..frontend import dtypes as _dt
 
 __all__ = ["current", "sync_key", "Snapshot", "DEFAULT_DTYPES"]
@@ -29,6 +29,8 @@ class _ThreadState(threading.local):
 
 
 current = _ThreadState()
+# A region re-allows the key the autograd engine denies while backward runs.
+_ALLOW_AUTOCAST = MaskKeys(allow=AUTOCAST.mask)
 
 
 def sync_key() -> None:
@@ -62,15 +64,14 @@ class Snapshot:
         self._saved.append((state.enabled, state.dtypes, state.cache_enabled))
         state.enabled, state.dtypes, state.cache_enabled = dict(self.enabled), dict(self.dtypes), self.cache_enabled
         state.nesting += 1
-        local_state.saved_masks.append(local_state.mask)
-        local_state.mask |= AUTOCAST.mask
+        _ALLOW_AUTOCAST.__enter__()
         sync_key()
         return self
 
     def __exit__(self, *exc_info):
         state = current
         state.enabled, state.dtypes, state.cache_enabled = self._saved.pop()
-        local_state.mask = local_state.saved_masks.pop()
+        _ALLOW_AUTOCAST.__exit__(*exc_info)
         state.nesting -= 1
         if state.nesting == 0:
             state.cache.clear()  # PyTorch drops the cast weights when the outermost region exits

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug.conformance.opdb._core import round_to
 from tensorplug.utils.checkpoint import checkpoint
 
 F = tp.nn.functional
@@ -20,15 +21,9 @@ def _torch():
     return torch
 
 
-def _round_bf16(a: np.ndarray) -> np.ndarray:
-    """float32 values rounded to the nearest bfloat16 (ties to even), as float64."""
-    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
-
-
 def _round(a: np.ndarray, dtype) -> np.ndarray:
-    return _round_bf16(a) if dtype is tp.bfloat16 else np.asarray(a, np.float32).astype(np.float16).astype(np.float64)
+    """float32 values rounded to ``dtype`` (nearest, ties to even), as float64."""
+    return round_to(np.asarray(a, np.float32).astype(np.float64), dtype.name)
 
 
 # --- what each op returns on the CPU, against PyTorch --------------------------------------------------

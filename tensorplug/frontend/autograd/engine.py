@@ -25,9 +25,9 @@ __all__ = ["run_backward", "run_from_scalar"]
 # Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared. Backward
 # never autocasts: its ops run in the dtypes autocast chose for the forward ops they differentiate
 # (PyTorch's documented behaviour), even when backward() is called inside an autocast region.
-_GRAD_ON = MaskKeys(allow=AUTOGRAD.mask, deny=AUTOCAST.mask)
-_GRAD_OFF = MaskKeys(deny=AUTOGRAD.mask | AUTOCAST.mask)
 _BACKWARD_DENIED = AUTOGRAD.mask | AUTOCAST.mask
+_GRAD_ON = MaskKeys(allow=AUTOGRAD.mask, deny=AUTOCAST.mask)
+_GRAD_OFF = MaskKeys(deny=_BACKWARD_DENIED)
 
 
 _NO_GRADIENT = [None]
