@@ -38,10 +38,11 @@ using tp_slots::put_new;
 using tp_slots::replace;
 
 enum TensorSlot {
-    T_STORAGE, T_SHAPE, T_STRIDE, T_DTYPE, T_DEVICE, T_KEYS, T_VERSION, T_BASE, T_GRAD, T_GRAD_FN, T_AUTOGRAD, T_NUM
+    T_STORAGE, T_SHAPE, T_STRIDE, T_DTYPE, T_DEVICE, T_KEYS, T_VERSION, T_BASE, T_GRAD, T_GRAD_FN, T_AUTOGRAD,
+    T_OFFSET, T_NUM
 };
 const char* const kTensorSlots[T_NUM] = {"_storage", "_shape", "_stride", "_dtype", "_device", "_keys",
-                                         "_version_ref", "_base", "grad", "grad_fn", "_autograd"};
+                                         "_version_ref", "_base", "grad", "grad_fn", "_autograd", "_offset"};
 enum NodeSlot { N_NEXT, N_SEQUENCE, N_PRE_HOOKS, N_HOOKS, N_TRACE, N_NUM };
 const char* const kNodeSlots[N_NUM] = {"next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace"};
 enum FormulaSlot { F_FORMULA, F_SAVED, F_OUTPUT, F_EXTRA, F_OP_NAME, F_NUM };
@@ -654,13 +655,39 @@ PyObject* pop_gradients(Graph& graph, PyObject* node) {
     return grads;
 }
 
+// The number of elements of a tensor whose shape is a tuple of ints; -1 on anything else.
+long long numel_of(PyObject* t) {
+    PyObject* shape = tslot(t, T_SHAPE);
+    if (!shape || !PyTuple_CheckExact(shape)) return -1;
+    long long n = 1;
+    for (Py_ssize_t i = 0, d = PyTuple_GET_SIZE(shape); i < d; ++i) n *= PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    return PyErr_Occurred() ? (PyErr_Clear(), -1) : n;
+}
+
+// Whether the view `grad` is the only way to its base's memory: the base is no view, nothing but
+// the view holds it, and both cover the same elements from the same offset. The backward of a
+// 2-D matrix product ends in such a view (the squeeze of its batch of one), and so does a
+// reshape after a sum; the engine may then take the view as a tensor of its own.
+bool sole_view(PyObject* grad, PyObject* base) {
+    if (Py_TYPE(base) != g.tensor || Py_REFCNT(base) != 1 || tslot(base, T_BASE) != Py_None ||
+        tslot(base, T_STORAGE) != tslot(grad, T_STORAGE))
+        return false;
+    const int same_offset = PyObject_RichCompareBool(tslot(base, T_OFFSET), tslot(grad, T_OFFSET), Py_EQ);
+    if (same_offset != 1) return PyErr_Occurred() ? (PyErr_Clear(), false) : false;
+    const long long n = numel_of(grad);
+    return n >= 0 && n == numel_of(base);
+}
+
 // Whether `grad` may become `leaf.grad` itself instead of a copy (PyTorch steals it too): only
-// the engine holds it (`holders` references) and its memory, it is no view, and it has the
-// leaf's dtype, shape and strides.
+// the engine holds it (`holders` references) and its memory (directly, or as the sole view of
+// a base nothing else holds), and it has the leaf's dtype, shape and strides.
 bool may_steal(PyObject* leaf, PyObject* grad, Py_ssize_t holders) {
-    if (Py_TYPE(grad) != g.tensor || Py_REFCNT(grad) != holders || tslot(grad, T_BASE) != Py_None) return false;
+    if (Py_TYPE(grad) != g.tensor || Py_REFCNT(grad) != holders) return false;
+    PyObject* base = tslot(grad, T_BASE);
+    const bool view = base != Py_None;
+    if (view && !sole_view(grad, base)) return false;
     PyObject* storage = tslot(grad, T_STORAGE);
-    if (!storage || Py_REFCNT(storage) != 1 || tslot(grad, T_DTYPE) != tslot(leaf, T_DTYPE)) return false;
+    if (!storage || Py_REFCNT(storage) != (view ? 2 : 1) || tslot(grad, T_DTYPE) != tslot(leaf, T_DTYPE)) return false;
     return PyObject_RichCompareBool(tslot(grad, T_STRIDE), tslot(leaf, T_STRIDE), Py_EQ) == 1;
 }
 
@@ -722,6 +749,9 @@ int accumulate_plainly(Graph& graph, PyObject* leaf, PyObject* grad, Py_ssize_t 
     PyObject* current = tslot(leaf, T_GRAD);
     if (current == Py_None) {
         if (!may_steal(leaf, grad, holders)) return 0;  // the Python function clones it
+        // A sole view drops its base (freed here): .grad is then a tensor of its own, as a copy
+        // would have been.
+        if (tslot(grad, T_BASE) != Py_None) replace(grad, g.tensor_slot[T_BASE], Py_None);
         replace(leaf, g.tensor_slot[T_GRAD], grad);
         return 1;
     }

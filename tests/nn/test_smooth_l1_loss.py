@@ -238,3 +238,55 @@ def test_broadcasting_warns_as_pytorch():
     with pytest.warns(UserWarning, match="different to the input size"):
         expected = torch.nn.functional.smooth_l1_loss(torch.tensor(a), torch.tensor(b), beta=0.5)
     np.testing.assert_allclose(got.item(), expected.item(), rtol=1e-12)
+
+
+def _opencl():
+    from tensorplug.backends.opencl import OpenCLBackend
+
+    available, reason = OpenCLBackend().is_available()
+    if not available:
+        pytest.skip(f"OpenCL backend unavailable: {reason}")
+    return "opencl"
+
+
+@pytest.mark.parametrize("size", [37, 70_001])  # one work-group's sum; the per-element kernel and a reduction
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_opencl_fused_kernels_match_numpy(size, reduction, dtype):
+    """OpenCL's fused loss and gradient (fused.py) against float64 NumPy, with ties (d == 0), NaN,
+    both sides of beta, a non-contiguous input and a per-element incoming gradient for "none"."""
+    device = _opencl()
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal(size) * 2).astype(dtype)
+    b = rng.standard_normal(size).astype(dtype)
+    a[:3] = b[:3]
+    a[5] = np.nan
+    for beta in (0.0, 0.25, 1.0):
+        x = tp.tensor(np.stack([a, a]), device=device)[0].requires_grad_()  # a view at offset 0
+        wide = tp.tensor(np.stack([b, b], 1), device=device)[:, 1]  # stride 2
+        loss = F.smooth_l1_loss(x, wide, reduction=reduction, beta=beta)
+        grad = rng.standard_normal(loss.shape).astype(dtype)
+        loss.backward(tp.tensor(grad, device=device))
+        expected, grad_input = _reference(a, b, reduction, beta, grad.astype(np.float64))
+        if beta == 0:  # L1's slope sign(NaN) is 0 in PyTorch (NumPy's is NaN)
+            grad_input = np.where(np.isnan(a - b), 0.0, grad_input)
+        tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else TOL[dtype]
+        np.testing.assert_allclose(loss.detach().cpu().numpy(), expected, **tol)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), grad_input, **tol)
+
+
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_opencl_fused_kernels_half_precision(dtype, reduction):
+    """16-bit inputs compute in float32 and round once: the float32 values within their precision."""
+    device = _opencl()
+    rng = np.random.default_rng(8)
+    a = tp.tensor(rng.standard_normal((5, 9)) * 2, dtype=dtype)
+    b = tp.tensor(rng.standard_normal((5, 9)), dtype=dtype)
+    x = a.to(device).requires_grad_()
+    loss = F.smooth_l1_loss(x, b.to(device), reduction=reduction, beta=0.5)
+    (loss.sum() if reduction == "none" else loss).backward()
+    expected, grad_input = _reference(a.float().numpy(), b.float().numpy(), reduction, 0.5, 1.0)
+    assert loss.dtype is dtype and x.grad.dtype is dtype
+    np.testing.assert_allclose(loss.detach().cpu().float().numpy(), expected, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(x.grad.cpu().float().numpy(), grad_input, rtol=1e-2, atol=1e-2)

@@ -1,5 +1,6 @@
 """The OpenCL backend's fused kernels for composite ops (relu, softmax, cross_entropy, nll_loss,
-layer_norm, max pooling, conv2d and its gradients, adam_step_) give what PyTorch gives in float64
+layer_norm, max pooling, conv2d and its gradients, adam_step_, linear, smooth_l1_loss and its
+gradient) give what PyTorch gives in float64
 (values and gradients) and what the ops' decompositions give on the same device, NaN and inf
 included."""
 import numpy as np
@@ -24,7 +25,7 @@ F = tp.nn.functional
 DEV = "opencl"
 FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "cross_entropy", "nll_loss", "layer_norm", "max_pool2d",
          "max_pool2d_with_indices", "max_pool2d_backward", "conv2d", "conv2d_input_backward",
-         "conv2d_weight_backward", "adam_step_"]
+         "conv2d_weight_backward", "adam_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward"]
 # The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
 RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
              "rnn_sequence_forward", "rnn_sequence_backward"]

@@ -272,9 +272,74 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
 """)
     if k == "f":
         src.append(_floating(dtype, acc))
+        src.append(_smooth_l1())
     if dtype in CONV_COLS:
         src.append(_convolutions(dtype))
     return "".join(src)
+
+
+def _smooth_l1() -> str:
+    """smooth_l1_loss and its gradient, one launch each on small inputs: the decomposition is nine
+    launches forward and four backward, and a small regression step on PoCL is launch-bound
+    (issue 14). Contiguous operands; the constants come from the host as the decomposition's
+    Python numbers do (0.5 / beta, 0.5 * beta), so the values round as its kernels round."""
+    loss_body = guarded("""
+        ST(o, oo + i, tp_smooth_l1(LD(x, ox + i) - LD(y, oy + i), beta, half_inv_beta, half_beta));""")
+    grad_body = guarded("""
+        C g_i = per_element ? LD(g, og + i) : g_all;
+        ST(o, oo + i, tp_smooth_l1_slope(LD(x, ox + i) - LD(y, oy + i), beta) * g_i);""")
+    return f"""
+/* The loss at d = x - y: |d| where beta is 0, else 0.5 d^2 / beta inside (-beta, beta) and
+   |d| - 0.5 beta outside (+ 0 makes -0.0 the +0.0 of fabs; NaN stays NaN). */
+C tp_smooth_l1(C d, C beta, C half_inv_beta, C half_beta) {{
+    d = (d < 0 ? -d : d) + (C)0;
+    return beta == 0 ? d : (d < beta ? d * d * half_inv_beta : d - half_beta);
+}}
+
+/* Its slope: sign(d) (0 at 0 and at NaN, the contract's sign) where beta is 0, else d / beta
+   clamped to [-1, 1], NaN passing through the clamp as it does through the decomposition's. */
+C tp_smooth_l1_slope(C d, C beta) {{
+    if (beta == 0) return (C)((d > 0) - (d < 0));
+    C s = beta == 1 ? d : d / beta;
+    return s > 1 ? (C)1 : (s < -1 ? (C)-1 : s);
+}}
+
+/* reduction "none": the loss of each element. */
+__kernel void smooth_l1_c(__global T* o, long oo, __global const T* x, long ox, __global const T* y, long oy, long n,
+                          C beta, C half_inv_beta, C half_beta) {{
+    long i = get_global_id(0);
+    {loss_body}
+}}
+
+/* "sum" and "mean": one work-group, each work-item a strided share, then a tree in local memory
+   (the caller keeps it to inputs one work-group sums quickly). */
+__kernel __attribute__((reqd_work_group_size(TP_REDUCE_GROUP, 1, 1)))
+void smooth_l1_reduce(__global T* o, long oo, __global const T* x, long ox, __global const T* y, long oy, long n,
+                      C beta, C half_inv_beta, C half_beta, int mean) {{
+    __local ACC ls[TP_REDUCE_GROUP];
+    int lid = get_local_id(0);
+    ACC a = 0;
+    for (long j = lid; j < n; j += TP_REDUCE_GROUP)
+        a += (ACC)tp_smooth_l1(LD(x, ox + j) - LD(y, oy + j), beta, half_inv_beta, half_beta);
+    ls[lid] = a;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int span = TP_REDUCE_GROUP / 2; span > 0; span /= 2) {{
+        if (lid < span) ls[lid] += ls[lid + span];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (lid == 0) ST(o, oo, mean ? (C)(ls[0] / (ACC)n) : (C)ls[0]);
+}}
+
+/* The gradient with respect to the input: the slope times the incoming gradient, which is read
+   per element (per_element, "none") or once at g[og], scaled there by 1 / n for "mean" as the
+   decomposition scales it (g_scale, rounded to C first). */
+__kernel void smooth_l1_backward_c(__global T* o, long oo, __global const T* g, long og, int per_element, C g_scale,
+                                   __global const T* x, long ox, __global const T* y, long oy, long n, C beta) {{
+    long i = get_global_id(0);
+    C g_all = per_element ? (C)0 : LD(g, og) * g_scale;
+    {grad_body}
+}}
+"""
 
 
 def _floating(dtype: str, acc: str) -> str:

@@ -1,7 +1,7 @@
 """Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
 composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and its gradient), conv2d and both halves of its
-gradient, and adam_step_.
+gradient, adam_step_, linear, and smooth_l1_loss with its gradient.
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -190,6 +190,56 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
         state.queue, g, l, *_operand(out), *_operand(grad), sgn, sgr, mode, den.buffer, *_operand(input),
         *input.stride(), *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None), n, c, r,
         int(ignore_index), int(smoothing != 0.0), smoothing / c, 1.0 - smoothing)
+    return out
+
+
+# One work-group sums this many elements of smooth_l1_loss in about the time of a launch; larger
+# inputs take the per-element kernel and the backend's parallel reduction.
+_SMOOTH_L1_ONE_GROUP = 1 << 16
+
+
+def _smooth_l1_covers(input, *others) -> bool:
+    return input.dtype.is_floating_point and all(t.dtype is input.dtype and t.shape == input.shape for t in others)
+
+
+def _smooth_l1_loss(input, target, reduction, beta):
+    if not _smooth_l1_covers(input, target):
+        return _decomposition("smooth_l1_loss")(input, target, reduction, beta)
+    x, y = _contiguous(input), _contiguous(target)
+    n = math.prod(x.shape)
+    state = _state(x)
+    dtype = x.dtype.name
+    constants = (beta, 0.5 / beta if beta else 0.0, 0.5 * beta)
+    if reduction != "none" and 0 < n <= _SMOOTH_L1_ONE_GROUP:
+        out = x.new_empty(())
+        _fk(state, dtype, "smooth_l1_reduce")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), *_operand(out),
+                                              *_operand(x), *_operand(y), n, *constants, int(reduction == "mean"))
+        return out
+    losses = x.new_empty(x.shape)
+    if n:
+        g, l = _global(n, state)
+        _fk(state, dtype, "smooth_l1_c")(state.queue, g, l, *_operand(losses), *_operand(x), *_operand(y), n,
+                                         *constants)
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def _smooth_l1_loss_backward(grad, input, target, reduction, beta):
+    per_element = reduction == "none"
+    if not _smooth_l1_covers(input, target) or grad.dtype is not input.dtype or (
+            grad.shape != (input.shape if per_element else ())):
+        return _decomposition("smooth_l1_loss_backward")(grad, input, target, reduction, beta)
+    x, y, g_in = _contiguous(input), _contiguous(target), _contiguous(grad)
+    n = math.prod(x.shape)
+    out = x.new_empty(x.shape)
+    if n:
+        state = _state(x)
+        g, l = _global(n, state)
+        g_scale = 1.0 / n if reduction == "mean" else 1.0
+        _fk(state, x.dtype.name, "smooth_l1_backward_c")(state.queue, g, l, *_operand(out), *_operand(g_in),
+                                                         int(per_element), g_scale, *_operand(x), *_operand(y), n,
+                                                         beta)
     return out
 
 
@@ -583,5 +633,6 @@ def table() -> dict:
         "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
         "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
-        "adam_step_": _adam_step, "linear": _linear,
+        "adam_step_": _adam_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
+        "smooth_l1_loss_backward": _smooth_l1_loss_backward,
     }

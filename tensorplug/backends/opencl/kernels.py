@@ -155,7 +155,7 @@ def _coalesce(shape, strides_list):
         for m, st in zip(merged, strides_list):
             m.append(st[d])
     if not merged_shape:
-        return [1], [[0] for _ in strides_list]
+        return [1], [[1] for _ in strides_list]  # one element: flat, whatever its strides
     return merged_shape, merged
 
 
@@ -166,6 +166,24 @@ def _pad(values, fill):
 
 def _is_flat(shape, strides_list) -> bool:
     return len(shape) == 1 and all(st[0] == 1 for st in strides_list)
+
+
+_row_major: dict = {}
+
+
+def _all_row_major(shape, strides_list) -> bool:
+    """Whether every operand has the row-major strides of ``shape``: the common case, answered
+    by comparing tuples before _coalesce's general merge (which costs more than the rest of a
+    small op's adapter, issue 14)."""
+    expected = _row_major.get(shape)
+    if expected is None:
+        expected = _contiguous_strides(shape)
+        if len(_row_major) < 4096:  # shapes of one program; bounded for programs of many
+            _row_major[shape] = expected
+    for st in strides_list:
+        if st != expected:
+            return False
+    return True
 
 
 def _split_launch(shape, strides_list, offsets, launch):
@@ -206,6 +224,10 @@ def _copy(dst, src):
 
 def _copy_raw(state, dst_dtype, src_dtype, obuf, ooff, ostrides, abuf, aoff, astrides, shape):
     n = math.prod(shape)
+    if _all_row_major(shape, (ostrides, astrides)):
+        g, l = _global(n, state)
+        _kernel(state, "copy", dst_dtype, f"copy_{src_dtype}_c")(state.queue, g, l, obuf, ooff, abuf, aoff, n)
+        return
     shape_c, (so, sa) = _coalesce(shape, (ostrides, astrides))
     if _is_flat(shape_c, (so, sa)):
         g, l = _global(n, state)
@@ -229,7 +251,8 @@ def _fill(dst, value):
     dtype = dst.dtype.name
     v = _scalar(value, dtype)
     buf, off = dst.untyped_storage().buffer, dst.storage_offset()
-    shape_c, (so,) = _coalesce(dst.shape, (dst.stride(),))
+    row_major = _all_row_major(dst.shape, (dst.stride(),))
+    shape_c, (so,) = ((n,), ((1,),)) if row_major else _coalesce(dst.shape, (dst.stride(),))
     if _is_flat(shape_c, (so,)):
         g, l = _global(n, state)
         _kernel(state, "elementwise", dtype, "fill_c")(state.queue, g, l, buf, off, v, n)
@@ -256,8 +279,12 @@ def _unary(name: str):
         dtype = a.dtype.name
         obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
         abuf, aoff = a.untyped_storage().buffer, a.storage_offset()
-        shape_c, sts = _coalesce(shape, (out.stride(), a.stride()))
-        if _is_flat(shape_c, sts):
+        strides = (out.stride(), a.stride())
+        flat = _all_row_major(shape, strides)
+        if not flat:
+            shape_c, sts = _coalesce(shape, strides)
+            flat = _is_flat(shape_c, sts)
+        if flat:
             g, l = _global(n, state)
             _kernel(state, "elementwise", dtype, contiguous)(state.queue, g, l, obuf, ooff, abuf, aoff, n)
             return
@@ -275,6 +302,7 @@ def _unary(name: str):
 
 def _binary(name: str):
     flagging = name in _source.FLAGGING
+    both_tensors, number_b, number_a = f"{name}_tt", f"{name}_ts", f"{name}_st"  # the flat kernels
 
     def kernel(out, a, b):
         a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
@@ -301,12 +329,15 @@ def _binary(name: str):
             strides.append(a.stride())
         if not b_number:
             strides.append(b.stride())
-        shape_c, sts = _coalesce(shape, strides)
-        if _is_flat(shape_c, sts):
-            mode = "ts" if b_number else "st" if a_number else "tt"
+        flat = _all_row_major(shape, strides)
+        if not flat:
+            shape_c, sts = _coalesce(shape, strides)
+            flat = _is_flat(shape_c, sts)
+        if flat:
             g, l = _global(n, state)
-            _kernel(state, "elementwise", dtype, f"{name}_{mode}")(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff,
-                                                                  sa, sb, n, state.error_flag)
+            flat_name = number_b if b_number else number_a if a_number else both_tensors
+            _kernel(state, "elementwise", dtype, flat_name)(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb,
+                                                            n, state.error_flag)
             return
         knl = _kernel(state, "elementwise", dtype, f"{name}_s")
         mode = (1 if a_number else 0) | (2 if b_number else 0)

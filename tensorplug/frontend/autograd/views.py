@@ -79,9 +79,12 @@ class ViewNode(Node):
 def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
     """Sum ``grad`` over the dims that broadcasting added or stretched, back to ``shape``."""
     lead = grad.ndim - len(shape)
-    dims = list(range(lead)) + [lead + i for i, size in enumerate(shape) if size == 1 and grad._shape[lead + i] != 1]
-    if dims:
-        grad = grad.sum(dim=dims, keepdim=True)
+    stretched = [lead + i for i, size in enumerate(shape) if size == 1 and grad._shape[lead + i] != 1]
+    if not stretched:
+        # Only leading dims: a sum without keepdim has the shape itself, and a result that is no
+        # view lets the engine make it the leaf's .grad without a copy (a bias's gradient).
+        return grad.sum(dim=list(range(lead))) if lead else grad
+    grad = grad.sum(dim=list(range(lead)) + stretched, keepdim=True)
     return grad.reshape(shape) if grad._shape != shape else grad
 
 
