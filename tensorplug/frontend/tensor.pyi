@@ -739,6 +739,10 @@ class Tensor:
         """See torch.Tensor.new_tensor."""
     def new_zeros(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
         """See torch.Tensor.new_zeros."""
+    def nextafter(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
+    def nextafter_(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
     def nonzero(self, *, as_tuple: _bool = ...) -> Any:
         """Coordinates of the non-zero elements, in row-major order."""
     def nonzero_static(self, *, size: _Size, fill_value: Any = ...) -> Tensor:
