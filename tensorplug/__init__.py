@@ -38,6 +38,7 @@ from .frontend.ops.special_functions import *  # noqa: F401,F403
 from .frontend.ops.zeta_functions import *  # noqa: F401,F403
 from .frontend.ops.pointwise import *  # noqa: F401,F403
 from .frontend.ops.float_classes import *  # noqa: F401,F403
+from .frontend.ops.adjacent_floats import *  # noqa: F401,F403
 from .frontend.ops.products import *  # noqa: F401,F403
 from .frontend.ops.stacking import *  # noqa: F401,F403
 from .frontend.ops.rearranging import *  # noqa: F401,F403

@@ -923,6 +923,9 @@ def neg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``neg`` of ``input`` (see torch.neg)."""
 
+def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
+
 def nonzero(input: Tensor, *, as_tuple: _bool = ...) -> Any:
     """Coordinates of the non-zero elements, in row-major order."""
 

@@ -167,8 +167,11 @@ _UNKNOWN = object()
 def _annotation(func, text):
     """The object an annotation names, or _UNKNOWN where it cannot be evaluated here (a name
     imported only under TYPE_CHECKING, say)."""
-    # A module may rebind a builtin's name (tensorplug's ``int`` is a dtype): try the builtins too.
-    for namespace in (getattr(func, "__globals__", {}), vars(builtins)):
+    # The annotations are the innermost function's (inspect.signature follows ``__wrapped__``), so
+    # they are read in its module: a decorator's module (autocast_hook, an in-place wrapper's) need
+    # not import Tensor, which made addbmm_'s return Any. A module may rebind a builtin's name
+    # (tensorplug's ``int`` is a dtype): try the builtins too.
+    for namespace in (getattr(inspect.unwrap(func), "__globals__", {}), vars(builtins)):
         value = text
         try:
             while isinstance(value, str):  # ``-> "Tensor"`` under ``from __future__ import annotations``

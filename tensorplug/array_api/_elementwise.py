@@ -3,17 +3,15 @@
 Most map straight onto tp's ops once the operands are promoted the standard's way
 (``_helpers.promote_operands``), complex dtypes included (tp's complex kernels, docs/complex.md).
 The rest are composites of tp ops, so they run on every device: ``logaddexp``, ``signbit``,
-``clip`` with array bounds, ``round`` and ``sign`` of complex arrays, ``conj``/``real``/``imag``.
-``nextafter`` needs the bits of a float, which tp cannot reinterpret (``view(dtype)`` is not
-supported), so it computes on the host.
+``clip`` with array bounds, ``round`` and ``sign`` of complex arrays, ``conj``/``real``/``imag``,
+and ``nextafter`` (tp's, over the float's bits).
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..frontend import complex as _complex
 from ..frontend.factories import tensor as _tensor, zeros_like as _zeros_like
 from ..frontend.ops import math_ops as _m
+from ..frontend.ops.adjacent_floats import nextafter as _nextafter
 from ..frontend.ops.elementwise import BINARY as _B, COMPARE as _C, UNARY as _U
 from ..frontend.tensor import Tensor
 from ._helpers import cast, check_array, promote_operands
@@ -187,16 +185,12 @@ def signbit(x: Tensor, /) -> Tensor:
 
 
 def nextafter(x1, x2, /) -> Tensor:
-    """The next representable float after x1 toward x2.
-
-    Computed on the host with NumPy: tp cannot reinterpret a float's bits on a device.
-    """
+    """The next representable float after x1 toward x2 (tp.nextafter, on the arrays' device)."""
     _check_real("nextafter", x1, x2)
     a, b = promote_operands(x1, x2)
     if a.dtype.category != 2:
         raise TypeError(f"nextafter needs floating-point arrays, got {a.dtype!r}")
-    out = np.nextafter(a.cpu().numpy(), b.cpu().numpy())
-    return _tensor(out, dtype=a.dtype, device=a.device)
+    return _nextafter(a, b)
 
 
 def clip(x: Tensor, /, min=None, max=None) -> Tensor:

@@ -1,12 +1,15 @@
-"""The standard's ``linalg`` extension.
+"""The standard's ``linalg`` extension, over ``tp.linalg``.
 
-Matrix products, norms, ``cross``, ``diagonal``, ``outer``, ``trace`` and ``matrix_power`` are
-tp ops and run on the array's device. The decompositions and solvers (``cholesky``, ``det``,
-``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``, ``pinv``, ``qr``, ``slogdet``, ``solve``,
-``svd``, ``svdvals``) run on the host through NumPy's LAPACK and come back to the array's device;
-they take part in no autograd graph (``tp.linalg`` has the differentiable ones). Complex arrays
-are taken everywhere: eigenvalues of Hermitian matrices, singular values, ``logabsdet`` and the
-norms are real (the matching real dtype), as the standard says.
+Every function runs on the array's device and differentiates: matrix products, norms, ``cross``,
+``diagonal``, ``outer``, ``trace`` and ``matrix_power`` are tp ops, and the decompositions and
+solvers (``cholesky``, ``det``, ``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``, ``pinv``,
+``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``) are ``tp.linalg``'s, with their
+derivatives (docs/linalg.md says where LAPACK runs). Where the standard and PyTorch differ the
+standard wins: results are this module's named tuples, ``pinv`` and ``matrix_rank`` take only
+``rtol``, and ``solve`` reads a right-hand side as a vector only when it is 1-D (PyTorch also
+reads a ``(..., M)`` batch of vectors as one). Complex arrays are taken everywhere: eigenvalues
+of Hermitian matrices, singular values, ``logabsdet`` and the norms are real (the matching real
+dtype), as the standard says.
 """
 from __future__ import annotations
 
@@ -15,15 +18,12 @@ import math
 import operator
 from typing import NamedTuple
 
-import numpy as np
-
-from ..frontend import dtypes as _d
-from ..frontend.factories import tensor as _tensor
+from .. import linalg as _linalg
 from ..frontend.ops import reductions as _r
 from ..frontend.ops.elementwise import UNARY as _U
+from ..frontend.shapes import broadcast_shapes
 from ..frontend.tensor import Tensor
 from ..frontend import views as _v
-from . import _dtypes as d
 from ._helpers import check_array, normalize_axes, normalize_axis, promote_operands
 from ._linear_algebra import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401  (the extension repeats them)
 
@@ -56,6 +56,7 @@ class SVDResult(NamedTuple):
 
 
 def _float_matrix(x: Tensor, name: str, square: builtins.bool = False) -> Tensor:
+    """The standard's checks (ValueError for shapes, TypeError for dtypes) before tp.linalg's."""
     check_array(x)
     if x.ndim < 2:
         raise ValueError(f"{name} needs at least two dimensions, got shape {x.shape}")
@@ -66,76 +67,47 @@ def _float_matrix(x: Tensor, name: str, square: builtins.bool = False) -> Tensor
     return x
 
 
-def _host(x: Tensor) -> np.ndarray:
-    return x.detach().cpu().numpy()
-
-
-def _back(value, like: Tensor, real: builtins.bool = False) -> Tensor:
-    """A host result as an array on ``like``'s device, of ``like``'s dtype (or its real
-    counterpart: eigenvalues of Hermitian matrices, singular values, logabsdet)."""
-    dtype = like.dtype.to_real() if real else like.dtype
-    return _tensor(np.array(value, dtype=_d.numpy_dtype(dtype), order="C"), dtype=dtype, device=like.device)
-
-
 def cholesky(x: Tensor, /, *, upper: builtins.bool = False) -> Tensor:
-    """The Cholesky factor L (x = L L^T), or U = L^T when ``upper``."""
-    _float_matrix(x, "cholesky", square=True)
-    lower = np.linalg.cholesky(_host(x))
-    return _back(np.swapaxes(lower, -1, -2) if upper else lower, x)
+    """The Cholesky factor L (x = L L^H), or U = L^H when ``upper``."""
+    return _linalg.cholesky(_float_matrix(x, "cholesky", square=True), upper=upper)
 
 
 def det(x: Tensor, /) -> Tensor:
     """Determinants of the square matrices in x."""
-    _float_matrix(x, "det", square=True)
-    return _back(np.linalg.det(_host(x)), x)
+    return _linalg.det(_float_matrix(x, "det", square=True))
 
 
 def slogdet(x: Tensor, /) -> SlogdetResult:
-    """Sign and log of the absolute value of the determinants."""
-    _float_matrix(x, "slogdet", square=True)
-    sign, logabs = np.linalg.slogdet(_host(x))
-    return SlogdetResult(_back(sign, x), _back(logabs, x, real=True))
+    """Sign and log of the absolute value of the determinants (sign 0, logabsdet -inf where
+    singular)."""
+    return SlogdetResult(*_linalg.slogdet(_float_matrix(x, "slogdet", square=True)))
 
 
 def eigh(x: Tensor, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
-    _float_matrix(x, "eigh", square=True)
-    w, v = np.linalg.eigh(_host(x))
-    return EighResult(_back(w, x, real=True), _back(v, x))
+    """Eigenvalues (ascending) and eigenvectors of symmetric (Hermitian) matrices."""
+    return EighResult(*_linalg.eigh(_float_matrix(x, "eigh", square=True)))
 
 
 def eigvalsh(x: Tensor, /) -> Tensor:
-    """Eigenvalues (ascending) of symmetric matrices."""
-    _float_matrix(x, "eigvalsh", square=True)
-    return _back(np.linalg.eigvalsh(_host(x)), x, real=True)
+    """Eigenvalues (ascending) of symmetric (Hermitian) matrices."""
+    return _linalg.eigvalsh(_float_matrix(x, "eigvalsh", square=True))
 
 
 def inv(x: Tensor, /) -> Tensor:
     """Inverses of the square matrices in x."""
-    _float_matrix(x, "inv", square=True)
-    return _back(np.linalg.inv(_host(x)), x)
+    return _linalg.inv(_float_matrix(x, "inv", square=True))
 
 
 def pinv(x: Tensor, /, *, rtol=None) -> Tensor:
-    """Moore-Penrose pseudo-inverses; singular values below rtol * largest count as zero
-    (default rtol: machine epsilon times max(M, N))."""
-    _float_matrix(x, "pinv")
-    if rtol is None:
-        rtol = d.finfo(x.dtype).eps * builtins.max(x.shape[-2:])
-    rcond = _host(rtol) if isinstance(rtol, Tensor) else rtol
-    return _back(np.linalg.pinv(_host(x), rtol=rcond), x)
+    """Moore-Penrose pseudo-inverses; singular values at most rtol * largest count as zero
+    (default rtol: machine epsilon times max(M, N); an array rtol broadcasts against the batch)."""
+    return _linalg.pinv(_float_matrix(x, "pinv"), rtol=rtol)
 
 
 def matrix_rank(x: Tensor, /, *, rtol=None) -> Tensor:
-    """Number of singular values above rtol * largest (default rtol: eps times max(M, N))."""
-    _float_matrix(x, "matrix_rank")
-    s = np.linalg.svd(_host(x), compute_uv=False)
-    if rtol is None:
-        rtol = d.finfo(x.dtype).eps * builtins.max(x.shape[-2:])
-    tol = (_host(rtol) if isinstance(rtol, Tensor) else rtol)
-    tol = np.asarray(tol)[..., None] * s.max(axis=-1, keepdims=True, initial=0)
-    rank = (s > tol).sum(axis=-1)
-    return _tensor(np.asarray(rank, dtype=np.int64), dtype=d.DEFAULT_INT, device=x.device)
+    """Number of singular values above rtol * largest (default rtol: eps times max(M, N)), in
+    the default integer dtype."""
+    return _linalg.matrix_rank(_float_matrix(x, "matrix_rank"), rtol=rtol)
 
 
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
@@ -143,28 +115,34 @@ def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
     _float_matrix(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"mode must be 'reduced' or 'complete', got {mode!r}")
-    q, r = np.linalg.qr(_host(x), mode=mode)
-    return QRResult(_back(q, x), _back(r, x))
+    return QRResult(*_linalg.qr(x, mode=mode))
 
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
-    """The solution X of x1 @ X = x2 (x2 a vector when it is 1-D)."""
+    """The solution X of x1 @ X = x2: x2 of shape (M,) is one vector (the result has shape
+    ``x1.shape[:-1]``), any other x2 is a (batch of) (M, K) matrices broadcast against x1's batch."""
     a, b = promote_operands(check_array(x1, "x1"), check_array(x2, "x2"))
     _float_matrix(a, "solve", square=True)
-    return _back(np.linalg.solve(_host(a), _host(b)), a)
+    if b.ndim == 1:
+        if b.shape[0] != a.shape[-1]:
+            raise ValueError(f"solve: x2 of shape {b.shape} does not fit x1 of shape {a.shape}")
+        return _linalg.solve(a, b)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: x2 of shape {b.shape} does not fit x1 of shape {a.shape}")
+    # Both with the broadcast batch dims: tp.linalg.solve, as PyTorch, would read an x2 of x1's
+    # batch dims and M as a batch of vectors, which the standard does not.
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="solve")
+    return _linalg.solve(a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:]))
 
 
 def svd(x: Tensor, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     """Singular value decomposition x = U diag(S) Vh, singular values descending."""
-    _float_matrix(x, "svd")
-    u, s, vh = np.linalg.svd(_host(x), full_matrices=full_matrices)
-    return SVDResult(_back(u, x), _back(s, x, real=True), _back(vh, x))
+    return SVDResult(*_linalg.svd(_float_matrix(x, "svd"), full_matrices=full_matrices))
 
 
 def svdvals(x: Tensor, /) -> Tensor:
     """Singular values, descending."""
-    _float_matrix(x, "svdvals")
-    return _back(np.linalg.svd(_host(x), compute_uv=False), x, real=True)
+    return _linalg.svdvals(_float_matrix(x, "svdvals"))
 
 
 def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:

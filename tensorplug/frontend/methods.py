@@ -367,7 +367,7 @@ def _attach() -> None:
     from ..linalg import _aliases as linalg_aliases
     from ..nn import functional as nn_functional
     from .ops import (
-        closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
+        adjacent_floats, closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
         products, quantiles, rearranging, sampling, scans, scatter_reduce, shaping, sorting, special_functions,
         stacking, statistics, type_queries, zeta_functions,
     )
@@ -375,7 +375,7 @@ def _attach() -> None:
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
                    histograms, kronecker, quantiles, sampling, scatter_reduce, special_functions, pointwise,
                    float_classes, products, stacking, rearranging, scans, statistics, index_updates, type_queries,
-                   zeta_functions):
+                   zeta_functions, adjacent_floats):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

@@ -115,7 +115,7 @@ class Tensor:
         """In-place version of ``add``."""
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one (n, p) matrix, to which ``input`` broadcasts."""
-    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Any:
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one (n, p) matrix, to which ``input`` broadcasts."""
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
         """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer tensor1 and tensor2: its old addcdiv truncated)."""
@@ -133,7 +133,7 @@ class Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
-    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Any:
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
@@ -195,7 +195,7 @@ class Tensor:
         """See torch.Tensor.backward."""
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
-    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Any:
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
     def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
@@ -739,6 +739,10 @@ class Tensor:
         """See torch.Tensor.new_tensor."""
     def new_zeros(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
         """See torch.Tensor.new_zeros."""
+    def nextafter(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
+    def nextafter_(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
     def nonzero(self, *, as_tuple: _bool = ...) -> Any:
         """Coordinates of the non-zero elements, in row-major order."""
     def nonzero_static(self, *, size: _Size, fill_value: Any = ...) -> Tensor:

@@ -510,12 +510,59 @@ def _interp_matrix(size: int, out: int, mode: str, align_corners, scale) -> np.n
     return m
 
 
+def _triangle(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x)
+    return np.where(x < 1.0, 1.0 - x, 0.0)
+
+
+def _keys_cubic(x: np.ndarray) -> np.ndarray:
+    """Keys' cubic convolution kernel with a = -0.5 (Pillow's, which antialiased bicubic follows;
+    the plain bicubic mode uses a = -0.75)."""
+    a = -0.5
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+# mode -> (filter, its support in input pixels at scale 1)
+_ANTIALIAS_FILTERS = {"bilinear": (_triangle, 1.0), "bicubic": (_keys_cubic, 2.0)}
+
+
+def _antialias_matrix(size: int, out: int, mode: str, align_corners, scale) -> np.ndarray:
+    """(out, size) weights of antialiased resampling along one dim, as PyTorch's
+    ``_upsample_{bilinear,bicubic}2d_aa`` (after Pillow): when downsampling by ``ratio`` the
+    filter is stretched by it, so each output averages every input it covers instead of sampling
+    two (or four) of them; each row is normalized to sum 1. Upsampling keeps the filter's width."""
+    if align_corners:
+        ratio = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = (1.0 / scale) if scale else size / out
+    kernel, reach = _ANTIALIAS_FILTERS[mode]
+    support = reach * ratio if ratio >= 1.0 else reach
+    stretch = 1.0 / ratio if ratio >= 1.0 else 1.0
+    widest = int(math.ceil(support)) * 2 + 1
+    m = np.zeros((out, size))
+    for i in range(out):
+        # PyTorch centres output i at ratio * (i + 0.5) also with align_corners (only its ratio
+        # changes); int() truncates as its casts do.
+        center = ratio * (i + 0.5)
+        first = max(int(center - support + 0.5), 0)
+        count = min(max(min(int(center + support + 0.5), size) - first, 0), widest)
+        taps = np.arange(first, first + count)
+        weights = kernel((taps - center + 0.5) * stretch)
+        total = weights.sum()
+        m[i, taps] = weights / total if total != 0.0 else weights
+    return m
+
+
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of a (N, C, *spatial) input: nearest, nearest-exact, (bi/tri)linear
-    or bicubic (``align_corners``), or area."""
+    or bicubic (``align_corners``), or area. ``antialias`` (bilinear and bicubic, 4-D input)
+    widens the filter by the downsampling factor, as PyTorch's (and Pillow's) resize."""
     check_tensor("interpolate", input)
     nd = input.ndim - 2
     if mode not in ("nearest", "nearest-exact", "area") and mode not in _LINEAR_MODES:
@@ -523,14 +570,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: "
             f"nearest | linear | bilinear | trilinear | area | nearest-exact (got {mode})"
         )
+    if antialias and not (mode in _ANTIALIAS_FILTERS and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input")
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != nd:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
     if nd < 1 or nd > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: nearest | linear | bilinear | trilinear | area | nearest-exact (got {mode})")
     if align_corners is not None and mode not in _LINEAR_MODES:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not supported")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size is not None else "either size or scale_factor should be defined")
     spatial = input._shape[2:]
@@ -558,9 +605,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise RuntimeError(f"interpolate(): output size {sizes} must be positive (input spatial size {list(spatial)})")
     if mode == "area":
         return _adaptive_avg("interpolate", input, sizes, nd)
-    matrices = [
-        _interp_matrix(s, o, mode, align_corners, sc) for s, o, sc in zip(spatial, sizes, scales)
-    ]
+    weights = _antialias_matrix if antialias else _interp_matrix
+    matrices = [weights(s, o, mode, align_corners, sc) for s, o, sc in zip(spatial, sizes, scales)]
     return _apply_matrices(input, matrices)
 
 
