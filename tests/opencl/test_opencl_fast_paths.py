@@ -241,3 +241,104 @@ def test_conv2d_weight_gradient_in_parts(monkeypatch, part_bytes):
     out.backward(tp.tensor(g, dtype=tp.float32, device=DEV))
     want = torch.nn.grad.conv2d_weight(torch.tensor(x), w.shape, torch.tensor(g), padding=1).numpy()
     _close(wt.grad, want, 2e-5 * np.sqrt(7 * 12 * 13))
+
+
+# --- one-element operands, whole reductions, the C launch -----------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int16", "uint8", "bool", "float16", "bfloat16"])
+def test_binary_with_one_broadcast_element(dtype):
+    """A 0-d or one-element tensor expanded over a contiguous one (the _tv and _vt kernels), on
+    either side, for arithmetic, comparisons and a flagging integer op, against NumPy."""
+    rng = np.random.default_rng(3)
+    host = (rng.standard_normal(37) * 8).astype(np.float32)
+    scalar = np.float32(2.5)
+    if dtype in ("int64", "int16", "uint8", "bool"):
+        host, scalar = np.abs(host).astype(dtype), np.array(3 if dtype != "bool" else True, dtype)
+    x = tp.tensor(host, dtype=getattr(tp, dtype), device=DEV)
+    one = tp.tensor(scalar, dtype=getattr(tp, dtype), device=DEV)
+    ref_x, ref_one = _host(x), _host(one)
+    ops = [("mul", np.multiply), ("gt", np.greater)] + ([("sub", np.subtract)] if dtype != "bool" else [])
+    exact = dtype in ("int64", "int16", "uint8", "bool")
+    for name, ref in ops:
+        op = getattr(tp, name)
+        for got, want in ((op(x, one.expand(37)), ref(ref_x, ref_one)), (op(one.expand(37), x), ref(ref_one, ref_x)),
+                          (op(x.view(37, 1), one.view(1, 1).expand(37, 1)), ref(ref_x, ref_one)[:, None])):
+            if exact:  # integers wrap in their dtype
+                np.testing.assert_array_equal(_host(got), np.asarray(want).astype(got.dtype.name).astype(np.float64))
+            else:
+                _close(got, want, 1e-2 if dtype in ("float16", "bfloat16") else 1e-6)
+    if dtype == "int64":
+        with pytest.raises(ZeroDivisionError):
+            (x // tp.zeros((), dtype=tp.int64, device=DEV).expand(37)).cpu()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "bool", "bfloat16"])
+@pytest.mark.parametrize("n", [1, 7, 256, 1001])
+def test_whole_reductions_match_numpy(dtype, n):
+    """sum, prod, amax, amin, all and any of a whole contiguous tensor (the rw_ kernels), with a NaN
+    for the floating dtypes (it propagates through sum, amax and amin), against NumPy."""
+    rng = np.random.default_rng(n)
+    host = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    if dtype in ("int32", "uint8", "bool"):
+        host = (rng.integers(0, 3, n)).astype(dtype)
+    x = tp.tensor(host, dtype=getattr(tp, dtype), device=DEV)
+    ref = _host(x)
+    tol = 1e-2 if dtype == "bfloat16" else 1e-5
+    for got, want in ((x.sum(), ref.sum()), (x.amax(), ref.max()), (x.amin(), ref.min()),
+                      (x.all(), ref.all()), (x.any(), ref.any())):
+        _close(got, want, tol)
+    if dtype != "bool":
+        _close(x[:5].prod(), ref[:5].prod(), tol)
+    if dtype in ("float32", "float64") and n > 1:
+        host[n // 2] = np.nan
+        nan = tp.tensor(host, device=DEV, dtype=getattr(tp, dtype))
+        for got in (nan.sum(), nan.amax(), nan.amin()):
+            assert np.isnan(got.item())
+    assert x.sum().dtype == (tp.int64 if dtype in ("int32", "uint8", "bool") else x.dtype)
+
+
+def test_kernels_launch_through_the_c_module_unless_told_not_to():
+    """Kernels are _opencl_launch.Kernel objects where the module is built; TENSORPLUG_OPENCL_LAUNCH=pyopencl
+    keeps PyOpenCL's call, and both compute the same (subprocess: the choice is made once)."""
+    import subprocess
+    import sys
+
+    script = ("import tensorplug as tp\nfrom tensorplug.backends.opencl import storage\n"
+              "x = tp.arange(10., device='opencl')\nprint((x * 2 + 1).sum().item())\n"
+              "print(type(storage.devices()[0].kernels[('elementwise', 'float32', 'mul_ts')]).__module__)")
+    results = {}
+    for mode in ("", "pyopencl"):
+        env = dict(__import__("os").environ, TENSORPLUG_OPENCL_LAUNCH=mode)
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        results[mode] = done.stdout.split()
+    assert results[""][0] == results["pyopencl"][0] == "100.0"
+    assert results["pyopencl"][1].startswith("pyopencl")
+    try:
+        from tensorplug.backends.opencl import _opencl_launch  # noqa: F401
+    except ImportError:
+        pytest.skip("tensorplug.backends.opencl._opencl_launch is not built here")
+    assert results[""][1] == "tensorplug.backends.opencl._opencl_launch"
+
+
+def test_c_launch_refuses_bad_calls():
+    """Wrong argument counts and types raise TypeError naming the kernel; nothing is launched."""
+    try:
+        from tensorplug.backends.opencl import _opencl_launch  # noqa: F401
+    except ImportError:
+        pytest.skip("tensorplug.backends.opencl._opencl_launch is not built here")
+    from tensorplug.backends.opencl import kernels, storage
+
+    tp.ones(1, device=DEV)
+    state = storage.devices()[0]
+    knl = kernels._kernel(state, "elementwise", "float32", "fill_c")
+    out = tp.zeros(4, device=DEV)
+    buf = out.untyped_storage().buffer
+    with pytest.raises(TypeError, match="fill_c"):
+        knl(state.queue, (256,), (256,), buf, 0, 1.0)  # one argument short
+    with pytest.raises(TypeError, match="fill_c"):
+        knl(state.queue, (256,), (256,), buf, 0, "one", 4)
+    with pytest.raises(TypeError):
+        knl(state.queue, 256, (256,), buf, 0, 1.0, 4)
+    knl(state.queue, (256,), (256,), buf, 0, 1.5, 4)
+    np.testing.assert_array_equal(out.cpu().numpy(), [1.5] * 4)

@@ -284,7 +284,10 @@ __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa,
             continue
         out = "bool" if op in BOOL_OUT_BINARY else dtype
         head = f"__global T_{out}* o, long oo, __global const T* a, long oa, __global const T* b, long ob, C sa, C sb"
-        for mode, xa, yb in (("tt", "LD(a, oa + i)", "LD(b, ob + i)"), ("ts", "LD(a, oa + i)", "sb"), ("st", "sa", "LD(b, ob + i)")):
+        # tv / vt: one side a single element read on the device (a number broadcast as a tensor:
+        # a 0-d gradient expanded by sum's backward), which the strided kernel took before.
+        for mode, xa, yb in (("tt", "LD(a, oa + i)", "LD(b, ob + i)"), ("ts", "LD(a, oa + i)", "sb"), ("st", "sa", "LD(b, ob + i)"),
+                             ("tv", "LD(a, oa + i)", "LD(b, ob)"), ("vt", "LD(a, oa)", "LD(b, ob + i)")):
             body = guarded(f"""
         C x = {xa};
         C y = {yb};
@@ -455,6 +458,18 @@ def reduce(dtype: str, fp64: bool) -> str:
         src.append(f"""
 __kernel void r_{name}(__global T_{out}* o, long oo, __global const T* a, long oa, long nout, long nred, {kept}) {{
     {setup}
+    {init}
+    {one_pass}
+    ST_{out}(o, io, {result});
+}}""")
+        # The same loop over a whole contiguous tensor into one output, with five arguments
+        # instead of the strided kernel's fifty (a small loss's sum: launch cost, not work).
+        src.append(f"""
+__kernel void rw_{name}(__global T_{out}* o, long oo, __global const T* a, long oa, long nred) {{
+    if (get_global_id(0) != 0) return;
+    long io = oo, base = oa, inner = nred, inner_st = 1, outer = 1;
+    int rd = 1;
+    long rsh[1] = {{nred}}, rsa[1] = {{1}};
     {init}
     {one_pass}
     ST_{out}(o, io, {result});

@@ -14,6 +14,7 @@ work-item), everything else the strided kernel with shapes and strides as scalar
 from __future__ import annotations
 
 import math
+import os
 import re
 import warnings
 
@@ -105,12 +106,55 @@ def build_program(state: DeviceState, family: str, dtype: str):
     return state.programs[key]
 
 
+# The argument type characters of _opencl_launch.Kernel: "m" a buffer, else the scalar's C type.
+_LAUNCH_TYPES = {np.int64: "q", np.uint64: "Q", np.int32: "i", np.uint32: "I", np.int16: "h", np.uint16: "H",
+                 np.int8: "b", np.uint8: "B", np.float32: "f", np.float64: "d", None: "m"}
+#: Set to "pyopencl" to launch through PyOpenCL's own kernel call (to compare, or to rule the C
+#: launch out when chasing a problem).
+ENV_LAUNCH = "TENSORPLUG_OPENCL_LAUNCH"
+_launch_module = False  # False: not looked up yet; None: unavailable
+
+
+def _opencl_library() -> str | None:
+    """The path of the OpenCL library this process loaded for PyOpenCL (PyOpenCL's bundled ICD
+    loader when it has one), read from the process's memory map."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(None, 5)[-1].strip() for line in maps if "libOpenCL" in line}
+    except OSError:  # not Linux
+        return None
+    paths = sorted(p for p in paths if p.startswith("/"))
+    return next((p for p in paths if "pyopencl" in p), paths[0] if paths else None)
+
+
+def _launcher():
+    """The C launch module, bound to the process's OpenCL library; None where it cannot be."""
+    global _launch_module
+    if _launch_module is False:
+        _launch_module = None
+        if os.environ.get(ENV_LAUNCH, "").strip().lower() != "pyopencl":
+            library = _opencl_library()
+            try:
+                from . import _opencl_launch
+                if library is not None:
+                    _opencl_launch.bind(library)
+                    _launch_module = _opencl_launch
+            except (ImportError, OSError):  # not built (a source tree without extensions), or no symbols
+                pass
+    return _launch_module
+
+
 def build_kernel(state: DeviceState, family: str, dtype: str, name: str):
-    """The kernel ``name`` of the built program, its scalar argument types set."""
+    """The kernel ``name`` of the built program, called as a PyOpenCL kernel is; launched in C
+    (_opencl_launch) where the module is built and bound, else by PyOpenCL."""
     program, signatures = build_program(state, family, dtype)
     knl = getattr(program, name)
     knl.set_scalar_arg_dtypes(signatures[name])
-    return knl
+    launch = _launcher()
+    if launch is None:
+        return knl
+    spec = "".join(_LAUNCH_TYPES[t] for t in signatures[name]).encode()
+    return launch.Kernel(knl, spec, name)
 
 
 # The adapters below reach the device only through the state they are handed: its ``queue``,
@@ -184,6 +228,20 @@ def _all_row_major(shape, strides_list) -> bool:
         if st != expected:
             return False
     return True
+
+
+def _one_element_side(shape, strides, one_b: str, one_a: str):
+    """``one_b`` when out and a are row-major and every stride of b is 0 (one element broadcast),
+    ``one_a`` the other way round, else None; strides are (out, a, b)."""
+    expected = _row_major.get(shape) or _contiguous_strides(shape)
+    so, sa, sb = strides
+    if so != expected:
+        return None
+    if sa == expected and not any(sb):
+        return one_b
+    if sb == expected and not any(sa):
+        return one_a
+    return None
 
 
 def _split_launch(shape, strides_list, offsets, launch):
@@ -303,6 +361,7 @@ def _unary(name: str):
 def _binary(name: str):
     flagging = name in _source.FLAGGING
     both_tensors, number_b, number_a = f"{name}_tt", f"{name}_ts", f"{name}_st"  # the flat kernels
+    one_b, one_a = f"{name}_tv", f"{name}_vt"
 
     def kernel(out, a, b):
         a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
@@ -329,13 +388,16 @@ def _binary(name: str):
             strides.append(a.stride())
         if not b_number:
             strides.append(b.stride())
-        flat = _all_row_major(shape, strides)
-        if not flat:
+        flat_name = (number_b if b_number else number_a if a_number else both_tensors) \
+            if _all_row_major(shape, strides) else None
+        if flat_name is None and not (a_number or b_number):
+            flat_name = _one_element_side(shape, strides, one_b, one_a)
+        if flat_name is None:
             shape_c, sts = _coalesce(shape, strides)
-            flat = _is_flat(shape_c, sts)
-        if flat:
+            if _is_flat(shape_c, sts):
+                flat_name = number_b if b_number else number_a if a_number else both_tensors
+        if flat_name is not None:
             g, l = _global(n, state)
-            flat_name = number_b if b_number else number_a if a_number else both_tensors
             _kernel(state, "elementwise", dtype, flat_name)(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb,
                                                             n, state.error_flag)
             return
@@ -392,16 +454,30 @@ def _too_many_dims(what: str):
     raise NotImplementedError(f"opencl: {what} over more than {MAXD} non-contiguous dims is not supported")
 
 
+#: Reductions with a kernel over a whole contiguous tensor (rw_*, _source.reduce).
+_WHOLE_REDUCTIONS = frozenset(("sum", "prod", "amax", "amin", "all", "any"))
 #: What a reduction over no elements gives (PyTorch's identities).
 _EMPTY_REDUCTION = {"sum": 0, "prod": 1, "all": True, "any": False}
 
 
 def _reduce(name: str):
+    whole = f"rw_{name}" if name in _WHOLE_REDUCTIONS else None
+
     def kernel(out, a, dims):
         nout = math.prod(out.shape)
         if nout == 0:
             return
         shape, ast, ost = a.shape, a.stride(), out.stride()
+        if whole and nout == 1 and _all_row_major(shape, (ast,)):
+            # Everything into one number from a contiguous tensor (a loss, a sum before backward):
+            # the compact kernel, unless the tensor is large enough to split over work-items.
+            nred = math.prod(shape)
+            if 0 < nred and _split_parts(name, 1, nred) == 1:
+                state = _state(out)
+                _kernel(state, "reduce", a.dtype.name, whole)(state.queue, (1,), (1,), out.untyped_storage().buffer,
+                                                              out.storage_offset(), a.untyped_storage().buffer,
+                                                              a.storage_offset(), nred)
+                return
         dims = set(d % len(shape) for d in dims) if shape else set()
         kept = [d for d in range(len(shape)) if d not in dims]
         red = [d for d in range(len(shape)) if d in dims]
