@@ -9,7 +9,8 @@
 // local_size, *args)`, and launches the same cl_kernel: buffers are read through their `int_ptr`
 // (any PyOpenCL memory object), scalars are converted to the C type the kernel declares (the
 // `spec`, one character per argument, from kernels.py's signatures), and no event is created
-// (nothing in the backend waits on a launch's event; synchronization is per queue).
+// (nothing in the backend waits on a launch's event; synchronization is per queue). `read` and
+// `write` are the blocking host copies the same way.
 //
 // The OpenCL entry points come from the library PyOpenCL itself loaded (`bind(path)`, with the
 // path read from /proc/self/maps by the Python side), so this module links against no OpenCL
@@ -33,8 +34,13 @@ using EnqueueNDRangeKernel = cl_int (*)(cl_handle queue, cl_handle kernel, cl_ui
                                         const size_t* global, const size_t* local, cl_uint waits,
                                         const void* wait_list, void* event);
 
+using EnqueueBuffer = cl_int (*)(cl_handle queue, cl_handle buffer, cl_uint blocking, size_t offset, size_t size,
+                                 void* host, cl_uint waits, const void* wait_list, void* event);
+
 SetKernelArg set_kernel_arg = nullptr;
 EnqueueNDRangeKernel enqueue_nd_range_kernel = nullptr;
+EnqueueBuffer enqueue_read_buffer = nullptr;   // clEnqueueReadBuffer
+EnqueueBuffer enqueue_write_buffer = nullptr;  // clEnqueueWriteBuffer (its host pointer is const)
 PyObject* int_ptr_name = nullptr;  // "int_ptr"
 
 struct Kernel {
@@ -218,17 +224,68 @@ PyObject* bind(PyObject*, PyObject* arg) {
     }
     auto set = reinterpret_cast<SetKernelArg>(dlsym(library, "clSetKernelArg"));
     auto enqueue = reinterpret_cast<EnqueueNDRangeKernel>(dlsym(library, "clEnqueueNDRangeKernel"));
-    if (!set || !enqueue) {
-        PyErr_Format(PyExc_OSError, "opencl launch: %s has no clSetKernelArg/clEnqueueNDRangeKernel", path);
+    auto read_buffer = reinterpret_cast<EnqueueBuffer>(dlsym(library, "clEnqueueReadBuffer"));
+    auto write_buffer = reinterpret_cast<EnqueueBuffer>(dlsym(library, "clEnqueueWriteBuffer"));
+    if (!set || !enqueue || !read_buffer || !write_buffer) {
+        PyErr_Format(PyExc_OSError, "opencl launch: %s lacks one of clSetKernelArg, clEnqueueNDRangeKernel, "
+                     "clEnqueueReadBuffer, clEnqueueWriteBuffer", path);
         return nullptr;  // the library stays loaded: it is PyOpenCL's, which stays loaded too
     }
     set_kernel_arg = set;
     enqueue_nd_range_kernel = enqueue;
+    enqueue_read_buffer = read_buffer;
+    enqueue_write_buffer = write_buffer;
     Py_RETURN_NONE;
 }
 
+// read(queue, buffer, offset, host) / write(queue, buffer, offset, host): a blocking copy of
+// len(host) bytes between the buffer at `offset` and the contiguous host object, without an event
+// and with the GIL released while the queue drains (a loss's .item() every step).
+PyObject* copy_blocking(PyObject* const* args, Py_ssize_t nargs, bool to_host) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "opencl copy takes (queue, buffer, offset, host)");
+        return nullptr;
+    }
+    if (!enqueue_read_buffer) {
+        PyErr_SetString(PyExc_RuntimeError, "opencl copy: bind() the OpenCL library first");
+        return nullptr;
+    }
+    cl_handle queue, buffer;
+    if (!handle_of(args[0], &queue) || !handle_of(args[1], &buffer)) return nullptr;
+    const long long offset = PyLong_AsLongLong(args[2]);
+    if (offset < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "opencl copy: negative offset");
+        return nullptr;
+    }
+    Py_buffer host;
+    if (PyObject_GetBuffer(args[3], &host, (to_host ? PyBUF_WRITABLE : PyBUF_SIMPLE) | PyBUF_C_CONTIGUOUS) < 0)
+        return nullptr;
+    cl_int status = 0;
+    if (host.len > 0) {
+        EnqueueBuffer copy = to_host ? enqueue_read_buffer : enqueue_write_buffer;
+        Py_BEGIN_ALLOW_THREADS
+        status = copy(queue, buffer, 1, static_cast<size_t>(offset), static_cast<size_t>(host.len), host.buf, 0,
+                      nullptr, nullptr);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&host);
+    if (status != 0) {
+        PyErr_Format(PyExc_RuntimeError, "opencl: clEnqueue%sBuffer of %zd bytes failed with error %d",
+                     to_host ? "Read" : "Write", host.len, status);
+        return nullptr;
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject* host_read(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return copy_blocking(args, nargs, true); }
+PyObject* host_write(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return copy_blocking(args, nargs, false); }
+
 PyMethodDef methods[] = {
     {"bind", bind, METH_O, "Take clSetKernelArg and clEnqueueNDRangeKernel from the OpenCL library at this path."},
+    {"read", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(host_read)), METH_FASTCALL,
+     "read(queue, buffer, offset, host): copy len(host) bytes from the buffer at offset, blocking."},
+    {"write", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(host_write)), METH_FASTCALL,
+     "write(queue, buffer, offset, host): copy the host bytes into the buffer at offset, blocking."},
     {nullptr, nullptr, 0, nullptr},
 };
 

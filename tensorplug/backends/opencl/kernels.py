@@ -14,7 +14,6 @@ work-item), everything else the strided kernel with shapes and strides as scalar
 from __future__ import annotations
 
 import math
-import os
 import re
 import warnings
 
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..api import FAMILIES
-from . import _fused_source, _recurrent_source, _source
+from . import _fused_source, _recurrent_source, _source, c_launch
 
 if TYPE_CHECKING:
     from .storage import DeviceState
@@ -109,48 +108,13 @@ def build_program(state: DeviceState, family: str, dtype: str):
 # The argument type characters of _opencl_launch.Kernel: "m" a buffer, else the scalar's C type.
 _LAUNCH_TYPES = {np.int64: "q", np.uint64: "Q", np.int32: "i", np.uint32: "I", np.int16: "h", np.uint16: "H",
                  np.int8: "b", np.uint8: "B", np.float32: "f", np.float64: "d", None: "m"}
-#: Set to "pyopencl" to launch through PyOpenCL's own kernel call (to compare, or to rule the C
-#: launch out when chasing a problem).
-ENV_LAUNCH = "TENSORPLUG_OPENCL_LAUNCH"
-_launch_module = False  # False: not looked up yet; None: unavailable
-
-
-def _opencl_library() -> str | None:
-    """The path of the OpenCL library this process loaded for PyOpenCL (PyOpenCL's bundled ICD
-    loader when it has one), read from the process's memory map."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split(None, 5)[-1].strip() for line in maps if "libOpenCL" in line}
-    except OSError:  # not Linux
-        return None
-    paths = sorted(p for p in paths if p.startswith("/"))
-    return next((p for p in paths if "pyopencl" in p), paths[0] if paths else None)
-
-
-def _launcher():
-    """The C launch module, bound to the process's OpenCL library; None where it cannot be."""
-    global _launch_module
-    if _launch_module is False:
-        _launch_module = None
-        if os.environ.get(ENV_LAUNCH, "").strip().lower() != "pyopencl":
-            library = _opencl_library()
-            try:
-                from . import _opencl_launch
-                if library is not None:
-                    _opencl_launch.bind(library)
-                    _launch_module = _opencl_launch
-            except (ImportError, OSError):  # not built (a source tree without extensions), or no symbols
-                pass
-    return _launch_module
-
-
 def build_kernel(state: DeviceState, family: str, dtype: str, name: str):
     """The kernel ``name`` of the built program, called as a PyOpenCL kernel is; launched in C
     (_opencl_launch) where the module is built and bound, else by PyOpenCL."""
     program, signatures = build_program(state, family, dtype)
     knl = getattr(program, name)
     knl.set_scalar_arg_dtypes(signatures[name])
-    launch = _launcher()
+    launch = c_launch.module()
     if launch is None:
         return knl
     spec = "".join(_LAUNCH_TYPES[t] for t in signatures[name]).encode()

@@ -28,6 +28,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from ..api import host_numpy_dtype, is_contiguous
+from . import c_launch
 
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
            "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
@@ -120,12 +121,12 @@ class DeviceState:
         if not self.error_possible:
             return
         self.error_possible = False
-        cl.enqueue_copy(self.queue, self.error_host, self.error_flag, is_blocking=True)
+        c_launch.read(self.queue, self.error_flag, 0, self.error_host)
         code, value, dim, size = (int(v) for v in self.error_host)
         if code == 0:
             return
         self.error_host[:] = 0
-        cl.enqueue_copy(self.queue, self.error_flag, self.error_host, is_blocking=True)
+        c_launch.write(self.queue, self.error_flag, 0, self.error_host)
         if code == _ERR_INDEX:
             raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
         if code == _ERR_ZERO_DIV:
@@ -281,8 +282,7 @@ def copy_from_host(dst, array: np.ndarray) -> None:
     host = np.ascontiguousarray(array)
     if dst.dtype.name == "bfloat16":
         host = host.view(np.uint16)
-    cl.enqueue_copy(storage.state.queue, storage.buffer, host, dst_offset=dst.storage_offset() * itemsize,
-                    is_blocking=True)
+    c_launch.write(storage.state.queue, storage.buffer, dst.storage_offset() * itemsize, host)
 
 
 def to_host(src) -> np.ndarray:
@@ -297,15 +297,13 @@ def to_host(src) -> np.ndarray:
         return np.empty(shape, dtype=host_numpy_dtype(src.dtype))
     if is_contiguous(src):
         host = np.empty(shape, dtype=dtype)
-        cl.enqueue_copy(state.queue, host, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
-                        is_blocking=True)
+        c_launch.read(state.queue, storage.buffer, src.storage_offset() * dtype.itemsize, host)
     else:
         # Copy the span the view covers, then take the view on the host.
         strides = src.stride()
         span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
         flat = np.empty(span, dtype=dtype)
-        cl.enqueue_copy(state.queue, flat, storage.buffer, src_offset=src.storage_offset() * dtype.itemsize,
-                        is_blocking=True)
+        c_launch.read(state.queue, storage.buffer, src.storage_offset() * dtype.itemsize, flat)
         host = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * dtype.itemsize for s in strides)).copy()
     state.check_errors()
     if src.dtype.name == "bfloat16":
