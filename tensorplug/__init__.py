@@ -29,6 +29,7 @@ from .frontend.memory_format import (
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
+from .frontend.ops.autocast_fronts import FRONTS as _AUTOCAST_FRONTS
 from .frontend.ops.reductions import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
 from .frontend.ops.joining import cat, stack
 from .frontend.ops.math_ops import *  # noqa: F401,F403  (the op library lists its names in __all__)
@@ -74,6 +75,8 @@ __version__ = "0.1.0"
 globals().update(_UNARY)
 globals().update({k: v for k, v in _BINARY.items() if k not in ("add", "sub", "div")})
 globals().update(_COMPARE)
+# exp, log, pow, sum, ... with autocast's float32 policy applied before their C fast paths (issue 13).
+globals().update(_AUTOCAST_FRONTS)
 multiply, subtract, divide = _BINARY["mul"], sub, div
 greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
 negative = _UNARY["neg"]

@@ -31,6 +31,7 @@ from .. import dispatcher
 from ..dispatcher import AUTOCAST, MaskKeys, call, redispatch, register_kernel
 from ..frontend import autocast_hook
 from ..frontend import dtypes as _dt
+from ..frontend.ops.autocast_fronts import FRONTED_UNARY
 from ..frontend.tensor import Tensor
 from . import _state
 from .autocast_mode import get_autocast_dtype
@@ -54,6 +55,13 @@ _FUNCTIONS = _FP32_FUNCTIONS + ("mm", "bmm", "baddbmm", "addbmm", "addr", "addmm
                                 "binary_cross_entropy", "bilinear", "layer_norm", "group_norm", "cosine_similarity",
                                 "lstm", "gru",
                                 "rnn", "linalg", "matmul", "prod", "fft", "quantile", "mv", "dot")
+# The primitive ops and Python functions PyTorch's CUDA list runs in float32 besides the above:
+# transcendental functions, pow (also x ** y, 2 ** x) and 2 / x, sums, scans and distances. The
+# primitives' public functions are fronted by the policy before their C fast paths allocate
+# (frontend/ops/autocast_fronts.py); out= and dtype= calls are not autocast, as in PyTorch.
+_FP32_ACCELERATOR = FRONTED_UNARY + ("pow", "__rtruediv__", "sum", "cumsum", "cumprod", "dist", "pdist", "rms_norm")
+_KEEP_ACCELERATOR = ("acosh", "asinh", "atanh", "digamma", "erfc", "trace", "avg_pool2d", "adaptive_avg_pool")
+_FUNCTIONS += _FP32_ACCELERATOR + ("adaptive_avg_pool",)
 
 #: Per device kind ("cpu", or "accelerator" for every other device type): op name -> policy.
 POLICIES: dict[str, dict[str, str]] = {
@@ -70,12 +78,11 @@ POLICIES: dict[str, dict[str, str]] = {
         **dict.fromkeys(_LOWER + ("addmv", "addr", "lstm", "gru", "rnn"), "lower"),
         **dict.fromkeys(("linalg",) + _LOSSES + _FFT + (
             "softplus", "layer_norm", "norm", "vector_norm_along", "cdist", "logsumexp", "softmax", "log_softmax",
-            "prod", "group_norm", "cosine_similarity") + _FP32_FUNCTIONS, "fp32"),
-        # Not covered: PyTorch's list also runs its elementwise transcendental functions (exp, log,
-        # pow, ...) and sum/cumsum/cumprod in float32; tensorplug's run in their input's dtype, as
-        # their compiled fast paths allocate the output before any Python could cast
-        # (docs/deviations.md).
+            "prod", "group_norm", "cosine_similarity") + _FP32_FUNCTIONS + _FP32_ACCELERATOR, "fp32"),
         **dict.fromkeys(("bilinear", "dot"), "promote"),
+        # Native kernels in PyTorch, which its list leaves in their inputs' dtype, but written
+        # here with the float32 ops above (exp, log, sum, ...).
+        **dict.fromkeys(_KEEP_ACCELERATOR, "keep"),
         "mv": "lower",
         # PyTorch refuses it on its GPUs: in half precision the log of a sigmoid's output saturates.
         "binary_cross_entropy": "refuse",

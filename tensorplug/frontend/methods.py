@@ -9,6 +9,8 @@ from __future__ import annotations
 from . import dtypes as _dt
 from . import factories, printing, views
 from .ops import copying, indexing, linalg, reductions
+from .autocast_hook import autocast_front
+from .ops.autocast_fronts import FRONTS
 from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
 from .autograd import functional as _autograd
 from .ops._common import check_cast, check_no_internal_overlap, is_number, keyset, write_inplace, write_out
@@ -343,6 +345,13 @@ def _attach() -> None:
         setattr(T, name, getattr(reductions, name))
     for name in ("matmul", "mm", "bmm", "dot", "mv"):
         setattr(T, name, getattr(linalg, name))
+    # The ops autocast runs in float32 on accelerators, fronted by its policy (issue 13); their
+    # in-place variants (exp_, cumsum_, **=) are not autocast, as in PyTorch.
+    for name, func in FRONTS.items():
+        setattr(T, name, func)
+    T.__pow__ = FRONTS["pow"]
+    T.__rpow__ = autocast_front("pow", _reflected("pow"))
+    T.__rtruediv__ = autocast_front("__rtruediv__", _reflected("div"))
     T.where = lambda self, condition, other: where(condition, self, other)
     for name in ("gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take", "index_put_"):
         setattr(T, name, getattr(indexing, name))

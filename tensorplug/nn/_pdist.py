@@ -2,6 +2,7 @@
 order (row i against rows i+1, i+2, ... for each i), as scipy's pdist."""
 from __future__ import annotations
 
+from ..frontend.autocast_hook import autocast_function
 from ..frontend.ops.indexing import index_select
 from ._activations import check_tensor
 from ._normalization import _vector_norm
@@ -9,6 +10,7 @@ from ._normalization import _vector_norm
 __all__ = ["pdist"]
 
 
+@autocast_function("pdist")
 def pdist(input, p=2):
     """The p-norm distance of each pair of rows of an (N, M) input: N (N - 1) / 2 values. The
     gradient at a zero distance is 0, as PyTorch's.

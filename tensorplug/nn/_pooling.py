@@ -22,6 +22,7 @@ from ..dispatcher import Operator
 from ..frontend.factories import arange, tensor, zeros
 from ..frontend.ops import reductions
 from ..frontend.ops.elementwise import where
+from ..frontend.autocast_hook import autocast_function
 from ..frontend.autograd import Function, is_grad_enabled
 from ..frontend.ops._composite import composite
 from ..frontend.tensor import Tensor
@@ -338,6 +339,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 # --- resampling matrices ---------------------------------------------------------------------
+@autocast_function("adaptive_avg_pool")
 def _apply_matrices(input: Tensor, matrices: list) -> Tensor:
     """Map each trailing spatial dim of ``input`` through its (out, in) matrix."""
     x = input

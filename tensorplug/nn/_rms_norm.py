@@ -4,12 +4,14 @@ and slices."""
 from __future__ import annotations
 
 from ..frontend import dtypes as _dt
+from ..frontend.autocast_hook import autocast_function
 from ..frontend.ops.elementwise import UNARY
 from ._normalization import normalized_shape_of
 
 __all__ = ["rms_norm", "local_response_norm"]
 
 
+@autocast_function("rms_norm")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x^2) + eps) * weight`` over the last ``len(normalized_shape)`` dims;
     ``eps`` defaults to the dtype's machine epsilon, as in PyTorch.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections import namedtuple
 
+from ..autocast_hook import autocast_function
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._pointwise_args import check_tensor, float_operand
@@ -125,6 +126,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return aminmax_result(low, high)
 
 
+@autocast_function("dist")
 def dist(input, other, p=2) -> Tensor:
     """The p-norm of ``input - other`` (broadcast), over every element.
 
