@@ -1,5 +1,5 @@
 """OpenCL C for the fused composite ops (relu, softmax, cross_entropy, layer_norm, max pooling,
-the convolution helpers, Adam), one program per dtype: the family ``fused``.
+the convolution helpers, Adam, SGD), one program per dtype: the family ``fused``.
 
 The kernels follow their ops' decompositions step by step in the compute type (float32 for
 float16 and bfloat16, stored once at the end), so NaN and inf go where the decompositions send
@@ -10,7 +10,7 @@ code, so the kernels give each work-item a run of work with its own vector loop:
 over the last dim, one cross-entropy sample, one layer_norm row; ``VW`` elements per vector
 load, in small groups so that few rows still spread over the cores), 16 neighbouring pooling
 windows, one row of im2col/col2im, or a CONV_ROWS x CW block of a convolution's results kept in
-vectors. Elementwise kernels (relu, Adam) are one work-item per element.
+vectors. Elementwise kernels (relu, Adam, SGD) are one work-item per element.
 """
 from __future__ import annotations
 
@@ -655,6 +655,29 @@ __kernel void adam_step(__global T* p, long op, __global const T* g, long og, __
     ST(m, om + i, ea);
     ST(v, ov + i, sq);
     ST(p, op + i, param + (ea / denom) * step_size);
+}}
+
+/* One SGD update per element of contiguous tensors, in the decomposition's (torch.optim.SGD's)
+   order of operations: the gradient negated (maximize), plus param * wd; the momentum buffer set
+   to it (first step) or buf * momentum + grad * dampening_scale; the direction grad + buf *
+   momentum (nesterov) or buf; then param + direction * neg_lr. Without a buffer (has_buf 0) the
+   direction is the gradient and buf points at p, unread. A multiply by 1 (dampening 0) is exact,
+   so it needs no case of its own. */
+__kernel void sgd_step(__global T* p, long op, __global const T* g, long og, __global T* buf, long ob, int has_buf,
+                       int first, int nesterov, int maximize, int decay, long n, C wd, C momentum,
+                       C dampening_scale, C neg_lr) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    C param = LD(p, op + i), grad = LD(g, og + i);
+    if (maximize) grad = -grad;
+    if (decay) grad = grad + param * wd;
+    C direction = grad;
+    if (has_buf) {{
+        C b = first ? grad : LD(buf, ob + i) * momentum + grad * dampening_scale;
+        ST(buf, ob + i, b);
+        direction = nesterov ? grad + b * momentum : b;
+    }}
+    ST(p, op + i, param + direction * neg_lr);
 }}
 """
 
