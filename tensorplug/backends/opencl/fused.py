@@ -636,12 +636,15 @@ def _sgd_step(param, grad, momentum_buffer, lr, momentum, dampening, weight_deca
     if n == 0:
         return param
     state = _state(param)
-    has_buf = momentum_buffer is not None
     g, l = _global(n, state)
-    _fk(state, param.dtype.name, "sgd_step")(
-        state.queue, g, l, *_operand(param), *_operand(grad), *_operand(momentum_buffer if has_buf else param),
-        int(has_buf), int(bool(first_step)), int(bool(nesterov)), int(bool(maximize)), int(weight_decay != 0), n,
-        weight_decay, momentum, 1 - dampening, -lr)
+    flags = int(bool(maximize)), int(weight_decay != 0)
+    if momentum_buffer is None:
+        _fk(state, param.dtype.name, "sgd_step_plain")(state.queue, g, l, *_operand(param), *_operand(grad), *flags, n,
+                                                       weight_decay, -lr)
+    else:
+        _fk(state, param.dtype.name, "sgd_step")(
+            state.queue, g, l, *_operand(param), *_operand(grad), *_operand(momentum_buffer), int(bool(first_step)),
+            int(bool(nesterov)), *flags, n, weight_decay, momentum, 1 - dampening, -lr)
     return param
 
 
