@@ -6,7 +6,7 @@ Timings on these shared machines move with the load; launches do not, and on PoC
 10-100 us of host time whatever it computes, so a count says how far a case is launch-bound.
 Every kernel object the backend builds is wrapped to count its calls (host copies are not
 kernels and are not counted); each case runs twice to warm up, then once counted. The cases are
-bench_rnn.py's recurrent ones (the same shapes and seeds).
+bench_rnn.py's recurrent ones and bench_training.py's training steps (the same shapes and seeds).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tensorplug as tp  # noqa: E402
 from bench_rnn import _recurrent, _word_lm_step  # noqa: E402
+from bench_training import cases as _training_cases  # noqa: E402
 
 
 class _Counted:
@@ -54,7 +55,8 @@ def _cases():
     return [("LSTM forward", forward), ("LSTM forward + backward", forward_backward),
             ("GRU forward", gru_forward), ("GRU forward + backward", gru_forward_backward),
             ("RNN tanh forward", rnn_forward), ("RNN tanh forward + backward", rnn_forward_backward),
-            ("word LM training step", _word_lm_step(tp, "opencl"))]
+            ("word LM training step", _word_lm_step(tp, "opencl")),
+            *((f"{case.name} training step", case.fn) for case in _training_cases(tp, "opencl"))]
 
 
 def main(argv=None) -> None:

@@ -1,8 +1,9 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
-from ..frontend.ops.copying import clone
+from ..frontend.factories import empty_like
 from ..frontend.tensor import Tensor
+from ._fused import sgd_step_
 from .optimizer import Optimizer, _use_grad, check_unsupported
 
 __all__ = ["SGD"]
@@ -47,17 +48,14 @@ class SGD(Optimizer):
                     if weight_decay != 0:
                         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
                     grad = grad.to_dense()
-                grad = -grad if maximize else grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
+                buf = None
+                first_step = False
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = clone(grad).detach()
+                    if buf is None:  # filled by the first step with the gradient (PyTorch's clone)
+                        buf = empty_like(grad)
                         state["momentum_buffer"] = buf
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                p.add_(grad, alpha=-lr)
+                        first_step = True
+                sgd_step_(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step)
         return loss

@@ -1,8 +1,10 @@
 """The OpenCL backend's fused kernels for composite ops (relu, softmax, cross_entropy, nll_loss,
-layer_norm, max pooling, conv2d and its gradients, adam_step_, linear, smooth_l1_loss and its
-gradient) give what PyTorch gives in float64
+layer_norm, max pooling, conv2d and its gradients, adam_step_, sgd_step_, linear, smooth_l1_loss
+and its gradient) give what PyTorch gives in float64
 (values and gradients) and what the ops' decompositions give on the same device, NaN and inf
 included."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,7 @@ F = tp.nn.functional
 DEV = "opencl"
 FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "cross_entropy", "nll_loss", "layer_norm", "max_pool2d",
          "max_pool2d_with_indices", "max_pool2d_backward", "conv2d", "conv2d_input_backward",
-         "conv2d_weight_backward", "adam_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward"]
+         "conv2d_weight_backward", "adam_step_", "sgd_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward"]
 # The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
 RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
              "rnn_sequence_forward", "rnn_sequence_backward"]
@@ -469,6 +471,125 @@ def test_adam_step_other_dtypes_and_nan(dtype):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
     assert np.isnan(got[0][0, 2]) and np.isnan(got[0]).sum() == 1
+
+
+# --- sgd ---------------------------------------------------------------------------------------
+
+_SGD_OPTIONS = [  # (momentum, dampening, weight_decay, nesterov, maximize)
+    (0.0, 0.0, 0.0, False, False), (0.0, 0.0, 0.1, False, True), (0.9, 0.0, 0.0, False, False),
+    (0.9, 0.3, 0.1, False, True), (0.9, 0.0, 0.1, True, False), (0.5, 0.0, 0.0, True, True),
+]
+
+
+def _sgd_steps(update, dtype, options, steps=3, layout=lambda t: t):
+    """``steps`` updates of a (5, 6) parameter through ``update`` (sgd_step_'s signature), the
+    gradients with NaN and +-inf in them; the parameter and buffer on the host after each."""
+    momentum, dampening, weight_decay, nesterov, maximize = options
+    rng = np.random.default_rng(17)
+    p = tp.tensor(rng.standard_normal((5, 6)), device=DEV).to(getattr(tp, dtype))
+    buf = tp.empty_like(p) if momentum else None
+    seen = []
+    for step in range(steps):
+        g = layout(tp.tensor(_edge_values((5, 6), rng) if step == 1 else rng.standard_normal((5, 6)),
+                             device=DEV).to(getattr(tp, dtype)))
+        update(p, g, buf, 0.1, momentum, dampening, weight_decay, nesterov, maximize, step == 0)
+        seen.append([_host(p)] + ([] if buf is None else [_host(buf)]))
+    return seen
+
+
+@pytest.mark.parametrize("options", _SGD_OPTIONS, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sgd_step_matches_decomposition_exactly(dtype, options):
+    """The fused kernel rounds as the decomposition's kernels do, step for step (first step, NaN
+    and inf in a gradient included), in float32 and float64."""
+    from tensorplug.optim._fused import sgd_step_
+
+    got = _sgd_steps(sgd_step_, dtype, options)
+    want = _sgd_steps(get_operator("sgd_step_").decomposition, dtype, options)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sgd_step_16_bit(dtype):
+    """16-bit parameters: the kernel computes in float32 and rounds once per stored value, so it
+    is within the 16-bit rounding of the decomposition (which rounds after every op)."""
+    from tensorplug.optim._fused import sgd_step_
+
+    tol = 2e-3 if dtype == "float16" else 1.6e-2
+    for options in _SGD_OPTIONS:
+        got = _sgd_steps(sgd_step_, dtype, options)
+        want = _sgd_steps(get_operator("sgd_step_").decomposition, dtype, options)
+        for g, w in zip(got, want):
+            for a, b in zip(g, w):
+                np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+
+
+def test_sgd_16_bit_matches_torch():
+    """SGD with momentum on a float16 parameter follows torch.optim.SGD in float64 to float16's
+    precision."""
+    rng = np.random.default_rng(18)
+    value = rng.standard_normal((4, 5)).astype(np.float16)
+    grads = [rng.standard_normal((4, 5)).astype(np.float16) for _ in range(3)]
+    ours = tp.tensor(value, device=DEV, requires_grad=True)
+    theirs = torch.tensor(value.astype(np.float64), requires_grad=True)
+    opt = tp.optim.SGD([ours], lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)
+    ref = torch.optim.SGD([theirs], lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)
+    for g in grads:
+        ours.grad = tp.tensor(g, device=DEV)
+        theirs.grad = torch.tensor(g.astype(np.float64))
+        opt.step()
+        ref.step()
+    _close(ours, _ref(theirs), 5e-3)
+
+
+def test_sgd_step_strided_gradient_takes_the_decomposition():
+    """A transposed gradient is not contiguous: the decomposition's result, exactly."""
+    from tensorplug.optim._fused import sgd_step_
+
+    options = _SGD_OPTIONS[3]
+    transposed = lambda t: t.t().contiguous().t()  # noqa: E731
+    got = _sgd_steps(sgd_step_, "float32", options, layout=transposed)
+    want = _sgd_steps(get_operator("sgd_step_").decomposition, "float32", options)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_sgd_step_launches_one_kernel_per_parameter(monkeypatch):
+    """An SGD step with momentum is one launch per parameter (the decomposition makes 4, counted
+    the same way)."""
+    from tensorplug.backends.opencl import fused, kernels
+
+    launches = collections.Counter()
+    build = kernels._kernel
+
+    def counting(state, family, dtype, name):
+        knl = build(state, family, dtype, name)
+
+        def launch(*args):
+            launches[name] += 1
+            return knl(*args)
+
+        return launch
+
+    for module in (kernels, fused):
+        monkeypatch.setattr(module, "_kernel", counting)
+    params = [tp.randn(7, 3, device=DEV, requires_grad=True), tp.randn(3, device=DEV, requires_grad=True)]
+    opt = tp.optim.SGD(params, lr=0.1, momentum=0.9)
+    for p in params:
+        p.grad = tp.ones_like(p)
+    opt.step()  # the first step (the buffers filled)
+    launches.clear()
+    opt.step()
+    assert launches == {"sgd_step": 2}
+    launches.clear()
+    decomposition = get_operator("sgd_step_").decomposition
+    with tp.no_grad():
+        decomposition(params[0], params[0].grad, opt.state[params[0]]["momentum_buffer"], 0.1, 0.9, 0.0, 0.0, False,
+                      False, False)
+    assert sum(launches.values()) == 4
 
 
 def test_conv2d_gradients_float64_and_expanded_grad():

@@ -1,7 +1,7 @@
 """Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
 composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and its gradient), conv2d and both halves of its
-gradient, adam_step_, linear, and smooth_l1_loss with its gradient.
+gradient, adam_step_, sgd_step_, linear, and smooth_l1_loss with its gradient.
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -625,6 +625,29 @@ def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
     return param
 
 
+def _sgd_step(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step):
+    # One launch per parameter where the decomposition makes 4 with momentum (issue 14).
+    args = (param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step)
+    tensors = [t for t in args[:3] if t is not None]
+    if not param.dtype.is_floating_point or any(
+            t.dtype is not param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
+        return _decomposition("sgd_step_")(*args)
+    n = math.prod(param.shape)
+    if n == 0:
+        return param
+    state = _state(param)
+    g, l = _global(n, state)
+    flags = int(bool(maximize)), int(weight_decay != 0)
+    if momentum_buffer is None:
+        _fk(state, param.dtype.name, "sgd_step_plain")(state.queue, g, l, *_operand(param), *_operand(grad), *flags, n,
+                                                       weight_decay, -lr)
+    else:
+        _fk(state, param.dtype.name, "sgd_step")(
+            state.queue, g, l, *_operand(param), *_operand(grad), *_operand(momentum_buffer), int(bool(first_step)),
+            int(bool(nesterov)), *flags, n, weight_decay, momentum, 1 - dampening, -lr)
+    return param
+
+
 def table() -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively."""
     return {
@@ -633,6 +656,6 @@ def table() -> dict:
         "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
         "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
-        "adam_step_": _adam_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
+        "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward,
     }

@@ -316,6 +316,8 @@ def binary_inplace(func):
     """The in-place variant ``self.op_(other)`` of a function made by :func:`binary_op`."""
     spec = func.spec
     op, fast_dtypes = spec.op, spec.fast_dtypes
+    # As binary's number fast path: pow of a 16-bit float goes through binary_meta's checks.
+    number_fast_dtypes = fast_dtypes - {_dt.float16, _dt.bfloat16} if spec.name == "pow" else fast_dtypes
 
     def inplace(self, other):
         # Fast path (gradient accumulation, optimizer steps): a separate tensor of the same
@@ -333,6 +335,21 @@ def binary_inplace(func):
         ):
             keys = (self._keys | other._keys | local_state.include) & local_state.mask
             (op.table.get(keys) or op.lookup(keys))(self, self, other)
+            self._version_ref[0] += 1
+            return self
+        # Fast path: a floating target and a Python float or int (an optimizer's buf.mul_(momentum)):
+        # the result keeps the target's dtype, so binary_meta would write it directly too (its
+        # general checks were most of a small in-place op's cost, issue 14).
+        if (
+            (other.__class__ is float or (other.__class__ is int and -(1 << 63) <= other < (1 << 64)))
+            and isinstance(self, Tensor)
+            and self._dtype.is_floating_point
+            and self._dtype in number_fast_dtypes
+            and not spec.bool_out
+            and 0 not in self._stride
+        ):
+            keys = (self._keys | local_state.include) & local_state.mask
+            (op.table.get(keys) or op.lookup(keys))(self, self, float(other))
             self._version_ref[0] += 1
             return self
         if not isinstance(self, Tensor):
