@@ -236,6 +236,28 @@ def _logical(fn):
     return lambda a, b: fn(np.asarray(a) != 0, np.asarray(b) != 0)
 
 
+def _adjacent_float(dtype: str):
+    """nextafter in ``dtype`` itself (NumPy has float16/32/64; float64 inputs hold the exact
+    values). NumPy's float16 returns x where x == y (so -0.0 towards 0.0 stays -0.0); C, PyTorch
+    and its float32/64 return y there."""
+    t = np.dtype(dtype)
+
+    def ref(a, b):
+        a, b = np.asarray(a).astype(t), np.asarray(b).astype(t)
+        return np.where(a == b, b, np.nextafter(a, b)).astype(np.float64)
+
+    return ref
+
+
+def _adjacent_float_specials(dtype):
+    """Signed zeros, infinities, equal operands and steps from 0 into the subnormals."""
+    yield Sample((Arg((8,), values=[0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.0, 0.0]),
+                  Arg((8,), values=[1.0, -1.0, 1.0, np.inf, 0.0, 0.0, -np.inf, -0.0])), name="zeros, infinities, equal",
+                 grad=False)
+
+
+_NEXTAFTER_DTYPES = ("float16", "float32", "float64")  # bfloat16: no independent reference here
+
 BINARY = [
     _binary("add", np.add, ALL_DTYPES, ref_for={"bool": _logical(np.logical_or)}),
     _binary("sub", np.subtract, NUMERIC_DTYPES),
@@ -254,6 +276,8 @@ BINARY = [
     _binary("atan2", np.arctan2, FLOATS_AND_INTS, out="float", tolerances=_TRANSCENDENTAL_TOL),
     _binary("copysign", np.copysign, FLOATS_AND_INTS, out="float", grad=False),
     _binary("hypot", np.hypot, FLOAT_DTYPES),
+    _binary("nextafter", _adjacent_float("float64"), _NEXTAFTER_DTYPES, grad=False, scalar=False, nan=True, exact=True,
+            signed_zeros=True, extra=_adjacent_float_specials, ref_for={d: _adjacent_float(d) for d in _NEXTAFTER_DTYPES}),
     _binary("bitwise_and", _bitwise(np.bitwise_and), INTEGRAL_DTYPES, grad=False, b=(-8, 8)),
     _binary("bitwise_or", _bitwise(np.bitwise_or), INTEGRAL_DTYPES, grad=False, b=(-8, 8)),
     _binary("bitwise_xor", _bitwise(np.bitwise_xor), INTEGRAL_DTYPES, grad=False, b=(-8, 8)),
