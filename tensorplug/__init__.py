@@ -140,6 +140,7 @@ from .amp import (  # noqa: E402
 from .frontend.serialization import *  # noqa: E402,F401,F403  (save, load)
 from .nn.functional import relu  # noqa: E402
 from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.conv2d, torch.layer_norm, ...)
+from .nn._aten_losses import *  # noqa: E402,F401,F403  (torch.kl_div, torch.cosine_embedding_loss, ...)
 
 autograd.register_derivatives()
 from .frontend import complex as _complex  # noqa: E402  (the Complex key's kernels, after the ops exist)

@@ -239,6 +239,9 @@ def bernoulli(input: Tensor, p: Any = ..., *, generator: _Generator | None = ...
 def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = ...) -> Tensor:
     """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``; weight is (out, in1, in2)."""
 
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = ..., pos_weight: Any = ..., reduction: Any = ...) -> Tensor:
+    """torch.binary_cross_entropy_with_logits: the loss has the target's shape, and the input (without ``pos_weight`` only), ``weight`` and ``pos_weight`` broadcast to it (the functional form wants equal shapes)."""
+
 def bincount(input: Tensor, weights: Any = ..., minlength: Any = ...) -> Tensor:
     """How often each non-negative integer occurs in the 1-D ``input`` (or the sum of its ``weights``): a tensor of length ``max(input) + 1``, at least ``minlength``."""
 
@@ -388,6 +391,9 @@ def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``cosh`` of ``input`` (see torch.cosh)."""
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: Any = ..., reduction: Any = ...) -> Tensor:
+    """torch.cosine_embedding_loss: ``F.cosine_embedding_loss`` with an int reduction."""
 
 def cosine_similarity(x1: Any, x2: Any, dim: _Dims = ..., eps: Any = ...) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
@@ -623,6 +629,9 @@ def hardshrink(input: Tensor, lambd: Any = ...) -> Tensor:
 def heaviside(input: Tensor, values: Any, *, out: Tensor | None = ...) -> Tensor:
     """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
 
+def hinge_embedding_loss(input: Tensor, target: Any, margin: Any = ..., reduction: Any = ...) -> Tensor:
+    """torch.hinge_embedding_loss: ``F.hinge_embedding_loss`` with an int reduction."""
+
 def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
 
@@ -728,6 +737,9 @@ def isreal(input: Tensor) -> Tensor:
 def kaiser_window(window_length: Any, periodic: Any = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``."""
 
+def kl_div(input: Tensor, target: Any, reduction: Any = ..., *, log_target: Any = ...) -> Tensor:
+    """torch.kl_div: ``F.kl_div`` with an int reduction (no ``batchmean``, no warning for mean)."""
+
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
 
@@ -817,6 +829,9 @@ def lt(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = .
 
 def manual_seed(seed: _int) -> _Generator:
     """Seed the default generator of every device, present and future; returns the CPU one."""
+
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: Any = ..., reduction: Any = ...) -> Tensor:
+    """torch.margin_ranking_loss: ``max(0, -target * (input1 - input2) + margin)``; the operands broadcast together whatever their dims."""
 
 def masked_fill(input: Tensor, mask: Tensor, value: _TensorOrNumber) -> Tensor:
     """``input`` with ``value`` where ``mask`` (broadcast with it) is true."""
@@ -976,6 +991,9 @@ def pixel_unshuffle(input: Tensor, downscale_factor: Any) -> Tensor:
 
 def poisson(input: Tensor, generator: _Generator | None = ...) -> Tensor:
     """Poisson counts with the rates in ``input`` (floating, non-negative), as floats of its dtype."""
+
+def poisson_nll_loss(input: Tensor, target: Any, log_input: Any, full: Any, eps: Any, reduction: Any) -> Tensor:
+    """torch.poisson_nll_loss: ``F.poisson_nll_loss``, every argument required."""
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``."""
@@ -1276,6 +1294,9 @@ def tril(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Ten
 
 def tril_indices(row: Any, col: Any, offset: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., layout: Any = ...) -> Tensor:
     """The (2, N) coordinates of the lower triangle (diagonal ``offset`` included) of a ``row`` x ``col`` matrix, row by row."""
+
+def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: Any = ..., p: Any = ..., eps: Any = ..., swap: Any = ..., reduction: Any = ...) -> Tensor:
+    """torch.triplet_margin_loss: ``F.triplet_margin_loss`` with an int reduction, any margin."""
 
 def triu(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """The upper triangle of the last two dims (elements with col - row >= diagonal)."""

@@ -502,6 +502,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     check_tensor("binary_cross_entropy_with_logits", target, "target")
     if target._shape != input._shape:
         raise ValueError(f"Target size ({list(target._shape)}) must be the same as input size ({list(input._shape)})")
+    return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction: str):
+    """The loss of checked operands (broadcast together, as ATen's op broadcasts them)."""
     # log(1 + exp(-x)), computed without overflow.
     log_sigmoid_neg = _softplus(-input, 1.0, 20.0)
     if pos_weight is not None:
@@ -528,6 +533,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
             "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
             stacklevel=2,
         )
+    return _kl_div(input, target, reduction, log_target)
+
+
+def _kl_div(input, target, reduction: str, log_target: bool):
+    """kl_div of checked operands, without the warning for ``mean`` (ATen's op,
+    ``torch.kl_div``, gives none)."""
     if log_target:
         loss = UNARY["exp"](target) * (target - input)
     else:
@@ -550,6 +561,12 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     reduction = _reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction: str):
+    """triplet_margin_loss with any margin (ATen's op, ``torch.triplet_margin_loss``, takes one
+    of 0 or below; the functional form refuses it)."""
     for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
         check_tensor("triplet_margin_loss", t, name)
     if not anchor.ndim == positive.ndim == negative.ndim:

@@ -72,6 +72,12 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
                            f"{list(input1._shape)}, input2: {list(input2._shape)}, target: {list(target._shape)} ")
     broadcast_shapes(input1._shape, input2._shape, target._shape, op="margin_ranking_loss")
+    return _margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def _margin_ranking_loss(input1, input2, target, margin, reduction: str):
+    """The loss of operands that broadcast together, whatever their dims (ATen's op,
+    ``torch.margin_ranking_loss``, does not ask for equal dims as the functional form does)."""
     return _reduce(_clamped(-target * (input1 - input2) + margin), reduction)
 
 

@@ -8,7 +8,8 @@ A sparse tensor is its indices (sparse_dim x nnz, int64), values (nnz, *dense di
 values and the dense operand, on every backend. Differences from PyTorch (docs/deviations.md): a
 sparse tensor is its own class (``isinstance(s, tp.Tensor)`` is False; ``s.is_sparse`` and
 ``s.layout`` are there), with the operations listed here only; ``mm``, ``t`` and ``to_sparse``
-take 2-d sparse matrices.
+take 2-d sparse matrices. PyTorch's deprecated typed constructors (``tp.sparse.FloatTensor(indices,
+values, size)``, ...) are in ``_legacy``.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "addmm", "sum", "softmax", "log_softmax", "to_sparse",
-           "sparse_coo", "strided"]
+           "sparse_coo", "strided", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+           "CharTensor", "ShortTensor", "IntTensor", "LongTensor"]
 
 #: The layout objects of sparse COO tensors (``s.layout is tp.sparse_coo``) and of every other
 #: tensor (``t.layout is tp.strided``).
@@ -425,6 +427,13 @@ def sum(input: SparseTensor, dim=None, dtype=None):  # noqa: A001 (PyTorch's nam
     indices = input._indices_[kept] if len(kept) < sparse_dim else input._indices_
     result = SparseTensor(indices, values, kept_shape + dense_shape, input._coalesced and len(kept) == sparse_dim)
     return result.coalesce()
+
+
+# The deprecated legacy constructors (tp.sparse.FloatTensor(indices, values, size), ...), after the
+# class and sparse_coo_tensor they build on.
+from ._legacy import (  # noqa: E402
+    BFloat16Tensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
 
 
 def attach() -> None:
