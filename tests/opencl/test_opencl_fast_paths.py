@@ -342,3 +342,24 @@ def test_c_launch_refuses_bad_calls():
         knl(state.queue, 256, (256,), buf, 0, 1.0, 4)
     knl(state.queue, (256,), (256,), buf, 0, 1.5, 4)
     np.testing.assert_array_equal(out.cpu().numpy(), [1.5] * 4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bfloat16"])
+def test_binary_with_a_repeated_row(dtype):
+    """A row broadcast down a batch on either side (the _tr and _rt kernels: a bias added to a
+    batch, a 3-d batch whose leading dims merge), against NumPy; integer division by a zero in
+    the row raises at synchronization."""
+    rng = np.random.default_rng(11)
+    batch = tp.tensor(rng.uniform(1, 5, (3, 7, 13)), dtype=getattr(tp, dtype), device=DEV)
+    row = tp.tensor(rng.uniform(1, 5, 13), dtype=getattr(tp, dtype), device=DEV)
+    ref_batch, ref_row = _host(batch), _host(row)
+    tol = 1e-2 if dtype == "bfloat16" else 1e-6
+    for got, want in ((batch + row, ref_batch + ref_row), (row - batch, ref_row - ref_batch),
+                      (batch[1] * row, ref_batch[1] * ref_row), (batch > row, ref_batch > ref_row)):
+        if dtype in ("int64", "uint8"):
+            want = np.asarray(want).astype(got.dtype.name)
+        _close(got, want, tol)
+    if dtype == "int64":
+        zero_row = tp.zeros(13, dtype=tp.int64, device=DEV)
+        with pytest.raises(ZeroDivisionError):
+            (batch // zero_row).cpu()

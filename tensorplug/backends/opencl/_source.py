@@ -297,6 +297,19 @@ __kernel void {op}_{mode}({head}, long n, __global long* err) {{
     long i = get_global_id(0);
     {body}
 }}""")
+        # tr / rt: one side a row of rn elements repeated down the rows of the other (a bias
+        # added to a batch): one remainder per element instead of the strided kernel's loop
+        # over eight dims (0.64 ms against PyTorch's 0.03 for a 128 x 512 batch).
+        for mode, xa, yb in (("tr", "LD(a, oa + i)", "LD(b, ob + i % rn)"), ("rt", "LD(a, oa + i % rn)", "LD(b, ob + i)")):
+            body = guarded(f"""
+        C x = {xa};
+        C y = {yb};
+        ST_{out}(o, oo + i, {expr});""")
+            src.append(f"""
+__kernel void {op}_{mode}({head}, long n, __global long* err, long rn) {{
+    long i = get_global_id(0);
+    {body}
+}}""")
         src.append(f"""
 __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, {_dims('sa')}, {_dims('sb')}) {{
     long i = get_global_id(0);

@@ -208,6 +208,22 @@ def _one_element_side(shape, strides, one_b: str, one_a: str):
     return None
 
 
+def _repeated_row_side(shape_c, strides_c, row_b: str, row_a: str):
+    """``row_b`` when the coalesced (rows, n) out and a are row-major and b is one row of n
+    repeated (strides (0, 1)), ``row_a`` the other way round, else None."""
+    if len(shape_c) != 2:
+        return None
+    n = shape_c[1]
+    so, sa, sb = strides_c
+    if so != [n, 1]:
+        return None
+    if sa == [n, 1] and sb == [0, 1]:
+        return row_b
+    if sb == [n, 1] and sa == [0, 1]:
+        return row_a
+    return None
+
+
 def _split_launch(shape, strides_list, offsets, launch):
     """Call ``launch(offsets, shape, strides_list)`` over the trailing MAXD dims, looping over the
     leading ones on the host (only for more than MAXD non-mergeable dims)."""
@@ -326,6 +342,7 @@ def _binary(name: str):
     flagging = name in _source.FLAGGING
     both_tensors, number_b, number_a = f"{name}_tt", f"{name}_ts", f"{name}_st"  # the flat kernels
     one_b, one_a = f"{name}_tv", f"{name}_vt"
+    row_b, row_a = f"{name}_tr", f"{name}_rt"
 
     def kernel(out, a, b):
         a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
@@ -360,6 +377,13 @@ def _binary(name: str):
             shape_c, sts = _coalesce(shape, strides)
             if _is_flat(shape_c, sts):
                 flat_name = number_b if b_number else number_a if a_number else both_tensors
+            elif not (a_number or b_number):
+                row_name = _repeated_row_side(shape_c, sts, row_b, row_a)
+                if row_name is not None:
+                    g, l = _global(n, state)
+                    _kernel(state, "elementwise", dtype, row_name)(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff,
+                                                                   sa, sb, n, state.error_flag, shape_c[1])
+                    return
         if flat_name is not None:
             g, l = _global(n, state)
             _kernel(state, "elementwise", dtype, flat_name)(state.queue, g, l, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb,
