@@ -173,10 +173,55 @@ def celu(input, alpha=1.0, inplace=False):
     return _inplace(input, result) if inplace else result
 
 
-@composite("gelu")
+_GELU_CUBIC = 0.044715
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_slope_parts(input, approximate):
+    """For the tanh form: (t, du) with t = tanh(u), u = sqrt(2/pi) (x + 0.044715 x^3), du = u'."""
+    t = UNARY["tanh"]((input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+    du = (input * input * (3.0 * _GELU_CUBIC) + 1.0) * _SQRT_2_OVER_PI
+    return t, du
+
+
+def _gelu_second_derivative(input, approximate):
+    """d/dx of gelu's slope: phi(x) (2 - x^2); for the tanh form (1 - t^2) (u' + x (u'' - 2 t u'^2) / 2)."""
+    if approximate == "tanh":
+        t, du = _gelu_slope_parts(input, approximate)
+        ddu = input * (6.0 * _GELU_CUBIC * _SQRT_2_OVER_PI)
+        return (1.0 - t * t) * (du + input * 0.5 * (ddu - t * du * du * 2.0))
+    pdf = UNARY["exp"](input * input * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+    return pdf * (2.0 - input * input)
+
+
+def _gelu_backward_derivative(grad, args, output, kwargs, needs):
+    # gelu_backward(g, x) = g * gelu'(x): linear in g, and g * gelu''(x) in x (double backward).
+    output_grad, input, approximate = args
+    return (_gelu_grad(grad, input, approximate) if needs[0] else None,
+            grad * output_grad * _gelu_second_derivative(input, approximate) if needs[1] else None)
+
+
+@composite("gelu_backward", derivative=_gelu_backward_derivative, differentiable=(0, 1))
+def _gelu_grad(grad, input, approximate):
+    """gelu's gradient: grad * (Phi(x) + x phi(x)), or the tanh form's exact derivative. An op of
+    its own so that a backend may give it one fused kernel (issue 14)."""
+    if approximate == "tanh":
+        t, du = _gelu_slope_parts(input, approximate)
+        return grad * ((t + 1.0) * 0.5 + input * 0.5 * (1.0 - t * t) * du)
+    cdf = (UNARY["erf"](input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
+    pdf = UNARY["exp"](input * input * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+    return grad * (cdf + input * pdf)
+
+
+def _gelu_derivative(grad, args, output, kwargs, needs):
+    input, approximate = args
+    return (_gelu_grad(grad, input, approximate),)
+
+
+@composite("gelu", derivative=_gelu_derivative)
 def _gelu(input, approximate):
     if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        inner = (input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI
         return input * 0.5 * (UNARY["tanh"](inner) + 1.0)
     return input * 0.5 * (UNARY["erf"](input * (1.0 / math.sqrt(2.0))) + 1.0)
 

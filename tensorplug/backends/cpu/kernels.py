@@ -7,7 +7,7 @@ C++ side checks every operand against its storage before touching memory.
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
 indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
-gradient, smooth_l1_loss and its gradient, linear). They get the composite's own arguments, allocate
+gradient, smooth_l1_loss and its gradient, linear, gelu and its gradient). They get the composite's own arguments, allocate
 their result with the public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
 the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
@@ -500,6 +500,25 @@ def _linear(input, weight, bias):
     return out
 
 
+def _gelu(input, approximate):
+    if input.dtype.name not in _FUSED_DTYPES or not is_contiguous(input):
+        return _decomposition("gelu")(input, approximate)
+    out = input.new_empty(input.shape)
+    n = input.numel()
+    _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), None, _flat(input, n))
+    return out
+
+
+def _gelu_backward(grad, input, approximate):
+    if (input.dtype.name not in _FUSED_DTYPES or grad.dtype is not input.dtype or grad.shape != input.shape
+            or not is_contiguous(input) or not is_contiguous(grad)):
+        return _decomposition("gelu_backward")(grad, input, approximate)
+    out = input.new_empty(input.shape)
+    n = input.numel()
+    _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), _flat(grad, n), _flat(input, n))
+    return out
+
+
 def _smooth_l1_loss(input, target, reduction, beta):
     dtype = input.dtype
     if dtype.name not in _FUSED_DTYPES or target.dtype is not dtype or target.shape != input.shape:
@@ -542,7 +561,7 @@ def table() -> dict:
                "gru_sequence_backward": _gru_sequence_backward, "rnn_sequence_forward": _rnn_sequence_forward,
                "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward, "smooth_l1_loss": _smooth_l1_loss,
-               "linear": _linear,
+               "linear": _linear, "gelu": _gelu, "gelu_backward": _gelu_backward,
                "smooth_l1_loss_backward": _smooth_l1_loss_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).
