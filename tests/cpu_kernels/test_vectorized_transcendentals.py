@@ -1,4 +1,4 @@
-"""float32 exp, sigmoid, tanh and erf on the CPU (eight lanes at a time on AVX2 CPUs, libm
+"""float32 exp, log, sigmoid, tanh and erf on the CPU (eight lanes at a time on AVX2 CPUs, libm
 elsewhere) against float64 references: within 4 units in the last place over a wide range,
 PyTorch's special values (signed zeros, infinities, NaN), and the same value for an element
 whatever its layout (contiguous, strided) or position (a run's tail is padded, not computed by
@@ -17,6 +17,7 @@ def _erf(x):
 
 REFERENCES = {
     "exp": np.exp,
+    "log": np.log,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "tanh": np.tanh,
     "erf": _erf,
@@ -41,6 +42,8 @@ def test_within_four_ulps(name):
     high = {"exp": 88.0}.get(name, 12.0)
     x = np.concatenate([np.linspace(low, high, 400_003), np.logspace(-38, 1.2, 20_001),
                         -np.logspace(-38, 1.2, 20_001)]).astype(np.float32)
+    if name == "log":  # its domain, subnormals and the largest float included
+        x = np.concatenate([np.logspace(-45, 38.5, 400_003), np.linspace(0.5, 2.0, 20_001)]).astype(np.float32)
     with np.errstate(over="ignore"):
         want = REFERENCES[name](x.astype(np.float64))
     got = getattr(tp.tensor(x), name)().numpy()
@@ -52,6 +55,7 @@ SPECIAL_X = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 100.0, -100.0]
 #: PyTorch 2.13's float32 results (sigmoid(-100) is 0: exp(100) overflows in float32 first).
 SPECIAL = {
     "exp": [1.0, 1.0, np.inf, 0.0, np.nan, 1.0, 1.0, np.inf, 3.783505853677006e-44],
+    "log": [-np.inf, -np.inf, np.inf, np.nan, np.nan, -103.27892990343184, np.nan, 4.605170249938965, np.nan],
     "sigmoid": [0.5, 0.5, 1.0, 0.0, np.nan, 0.5, 0.5, 1.0, 0.0],
     "tanh": [0.0, -0.0, 1.0, -1.0, np.nan, 1e-45, -1e-45, 1.0, -1.0],
     "erf": [0.0, -0.0, 1.0, -1.0, np.nan, 1.401298464324817e-45, -1.401298464324817e-45, 1.0, -1.0],
@@ -70,6 +74,8 @@ def test_special_values(name):
 def test_layout_and_position_do_not_change_values(name):
     rng = np.random.default_rng(5)
     x = (rng.standard_normal(4 * 37) * 3).astype(np.float32)
+    if name == "log":
+        x = np.abs(x)
     whole = getattr(tp.tensor(x), name)().numpy()
     for size in range(1, 18):  # runs of every length mod 8
         np.testing.assert_array_equal(getattr(tp.tensor(x[:size]), name)().numpy(), whole[:size])

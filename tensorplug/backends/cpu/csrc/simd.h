@@ -1,5 +1,5 @@
 // AVX2 helpers shared by the fused and elementwise kernels: runtime detection and eight-lane float32
-// exp, sigmoid, tanh and erf.
+// exp, log, sigmoid, tanh and erf.
 // x86-64 only (TP_X86_SIMD); elsewhere (or with -DTP_NO_X86_SIMD, how CI checks that path
 // compiles) callers take their scalar loops.
 #pragma once
@@ -59,6 +59,36 @@ template <int N> TP_AVX2 inline __m256 horner8(__m256 z, const float (&c)[N]) {
     __m256 p = _mm256_set1_ps(c[N - 1]);
     for (int i = N - 2; i >= 0; --i) p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(c[i]));
     return p;
+}
+
+// Natural log of eight floats: Cephes logf (x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(1 + f)
+// by a degree-8 polynomial, e ln2 added in two parts). Subnormals are scaled by 2^23 first; 0
+// gives -inf, negative numbers and NaN give NaN, +inf stays +inf.
+TP_AVX2 inline __m256 log8(__m256 x) {
+    static constexpr float poly[] = {3.3333331174e-1f, -2.4999993993e-1f, 2.0000714765e-1f, -1.6668057665e-1f,
+                                     1.4249322787e-1f, -1.2420140846e-1f, 1.1676998740e-1f, -1.1514610310e-1f,
+                                     7.0376836292e-2f};
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 subnormal = _mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
+    const __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), subnormal);
+    const __m256i bits = _mm256_castps_si256(xs);
+    __m256 e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(126)));
+    e = _mm256_sub_ps(e, _mm256_and_ps(subnormal, _mm256_set1_ps(23.0f)));
+    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
+                                                   _mm256_set1_epi32(0x3f000000)));  // in [0.5, 1)
+    const __m256 low = _mm256_cmp_ps(m, _mm256_set1_ps(0.707106781186547524f), _CMP_LT_OQ);
+    e = _mm256_sub_ps(e, _mm256_and_ps(low, one));
+    m = _mm256_sub_ps(_mm256_add_ps(m, _mm256_and_ps(low, m)), one);  // 2m - 1 or m - 1
+    const __m256 z = _mm256_mul_ps(m, m);
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(m, z), horner8(m, poly));
+    y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), y);
+    y = _mm256_fnmadd_ps(z, _mm256_set1_ps(0.5f), y);
+    __m256 r = _mm256_add_ps(m, y);
+    r = _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), r);
+    r = _mm256_blendv_ps(r, _mm256_set1_ps(-kInfF), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+    r = _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, _mm256_set1_ps(kInfF), _CMP_EQ_OQ));
+    const __m256 invalid = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(r, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), invalid);
 }
 
 // |x| and the sign bit of x, for the odd functions below.
