@@ -93,6 +93,16 @@ def cases(lib, device):
                              under_autocast(lambda: F.linear(x2d, w2d)), 20, "ms"))
             rows.append(Case("autocast bfloat16: conv2d 64x16x28x28, 32 3x3, padding 1",
                              under_autocast(lambda: F.conv2d(conv_x, conv_w, padding=1)), 3, "ms"))
+    # Transcendental elementwise functions (vectorized float32 on the CPU since issue 14's fifth
+    # session: libm's scalar calls were 2.8-10x PyTorch's) and gelu, whose erf made it 10x.
+    add("exp 128x10000", (logits,), lambda F, x: x.exp(), np.exp, 20)
+    add("log of |x| 128x10000", (np.abs(logits),), lambda F, x: x.log(), np.log, 20)
+    add("tanh 128x10000", (logits,), lambda F, x: x.tanh(), np.tanh, 20)
+    add("sigmoid 128x10000", (logits,), lambda F, x: x.sigmoid(), None, 20)
+    add("gelu 128x10000", (logits,), lambda F, x: F.gelu(x), None, 20)
+    if not is_numpy:
+        gelu_leaf = lib.tensor(logits, device=device, requires_grad=True)
+        rows.append(Case("gelu 128x10000, forward + backward", lambda: F.gelu(gelu_leaf).sum().backward(), 10, "ms"))
     activations = rng.standard_normal((4096, 1024), dtype=np.float32)
     add("layer_norm 4096x1024", (activations,), lambda F, x: F.layer_norm(x, (1024,)), _np_layer_norm, 10)
     flat = rng.standard_normal(10**7, dtype=np.float32)

@@ -1,5 +1,6 @@
 """float32 exp, log, sigmoid, tanh and erf on the CPU (eight lanes at a time on AVX2 CPUs, libm
-elsewhere) against float64 references: within 4 units in the last place over a wide range,
+elsewhere) and on OpenCL (the same formulas with operators only, _source._FLOAT_LANES) against
+float64 references: within 4 units in the last place over a wide range,
 PyTorch's special values (signed zeros, infinities, NaN), and the same value for an element
 whatever its layout (contiguous, strided) or position (a run's tail is padded, not computed by
 another formula)."""
@@ -9,6 +10,23 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+
+
+def _device(name: str) -> str:
+    if name == "opencl":
+        from tensorplug.backends.opencl import OpenCLBackend
+
+        available, reason = OpenCLBackend().is_available()
+        if not available:
+            pytest.skip(f"OpenCL backend unavailable: {reason}")
+    return name
+
+
+def _apply(name: str, x, device: str) -> np.ndarray:
+    return getattr(tp.tensor(x, device=device), name)().cpu().numpy()
+
+
+DEVICES = ["cpu", "opencl"]
 
 
 def _erf(x):
@@ -34,8 +52,10 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
         return np.where(same, 0.0, np.abs(got.astype(np.float64) - want) / spacing)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(REFERENCES))
-def test_within_four_ulps(name):
+def test_within_four_ulps(name, device):
+    device = _device(device)
     # Arguments where the result is a normal float32 (sigmoid's below -87 are subnormal, which the
     # formula 1 / (1 + exp(-x)) flushes to 0 once exp(-x) overflows, as the scalar kernel did).
     low = {"exp": -87.0, "sigmoid": -87.0}.get(name, -12.0)
@@ -46,7 +66,7 @@ def test_within_four_ulps(name):
         x = np.concatenate([np.logspace(-45, 38.5, 400_003), np.linspace(0.5, 2.0, 20_001)]).astype(np.float32)
     with np.errstate(over="ignore"):
         want = REFERENCES[name](x.astype(np.float64))
-    got = getattr(tp.tensor(x), name)().numpy()
+    got = _apply(name, x, device)
     worst = _ulps(got, want)
     assert worst.max() <= 4.0, f"{name}: {worst.max():.2f} ulp at x = {x[worst.argmax()]!r}"
 
@@ -62,9 +82,10 @@ SPECIAL = {
 }
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(REFERENCES))
-def test_special_values(name):
-    got = getattr(tp.tensor(np.array(SPECIAL_X, np.float32)), name)().numpy()
+def test_special_values(name, device):
+    got = _apply(name, np.array(SPECIAL_X, np.float32), _device(device))
     want = np.array(SPECIAL[name], np.float32)
     np.testing.assert_array_equal(got, want)  # NaN where NaN is expected
     np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))  # tanh(-0.0) is -0.0
