@@ -52,3 +52,11 @@ def test_special_values_and_layouts(approximate):
 def test_double_backward(approximate):
     x = tp.tensor(np.random.default_rng(5).standard_normal(9) * 2, requires_grad=True)
     assert tp.autograd.gradgradcheck(lambda v: F.gelu(v, approximate=approximate), (x,))
+
+
+def test_gradient_of_a_sum():
+    """sum's backward hands gelu_backward an expanded gradient (stride 0), made contiguous first."""
+    x = np.random.default_rng(6).standard_normal((3, 50)).astype(np.float32)
+    t = tp.tensor(x, requires_grad=True)
+    F.gelu(t).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), _reference(x.astype(np.float64), "none")[1], rtol=2e-6, atol=2e-6)

@@ -511,8 +511,9 @@ def _gelu(input, approximate):
 
 def _gelu_backward(grad, input, approximate):
     if (input.dtype.name not in _FUSED_DTYPES or grad.dtype is not input.dtype or grad.shape != input.shape
-            or not is_contiguous(input) or not is_contiguous(grad)):
+            or not is_contiguous(input)):
         return _decomposition("gelu_backward")(grad, input, approximate)
+    grad = _contiguous(grad)  # an expanded gradient (after a sum) costs one copy, not the five passes
     out = input.new_empty(input.shape)
     n = input.numel()
     _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), _flat(grad, n), _flat(input, n))
