@@ -72,8 +72,12 @@ class CUDADevice:
 
     Besides these, the OpenCL kernel adapters that kernels.py reuses read ``queue`` (the current
     stream's handle), ``group`` (the 1-d block size), ``has_fp64``, ``kernels`` (their cache),
-    ``allocate`` and ``build_kernel``.
+    ``allocate``, ``build_kernel`` and ``compact_kernels``.
     """
+
+    #: False: the shared adapters launch the general kernels here, which kernels.py's launch plans
+    #: mirror (the compact variants answer PoCL's per-element costs, not a GPU's).
+    compact_kernels = False
 
     def __init__(self, index: int) -> None:
         rt = runtime()

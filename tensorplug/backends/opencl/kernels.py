@@ -371,13 +371,14 @@ def _binary(name: str):
             strides.append(b.stride())
         flat_name = (number_b if b_number else number_a if a_number else both_tensors) \
             if _all_row_major(shape, strides) else None
-        if flat_name is None and not (a_number or b_number):
+        compact = state.compact_kernels
+        if flat_name is None and compact and not (a_number or b_number):
             flat_name = _one_element_side(shape, strides, one_b, one_a)
         if flat_name is None:
             shape_c, sts = _coalesce(shape, strides)
             if _is_flat(shape_c, sts):
                 flat_name = number_b if b_number else number_a if a_number else both_tensors
-            elif not (a_number or b_number):
+            elif compact and not (a_number or b_number):
                 row_name = _repeated_row_side(shape_c, sts, row_b, row_a)
                 if row_name is not None:
                     g, l = _global(n, state)
@@ -456,7 +457,7 @@ def _reduce(name: str):
         if nout == 0:
             return
         shape, ast, ost = a.shape, a.stride(), out.stride()
-        if whole and nout == 1 and _all_row_major(shape, (ast,)):
+        if whole and nout == 1 and _state(out).compact_kernels and _all_row_major(shape, (ast,)):
             # Everything into one number from a contiguous tensor (a loss, a sum before backward):
             # the compact kernel, unless the tensor is large enough to split over work-items.
             nred = math.prod(shape)

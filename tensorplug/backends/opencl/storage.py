@@ -73,6 +73,11 @@ class DeviceState:
     ``set_current_stream`` changed it): kernels and ``allocate`` read them on every call.
     """
 
+    #: The shared adapters (kernels.py) may launch the compact kernel variants (``_tv``/``_vt``,
+    #: ``_tr``/``_rt``, ``rw_*``), which exist for PoCL's per-element and per-argument costs. The
+    #: CUDA backend's state does not set it: its launch plans mirror the general kernels.
+    compact_kernels = True
+
     def __init__(self, index: int, device, context=None):
         self.index = index
         self.device = device
