@@ -34,7 +34,7 @@ _PLUGINS = {
                                               "class P:\n    @hookimpl\n    def tensorplug_register_backends(self):\n"
                                               "        return [B()]\nplugin = P()\n"),
     "vendor-nograd": ("nograddev", _TOY + "class B(ToyBackend):\n    device_type = 'nograddev'\n"
-                                          "    def kernels(self):\n        return dict(super().kernels(), gelu=print)\n"
+                                          "    def kernels(self):\n        return dict(super().kernels(), mish=print)\n"
                                           "class P:\n    @hookimpl\n    def tensorplug_register_backends(self):\n"
                                           "        return [B()]\nplugin = P()\n"),
     "vendor-good": ("gooddev", _TOY + "class B(ToyBackend):\n    device_type = 'gooddev'\nclass P:\n    @hookimpl\n"
@@ -149,7 +149,7 @@ def test_load_that_raises(outcome):
 def test_override_without_derivative(outcome):
     """A fused kernel for a composite op with no explicit derivative is refused before anything registers."""
     message = outcome["errors"]["nograddev"]
-    assert "vendor-nograd" in message and "overrides composite ops without an explicit derivative: ['gelu']" in message
+    assert "vendor-nograd" in message and "overrides composite ops without an explicit derivative: ['mish']" in message
 
 
 def test_one_entry_point_registers_two_device_types(outcome):
