@@ -304,6 +304,34 @@ C tp_smooth_l1_slope(C d, C beta) {{
     return s > 1 ? (C)1 : (s < -1 ? (C)-1 : s);
 }}
 
+/* avg_pool2d of a (N, C, H, W) input at any strides into a contiguous (N, C, OH, OW) output: one
+   work-item per output, its window's taps inside the input summed in row-major order (the
+   padding adds zeros), divided as PyTorch divides (nn/_pooling.py's window_counts: a window ends
+   at most at the far padding's end; without count_include_pad only the input's own elements
+   count; a divisor_override replaces both). The decomposition is a padded copy, a windowed sum
+   and a broadcast division: 39 ms against PyTorch's 3.7 for 64x64x28x28 on PoCL. */
+__kernel void avg_pool2d(__global T* o, long oo, __global const T* x, long ox, long sxn, long sxc, long sxh,
+                         long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw, int ph,
+                         int pw, int count_include_pad, long divisor_override, long n) {{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    int ow = (int)(i % OW);
+    long t = i / OW;
+    int oh = (int)(t % OH);
+    t /= OH;
+    long c = t % C_, b = t / C_;
+    int hs = oh * sh - ph, ws = ow * sw - pw;
+    int he = hs + kh < H + ph ? hs + kh : H + ph, we = ws + kw < W + pw ? ws + kw : W + pw;
+    long pool = (long)(he - hs) * (long)(we - ws);
+    int h0 = hs < 0 ? 0 : hs, w0 = ws < 0 ? 0 : ws, h1 = he > H ? H : he, w1 = we > W ? W : we;
+    __global const T* base = x + ox + b * sxn + c * sxc;
+    ACC s = 0;
+    for (int y = h0; y < h1; ++y)
+        for (int xx = w0; xx < w1; ++xx) s += (ACC)LD(base, y * sxh + xx * sxw);
+    long div = divisor_override != 0 ? divisor_override : (count_include_pad ? pool : (long)(h1 - h0) * (long)(w1 - w0));
+    ST(o, oo + i, (C)s / (C)div);
+}}
+
 /* reduction "none": the loss of each element. */
 __kernel void smooth_l1_c(__global T* o, long oo, __global const T* x, long ox, __global const T* y, long oy, long n,
                           C beta, C half_inv_beta, C half_beta) {{

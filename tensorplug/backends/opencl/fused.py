@@ -313,6 +313,24 @@ def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode
     return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, True)
 
 
+def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not input.dtype.is_floating_point or input.ndim != 4:
+        return _decomposition("avg_pool2d")(input, kernel, stride, padding, ceil_mode, count_include_pad,
+                                            divisor_override)
+    n, c, h, w = input.shape
+    oh, ow = (_pool_out(size, k, s, p, 1, ceil_mode) for size, k, s, p in zip((h, w), kernel, stride, padding))
+    out = input.new_empty((n, c, oh, ow))
+    count = n * c * oh * ow
+    if count == 0:
+        return out
+    state = _state(input)
+    g, l = _global(count, state)
+    _fk(state, input.dtype.name, "avg_pool2d")(state.queue, g, l, *_operand(out), *_operand(input), *input.stride(), c,
+                                               h, w, oh, ow, *kernel, *stride, *padding, int(count_include_pad),
+                                               int(divisor_override or 0), count)
+    return out
+
+
 def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mode):
     if grad.dtype is not input.dtype or not input.dtype.is_floating_point:
         return _decomposition("max_pool2d_backward")(grad, input, kernel, stride, padding, dilation, ceil_mode)
@@ -654,7 +672,7 @@ def table() -> dict:
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
         "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
         "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
-        "max_pool2d_backward": _max_pool2d_backward, "conv2d": _conv2d,
+        "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward,
