@@ -177,7 +177,7 @@ _GELU_CUBIC = 0.044715
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def _gelu_slope_parts(input, approximate):
+def _gelu_slope_parts(input):
     """For the tanh form: (t, du) with t = tanh(u), u = sqrt(2/pi) (x + 0.044715 x^3), du = u'."""
     t = UNARY["tanh"]((input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI)
     du = (input * input * (3.0 * _GELU_CUBIC) + 1.0) * _SQRT_2_OVER_PI
@@ -187,7 +187,7 @@ def _gelu_slope_parts(input, approximate):
 def _gelu_second_derivative(input, approximate):
     """d/dx of gelu's slope: phi(x) (2 - x^2); for the tanh form (1 - t^2) (u' + x (u'' - 2 t u'^2) / 2)."""
     if approximate == "tanh":
-        t, du = _gelu_slope_parts(input, approximate)
+        t, du = _gelu_slope_parts(input)
         ddu = input * (6.0 * _GELU_CUBIC * _SQRT_2_OVER_PI)
         return (1.0 - t * t) * (du + input * 0.5 * (ddu - t * du * du * 2.0))
     pdf = UNARY["exp"](input * input * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
@@ -206,7 +206,7 @@ def _gelu_grad(grad, input, approximate):
     """gelu's gradient: grad * (Phi(x) + x phi(x)), or the tanh form's exact derivative. An op of
     its own so that a backend may give it one fused kernel (issue 14)."""
     if approximate == "tanh":
-        t, du = _gelu_slope_parts(input, approximate)
+        t, du = _gelu_slope_parts(input)
         return grad * ((t + 1.0) * 0.5 + input * 0.5 * (1.0 - t * t) * du)
     cdf = (UNARY["erf"](input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
     pdf = UNARY["exp"](input * input * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))

@@ -620,13 +620,18 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     return out
 
 
-# --- adam ----------------------------------------------------------------------------------------
+# --- optimizer steps -----------------------------------------------------------------------------
+
+def _covers_step(param, others) -> bool:
+    """Whether the fused step kernels take these: a floating parameter and, besides the None
+    ones, tensors of its dtype and shape, all contiguous."""
+    return param.dtype.is_floating_point and is_contiguous(param) and all(
+        t is None or (t.dtype is param.dtype and t.shape == param.shape and is_contiguous(t)) for t in others)
+
 
 def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled):
     args = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step, decoupled)
-    tensors = [t for t in args[:5] if t is not None]
-    if not param.dtype.is_floating_point or any(
-            t.dtype is not param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
+    if not _covers_step(param, args[1:5]):
         return _decomposition("adam_step_")(*args)
     n = math.prod(param.shape)
     if n == 0:
@@ -646,9 +651,7 @@ def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
 def _sgd_step(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step):
     # One launch per parameter where the decomposition makes 4 with momentum (issue 14).
     args = (param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step)
-    tensors = [t for t in args[:3] if t is not None]
-    if not param.dtype.is_floating_point or any(
-            t.dtype is not param.dtype or t.shape != param.shape or not is_contiguous(t) for t in tensors):
+    if not _covers_step(param, args[1:3]):
         return _decomposition("sgd_step_")(*args)
     n = math.prod(param.shape)
     if n == 0:

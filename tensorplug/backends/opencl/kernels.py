@@ -457,12 +457,12 @@ def _reduce(name: str):
         if nout == 0:
             return
         shape, ast, ost = a.shape, a.stride(), out.stride()
-        if whole and nout == 1 and _state(out).compact_kernels and _all_row_major(shape, (ast,)):
+        state = _state(out)
+        if whole and nout == 1 and state.compact_kernels and _all_row_major(shape, (ast,)):
             # Everything into one number from a contiguous tensor (a loss, a sum before backward):
             # the compact kernel, unless the tensor is large enough to split over work-items.
             nred = math.prod(shape)
             if 0 < nred and _split_parts(name, 1, nred) == 1:
-                state = _state(out)
                 _kernel(state, "reduce", a.dtype.name, whole)(state.queue, (1,), (1,), out.untyped_storage().buffer,
                                                               out.storage_offset(), a.untyped_storage().buffer,
                                                               a.storage_offset(), nred)
@@ -485,7 +485,6 @@ def _reduce(name: str):
             r_shape, (r_a,) = _coalesce([shape[d] for d in red], ([ast[d] for d in red],))
         if len(k_shape) > MAXD or len(r_shape) > MAXD:
             _too_many_dims(name)
-        state = _state(out)
         dims_args = (len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0), len(r_shape), *_pad(r_shape, 1),
                      *_pad(r_a, 0))
         parts = _split_parts(name, nout, nred)
