@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._source import DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble
+from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -273,6 +273,8 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
     if k == "f":
         src.append(_floating(dtype, acc))
         src.append(_smooth_l1())
+        if dtype in _GELU_DTYPES:
+            src.append(_gelu(DTYPES[dtype][1] == "float"))
     if dtype in CONV_COLS:
         src.append(_convolutions(dtype))
     return "".join(src)
@@ -368,6 +370,43 @@ __kernel void smooth_l1_backward_c(__global T* o, long oo, __global const T* g, 
     {grad_body}
 }}
 """
+
+
+# gelu's fused kernels take the dtypes the CPU's take; 16-bit floats run the decomposition.
+_GELU_DTYPES = ("float32", "float64")
+
+
+def _gelu(single: bool) -> str:
+    """gelu and its gradient, erf and tanh forms, one pass over contiguous operands instead of the
+    decomposition's five to seven launches (issue 14). The arithmetic order is the decomposition's
+    (nn/_activations.py); float32 computes erf, tanh and exp with _FLOAT_LANES's operator-only
+    formulas, which PoCL vectorizes across work-items (its built-ins it calls one at a time)."""
+    erf, tanh, exp = ("tp_ferf", "tp_ftanh", "tp_fexp") if single else ("erf", "tanh", "exp")
+    value = {
+        "gelu_c": f"x * (C)0.5 * ({erf}(x * (C)0.70710678118654752440) + (C)1)",
+        "gelu_tanh_c": f"x * (C)0.5 * ({tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588) + (C)1)",
+    }
+    slope = {
+        "gelu_backward_c": f"""C cdf = ({erf}(x * (C)0.70710678118654752440) + (C)1) * (C)0.5;
+        C pdf = {exp}(x * x * (C)-0.5) * (C)0.39894228040143267794;
+        C slope = cdf + x * pdf;""",
+        "gelu_tanh_backward_c": f"""C t = {tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588);
+        C du = (x * x * (C)(3 * 0.044715) + (C)1) * (C)0.79788456080286535588;
+        C slope = (t + (C)1) * (C)0.5 + x * (C)0.5 * ((C)1 - t * t) * du;""",
+    }
+    value_kernels = [(name, "", guarded(f"""
+        C x = LD(a, oa + i);
+        ST(o, oo + i, {expression});""")) for name, expression in value.items()]
+    slope_kernels = [(name, "__global const T* g, long og, ", guarded(f"""
+        C x = LD(a, oa + i);
+        {statements}
+        ST(o, oo + i, LD(g, og + i) * slope);""")) for name, statements in slope.items()]
+    kernels = [f"""__kernel void {name}(__global T* o, long oo, {grad}__global const T* a, long oa, long n) {{
+    long i = get_global_id(0);
+    {body}
+}}
+""" for name, grad, body in value_kernels + slope_kernels]
+    return (_FLOAT_LANES if single else "") + "\n/* gelu (x Phi(x)) and its gradient grad * gelu'(x). */\n" + "".join(kernels)
 
 
 def _floating(dtype: str, acc: str) -> str:

@@ -1,7 +1,7 @@
 """Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
 composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and its gradient), conv2d and both halves of its
-gradient, adam_step_, sgd_step_, linear, and smooth_l1_loss with its gradient.
+gradient, adam_step_, sgd_step_, linear, smooth_l1_loss with its gradient, and gelu with its gradient.
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -241,6 +241,37 @@ def _smooth_l1_loss_backward(grad, input, target, reduction, beta):
                                                          int(per_element), g_scale, *_operand(x), *_operand(y), n,
                                                          beta)
     return out
+
+
+def _gelu_covers(*tensors) -> bool:
+    first = tensors[0]
+    return first.dtype.name in _fused_source._GELU_DTYPES and all(
+        t.dtype is first.dtype and t.shape == first.shape for t in tensors)
+
+
+def _gelu_launch(name: str, input, *others):
+    """out = ``name``_c over the contiguous input (and the gradient before it in ``others``)."""
+    x = _contiguous(input)
+    out = x.new_empty(x.shape)
+    n = math.prod(x.shape)
+    if n:
+        state = _state(x)
+        g, l = _global(n, state)
+        operands = [v for t in (out, *(_contiguous(t) for t in others), x) for v in _operand(t)]
+        _fk(state, x.dtype.name, name)(state.queue, g, l, *operands, n)
+    return out
+
+
+def _gelu(input, approximate):
+    if not _gelu_covers(input):
+        return _decomposition("gelu")(input, approximate)
+    return _gelu_launch("gelu_tanh_c" if approximate == "tanh" else "gelu_c", input)
+
+
+def _gelu_backward(grad, input, approximate):
+    if not _gelu_covers(input, grad):
+        return _decomposition("gelu_backward")(grad, input, approximate)
+    return _gelu_launch("gelu_tanh_backward_c" if approximate == "tanh" else "gelu_backward_c", input, grad)
 
 
 def _nll_loss(input, target, weight, reduction, ignore_index):
@@ -678,5 +709,5 @@ def table() -> dict:
         "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
-        "smooth_l1_loss_backward": _smooth_l1_loss_backward,
+        "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
     }

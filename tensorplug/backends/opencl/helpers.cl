@@ -5,9 +5,10 @@
 
 // Whether the work-item's whole work-group lies below n: a branch that every work-item of a group
 // takes alike. PoCL vectorizes a kernel across the work-items of a group only when none of them
-// leaves on its own, so the contiguous elementwise kernels run their body unguarded under this
-// test and guarded only in the last group (`if (i >= n) return;` alone kept them at a third of
-// the memory bandwidth on pip's PoCL 3.0: a + b of 1e7 float32 3.4 -> 10 GB/s).
+// leaves on its own, so the contiguous elementwise kernels run their body under
+// `TP_WHOLE_GROUP(n) || i < n`, guarded per work-item only in the last group (`if (i >= n)
+// return;` alone kept them at a third of the memory bandwidth on pip's PoCL 3.0: a + b of 1e7
+// float32 3.4 -> 10 GB/s).
 #define TP_WHOLE_GROUP(n) ((long)(get_group_id(0) + 1) * (long)get_local_size(0) <= (n))
 
 #define TP_ERR_INDEX 1

@@ -1,5 +1,5 @@
-"""gelu and its gradient on the CPU (one fused pass each, eight lanes at a time on AVX2) against
-float64 references: exact gelu x Phi(x) and PyTorch's tanh approximation, values and gradients,
+"""gelu and its gradient (one fused pass each on the CPU, eight lanes at a time on AVX2, and on
+OpenCL; the decomposition elsewhere) against float64 references on every backend: exact gelu x Phi(x) and PyTorch's tanh approximation, values and gradients,
 special values, non-contiguous inputs (the decomposition), and double backward (gelu_backward's
 own derivative) against finite differences."""
 import math
@@ -24,27 +24,27 @@ def _reference(x: np.ndarray, approximate: str):
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype,tol", [("float32", 2e-6), ("float64", 1e-13)])
-def test_values_and_gradients(approximate, dtype, tol):
+def test_values_and_gradients(approximate, dtype, tol, device):
     rng = np.random.default_rng(3)
-    x = (rng.standard_normal(10_007) * 4).astype(dtype)  # a tail that is not a multiple of 8
+    x = (rng.standard_normal(10_007) * 4).astype(dtype)  # a tail that is not a multiple of 8 (or 256)
     grad = rng.standard_normal(x.shape).astype(dtype)
-    t = tp.tensor(x, requires_grad=True)
+    t = tp.tensor(x, device=device, requires_grad=True)
     y = F.gelu(t, approximate=approximate)
-    y.backward(tp.tensor(grad))
+    y.backward(tp.tensor(grad, device=device))
     value, slope = _reference(x.astype(np.float64), approximate)
-    np.testing.assert_allclose(y.detach().numpy(), value, rtol=tol, atol=tol)
-    np.testing.assert_allclose(t.grad.numpy(), grad * slope, rtol=tol, atol=tol * 4)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), value, rtol=tol, atol=tol)
+    np.testing.assert_allclose(t.grad.cpu().numpy(), grad * slope, rtol=tol, atol=tol * 4)
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_special_values_and_layouts(approximate):
+def test_special_values_and_layouts(approximate, device):
     x = np.array([0.0, -0.0, np.inf, np.nan, 30.0, -30.0, 1e-30], np.float32)
-    got = F.gelu(tp.tensor(x), approximate=approximate).numpy()
+    got = F.gelu(tp.tensor(x, device=device), approximate=approximate).cpu().numpy()
     np.testing.assert_array_equal(got[[0, 2, 4]], [0.0, np.inf, 30.0])
     assert np.isnan(got[3]) and got[5] == 0.0 and abs(got[6] - 5e-31) < 1e-36
     wide = np.random.default_rng(4).standard_normal((6, 10)).astype(np.float32)
-    strided = tp.tensor(wide)[:, ::3]  # not contiguous: the decomposition
-    np.testing.assert_allclose(F.gelu(strided, approximate=approximate).numpy(),
+    strided = tp.tensor(wide, device=device)[:, ::3]  # not contiguous: the decomposition (CPU) or a copy
+    np.testing.assert_allclose(F.gelu(strided, approximate=approximate).cpu().numpy(),
                                _reference(wide[:, ::3].astype(np.float64), approximate)[0], rtol=2e-6, atol=2e-6)
 
 
