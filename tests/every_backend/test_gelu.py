@@ -54,9 +54,15 @@ def test_double_backward(approximate):
     assert tp.autograd.gradgradcheck(lambda v: F.gelu(v, approximate=approximate), (x,))
 
 
-def test_gradient_of_a_sum():
-    """sum's backward hands gelu_backward an expanded gradient (stride 0), made contiguous first."""
-    x = np.random.default_rng(6).standard_normal((3, 50)).astype(np.float32)
-    t = tp.tensor(x, requires_grad=True)
-    F.gelu(t).sum().backward()
-    np.testing.assert_allclose(t.grad.numpy(), _reference(x.astype(np.float64), "none")[1], rtol=2e-6, atol=2e-6)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gradient_of_a_sum(approximate, device):
+    """sum's backward hands gelu_backward one value expanded (stride 0): read in place by the
+    fused kernels; a mean's scaled value too."""
+    x = np.random.default_rng(6).standard_normal((3, 700)).astype(np.float32)
+    t = tp.tensor(x, device=device, requires_grad=True)
+    F.gelu(t, approximate=approximate).sum().backward()
+    slope = _reference(x.astype(np.float64), approximate)[1]
+    np.testing.assert_allclose(t.grad.cpu().numpy(), slope, rtol=2e-6, atol=2e-6)
+    t.grad = None
+    F.gelu(t, approximate=approximate).mean().backward()
+    np.testing.assert_allclose(t.grad.cpu().numpy(), slope / x.size, rtol=2e-6, atol=2e-9)

@@ -1,6 +1,7 @@
 """Kernels added for issue 14's OpenCL rows, against PyTorch 2.13 in float64 and NumPy: nn.Linear
 as one matmul with the bias in its accumulators, cross_entropy's fused gradient, the contiguous
-elementwise kernels' group-uniform guard (sizes around the work-group size, in place), sums of
+elementwise kernels' group-uniform guard (sizes around the work-group size, in place, and one
+element expanded), sums of
 contiguous runs in 8 accumulators (lengths and offsets that are not multiples of 8), and the
 convolutions' 6 x 16 register block (channel and position counts that are not multiples)."""
 import numpy as np
@@ -165,6 +166,10 @@ def test_elementwise_sizes_around_the_group(n):
     np.testing.assert_array_equal(_host(bt), want_b.astype(np.float64))
     half = head_a.to(tp.float16)
     np.testing.assert_array_equal(_host(half), want[:n].astype(np.float16).astype(np.float64))
+    one = at[n + 3:n + 4]  # one element expanded into a copy (its own kernel), converted too
+    np.testing.assert_array_equal(_host(one.expand(n).contiguous()), np.full(n, want[n + 3], np.float64))
+    np.testing.assert_array_equal(_host(one.expand(2, n).to(tp.float64)), np.full((2, n), want[n + 3], np.float64))
+    np.testing.assert_array_equal(_host(at), want.astype(np.float64))  # the source kept its values
 
 
 # --- sums ------------------------------------------------------------------------------------------

@@ -513,10 +513,12 @@ def _gelu_backward(grad, input, approximate):
     if (input.dtype.name not in _FUSED_DTYPES or grad.dtype is not input.dtype or grad.shape != input.shape
             or not is_contiguous(input)):
         return _decomposition("gelu_backward")(grad, input, approximate)
-    grad = _contiguous(grad)  # an expanded gradient (after a sum) costs one copy, not the five passes
     out = input.new_empty(input.shape)
     n = input.numel()
-    _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), _flat(grad, n), _flat(input, n))
+    # One value expanded to every element (sum's backward) is read in place; other layouts are copied.
+    one_value = n > 0 and all(st == 0 for st in grad.stride())
+    grad_operand = (grad.untyped_storage(), grad.storage_offset(), (0,)) if one_value else _flat(grad, n)
+    _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), grad_operand, _flat(input, n))
     return out
 
 

@@ -203,7 +203,7 @@ C tp_remainder(C a, C b) {
 # across work-items: exp of 128x10000 float32 took 6.45 ms against PyTorch's 1.0 on the CPU, gelu
 # 19 ms. These inline, and select instead of branching. The formulas are the CPU backend's
 # eight-lane ones (backends/cpu/csrc/simd.h: Cephes expf and logf, tanh's Taylor series below 0.5,
-# erf's below 1 and Abramowitz-Stegun 7.1.26 above), with contraction on for these functions only
+# erf's Cephes polynomial below 1 and Abramowitz-Stegun 7.1.26 above), with contraction on for these functions only
 # (helpers.cl turns it off for the rest: under it the same exp kernel took 3.8 ms instead of 0.72
 # on PoCL, measured alone). Other compilers (CUDA's NVRTC through backends/cuda/_dialect.py) keep their built-ins.
 _FLOAT_LANES = """
@@ -257,11 +257,9 @@ float tp_ftanh(float x) {
 }
 float tp_ferf(float x) {
     float a = x < 0.0f ? -x : x, z = a * a;
-    float p = -1.2290555240213052e-9f;
-    p = p * z + 1.4807192805221803e-8f; p = p * z - 1.6365844146548625e-7f; p = p * z + 1.6462114444948384e-6f;
-    p = p * z - 1.4925650248187594e-5f; p = p * z + 1.2055332626914605e-4f; p = p * z - 8.548327023163438e-4f;
-    p = p * z + 5.223977845162153e-3f; p = p * z - 2.686617150902748e-2f; p = p * z + 1.1283791810274124e-1f;
-    p = p * z - 3.7612637877464294e-1f; p = p * z + 1.128379225730896f;
+    float p = 7.853861353153693e-5f;
+    p = p * z - 8.010193625184903e-4f; p = p * z + 5.188327685732524e-3f; p = p * z - 2.685381193529856e-2f;
+    p = p * z + 1.128358514861418e-1f; p = p * z - 3.761262582423300e-1f; p = p * z + 1.128379165726710f;
     float small = a * p;
     float t = 1.0f / (1.0f + 0.3275911f * a);
     float q = 1.061405429f;
@@ -480,7 +478,8 @@ float tp_f64_to_f32_odd(double d) {
 
 
 def copy(dst: str, fp64: bool, sources) -> str:
-    """Conversion kernels into ``dst`` from each dtype in ``sources``: ``copy_<src>_c`` / ``_s``."""
+    """Conversion kernels into ``dst`` from each dtype in ``sources``: ``copy_<src>_c`` / ``_s``, and
+    ``_1`` from one element (every source stride 0)."""
     src = [preamble(fp64, dst, *sources)]
     if fp64:
         src.append(_ROUND_ODD)
@@ -491,10 +490,19 @@ def copy(dst: str, fp64: bool, sources) -> str:
         C_{s} x = LD_{s}(a, oa + i);
         long io = oo + i;
         {st};""")
+        one_body = guarded(f"""
+        long io = oo + i;
+        {st};""")
         src.append(f"""
 __kernel void copy_{s}_c(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n) {{
     long i = get_global_id(0);
     {body}
+}}
+/* one source element into every element of a contiguous destination (an expanded 0-d tensor) */
+__kernel void copy_{s}_1(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n) {{
+    long i = get_global_id(0);
+    C_{s} x = LD_{s}(a, oa);
+    {one_body}
 }}
 __kernel void copy_{s}_s(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n,
                          int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}) {{

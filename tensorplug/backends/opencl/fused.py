@@ -249,16 +249,21 @@ def _gelu_covers(*tensors) -> bool:
         t.dtype is first.dtype and t.shape == first.shape for t in tensors)
 
 
-def _gelu_launch(name: str, input, *others):
-    """out = ``name``_c over the contiguous input (and the gradient before it in ``others``)."""
+def _gelu_launch(name: str, input, grad=None):
+    """out = ``name`` over the contiguous input, and the gradient before it where given: made
+    contiguous, or read as one value where it is one value expanded (kernel ``name``_1)."""
     x = _contiguous(input)
     out = x.new_empty(x.shape)
     n = math.prod(x.shape)
     if n:
+        operands = list(_operand(out))
+        if grad is not None:
+            one_value = all(st == 0 for st in grad.stride())
+            name += "_1" if one_value else "_c"
+            operands += _operand(grad if one_value else _contiguous(grad))
         state = _state(x)
         g, l = _global(n, state)
-        operands = [v for t in (out, *(_contiguous(t) for t in others), x) for v in _operand(t)]
-        _fk(state, x.dtype.name, name)(state.queue, g, l, *operands, n)
+        _fk(state, x.dtype.name, name)(state.queue, g, l, *operands, *_operand(x), n)
     return out
 
 
@@ -271,7 +276,7 @@ def _gelu(input, approximate):
 def _gelu_backward(grad, input, approximate):
     if not _gelu_covers(input, grad):
         return _decomposition("gelu_backward")(grad, input, approximate)
-    return _gelu_launch("gelu_tanh_backward_c" if approximate == "tanh" else "gelu_backward_c", input, grad)
+    return _gelu_launch("gelu_tanh_backward" if approximate == "tanh" else "gelu_backward", input, grad)
 
 
 def _nll_loss(input, target, weight, reduction, ignore_index):

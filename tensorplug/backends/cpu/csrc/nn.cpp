@@ -10,7 +10,7 @@
 //   cross_entropy_backward(dtype, n, c, r, reduction, out, grad, a, target, weight, ignore_index, label_smoothing)
 //   smooth_l1_loss(dtype, shape, reduction, beta, out, a, b)
 //   smooth_l1_loss_backward(dtype, shape, reduction, beta, out, grad, a, b)
-//   gelu(dtype, tanh_form, n, out, grad, a)                  gelu, or its gradient when grad is given
+//   gelu(dtype, tanh_form, n, out, grad, a)                  gelu, or its gradient when grad is given (stride 1 or 0)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
 // storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
 // lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
@@ -1056,30 +1056,39 @@ TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
     return _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf));
 }
 
-// out[i] = gelu(a[i]) (grad null) or grad[i] * gelu'(a[i]) over [b, e).
-TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, const float* a, int64_t b, int64_t e, bool tanh_form) {
+// out[i] = gelu(a[i]) (grad null) or grad[i * grad_step] * gelu'(a[i]) over [b, e); grad_step is
+// 1, or 0 for one gradient value for every element (sum's backward expands a 0-d gradient).
+TP_AVX2 inline __m256 gelu_grad8(const float* grad, int64_t grad_step, int64_t i, int64_t count) {
+    if (grad_step == 0) return _mm256_set1_ps(grad[0]);
+    return count == 8 ? _mm256_loadu_ps(grad + i) : load_tail(grad + i, count, 0.0f);
+}
+
+TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, int64_t grad_step, const float* a, int64_t b, int64_t e,
+                            bool tanh_form) {
     int64_t i = b;
     for (; i + 8 <= e; i += 8) {
         const __m256 x = _mm256_loadu_ps(a + i);
-        _mm256_storeu_ps(out + i, grad ? _mm256_mul_ps(_mm256_loadu_ps(grad + i), gelu_slope8(x, tanh_form))
+        _mm256_storeu_ps(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, 8), gelu_slope8(x, tanh_form))
                                        : gelu8(x, tanh_form));
     }
     if (i < e) {
         const __m256 x = load_tail(a + i, e - i, 0.0f);
-        store_tail(out + i, grad ? _mm256_mul_ps(load_tail(grad + i, e - i, 0.0f), gelu_slope8(x, tanh_form))
+        store_tail(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, e - i), gelu_slope8(x, tanh_form))
                                  : gelu8(x, tanh_form), e - i);
     }
 }
 #endif
 
-template <class T> void gelu_T(int64_t n, bool tanh_form, T* out, const T* grad, const T* a) {
+template <class T>
+void gelu_T(int64_t n, bool tanh_form, T* out, const T* grad, int64_t grad_step, const T* a) {
     parallel_range(n, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
 #ifdef TP_X86_SIMD
         if constexpr (std::is_same_v<T, float>) {
-            if (have_avx2()) return gelu_run_f32x8(out, grad, a, b, e, tanh_form);
+            if (have_avx2()) return gelu_run_f32x8(out, grad, grad_step, a, b, e, tanh_form);
         }
 #endif
-        for (int64_t i = b; i < e; ++i) out[i] = grad ? grad[i] * gelu_slope<T>(a[i], tanh_form) : gelu_value<T>(a[i], tanh_form);
+        for (int64_t i = b; i < e; ++i)
+            out[i] = grad ? grad[i * grad_step] * gelu_slope<T>(a[i], tanh_form) : gelu_value<T>(a[i], tanh_form);
     });
 }
 
@@ -1098,15 +1107,18 @@ PyObject* py_gelu(PyObject* const* args, Py_ssize_t nargs) {
     if (backward) parse_operand(args[4], dtype, 1, shape, grad, fname, "grad", false, false);
     parse_operand(args[5], dtype, 1, shape, a, fname, "a", false, false);
     if (shape[0] == 0) return none();
-    if (out.strides[0] != 1 || a.strides[0] != 1 || (backward && grad.strides[0] != 1))
-        value_error("gelu: contiguous operands only");
+    if (out.strides[0] != 1 || a.strides[0] != 1 || (backward && grad.strides[0] != 1 && grad.strides[0] != 0))
+        value_error("gelu: contiguous operands only (and a gradient of stride 0)");
+    const int64_t grad_step = backward ? grad.strides[0] : 0;
     ReleaseGil nogil(shape[0] >= PARALLEL_THRESHOLD);
     if (dtype == kFloat32)
         gelu_T<float>(shape[0], tanh_form, reinterpret_cast<float*>(out.data),
-                      backward ? reinterpret_cast<const float*>(grad.data) : nullptr, reinterpret_cast<const float*>(a.data));
+                      backward ? reinterpret_cast<const float*>(grad.data) : nullptr, grad_step,
+                      reinterpret_cast<const float*>(a.data));
     else
         gelu_T<double>(shape[0], tanh_form, reinterpret_cast<double*>(out.data),
-                       backward ? reinterpret_cast<const double*>(grad.data) : nullptr, reinterpret_cast<const double*>(a.data));
+                       backward ? reinterpret_cast<const double*>(grad.data) : nullptr, grad_step,
+                       reinterpret_cast<const double*>(a.data));
     return none();
 }
 
@@ -1115,7 +1127,7 @@ PyObject* py_gelu(PyObject* const* args, Py_ssize_t nargs) {
 void register_nn(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_gelu>(
         "gelu", "gelu(dtype, tanh_form, n, out, grad, a): out = gelu(a), or grad * gelu'(a) when grad is not None "
-                "(contiguous operands of n elements)."));
+                "(contiguous operands of n elements; grad may have stride 0)."));
     methods.push_back(fast_method<py_softmax>(
         "softmax", "softmax(dtype, log, outer, size, inner, out, a): (log_)softmax over dim 1 of (outer, size, inner)."));
     methods.push_back(fast_method<py_max_pool2d>(
