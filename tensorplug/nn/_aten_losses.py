@@ -55,6 +55,7 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=_DEFAULT_REDUCTION
     return F.hinge_embedding_loss(input, target, margin, reduction=name)
 
 
+@autocast_function("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=_DEFAULT_REDUCTION):
     """torch.margin_ranking_loss: ``max(0, -target * (input1 - input2) + margin)``; the operands
     broadcast together whatever their dims."""

@@ -2,21 +2,24 @@
 (bags, length, dim) tensor of the rows.
 
 Each index is given the number of its bag (``bucketize`` of its position in the offsets); the
-picked rows are then reduced into a (bags + 1, dim) buffer by ``index_add`` (sum, mean) or
-``scatter_reduce`` (max), and the extra last row, where padding entries are sent, is dropped.
-An empty bag stays zero, as in PyTorch.
-Everything is a composite over index_select, bucketize, index_add and scatter_reduce, so every
-backend runs it and autograd differentiates it.
+picked rows are then reduced into a (bags + 1, dim) buffer by ``index_add`` (sum, mean), and the
+extra last row, where padding entries are sent, is dropped. "max" finds, per bag and feature, the
+entry PyTorch's kernels keep (``_bag_maxima``) and gathers it, so the gradient goes where
+PyTorch's goes. An empty bag stays zero, as in PyTorch.
+Everything is a composite over index_select, bucketize, index_add, scatter_reduce and gather, so
+every backend runs it and autograd differentiates it; ``sparse`` and ``scale_grad_by_freq`` pick
+the rows through ``_embedding_lookup``, whose backward makes the weight gradient PyTorch's.
 """
 from __future__ import annotations
 
 from ..frontend import dtypes as _dt
-from ..frontend.factories import arange, zeros
+from ..frontend.factories import arange, full, zeros
 from ..frontend.ops import copying, reductions
 from ..frontend.ops.searching import bucketize
 from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor
+from ._embedding_lookup import embedding_lookup
 
 __all__ = ["embedding_bag"]
 
@@ -63,6 +66,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ends the last bag); a 2-D input is one bag per row. ``mode`` is "sum", "mean" or "max";
     ``per_sample_weights`` (input's shape, "sum" only) scales each row; entries equal to
     ``padding_idx`` are left out (and not counted by "mean"); empty bags give zeros.
+    ``scale_grad_by_freq`` divides each row's gradient by how often its index occurs in
+    ``input``; ``sparse`` gives a leaf weight a sparse gradient (neither in "max" mode).
 
     >>> import tensorplug as tp
     >>> w = tp.arange(6.0).view(3, 2)
@@ -80,14 +85,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     flat, offsets, sample_weights = _bag_layout(input, offsets, include_last_offset, per_sample_weights)
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on the Pytorch GitHub.")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag(): scale_grad_by_freq is not supported")
-    if sparse:
-        raise NotImplementedError("embedding_bag(): sparse=True is not supported; use a dense weight")
     rows = weight._shape[0]
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
@@ -103,12 +108,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         _renorm_rows(weight, flat, float(max_norm), float(norm_type))
     bags = offsets._shape[0] - 1 if include_last_offset else offsets._shape[0]
     bag = _bag_numbers(flat, offsets, bags, include_last_offset, padding_idx)
-    picked = weight.index_select(0, flat)
+    if sparse or scale_grad_by_freq:
+        picked = embedding_lookup(weight, flat, padding_idx, bool(sparse), bool(scale_grad_by_freq))
+    else:
+        picked = weight.index_select(0, flat)
     dim = weight._shape[1]
     if mode == "max":
-        index = bag.unsqueeze(1).expand(flat._shape[0], dim)
-        buffer = zeros((bags + 1, dim), dtype=weight._dtype, device=weight._device)
-        return buffer.scatter_reduce(0, index, picked, "amax", include_self=False)[:bags]
+        return _bag_maxima(picked, bag, bags)
     if sample_weights is not None:
         picked = picked * sample_weights.unsqueeze(1)
     buffer = zeros((bags + 1, dim), dtype=picked._dtype, device=weight._device)
@@ -146,3 +152,35 @@ def _bag_numbers(flat: Tensor, offsets: Tensor, bags: int, include_last_offset: 
     if padding_idx is not None:
         bag = where(COMPARE["eq"](flat, padding_idx), bags, bag)
     return bag
+
+
+def _bag_maxima(picked: Tensor, bag: Tensor, bags: int) -> Tensor:
+    """(bags, dim) maxima of the rows ``picked`` per bag number ``bag`` (``bags`` for padding).
+
+    PyTorch's kernels (CPU and CUDA) walk a bag in input order and keep an entry when it is the
+    bag's first or compares greater than the one kept: of several equal maxima the first wins
+    (and takes the whole gradient), and a NaN is kept only when it comes first (a NaN later never
+    compares greater). The same entry is found here without a loop: the first position holding
+    the largest non-NaN value, or the bag's first position where that holds a NaN.
+    """
+    n, dim = picked._shape
+    out_shape = (bags + 1, dim)
+    if n == 0:
+        return zeros((bags, dim), dtype=picked._dtype, device=picked._device)
+    device = picked._device
+    values = picked.detach()
+    index = bag.unsqueeze(1).expand(n, dim)
+    nan = COMPARE["ne"](values, values)
+    ordered = where(nan, float("-inf"), values)
+    top = zeros(out_shape, dtype=values._dtype, device=device).scatter_reduce(0, index, ordered, "amax",
+                                                                             include_self=False)
+    positions = arange(n, device=device)
+    at_top = COMPARE["eq"](ordered, top.gather(0, index)) & ~nan
+    first_top = full(out_shape, n, dtype=_dt.int64, device=device).scatter_reduce(
+        0, index, where(at_top, positions.unsqueeze(1), n), "amin")
+    first = full((bags + 1,), n, dtype=_dt.int64, device=device).scatter_reduce(0, bag, positions, "amin")
+    first = first.unsqueeze(1).expand(out_shape)
+    empty = COMPARE["eq"](first, n)
+    first = first.clamp_max(n - 1)
+    winner = where(nan.gather(0, first), first, first_top.clamp_max(n - 1))[:bags]
+    return where(empty[:bags], 0.0, picked.gather(0, winner))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..frontend import dtypes as _dt
+from ..frontend.autocast_hook import autocast_function
 from ..frontend.ops._common import check_index_range, check_same_device
 from ..frontend.ops.elementwise import COMPARE, UNARY, where
 from ..frontend.shapes import broadcast_shapes
@@ -28,6 +29,7 @@ def _clamped(x: Tensor) -> Tensor:
     return x.clamp_min(0)
 
 
+@autocast_function("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1;
     the cosine over the last dim of 1-D or 2-D inputs.
@@ -54,6 +56,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@autocast_function("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``x`` where target is 1, ``max(0, margin - x)`` where it is -1 (other targets add both)."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -63,6 +66,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
+@autocast_function("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (x1 - x2) + margin)``: target 1 asks x1 to rank above x2, -1 below."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -95,6 +99,7 @@ def _class_targets(op: str, input: Tensor, target: Tensor):
     return rows, target
 
 
+@autocast_function("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """The multi-class hinge loss: per sample, the mean over the other classes j of
     ``max(0, margin - x[y] + x[j]) ** p`` (scaled by ``weight[y]``); p is 1 or 2.
@@ -128,6 +133,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss.reshape(target._shape) if input.ndim == 1 else loss, reduction)
 
 
+@autocast_function("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """The multi-label hinge loss: each row's target lists class indices, ended by the first -1;
     the loss sums ``max(0, 1 - (x[j] - x[k]))`` over listed j and unlisted k, over the classes.

@@ -147,7 +147,9 @@ def bilinear(input1, input2, weight, bias=None):
 # --- embeddings ----------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by the integer ``input``; row ``padding_idx`` gets no gradient.
-    With ``max_norm``, the picked rows are renormalized in place first (as PyTorch)."""
+    With ``max_norm``, the picked rows are renormalized in place first (as PyTorch);
+    ``scale_grad_by_freq`` divides each row's gradient by how often its index occurs in
+    ``input``; ``sparse`` gives a leaf weight a sparse gradient (nn/_embedding_lookup.py)."""
     check_tensor("embedding", input)
     check_tensor("embedding", weight, "weight")
     if weight.ndim != 2:
@@ -157,8 +159,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input._dtype.name} instead (while checking arguments for embedding)"
         )
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding(): scale_grad_by_freq is not supported")
     rows = weight._shape[0]
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
@@ -167,10 +167,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     flat = copying.to_dtype(input, _dt.int64).reshape(-1)
     if max_norm is not None:
         _renorm_rows(weight, flat, float(max_norm), float(norm_type))
-    if sparse:
-        from ._sparse_embedding import sparse_embedding
+    if sparse or scale_grad_by_freq:
+        from ._embedding_lookup import embedding_lookup
 
-        return sparse_embedding(weight, flat, padding_idx).reshape(input._shape + (weight._shape[1],))
+        out = embedding_lookup(weight, flat, padding_idx, bool(sparse), bool(scale_grad_by_freq))
+        return out.reshape(input._shape + (weight._shape[1],))
     out = weight.index_select(0, flat)
     if padding_idx is not None:
         padded = COMPARE["eq"](flat, padding_idx).unsqueeze(1)

@@ -174,3 +174,27 @@ class OnDevice(Dataset):
 
     def __getitem__(self, i):
         return tp.from_numpy(image(i)).to(self.device)
+
+
+class WaitsAtZero(Dataset):
+    """Sample i is (i, released). Sample 0 waits until the file ``marker`` exists (released True)
+    or ``limit`` seconds have passed (released False); the others come at once."""
+
+    def __init__(self, n, marker, limit):
+        self.n, self.marker, self.limit = n, str(marker), limit
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import os
+        import time
+
+        if i != 0:
+            return i, False
+        deadline = time.monotonic() + self.limit
+        while time.monotonic() < deadline:
+            if os.path.exists(self.marker):
+                return i, True
+            time.sleep(0.01)
+        return i, False

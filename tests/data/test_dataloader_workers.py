@@ -6,7 +6,7 @@ import pytest
 import tensorplug as tp
 from tensorplug.utils.data import DataLoader, TensorDataset, get_worker_info
 
-from data_helpers import FailsAt, Range, Slow, Squares, Stamped, WorkerSeeds, record_init
+from data_helpers import FailsAt, Range, Slow, Squares, Stamped, WaitsAtZero, WorkerSeeds, record_init
 
 
 def _ids(loader):
@@ -70,3 +70,55 @@ def test_spawn_context():
     """The 'spawn' start method works as well as the default 'forkserver'."""
     loader = DataLoader(TensorDataset(tp.arange(6.0), tp.arange(6)), batch_size=4, num_workers=1, multiprocessing_context="spawn")
     assert _ids(loader) == [[0, 1, 2, 3], [4, 5]]
+
+
+def _arrivals(loader, marker):
+    """[(sample, released)] in the order the loader yields them; the marker file is created once
+    the first batch has arrived, which releases sample 0 of WaitsAtZero."""
+    seen = []
+    for ids, released in loader:
+        seen.extend(zip(ids.tolist(), released.tolist()))
+        marker.touch()
+    return seen
+
+
+def test_out_of_order_batches_do_not_wait_for_a_slow_one(tmp_path):
+    """in_order=False yields the batches that are ready while an earlier one is still being made:
+    sample 0 waits for the main process to receive another batch first, and every batch still
+    arrives exactly once."""
+    marker = tmp_path / "first-batch-arrived"
+    loader = DataLoader(WaitsAtZero(12, marker, limit=4.0), batch_size=2, num_workers=2, in_order=False)
+    seen = _arrivals(loader, marker)
+    assert sorted(i for i, _ in seen) == list(range(12))
+    assert seen[0][0] != 0
+    assert dict(seen)[0] is True  # released by the main process, not by its time limit
+
+
+def test_in_order_waits_for_the_slow_batch(tmp_path):
+    """in_order=True (the default) yields the sampler's order even when the first batch is the
+    slowest: sample 0 runs out its time limit, as nothing arrives before it."""
+    marker = tmp_path / "first-batch-arrived"
+    loader = DataLoader(WaitsAtZero(12, marker, limit=0.3), batch_size=2, num_workers=2)
+    seen = _arrivals(loader, marker)
+    assert [i for i, _ in seen] == list(range(12)) and dict(seen)[0] is False
+
+
+def test_out_of_order_with_persistent_workers_gives_every_batch_once_per_epoch():
+    """in_order=False with persistent workers: each sample exactly once in each of two epochs."""
+    ds = TensorDataset(tp.arange(23.0), tp.arange(23))
+    loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=2, in_order=False, persistent_workers=True,
+                        prefetch_factor=3)
+    for _ in range(2):
+        assert sorted(i for b in _ids(loader) for i in b) == list(range(23))
+    loader._iterator._shutdown_workers()
+
+
+def test_out_of_order_streams_and_in_process_loading():
+    """in_order=False with an IterableDataset gives each item once; without workers the order is
+    the sampler's, as in PyTorch."""
+    ds = TensorDataset(tp.arange(23.0), tp.arange(23))
+    batches = [b.tolist() for b in DataLoader(Range(10), batch_size=2, num_workers=2, in_order=False)]
+    assert sorted(x for b in batches for x in b) == list(range(10))
+    in_process = DataLoader(ds, batch_size=4, shuffle=True, in_order=False, generator=tp.Generator().manual_seed(2))
+    ordered = DataLoader(ds, batch_size=4, shuffle=True, generator=tp.Generator().manual_seed(2))
+    assert _ids(in_process) == _ids(ordered)

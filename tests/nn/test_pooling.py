@@ -174,3 +174,30 @@ def test_max_pool2d_backward_matches_decomposition_and_double_backward():
         (second,) = lib.autograd.grad((grad * lib.tensor(x)).sum(), [leaf])
         results.append(second.numpy())
     np.testing.assert_allclose(*results, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", MAX_POOL_GEOMETRIES, ids=str)
+def test_max_pool2d_ties_on_every_device(device, kwargs):
+    """Windows full of equal maxima (small integers, -inf): each backend gives PyTorch's indices
+    and gradient (the first maximum in the window's row-major order)."""
+    x = np.random.default_rng(4).integers(0, 3, (2, 3, 9, 10)).astype(np.float32)
+    x[0, 1, :4] = -np.inf
+    leaf = tp.tensor(x, device=device, requires_grad=True)
+    values, indices = F.max_pool2d(leaf, return_indices=True, **kwargs)
+    reference = torch.tensor(x, requires_grad=True)
+    expected_values, expected_indices = TF.max_pool2d(reference, return_indices=True, **kwargs)
+    np.testing.assert_array_equal(indices.cpu().numpy(), expected_indices.numpy())
+    g = np.linspace(-1.0, 2.0, expected_values.numel()).reshape(tuple(expected_values.shape)).astype(np.float32)
+    values.backward(tp.tensor(g, device=device))
+    expected_values.backward(torch.tensor(g))
+    np.testing.assert_array_equal(leaf.grad.cpu().numpy(), reference.grad.numpy())
+
+
+def test_max_pool2d_several_nan_in_a_window_goes_to_the_first(device):
+    """The documented difference (docs/deviations.md): of several NaN in a window, tensorplug's index
+    and gradient name the first in row-major order on every backend, PyTorch's (CPU and CUDA:
+    ``val > max || isnan(val)``) the last; the value is NaN in both."""
+    x = np.array([[[[np.nan, 1.0, np.nan], [2.0, np.nan, 0.0], [np.nan, 5.0, 1.0]]]], dtype=np.float32)
+    values, indices = F.max_pool2d(tp.tensor(x, device=device), 3, return_indices=True)
+    assert np.isnan(values.cpu().numpy()).all() and indices.cpu().numpy().ravel().tolist() == [0]
+    assert TF.max_pool2d(torch.tensor(x), 3, return_indices=True)[1].numpy().ravel().tolist() == [6]

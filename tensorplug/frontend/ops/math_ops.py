@@ -291,7 +291,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
 
 # --- statistics ---------------------------------------------------------------------------------
 def _stat_args(op: str, input, dim, unbiased, keepdim, correction):
-    """Normalize var/std arguments: returns (dims tuple, correction)."""
+    """Normalize var/std arguments: returns (dims tuple, correction, whether no dim was given)."""
     _check_tensor(op, input)
     if isinstance(dim, bool):  # the legacy call var(input, unbiased)
         dim, unbiased = None, dim
@@ -305,34 +305,70 @@ def _stat_args(op: str, input, dim, unbiased, keepdim, correction):
     if numel_of([input._shape[d] for d in dims]) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
-    return dims, correction
+    # PyTorch's gradient has a rule of its own for a reduction with no dim given, or of a 0-d
+    # input (_var_derivative); an explicit dim, even every dim, takes the general formula.
+    whole = dim is None or input.ndim == 0
+    return dims, correction, whole
+
+
+def _var_derivative(grad, args, output, kwargs, needs):
+    """PyTorch's var_backward: ``(2 / dof) * grad * (input - mean)`` with ``dof = N - correction``
+    (infinite where dof is 0; negative dof gives finite values, as PyTorch's formula does). Over
+    every element with no dim given, or of a 0-d input, PyTorch instead gives ``grad * inf`` where
+    dof <= 0, NaN where the input equals its mean (NaN inputs included: NaN is not its mean), and
+    so does this (issue 16). The mean is an argument, not a gradient edge: the formula is the
+    whole derivative, and its ops on the saved mean give the second derivative's coupling."""
+    input, mean, dims, correction, keepdim, whole = args
+    count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
+    dof = count - correction
+    if input._shape and not keepdim:
+        grad = grad.reshape(mean._shape)
+    if whole and dof <= 0:
+        return (grad * where(COMPARE["eq"](input, mean), float("nan"), float("inf")),)
+    scale = 2.0 / dof if dof else math.inf
+    return (scale * grad * (input - mean),)
+
+
+@composite("var", derivative=_var_derivative)
+def _var(input: Tensor, mean: Tensor, dims: tuple, correction, keepdim: bool, whole: bool) -> Tensor:
+    """The variance of a real floating ``input`` over ``dims`` around its ``mean`` (kept dims);
+    ``whole``: no dim was given (the derivative's rule for that case differs)."""
+    from .reductions import sum as _sum
+
+    count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
+    centered = input - mean
+    squares = _sum(centered * centered, dims, keepdim=keepdim) if input._shape else centered * centered
+    return squares / max(0, count - correction)
+
+
+def _complex_var(input: Tensor, mean: Tensor, dims: tuple, correction, keepdim: bool) -> Tensor:
+    """The variance of complex values is real: the mean of |z - mean|^2 (PyTorch's), the sum of
+    the parts' squares, which keeps the gradient on the real graph (autograd through the parts)."""
+    from ..complex import complex_parts
+    from .reductions import sum as _sum
+
+    count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
+    re, im = complex_parts(input - mean)
+    magnitude2 = re * re + im * im
+    squares = _sum(magnitude2, dims, keepdim=keepdim) if input._shape else magnitude2
+    return squares / max(0, count - correction)
 
 
 @composite("var_mean")
-def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool):
+def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool, whole: bool):
     from .reductions import mean as _mean
-    from .reductions import sum as _sum
 
     if input._dtype in (_dt.float16, _dt.bfloat16):
         # Squares of 16-bit values overflow long before their variance does: compute in float32
         # and round once, as PyTorch accumulates.
-        var, mean = _var_mean(to_dtype(input, _dt.float32), dims, correction, keepdim)
+        var, mean = _var_mean(to_dtype(input, _dt.float32), dims, correction, keepdim, whole)
         return to_dtype(var, input._dtype), to_dtype(mean, input._dtype)
 
-    count = numel_of([input._shape[d] for d in dims]) if input._shape else 1
     mean = _mean(input, dims, keepdim=True) if input._shape else input
-    centered = input - mean
     if input._dtype.is_complex:
-        # The variance of complex values is real: the mean of |z - mean|^2 (PyTorch's), the sum
-        # of the parts' squares, which keeps the gradient on the real graph.
-        from ..complex import complex_parts
-
-        re, im = complex_parts(centered)
-        magnitude2 = re * re + im * im
+        var = _complex_var(input, mean, dims, correction, keepdim)
     else:
-        magnitude2 = centered * centered
-    squares = _sum(magnitude2, dims, keepdim=keepdim) if input._shape else magnitude2
-    var = squares / max(0, count - correction)
+        var = _var(input, mean, dims, correction, keepdim, whole)
     if not keepdim and input._shape:
         mean = squeeze(mean, dims)
     return var, mean
@@ -345,27 +381,28 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     >>> tp.var(tp.tensor([1.0, 2.0, 3.0])).item()
     1.0
     """
-    dims, correction = _stat_args("var", input, dim, unbiased, keepdim, correction)
-    return _finish(_var_mean(input, dims, correction, bool(keepdim))[0], out, "var")
+    dims, correction, whole = _stat_args("var", input, dim, unbiased, keepdim, correction)
+    return _finish(_var_mean(input, dims, correction, bool(keepdim), whole)[0], out, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
-    dims, correction = _stat_args("std", input, dim, unbiased, keepdim, correction)
+    dims, correction, whole = _stat_args("std", input, dim, unbiased, keepdim, correction)
     # The square root's gradient at a variance of 0 (equal values) is 0, as PyTorch's, not NaN.
-    return _finish(_root_at_zero_safe(_var_mean(input, dims, correction, bool(keepdim))[0], 2.0), out, "std")
+    variance = _var_mean(input, dims, correction, bool(keepdim), whole)[0]
+    return _finish(_root_at_zero_safe(variance, 2.0), out, "std")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
-    dims, correction = _stat_args("var_mean", input, dim, unbiased, keepdim, correction)
-    return var_mean_result(*_var_mean(input, dims, correction, bool(keepdim)))
+    dims, correction, whole = _stat_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return var_mean_result(*_var_mean(input, dims, correction, bool(keepdim), whole))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
-    dims, correction = _stat_args("std_mean", input, dim, unbiased, keepdim, correction)
-    variance, mean = _var_mean(input, dims, correction, bool(keepdim))
+    dims, correction, whole = _stat_args("std_mean", input, dim, unbiased, keepdim, correction)
+    variance, mean = _var_mean(input, dims, correction, bool(keepdim), whole)
     return std_mean_result(_root_at_zero_safe(variance, 2.0), mean)
 
 

@@ -2,7 +2,8 @@
 
 Follows ``torch.utils.data.DataLoader``: the same arguments, defaults, batching, shuffling and
 worker protocol (index lists go out round-robin, batches come back in order, at most
-``prefetch_factor * num_workers`` outstanding). Workers start with 'forkserver' (Linux) or
+``prefetch_factor * num_workers`` outstanding; with ``in_order=False`` a batch is yielded as soon
+as it arrives, and each worker holds at most ``prefetch_factor`` tasks). Workers start with 'forkserver' (Linux) or
 'spawn', never 'fork' (see ``_worker``), and send tensors through shared memory
 (``_shared_memory``).
 """
@@ -49,7 +50,9 @@ class DataLoader:
 
     ``multiprocessing_context`` may be 'forkserver', 'spawn' or a context of either; 'fork' is
     refused (forking after OpenMP/OpenBLAS/PoCL threads exist can deadlock). ``pin_memory`` is
-    accepted and has no effect (tensorplug has no pinned host memory).
+    accepted and has no effect (tensorplug has no pinned host memory). ``in_order=False`` lets
+    workers' batches through as they arrive instead of in the sampler's order (each batch still
+    exactly once; with ``num_workers=0`` the order is the sampler's), as in PyTorch.
     """
 
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None, sampler=None, batch_sampler=None,
@@ -72,8 +75,6 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if not in_order:
-            raise NotImplementedError("DataLoader(in_order=False) is not supported by tensorplug")
 
         self.dataset = dataset
         self.num_workers = num_workers
@@ -84,6 +85,7 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.generator = generator
         self.persistent_workers = persistent_workers
+        self.in_order = in_order
         self.multiprocessing_context = multiprocessing_context
         self._is_iterable = isinstance(dataset, IterableDataset)
 
@@ -220,6 +222,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._persistent_workers = loader.persistent_workers
+        self._in_order = loader.in_order
         self._shutdown = False
         _worker.refuse_workers_while_reimporting_main()
         context = loader._mp_context
@@ -261,6 +264,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._task_info: dict = {}
         self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
+        # Tasks sent to each worker whose batch has not been yielded yet: with in_order=False a
+        # worker gets a new task only below its share, so a slow one cannot hoard the indices.
+        self._workers_num_tasks = [0] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:
             for index_queue in self._index_queues:
@@ -274,21 +280,32 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._try_put_index()
 
     def _try_put_index(self) -> None:
+        worker_id = self._next_worker()
+        if worker_id is None:
+            return
         try:
             index = self._next_index()
         except StopIteration:
             return
-        for _ in range(self._num_workers):
-            worker_id = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_id]:
-                break
-        else:
-            return  # every worker's stream has ended
         # Blocks the program has let go of go back with the worker's next task.
         self._index_queues[worker_id].put((self._send_idx, index, self._blocks.take_freed(worker_id)))
         self._task_info[self._send_idx] = (worker_id,)
+        self._workers_num_tasks[worker_id] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
+
+    def _next_worker(self) -> int | None:
+        """The worker the next task goes to: the next active one round-robin; with in_order=False
+        the next active one holding fewer than its share of the outstanding tasks (PyTorch's
+        rule). None when no worker qualifies (every worker's stream has ended)."""
+        active = sum(self._workers_status)
+        for _ in range(self._num_workers):
+            worker_id = next(self._worker_queue_idx_cycle)
+            if not self._workers_status[worker_id]:
+                continue
+            if self._in_order or self._workers_num_tasks[worker_id] < self._prefetch_factor * self._num_workers // active:
+                return worker_id
+        return None
 
     def _try_get_data(self, timeout: float = MP_STATUS_CHECK_INTERVAL):
         try:
@@ -323,18 +340,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _next_data(self):
         while True:
             while self._rcvd_idx < self._send_idx:
-                info = self._task_info[self._rcvd_idx]
-                if len(info) == 2 or self._workers_status[info[0]]:
-                    break
-                del self._task_info[self._rcvd_idx]  # its worker's stream ended: nothing will come
+                info = self._task_info.get(self._rcvd_idx)  # None: yielded already, out of order
+                if info is not None:
+                    if len(info) == 2 or self._workers_status[info[0]]:
+                        break
+                    del self._task_info[self._rcvd_idx]  # its worker's stream ended: nothing will come
                 self._rcvd_idx += 1
             else:
                 if not self._persistent_workers:
                     self._shutdown_workers()
                 raise StopIteration
             if len(self._task_info[self._rcvd_idx]) == 2:
-                data = self._task_info.pop(self._rcvd_idx)[1]
-                return self._process_data(data)
+                worker_id, data = self._task_info.pop(self._rcvd_idx)
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
             idx, data = self._get_data()
             self._tasks_outstanding -= 1
             if isinstance(data, _IterableDatasetStopIteration):
@@ -343,14 +362,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     self._index_queues[data.worker_id].put(None)
                 self._try_put_index()
                 continue
-            if idx != self._rcvd_idx:
-                self._task_info[idx] += (data,)
+            if idx == self._rcvd_idx:
+                worker_id = self._task_info.pop(idx)[0]
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
+            if self._in_order:
+                self._task_info[idx] += (data,)  # kept until the batches before it are yielded
             else:
-                del self._task_info[idx]
-                return self._process_data(data)
+                return self._process_data(data, self._task_info.pop(idx)[0])
 
-    def _process_data(self, data):
-        self._rcvd_idx += 1
+    def _process_data(self, data, worker_id: int):
+        self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
