@@ -387,22 +387,20 @@ def _gelu(single: bool) -> str:
         "gelu_tanh_c": f"x * (C)0.5 * ({tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588) + (C)1)",
     }
     slope = {
-        "gelu_backward": f"""C cdf = ({erf}(x * (C)0.70710678118654752440) + (C)1) * (C)0.5;
+        "gelu_backward_c": f"""C cdf = ({erf}(x * (C)0.70710678118654752440) + (C)1) * (C)0.5;
         C pdf = {exp}(x * x * (C)-0.5) * (C)0.39894228040143267794;
         C slope = cdf + x * pdf;""",
-        "gelu_tanh_backward": f"""C t = {tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588);
+        "gelu_tanh_backward_c": f"""C t = {tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588);
         C du = (x * x * (C)(3 * 0.044715) + (C)1) * (C)0.79788456080286535588;
         C slope = (t + (C)1) * (C)0.5 + x * (C)0.5 * ((C)1 - t * t) * du;""",
     }
     value_kernels = [(name, "", guarded(f"""
         C x = LD(a, oa + i);
         ST(o, oo + i, {expression});""")) for name, expression in value.items()]
-    # _c reads a gradient per element, _1 one gradient for every element (sum's backward expands one).
-    slope_kernels = [(f"{name}{suffix}", "__global const T* g, long og, ", guarded(f"""
+    slope_kernels = [(name, "__global const T* g, long og, ", guarded(f"""
         C x = LD(a, oa + i);
         {statements}
-        ST(o, oo + i, LD(g, og{offset}) * slope);""")) for name, statements in slope.items()
-                     for suffix, offset in (("_c", " + i"), ("_1", ""))]
+        ST(o, oo + i, LD(g, og + i) * slope);""")) for name, statements in slope.items()]
     kernels = [f"""__kernel void {name}(__global T* o, long oo, {grad}__global const T* a, long oa, long n) {{
     long i = get_global_id(0);
     {body}
