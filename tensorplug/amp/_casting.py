@@ -45,7 +45,7 @@ _FFT = ("fft",)  # fft/__init__.py's three transforms, which check the dtype bef
 # Functions of nn.functional that are not operators but are on PyTorch's lists (decorated with
 # autocast_function): losses computed in float32 on every device.
 _FP32_FUNCTIONS = ("binary_cross_entropy_with_logits", "l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
-                   "soft_margin_loss", "triplet_margin_loss")
+                   "soft_margin_loss", "triplet_margin_loss", "ctc_loss")
 # Functions cast before their operators are dispatched, as they check their inputs' dtypes or
 # allocate their output first: the matrix products and convolutions, the recurrent layers (one
 # direction of one layer of nn.LSTM/GRU/RNN), tp.linalg's solvers and decompositions, tp.fft's
