@@ -73,23 +73,25 @@ def _emissions(log_probs: Tensor, labels: Tensor) -> Tensor:
     return log_probs.gather(2, labels.unsqueeze(0).expand(steps, n, width))
 
 
-def _log_alphas(emissions: Tensor, skip: Tensor) -> Tensor:
-    """(T, B, L): alpha[t, b, s], the log-probability of the paths over frames 0..t that end at
-    extended position s (frames past a sample's input length hold values nobody reads).
+def _log_alphas(emissions: Tensor, skip: Tensor) -> tuple[Tensor, Tensor]:
+    """``(alphas, poisoned)``, both (T, B, L): alpha[t, b, s], the log-probability of the paths
+    over frames 0..t that end at extended position s (frames past a sample's input length hold
+    values nobody reads); and where an emission was NaN or +inf, which the recursion read as 0
+    (the callers make the samples that reach one NaN, as PyTorch's recursion would).
 
     Each sample's row is kept behind two -inf columns and the rows laid end to end, so that the
     predecessors s - 1 and s - 2 of every position are two shifted views of one contiguous row:
-    about fifteen elementwise kernels per frame, whatever the batch and label sizes. The pad
-    columns are reset to -inf every frame (a ``where``, so that NaN in one sample's input cannot
-    reach the next sample through them).
+    fourteen elementwise kernels per frame, whatever the batch and label sizes. A pad column
+    reads the previous sample's last positions but adds its own -inf emission, so it stays -inf:
+    that is why no NaN may enter the recursion (it would cross from sample to sample).
     """
     steps, batch, width = emissions._shape
     dtype, device = emissions._dtype, emissions.device
+    poisoned = ~COMPARE["lt"](emissions, _INF)
+    emissions = where(poisoned, 0.0, emissions)
     padded = width + 2
     size = batch * padded - 2  # every flat position but the first two pads
     pads = full((batch, 2), False, dtype=_dt.bool, device=device)
-    true = full((batch, width), True, dtype=_dt.bool, device=device)
-    keep = cat([pads, true], 1).reshape(-1).narrow(0, 2, size)
     skip_bias = where(cat([pads, skip], 1).reshape(-1).narrow(0, 2, size), 0.0,
                       full((size,), -_INF, dtype=dtype, device=device))
     starts = COMPARE["lt"](arange(padded, device=device), 4).unsqueeze(0).expand(batch, padded)
@@ -98,24 +100,24 @@ def _log_alphas(emissions: Tensor, skip: Tensor) -> Tensor:
     frames = flat.narrow(1, 2, size).unbind(0)
 
     table = full((steps, batch * padded), -_INF, dtype=dtype, device=device)
-    rows = table.unbind(0)
-    outs = table.narrow(1, 2, size).unbind(0)
-    where(first, frames[0], -_INF, out=outs[0])
+    # Per frame, the positions s (also where the frame's result goes), s - 1 and s - 2.
+    stays, advances, skip_twos = (table.narrow(1, shift, size).unbind(0) for shift in (2, 1, 0))
+    where(first, frames[0], -_INF, out=stays[0])
     lowest = _dt.finfo(dtype).min
     for t in range(1, steps):
-        previous = rows[t - 1]
-        stay, advance = previous.narrow(0, 2, size), previous.narrow(0, 1, size)
-        skip_two = previous.narrow(0, 0, size) + skip_bias
+        stay, advance = stays[t - 1], advances[t - 1]
+        skip_two = skip_twos[t - 1] + skip_bias
         # log(e^a + e^b + e^c), shifted by the (finite) maximum: all three -inf gives -inf.
         shift = BINARY["maximum"](BINARY["maximum"](stay, advance), skip_two).clamp_min(lowest)
         total = (stay - shift).exp() + (advance - shift).exp() + (skip_two - shift).exp()
-        where(keep, total.log() + shift + frames[t], -_INF, out=outs[t])
-    return table.reshape(steps, batch, padded).narrow(2, 2, width)
+        BINARY["add"](total.log() + shift, frames[t], out=stays[t])
+    return table.reshape(steps, batch, padded).narrow(2, 2, width), poisoned
 
 
-def _negative_log_likelihood(alphas: Tensor, input_lengths: Tensor, target_lengths: Tensor) -> Tensor:
+def _negative_log_likelihood(alphas: Tensor, poisoned: Tensor, input_lengths: Tensor, target_lengths: Tensor) -> Tensor:
     """(N,): minus the log of alpha at the last frame, at the final blank or the last label (inf
-    where no path fits: too few frames for the target)."""
+    where no path fits: too few frames for the target; NaN where an emission the sample reads,
+    on its frames and its extended positions, is NaN or +inf)."""
     steps, n, width = alphas._shape
     last = (input_lengths - 1).clamp_min(0)
     final = alphas.gather(0, last.reshape(1, n, 1).expand(1, n, width)).squeeze(0)
@@ -126,7 +128,11 @@ def _negative_log_likelihood(alphas: Tensor, input_lengths: Tensor, target_lengt
     nll = -logsumexp(ends, 1)
     # No frames: the empty target has probability 1 and any other 0.
     empty = where(COMPARE["eq"](target_lengths, 0), 0.0, full((n,), _INF, dtype=alphas._dtype, device=alphas.device))
-    return where(COMPARE["eq"](input_lengths, 0), empty, nll)
+    nll = where(COMPARE["eq"](input_lengths, 0), empty, nll)
+    frame_valid = COMPARE["lt"](arange(steps, device=alphas.device).unsqueeze(1), input_lengths.unsqueeze(0))
+    position_valid = COMPARE["le"](arange(width, device=alphas.device).unsqueeze(0), (target_lengths * 2).unsqueeze(1))
+    read = poisoned & frame_valid.unsqueeze(2) & position_valid.unsqueeze(0)
+    return where(read.any(2).any(0), float("nan"), nll)
 
 
 def _clamped_lengths(target_lengths: Tensor, dtype) -> Tensor:
@@ -141,8 +147,8 @@ def _ctc_loss_derivative(grad, args, output, kwargs, needs):
 @_trusting_indices
 def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
     labels = _extended_labels(targets, target_lengths, blank)
-    alphas = _log_alphas(_emissions(log_probs, labels), _skips(labels, blank))
-    nll = _negative_log_likelihood(alphas, input_lengths, target_lengths)
+    alphas, poisoned = _log_alphas(_emissions(log_probs, labels), _skips(labels, blank))
+    nll = _negative_log_likelihood(alphas, poisoned, input_lengths, target_lengths)
     if zero_infinity:
         nll = where(COMPARE["eq"](nll, _INF), 0.0, nll)
     if reduction == "mean":
@@ -178,14 +184,14 @@ def _ctc_loss_grad(grad, log_probs, targets, input_lengths, target_lengths, blan
     reversed_labels = where(position_valid, labels.gather(1, position_reversed), blank)
     reversed_log_probs = log_probs.gather(0, frame_reversed.unsqueeze(2).expand(steps, n, classes))
     emissions = cat([_emissions(log_probs, labels), _emissions(reversed_log_probs, reversed_labels)], 1)
-    both = _log_alphas(emissions, cat([_skips(labels, blank), _skips(reversed_labels, blank)], 0))
+    both, poisoned = _log_alphas(emissions, cat([_skips(labels, blank), _skips(reversed_labels, blank)], 0))
     alphas = both.narrow(1, 0, n)
     betas = (both.narrow(1, n, n).gather(0, frame_reversed.unsqueeze(2).expand(steps, n, width))
              .gather(2, position_reversed.unsqueeze(0).expand(steps, n, width)))
     # log(alpha * beta): both count the frame's own emission.
     valid = frame_valid.unsqueeze(2) & position_valid.unsqueeze(0)
     products = where(valid, alphas + betas, -_INF)
-    nll = _negative_log_likelihood(alphas, input_lengths, target_lengths)
+    nll = _negative_log_likelihood(alphas, poisoned.narrow(1, 0, n), input_lengths, target_lengths)
     # Sum alpha * beta per class (positions sharing a label): a matrix product with a one-hot.
     shift = products.amax(2, keepdim=True).clamp_min(_dt.finfo(dtype).min)
     one_hot = COMPARE["eq"](labels.unsqueeze(2), arange(classes, device=device)).to(dtype)

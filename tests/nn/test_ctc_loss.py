@@ -344,3 +344,18 @@ def test_top_level_reduction_must_be_an_int():
     """tp.ctc_loss takes ATen's int reduction, as torch.ctc_loss does."""
     with pytest.raises(TypeError, match=r"ctc_loss\(\): argument 'reduction' \(position 6\) must be int, not str"):
         tp.ctc_loss(*_args().values(), 0, "mean")
+
+
+@pytest.mark.parametrize("where, value", [((3, 0, 2), np.nan), ((3, 0, 3), np.nan), ((7, 1, 1), np.nan),
+                                          ((1, 2, 4), np.inf), ((2, 0, 1), -np.inf), ((2, 1, 4), np.nan)],
+                         ids=["NaN on a path", "NaN at a class not in the target", "NaN past the input length",
+                              "+inf on a path", "-inf on a path", "NaN at a label past the target"])
+def test_non_finite_log_probs_match_torch(where, value):
+    """NaN and infinities reach exactly the losses and gradients they reach in PyTorch: only
+    their own sample's, never a neighbour's."""
+    torch = torch_or_skip()
+    log_probs = np.random.default_rng(0).standard_normal((8, 3, 5))
+    log_probs[where] = value
+    targets = np.array([[1, 2, 2], [1, 3, 0], [4, 4, 4]])
+    compare(torch, lambda lib, x: lib.nn.functional.ctc_loss(x, lib.tensor(targets), [8, 6, 7], [3, 2, 3],
+                                                             reduction="none"), [log_probs], rtol=1e-10, atol=1e-12)
