@@ -33,7 +33,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autocast_hook import autocast_function
 from ..frontend.factories import arange, full, tensor
 from ..frontend.ops._composite import composite
-from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
+from ..frontend.ops.elementwise import BINARY, COMPARE, where
 from ..frontend.ops.joining import cat, stack
 from ..frontend.ops.math_ops import logsumexp
 from ..frontend.tensor import Tensor
@@ -310,7 +310,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
     >>> lp = tp.randn(12, 2, 5).log_softmax(2)
     >>> F.ctc_loss(lp, tp.tensor([[1, 2, 2], [3, 4, 0]]), (12, 10), (3, 2), reduction="none").shape
-    tp.Size([2])
+    (2,)
     """
     return _checked_ctc_loss("ctc_loss", log_probs, targets, input_lengths, target_lengths, blank,
                              _reduction(reduction), zero_infinity)
