@@ -73,6 +73,15 @@ def cases(lib, device):
         labels = lib.tensor(target, device=device)
         rows.append(Case("cross_entropy 128x10000, forward + backward",
                          lambda: F.cross_entropy(leaf, labels).backward(), 10, "ms"))
+        # CTC over a word-sized batch (issue 13): a composite whose recursion runs one step per
+        # frame, so per-op overhead, not arithmetic, sets its time.
+        ctc_logits = lib.tensor(rng.standard_normal((50, 16, 20), dtype=np.float32), device=device, requires_grad=True)
+        ctc_args = (lib.tensor(rng.integers(1, 20, (16, 10)), device=device), lib.tensor(np.full(16, 50)),
+                    lib.tensor(rng.integers(5, 11, 16)))
+        rows.append(Case("ctc_loss T=50 N=16 C=20 S=10, forward",
+                         lambda: F.ctc_loss(ctc_logits.detach().log_softmax(2), *ctc_args), 10, "ms"))
+        rows.append(Case("ctc_loss T=50 N=16 C=20 S=10, forward + backward",
+                         lambda: F.ctc_loss(ctc_logits.log_softmax(2), *ctc_args).backward(), 10, "ms"))
         pooled = lib.tensor(planes[:, :, :24, :24], device=device, requires_grad=True)
         rows.append(Case("max_pool2d 64x64x24x24, kernel 2, forward + backward",
                          lambda: F.max_pool2d(pooled, 2).sum().backward(), 5, "ms"))

@@ -407,6 +407,9 @@ def cov(input: Tensor, *, correction: Any = ..., fweights: Any = ..., aweights: 
 def cross(input: _TensorOrNumber, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last)."""
 
+def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: Any = ..., reduction: Any = ..., zero_infinity: Any = ...) -> Tensor:
+    """torch.ctc_loss: ``F.ctc_loss`` with an int reduction (unreduced when omitted)."""
+
 def cummax(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
     """``(values, indices)``: the running maximum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
 

@@ -47,7 +47,7 @@ _FFT = ("fft",)  # fft/__init__.py's three transforms, which check the dtype bef
 # lists both name each of them).
 _FP32_FUNCTIONS = ("binary_cross_entropy_with_logits", "l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
                    "soft_margin_loss", "triplet_margin_loss", "cosine_embedding_loss", "hinge_embedding_loss",
-                   "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss")
+                   "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss")
 # Functions cast before their operators are dispatched, as they check their inputs' dtypes or
 # allocate their output first: the matrix products and convolutions, the recurrent layers (one
 # direction of one layer of nn.LSTM/GRU/RNN), tp.linalg's solvers and decompositions, tp.fft's

@@ -1,4 +1,4 @@
-"""PyTorch's top-level loss functions (``torch.kl_div``, ``torch.cosine_embedding_loss``, ...):
+"""PyTorch's top-level loss functions (``torch.kl_div``, ``torch.ctc_loss``, ...):
 ATen's forms of ``nn.functional``'s losses, re-exported by ``tensorplug``.
 
 They take ATen's positional signatures and ``reduction`` as an int (0 none, 1 mean, 2 sum), and
@@ -13,8 +13,8 @@ call the functional losses. As in PyTorch 2.13:
   ``triplet_margin_loss`` takes a margin of 0 or below, ``margin_ranking_loss`` broadcasts
   operands of different dims, ``binary_cross_entropy_with_logits`` broadcasts its operands to the
   target's shape.
-
-``torch.ctc_loss`` is not here: ``tp.nn.functional`` has no CTC loss (docs/deviations.md).
+- ``ctc_loss`` takes the lengths as two tensors or two tuples of ints (its two overloads) and is
+  ``F.ctc_loss`` itself otherwise (PyTorch's functional form calls it).
 """
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ import operator
 
 from ..frontend.autocast_hook import autocast_function
 from ..frontend.shapes import broadcast_shapes
-from . import _losses, _margin_losses
+from . import _ctc_loss, _losses, _margin_losses
 from . import functional as F
 from ._activations import check_tensor
 
 __all__ = [
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "kl_div", "binary_cross_entropy_with_logits",
+    "poisson_nll_loss", "kl_div", "binary_cross_entropy_with_logits", "ctc_loss",
 ]
 
 # What PyTorch 2.13's binding makes of the schema default "at::Reduction::Mean" (see above).
@@ -108,3 +108,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         # ATen weighs the input's log-sigmoid in place: with pos_weight, the input is not broadcast.
         raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(target._shape)}")
     return _losses._binary_cross_entropy_with_logits(input, target, weight, pos_weight, name)
+
+
+@autocast_function("ctc_loss")
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=_DEFAULT_REDUCTION,
+             zero_infinity=False):
+    """torch.ctc_loss: ``F.ctc_loss`` with an int reduction (unreduced when omitted)."""
+    name = _reduction_name("ctc_loss", 6, reduction)
+    return _ctc_loss._checked_ctc_loss("ctc_loss", log_probs, targets, input_lengths, target_lengths, blank, name,
+                                       zero_infinity)

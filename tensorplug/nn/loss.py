@@ -229,7 +229,21 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    """``F.ctc_loss`` with ``blank``, ``reduction`` and ``zero_infinity`` kept; called as
+    ``loss(log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 __all__ += [
-    "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
+    "CTCLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss", "GaussianNLLLoss", "TripletMarginWithDistanceLoss",
 ]

@@ -228,6 +228,81 @@ def _regression_loss(name, ref, parameter, bad_value, message):
                                      name="unknown reduction")))
 
 
+def _ctc_loss(logits, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """F.ctc_loss of log_softmax(logits) over dim 2, by the textbook recursion one sample at a time."""
+    shifted = logits - logits.max(axis=2, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+    if targets.ndim == 1:  # concatenated: cut into rows
+        ends = np.cumsum((0,) + tuple(target_lengths))
+        targets = [targets[ends[n]:ends[n + 1]] for n in range(len(target_lengths))]
+    losses = []
+    for n, (frames, length) in enumerate(zip(input_lengths, target_lengths)):
+        labels = [blank]
+        for label in np.asarray(targets[n][:length]).astype(np.int64):
+            labels += [int(label), blank]
+        alpha = np.full(len(labels), -np.inf)
+        if frames:
+            alpha[:2] = log_probs[0, n, labels[:2]]
+        for t in range(1, frames):
+            previous = alpha.copy()
+            for s in range(len(labels)):
+                terms = [previous[s]] + ([previous[s - 1]] if s >= 1 else [])
+                if s >= 2 and labels[s] != blank and labels[s] != labels[s - 2]:
+                    terms.append(previous[s - 2])
+                alpha[s] = np.logaddexp.reduce(terms) + log_probs[t, n, labels[s]]
+        if frames:
+            loss = -np.logaddexp.reduce(alpha[-2:] if length else alpha[-1:])
+        else:
+            loss = 0.0 if length == 0 else np.inf
+        losses.append(0.0 if zero_infinity and loss == np.inf else loss)
+    losses = np.array(losses)
+    if reduction == "mean":
+        return (losses / np.maximum(target_lengths, 1)).mean()
+    return losses.sum() if reduction == "sum" else losses
+
+
+def _ctc_call(tp, logits, targets, input_lengths, target_lengths, **kwargs):
+    # Through log_softmax: ctc_loss's gradient is PyTorch's, the derivative of the loss with
+    # respect to the logits of a log_softmax (not of unnormalized log_probs), which finite
+    # differences then see.
+    return tp.nn.functional.ctc_loss(tp.nn.functional.log_softmax(logits, 2), targets, input_lengths,
+                                     target_lengths, **kwargs)
+
+
+_CTC_TARGETS = Arg((3, 4), dtype="int64", values=[[1, 2, 2, 3], [3, 3, 0, 0], [2, 1, 3, 4]], grad=False)
+
+
+def _ctc_loss_samples(dtype):
+    lengths = ((9, 6, 7), (4, 2, 3))
+    yield Sample((Arg((9, 3, 5)), _CTC_TARGETS) + lengths, name="padded, mean")
+    yield Sample((Arg((9, 3, 5), layout="transposed"), _CTC_TARGETS) + lengths, {"reduction": "sum"},
+                 name="padded, sum, transposed logits")
+    yield Sample((Arg((9, 3, 5)), Arg((9,), dtype="int64", values=[1, 2, 2, 3, 3, 3, 2, 1, 3], grad=False)) + lengths,
+                 {"reduction": "none"}, name="concatenated, none")
+    yield Sample((Arg((9, 3, 5)), _CTC_TARGETS, (9, 3, 7), (4, 2, 3)), {"reduction": "none"},
+                 name="too few frames for a repeated label (inf)")
+    yield Sample((Arg((9, 3, 5)), _CTC_TARGETS, (9, 3, 7), (4, 2, 3)), {"zero_infinity": True},
+                 name="zero_infinity")
+    yield Sample((Arg((9, 3, 5)), _CTC_TARGETS, (9, 6, 7), (4, 0, 3)), {"blank": 0, "reduction": "sum"},
+                 name="an empty target")
+
+
+def _ctc_loss_errors():
+    def call(device, **change):
+        args = dict(log_probs=_tp().zeros(6, 2, 4, device=device), targets=_tp().tensor([[1, 2, 3], [1, 1, 0]]),
+                    input_lengths=(6, 5), target_lengths=(3, 2))
+        args.update(change)
+        return _tp().nn.functional.ctc_loss(**args)
+
+    return (ErrorCase(lambda d: call(d, input_lengths=(7, 5)), RuntimeError, "input_lengths must be at most",
+                      name="input length beyond T"),
+            ErrorCase(lambda d: call(d, targets=_tp().tensor([[1, 0, 3], [1, 1, 0]])), RuntimeError,
+                      "contains the blank label", name="blank in a target"),
+            ErrorCase(lambda d: call(d, targets=_tp().tensor([[1, 4, 3], [1, 1, 0]])), IndexError,
+                      "target 4 of sample 0 is out of bounds for 4 classes", name="target out of range"),
+            ErrorCase(lambda d: call(d, blank=4), RuntimeError, "blank must be in label range", name="blank out of range"))
+
+
 ENTRIES = [
     _act("gelu", _gelu),
     _act("silu", lambda x: x * _refs.sigmoid(x)),
@@ -305,4 +380,9 @@ ENTRIES = [
                                 for align in (False, True)]),
             dtypes=("float32", "float64"), func=None, call=_fn("affine_grid"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((1, 2, 3)), (1, 1, 3, 2)), {"align_corners": False}, name="3x2")])),
+    OpEntry("ctc_loss", "nn", _ctc_loss, _ctc_loss_samples, dtypes=("float32", "float64"), func=None, call=_ctc_call,
+            tolerances=_TOL, errors=_ctc_loss_errors(),
+            grad_samples=lambda: iter([Sample((Arg((4, 2, 3)), Arg((2, 2), dtype="int64", values=[[1, 1], [2, 0]], grad=False),
+                                               (4, 3), (2, 1)), {"reduction": reduction}, name=reduction)
+                                       for reduction in ("mean", "none")])),
 ]
