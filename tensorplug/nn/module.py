@@ -24,6 +24,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
 from ..frontend.ops.copying import _parse_to_args, to as _tensor_to
 from ..frontend.tensor import Tensor, resolve_device
+from ..profiler._recorder import call_module_in_range as _call_module_in_range, module_ranges as _module_ranges
 from .parameter import Buffer, Parameter, replace_tensor_data
 
 __all__ = ["Module", "RemovableHandle"]
@@ -95,6 +96,13 @@ class Module:
 
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if _module_ranges[0]:  # a profile records module ranges (with_modules)
+            return _call_module_in_range(self, self._call_with_hooks, args, kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(*args, **kwargs)
+
+    def _call_with_hooks(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):

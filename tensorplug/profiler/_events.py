@@ -56,7 +56,8 @@ class FunctionEvent(_Microseconds):
     __slots__ = (
         "id", "name", "kind", "thread", "start_ns", "end_ns", "cpu_parent", "cpu_children", "device",
         "dispatch_key", "source", "kernel", "backend_key", "backend_source", "backend_kernel",
-        "input_shapes", "input_types", "on_device", "_base_ns",
+        "input_shapes", "input_types", "on_device", "_base_ns", "stack", "flops", "self_cpu_memory_usage",
+        "self_device_memory_usage",
     )
 
     def __init__(self, id: int, name: str, kind: str, thread: int, base_ns: int, parent: FunctionEvent | None):
@@ -77,6 +78,11 @@ class FunctionEvent(_Microseconds):
         # Whether the event's self time is device time: a backend kernel (or boxed fallback) on
         # a non-CPU device, profiled with a device activity.
         self.on_device = False
+        self.stack: list[str] = []  # with_stack: the calling Python frames, innermost first
+        self.flops: int | None = None  # with_flops: the op's floating-point operations, where counted
+        # profile_memory: bytes allocated minus bytes freed while this event was the innermost one
+        self.self_cpu_memory_usage = 0
+        self.self_device_memory_usage = 0
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name!r} kind={self.kind} "
@@ -116,6 +122,23 @@ class FunctionEvent(_Microseconds):
             pending.extend(event.cpu_children)
         return total
 
+    def _subtree_sum(self, attribute: str) -> int:
+        total, pending = 0, [self]
+        while pending:
+            event = pending.pop()
+            total += getattr(event, attribute)
+            pending.extend(event.cpu_children)
+        return total
+
+    @property
+    def cpu_memory_usage(self) -> int:
+        """Bytes allocated minus freed on the CPU by the event and the events nested in it."""
+        return self._subtree_sum("self_cpu_memory_usage")
+
+    @property
+    def device_memory_usage(self) -> int:
+        return self._subtree_sum("self_device_memory_usage")
+
     @property
     def cpu_time(self) -> float:
         """The event's total time (microseconds), as PyTorch's FunctionEvent.cpu_time."""
@@ -131,15 +154,20 @@ class FunctionEventAvg(_Microseconds):
 
     __slots__ = (
         "key", "count", "cpu_time_total_ns", "self_cpu_time_total_ns", "device_time_total_ns",
-        "self_device_time_total_ns", "input_shapes", "is_user_annotation", "backend_sources",
+        "self_device_time_total_ns", "input_shapes", "is_user_annotation", "backend_sources", "stack", "flops",
+        "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage", "self_device_memory_usage",
     )
 
-    def __init__(self, key: str, input_shapes=None):
+    def __init__(self, key: str, input_shapes=None, stack=None):
         self.key = key
         self.count = 0
         self.cpu_time_total_ns = self.self_cpu_time_total_ns = 0
         self.device_time_total_ns = self.self_device_time_total_ns = 0
         self.input_shapes = input_shapes
+        self.stack: list[str] = list(stack) if stack else []  # the grouped stack frames (group_by_stack_n)
+        self.flops = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
         self.is_user_annotation = False
         #: Where the events' backend key sent them ("cpu kernel", "npdev boxed fallback", ...),
         #: in first-seen order.
@@ -151,6 +179,11 @@ class FunctionEventAvg(_Microseconds):
         self.self_cpu_time_total_ns += event.self_cpu_time_total_ns
         self.device_time_total_ns += event.device_time_total_ns
         self.self_device_time_total_ns += event.self_device_time_total_ns
+        self.flops += event.flops or 0
+        self.cpu_memory_usage += event.cpu_memory_usage
+        self.self_cpu_memory_usage += event.self_cpu_memory_usage
+        self.device_memory_usage += event.device_memory_usage
+        self.self_device_memory_usage += event.self_device_memory_usage
         self.is_user_annotation = event.is_user_annotation
         if event.backend_source is not None and event.backend_source not in self.backend_sources:
             self.backend_sources.append(event.backend_source)
@@ -172,16 +205,18 @@ class FunctionEventAvg(_Microseconds):
 class EventList(list):
     """A list of events (or of averages) that prints as a table."""
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
         """One :class:`FunctionEventAvg` per event name (per name and input shapes when
-        ``group_by_input_shape``), in order of first appearance."""
+        ``group_by_input_shape``, and per innermost ``group_by_stack_n`` stack frames, recorded
+        with ``with_stack``), in order of first appearance."""
         groups: dict = {}
         for event in self:
             shapes = repr(event.input_shapes) if group_by_input_shape else None
-            group = groups.get((event.name, shapes))
+            stack = tuple(event.stack[:group_by_stack_n]) if group_by_stack_n > 0 else ()
+            group = groups.get((event.name, shapes, stack))
             if group is None:
-                group = groups[(event.name, shapes)] = FunctionEventAvg(
-                    event.name, event.input_shapes if group_by_input_shape else None)
+                group = groups[(event.name, shapes, stack)] = FunctionEventAvg(
+                    event.name, event.input_shapes if group_by_input_shape else None, stack)
             group.add(event)
         return EventList(groups.values())
 

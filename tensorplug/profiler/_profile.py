@@ -94,8 +94,11 @@ class profile:
     dispatch key and kernel that ran it (what ``tp.dispatcher.explain`` says for the call), its
     device, host time and, for non-CPU devices with a device activity, device time; with
     ``record_shapes`` also its arguments' shapes and dtypes. Only the thread that entered the
-    profiler is recorded. ``profile_memory``, ``with_stack``, ``with_flops`` and
-    ``with_modules`` are not supported and raise if asked for.
+    profiler is recorded. ``profile_memory`` adds the bytes each op allocated and freed (CPU and
+    device apart), ``with_stack`` the Python frames that called it, ``with_flops`` PyTorch's
+    FLOP counts for products, convolutions, ``add`` and ``mul`` (``_options.py``), and
+    ``with_modules`` a range per ``nn.Module`` call, named as PyTorch names them
+    (``nn.Module: Linear_0``).
     """
 
     def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
@@ -103,16 +106,16 @@ class profile:
                  on_trace_ready: Callable[[profile], None] | None = None, record_shapes: bool = False,
                  profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
                  with_modules: bool = False):
-        for option, asked in (("profile_memory", profile_memory), ("with_stack", with_stack),
-                              ("with_flops", with_flops), ("with_modules", with_modules)):
-            if asked:
-                raise NotImplementedError(f"tp.profiler.profile(): {option}=True is not supported (docs/profiling.md)")
         chosen = supported_activities() if activities is None else set(activities)
         for activity in chosen:
             if not isinstance(activity, ProfilerActivity):
                 raise TypeError(f"tp.profiler.profile(): activities must be ProfilerActivity members, got {activity!r}")
         self.activities = chosen
         self.record_shapes = bool(record_shapes)
+        self.profile_memory = bool(profile_memory)
+        self.with_stack = bool(with_stack)
+        self.with_flops = bool(with_flops)
+        self.with_modules = bool(with_modules)
         self.schedule = schedule if schedule is not None else _always_record
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
@@ -176,9 +179,10 @@ class profile:
         """Every event of the last saved cycle (the whole run, without a schedule), in start order."""
         return self._saved
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
-        """The events averaged per op name (and input shapes when ``group_by_input_shape``)."""
-        return self._saved.key_averages(group_by_input_shape=group_by_input_shape)
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
+        """The events averaged per op name (and input shapes when ``group_by_input_shape``, and
+        the innermost ``group_by_stack_n`` frames of their stacks)."""
+        return self._saved.key_averages(group_by_input_shape=group_by_input_shape, group_by_stack_n=group_by_stack_n)
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the saved events as Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev)."""
@@ -186,7 +190,9 @@ class profile:
 
     # --- internals -------------------------------------------------------------------------
     def _begin(self) -> None:
-        recorder = Recorder(self.record_shapes, self._device_timing, time.perf_counter_ns())
+        recorder = Recorder(self.record_shapes, self._device_timing, time.perf_counter_ns(), with_stack=self.with_stack,
+                            with_flops=self.with_flops, profile_memory=self.profile_memory)
+        recorder.with_modules = self.with_modules
         recorder.attach()
         self._recorder = recorder
 

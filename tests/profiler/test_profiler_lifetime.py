@@ -111,13 +111,6 @@ def test_profiles_do_not_nest_in_a_thread():
     assert [event.name for event in inner.events()] == ["exp"]
 
 
-@pytest.mark.parametrize("option", ["profile_memory", "with_stack", "with_flops", "with_modules"])
-def test_unsupported_options_raise(option):
-    """Options this profiler does not implement are refused by name rather than ignored."""
-    with pytest.raises(NotImplementedError, match=option):
-        profile(**{option: True})
-
-
 def test_activities_must_be_profiler_activities():
     """A wrong activity is a TypeError naming it."""
     with pytest.raises(TypeError, match="'CPU'"):
