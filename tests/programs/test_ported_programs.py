@@ -39,6 +39,7 @@ PROGRAMS = {
     "gcn_node_classification": ["--dropout", "0"],
     "seq2seq_attention": ["--dropout", "0", "--no-shuffle"],
     "vit_classifier": ["--dropout", "0"],
+    "speech_ctc": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order): that run must train on every device too.
