@@ -386,3 +386,31 @@ def test_index_put_accumulate():
     t.index_put_((tp.tensor(idx),), tp.tensor(vals), accumulate=True)
     np.add.at(a, idx, vals)
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+# NumPy arrays and scalars and ranges as indices, read as PyTorch reads them (a program after
+# pytorch/examples' mnist_forward_forward writes `x_[range(x.shape[0]), y] = x.max()`); each
+# against NumPy indexing with the same objects.
+NUMPY_AND_RANGE_CASES = {
+    "int_array": lambda: np.array([0, 2, 3]),
+    "int_array_and_int": lambda: (np.array([0, 2]), 1),
+    "bool_array": lambda: np.array([True, False, True, False, True]),
+    "range": lambda: range(1, 4),
+    "range_and_list": lambda: (range(2), [1, 2]),
+    "numpy_int_scalar": lambda: np.int64(-1),
+    "zero_dim_array": lambda: np.array(2),
+    "slice_then_array": lambda: (slice(None), np.array([3, 0])),
+    "two_arrays": lambda: (np.array([[0], [4]]), np.array([1, 2, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_AND_RANGE_CASES))
+def test_numpy_arrays_and_ranges_as_indices(name, device):
+    data = np.arange(20.0).reshape(5, 4)
+    index = NUMPY_AND_RANGE_CASES[name]()
+    t = tp.tensor(data, device=device)
+    np.testing.assert_array_equal(t[index].cpu().numpy(), data[index])
+    want = data.copy()
+    want[index] = -1.0
+    t[index] = -1.0
+    np.testing.assert_array_equal(t.cpu().numpy(), want)

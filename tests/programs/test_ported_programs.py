@@ -40,11 +40,12 @@ PROGRAMS = {
     "seq2seq_attention": ["--dropout", "0", "--no-shuffle"],
     "vit_classifier": ["--dropout", "0"],
     "speech_ctc": [],
+    "forward_forward": ["--numpy-permutation"],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order): that run must train on every device too.
 RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_transformer", "char_gpt", "reinforce",
-                     "gcn_node_classification", "seq2seq_attention", "vit_classifier"]
+                     "gcn_node_classification", "seq2seq_attention", "vit_classifier", "forward_forward"]
 # Without PyTorch, the check is that training lowers this loss (first step against last); a
 # policy-gradient loss need not go down, so REINFORCE has none.
 LEARNS = {name: "losses" for name in PROGRAMS if name != "reinforce"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ...dispatcher import Operator
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
@@ -42,10 +44,27 @@ def _zero_index(count: int, dev) -> Tensor:
     return fill_(empty_tensor((count,), _dt.int64, dev), 0)
 
 
+def _as_index_item(item):
+    """A NumPy array or scalar, or a ``range``, as PyTorch reads it: an array as an index tensor
+    (a bool array as a mask), a 0-d array or NumPy scalar as the number, a range as its list."""
+    if isinstance(item, range):
+        return list(item)
+    if isinstance(item, np.ndarray):
+        if item.ndim == 0:
+            return bool(item) if item.dtype == np.bool_ else item.item()
+        from ..factories import tensor
+
+        return tensor(item)
+    if isinstance(item, np.bool_):
+        return bool(item)
+    return item
+
+
 def _apply_basic(t: Tensor, index):
     """Apply ints, slices, None and Ellipsis; return the view and [(dim, advanced index)]."""
     if not isinstance(index, tuple):
         index = (index,)
+    index = tuple(_as_index_item(item) for item in index)
     # How many of t's dims the index uses up (a bool mask uses one per mask dim).
     consumed = sum(
         i.ndim if isinstance(i, Tensor) and i._dtype is _dt.bool else 1
