@@ -408,6 +408,12 @@ class DeviceRuntime:
         return {name: getattr(self, name) for name in RUNTIME_NAMES}
 
 
+#: PyTorch's own device modules: they exist there whatever is installed (scripts ask
+#: ``torch.xpu.is_available()`` or ``torch.mps.is_available()`` on any machine), so they exist
+#: here too and answer as an uninstalled device type does (not available, no devices).
+PYTORCH_DEVICE_MODULES = ("cuda", "xpu", "mps", "mtia")
+
+
 def device_module(device_type: str) -> types.ModuleType:
     """``tp.<device_type>``: a module with the runtime API (RUNTIME_NAMES) of an installed device
     type; AttributeError naming the installed ones otherwise."""
@@ -415,7 +421,7 @@ def device_module(device_type: str) -> types.ModuleType:
     if module is not None:
         return module
     installed = known_device_types()
-    if device_type not in installed:
+    if device_type not in installed and device_type not in PYTORCH_DEVICE_MODULES:
         raise AttributeError(f"module 'tensorplug' has no attribute {device_type!r} (device modules exist for the "
                              f"installed device types: {', '.join(installed)})")
     module = types.ModuleType(_public_module(device_type), f"The {device_type!r} device's runtime: streams, events, "

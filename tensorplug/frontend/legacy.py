@@ -82,3 +82,36 @@ ShortTensor = _legacy_type("ShortTensor", _dt.int16)
 IntTensor = _legacy_type("IntTensor", _dt.int32)
 LongTensor = _legacy_type("LongTensor", _dt.int64)
 BoolTensor = _legacy_type("BoolTensor", _dt.bool)
+
+
+_LEGACY_NAMES = {cls.dtype: cls.__name__ for cls in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor,
+                                                     CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor)}
+_LEGACY_NAMES[_dt.complex64] = "ComplexFloatTensor"
+_LEGACY_NAMES[_dt.complex128] = "ComplexDoubleTensor"
+_LEGACY_DTYPES = {name: dtype for dtype, name in _LEGACY_NAMES.items()}
+
+
+def type_name(t) -> str:
+    """``t.type()``: PyTorch's legacy type name, under tensorplug's name ('tensorplug.FloatTensor',
+    'tensorplug.opencl.FloatTensor' for a tensor on another device)."""
+    name = _LEGACY_NAMES.get(t.dtype, f"{t.dtype.name}Tensor")
+    return f"tensorplug.{name}" if t.device.type == "cpu" else f"tensorplug.{t.device.type}.{name}"
+
+
+def convert_type(t, target, non_blocking: bool = False):
+    """``t.type(target)``: a legacy type (``tp.FloatTensor``: a CPU tensor of its dtype), a type
+    name ('torch.FloatTensor', 'tensorplug.cuda.LongTensor'; PyTorch's module name is read too, so
+    that strings written for PyTorch keep working) or a dtype."""
+    from .ops.copying import to, to_dtype
+
+    if isinstance(target, _LegacyMeta):
+        return to(t, "cpu", target.dtype, non_blocking=non_blocking)
+    if isinstance(target, str):
+        parts = target.split(".")
+        dtype = _LEGACY_DTYPES.get(parts[-1])
+        if dtype is None or parts[0] not in ("torch", "tensorplug") or len(parts) not in (2, 3):
+            raise ValueError(f"invalid type: {target!r}")
+        return to(t, "cpu" if len(parts) == 2 else parts[1], dtype, non_blocking=non_blocking)
+    if isinstance(target, _dt.dtype):
+        return to_dtype(t, target)
+    raise TypeError(f"type(): expected a dtype, a legacy tensor type or a type name, got {type(target).__name__}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from . import dtypes as _dt
-from . import factories, printing, views
+from . import factories, legacy, printing, views
 from .ops import copying, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .ops.autocast_fronts import FRONTS
@@ -246,6 +246,14 @@ def _detach_(self):
     return self
 
 
+def _pin_memory(self, device=None):
+    """A copy of a CPU tensor, as PyTorch's pin_memory gives; the copy is ordinary memory here
+    (tensorplug has no page-locked host memory, and its devices copy from any host memory)."""
+    if self._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{legacy.type_name(self)}': only dense CPU tensors can be pinned")
+    return copying.clone(self)
+
+
 def _share_memory_(self):
     """Refused: tensorplug has no inter-process shared tensor memory (see tp.multiprocessing)."""
     raise NotImplementedError(
@@ -336,7 +344,10 @@ def _attach() -> None:
         setattr(T, name, getattr(copying, name))
     T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
     T.char, T.short, T.int, T.long, T.byte, T.bool = (_cast_method(d) for d in (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.bool))
-    T.type = lambda self, dtype=None: (f"tensorplug.{self._dtype.name}" if dtype is None else copying.to_dtype(self, dtype))
+    T.pin_memory = _pin_memory
+    T.is_pinned = lambda self, device=None: False  # no page-locked host memory (docs/deviations.md)
+    T.type = lambda self, dtype=None, non_blocking=False, **kwargs: (
+        legacy.type_name(self) if dtype is None else legacy.convert_type(self, dtype, non_blocking))
     # PyTorch's self.type(other.type()): a type string names the device as well as the dtype
     # ('torch.cuda.FloatTensor'), so type_as moves to other's device too.
     T.type_as = lambda self, other: copying.to(self, other._device, other._dtype)

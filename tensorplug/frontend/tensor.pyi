@@ -527,6 +527,8 @@ class Tensor:
         """See torch.Tensor.is_meta."""
     def is_nonzero(self) -> _bool:
         """Whether the single element of ``input`` is nonzero (an error for any other size)."""
+    def is_pinned(self, device: _DeviceLike | None = ...) -> _bool:
+        """See torch.Tensor.is_pinned."""
     def is_same_size(self, other: _TensorOrNumber) -> _bool:
         """Whether ``input`` and ``other`` have the same shape."""
     def is_shared(self) -> _bool:
@@ -759,6 +761,8 @@ class Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     def permute(self, *dims: Any) -> Tensor:
         """See torch.Tensor.permute."""
+    def pin_memory(self, device: _DeviceLike | None = ...) -> Tensor:
+        """A copy of a CPU tensor, as PyTorch's pin_memory gives; the copy is ordinary memory here (tensorplug has no page-locked host memory, and its devices copy from any host memory)."""
     def pinverse(self, rcond: Any = ...) -> Tensor:
         """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
     def polygamma(self, n: Any) -> Tensor:
@@ -975,7 +979,7 @@ class Tensor:
         """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
     def trunc_(self) -> Tensor:
         """In-place version of ``trunc``."""
-    def type(self, dtype: Any = ...) -> Any:
+    def type(self, dtype: Any = ..., non_blocking: _bool = ..., **kwargs: Any) -> Any:
         """See torch.Tensor.type."""
     def type_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.type_as."""
