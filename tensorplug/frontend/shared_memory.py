@@ -82,8 +82,12 @@ def _register(fd: int, nbytes: int):
     """A CPU storage of ``nbytes`` over the memory file ``fd``, which this process now owns."""
     info = os.fstat(fd)
     key = (info.st_dev, info.st_ino)
-    # mmap cannot map zero bytes: an empty storage maps one byte and shows none of it.
-    mapping = mmap.mmap(fd, max(nbytes, 1))
+    # mmap cannot map zero bytes: an empty storage maps one byte and shows none of it. Before
+    # Python 3.13 the mapping holds a second descriptor of its own (trackfd).
+    if sys.version_info >= (3, 13):
+        mapping = mmap.mmap(fd, max(nbytes, 1), trackfd=False)
+    else:
+        mapping = mmap.mmap(fd, max(nbytes, 1))
     array = np.frombuffer(mapping, dtype=np.uint8)[:nbytes]
     storage = resolve_device("cpu")._backend.wrap_host(array)
     block = _Block(storage, fd, key)
@@ -177,32 +181,25 @@ def is_shared(self: Tensor) -> bool:
 
 
 def shared_handle(t: Tensor):
-    """``(fd, nbytes, (st_dev, st_ino))`` of ``t``'s shared storage, or None when it is not shared.
-    The descriptor stays owned by this module."""
+    """``(fd, nbytes)`` of ``t``'s shared storage, or None when it is not shared. The descriptor
+    stays owned by this module."""
     block = _block_of(t._storage)
     if block is None:
         return None
-    return block.fd, t._storage.nbytes, block.key
+    return block.fd, t._storage.nbytes
 
 
-def open_shared(fd: int, nbytes: int, key: tuple, owned: bool):
-    """The storage over the memory file ``fd`` (as sent by another process): the storage this
-    process already has over that file, else a new mapping. ``owned``: ``fd`` was received for
-    this call (it is kept or closed here); otherwise it is only read."""
+def open_shared(fd: int, nbytes: int):
+    """The storage over the memory file ``fd`` received from another process (``fd`` is then
+    kept or closed here): the storage this process already has over that file, else a new
+    mapping."""
     info = os.fstat(fd)
-    if (info.st_dev, info.st_ino) != tuple(key) or info.st_size < nbytes:
-        if owned:
-            os.close(fd)
-        raise RuntimeError("tp.multiprocessing: a shared tensor's memory is gone: the process that sent it freed it "
-                           "before this one received it (keep the tensor alive in the sender until it is received)")
     block = _by_file.get((info.st_dev, info.st_ino))
     storage = block.storage_ref() if block is not None else None
     if storage is not None:
-        if owned and fd != block.fd:
+        if fd != block.fd:  # a child started with spawn gets one descriptor for several tensors
             os.close(fd)
         return storage
-    if not owned:
-        fd = os.dup(fd)
     try:
         return _register(fd, nbytes)
     except BaseException:

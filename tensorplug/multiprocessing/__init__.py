@@ -11,8 +11,8 @@ memory: in-place updates by any process are seen by all, which is what Hogwild t
     workers = [mp.Process(target=train, args=(model,)) for _ in range(4)]
 
 Other tensors arrive as copies. The memory is freed when the last process holding a tensor on it
-drops it; nothing is left in /dev/shm (``frontend/shared_memory.py``). The sharing strategy
-says how a shared tensor's memory file reaches the receiver (``_reductions.py``).
+drops it; nothing is left in /dev/shm (``frontend/shared_memory.py``). Shared tensors travel by
+file descriptor whatever the sharing strategy (``_reductions.py``).
 DataLoader workers have their own shared-memory transport (docs/data-loading.md).
 """
 from __future__ import annotations
@@ -40,15 +40,16 @@ def get_all_sharing_strategies() -> set:
 
 
 def get_sharing_strategy() -> str:
-    """How shared tensors reach another process: ``"file_descriptor"`` (the default on Linux, the
-    descriptor is passed) or ``"file_system"`` (the receiver opens the sender's descriptor by its
-    /proc path)."""
+    """The strategy last set (PyTorch's default at first). Shared tensors travel by file
+    descriptor under either: tensorplug's shared memory files are anonymous (no name in /dev/shm
+    that another process could open, and none to leak), which is ``"file_descriptor"``'s
+    transport; ``"file_system"`` is accepted so that programs setting it run unchanged."""
     return _strategy
 
 
 def set_sharing_strategy(new_strategy: str) -> None:
-    """Use ``new_strategy`` (one of ``get_all_sharing_strategies()``) for shared tensors sent from
-    now on; tensors that are not shared are copied whatever it is."""
+    """Record ``new_strategy`` (one of ``get_all_sharing_strategies()``); see
+    ``get_sharing_strategy`` for what it changes (nothing: both send descriptors)."""
     global _strategy
     if new_strategy not in _STRATEGIES:
         raise ValueError(f"set_sharing_strategy(): {new_strategy!r} is not one of {sorted(_STRATEGIES)}")

@@ -5,20 +5,14 @@ the pickler behind ``Process`` arguments (spawn and forkserver), ``Queue`` and `
 ``pickle``, ``copy.deepcopy`` and ``tp.save`` keep pickling values. ``Parameter`` pickles as
 its ``detach()`` tensor, so a shared parameter arrives as a Parameter on the same memory.
 
-The sharing strategy chooses how the receiver gets the memory file:
-
-- ``file_descriptor``: the descriptor itself, passed as ``multiprocessing.reduction.DupFd``
-  (inherited by a starting child; otherwise sent over a Unix socket by the sender's resource
-  sharer thread);
-- ``file_system``: the path ``/proc/<pid>/fd/<n>`` of the sender's descriptor, opened by the
-  receiver (Linux; elsewhere the descriptor is passed).
-
-Either way the sender must keep the tensor alive until it is received, as in PyTorch; the file
-carries its identity (device, inode), so a freed one is reported instead of mapping another.
+The receiver gets the memory file's descriptor as ``multiprocessing.reduction.DupFd``: a
+starting child inherits it; otherwise the sender's resource sharer thread holds a duplicate until
+the receiver fetches it over a Unix socket, so a tensor put in a queue may be dropped by its
+sender right away. Both sharing strategies send descriptors: tensorplug's memory files have no
+name another process could open (see ``tp.multiprocessing.get_sharing_strategy``).
 """
 from __future__ import annotations
 
-import os
 import weakref
 from multiprocessing import context, reduction
 
@@ -33,15 +27,9 @@ def reduce_tensor(t: Tensor):
     handle = shared_memory.shared_handle(t) if t._device.type == "cpu" else None
     if handle is None:
         return t.__reduce_ex__(4)  # values through host memory, any device
-    fd, nbytes, key = handle
-    from . import get_sharing_strategy
-
-    if get_sharing_strategy() == "file_system" and os.path.isdir("/proc/self/fd"):
-        source = f"/proc/{os.getpid()}/fd/{fd}"
-    else:
-        source = _dup_fd(fd)
+    fd, nbytes = handle
     layout = (t._offset, t._shape, t._stride, t._dtype.name, t.requires_grad)
-    return _rebuild_shared, (source, nbytes, key, layout)
+    return _rebuild_shared, (_dup_fd(fd), nbytes, layout)
 
 
 # Per starting process, one DupFd per descriptor: a child starting with spawn inherits the
@@ -60,12 +48,8 @@ def _dup_fd(fd: int):
     return handles[fd]
 
 
-def _rebuild_shared(source, nbytes: int, key: tuple, layout: tuple) -> Tensor:
-    if isinstance(source, str):
-        fd = os.open(source, os.O_RDWR)
-    else:
-        fd = source.detach()
-    storage = shared_memory.open_shared(fd, nbytes, key, owned=True)
+def _rebuild_shared(handle, nbytes: int, layout: tuple) -> Tensor:
+    storage = shared_memory.open_shared(handle.detach(), nbytes)
     return shared_memory.rebuild(storage, *layout)
 
 
