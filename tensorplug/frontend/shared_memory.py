@@ -4,7 +4,8 @@ A shared storage is an anonymous memory file (Linux ``memfd_create``; elsewhere 
 unlinked at once) mapped with ``MAP_SHARED`` and wrapped as a CPU storage without copying. The
 file never has a name in /dev/shm, so nothing can be left behind: the kernel frees the memory
 when the last process closes its descriptor and unmaps it. Each process keeps one descriptor per
-shared storage (closed when the storage is collected) so that it can send the storage on.
+shared storage (closed when the storage is collected) so that it can send the storage on; before
+Python 3.13 its ``mmap`` holds a second one.
 
 ``tp.multiprocessing`` pickles a shared tensor as (descriptor, layout): the receiver maps the same
 file, so in-place updates made by any process are seen by all (Hogwild training). A forked child
@@ -32,7 +33,7 @@ __all__ = ["share_memory_", "is_shared", "share_tensors", "shared_handle", "open
 class _Block:
     """One shared storage of this process: its descriptor and the file's identity."""
 
-    __slots__ = ("storage_ref", "fd", "key", "__weakref__")
+    __slots__ = ("storage_ref", "fd", "key")
 
     def __init__(self, storage, fd: int, key: tuple) -> None:
         self.storage_ref = weakref.ref(storage)
