@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from . import dtypes as _dt
-from . import factories, legacy, printing, views
+from . import factories, legacy, printing, shared_memory, views
 from .ops import copying, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .ops.autocast_fronts import FRONTS
@@ -254,14 +254,6 @@ def _pin_memory(self, device=None):
     return copying.clone(self)
 
 
-def _share_memory_(self):
-    """Refused: tensorplug has no inter-process shared tensor memory (see tp.multiprocessing)."""
-    raise NotImplementedError(
-        "share_memory_(): tensorplug cannot share a tensor's memory between processes; a tensor sent to another "
-        "process arrives as a copy. Send results back through a tp.multiprocessing.Queue instead (docs/deviations.md)."
-    )
-
-
 def _attach() -> None:
     T = Tensor
     for name, func in BINARY.items():
@@ -326,8 +318,8 @@ def _attach() -> None:
     T.register_post_accumulate_grad_hook = _autograd.register_post_accumulate_grad_hook
     T.retains_grad = property(lambda self: bool(getattr(self._autograd, "retains_grad", False)))
     T.detach_ = _detach_
-    T.share_memory_ = _share_memory_
-    T.is_shared = lambda self: False  # tensors travel between processes as copies (tp.multiprocessing)
+    T.share_memory_ = shared_memory.share_memory_
+    T.is_shared = shared_memory.is_shared
 
     for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
                  "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",

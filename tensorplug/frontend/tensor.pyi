@@ -532,7 +532,7 @@ class Tensor:
     def is_same_size(self, other: _TensorOrNumber) -> _bool:
         """Whether ``input`` and ``other`` have the same shape."""
     def is_shared(self) -> _bool:
-        """See torch.Tensor.is_shared."""
+        """True when this tensor's storage is in shared memory (``share_memory_()``, or received from another process that shared it)."""
     def is_signed(self) -> _bool:
         """Whether ``input``'s dtype holds negative values (False for bool and uint8)."""
     is_sparse: _bool
@@ -866,7 +866,7 @@ class Tensor:
     def shape(self) -> tuple[_int, ...]:
         """attrgetter(attr, ...) --> attrgetter object"""
     def share_memory_(self) -> Tensor:
-        """Refused: tensorplug has no inter-process shared tensor memory (see tp.multiprocessing)."""
+        """Move this CPU tensor's storage into memory shared between processes (a no-op if it is already there) and return ``self``. A shared tensor sent to another process through ``tp.multiprocessing`` arrives on the same memory, so in-place updates are seen by both."""
     def short(self) -> Tensor:
         """See torch.Tensor.short."""
     def sigmoid(self, *, out: Tensor | None = ...) -> Tensor:

@@ -1,12 +1,18 @@
 """``tp.multiprocessing``: Python's ``multiprocessing`` with PyTorch's additions
-(``get/set_sharing_strategy``, ``spawn``, ``start_processes``).
+(shared CPU tensors, ``get/set_sharing_strategy``, ``spawn``, ``start_processes``).
 
 Every name of the standard module is re-exported (``Process``, ``Queue``, ``Pool``,
-``get_context``, ``set_start_method``, ...). Tensors sent to another process (as arguments,
-through a queue or a pipe) arrive as copies: tensorplug pickles a tensor with its values, so a
-child's in-place updates are not seen by the parent, and ``Tensor.share_memory_()`` and
-``Module.share_memory()`` raise ``NotImplementedError`` (Hogwild-style training, where workers
-update one shared model, cannot run here; send results back through a queue instead). The sharing strategy is recorded and changes nothing.
+``get_context``, ``set_start_method``, ...). A CPU tensor moved to shared memory
+(``Tensor.share_memory_()``, ``Module.share_memory()``) and sent to another process (as a
+``Process`` argument, through a ``Queue`` or a ``Pipe``, with any start method) arrives on the same
+memory: in-place updates by any process are seen by all, which is what Hogwild training needs::
+
+    model.share_memory()
+    workers = [mp.Process(target=train, args=(model,)) for _ in range(4)]
+
+Other tensors arrive as copies. The memory is freed when the last process holding a tensor on it
+drops it; nothing is left in /dev/shm (``frontend/shared_memory.py``). Shared tensors travel by
+file descriptor whatever the sharing strategy (``_reductions.py``).
 DataLoader workers have their own shared-memory transport (docs/data-loading.md).
 """
 from __future__ import annotations
@@ -16,6 +22,8 @@ import multiprocessing.connection  # noqa: F401  (join waits on process sentinel
 import sys
 import traceback
 from multiprocessing import *  # noqa: F401,F403  (PyTorch's module re-exports the standard one)
+
+from . import _reductions
 
 __all__ = list(_mp.__all__) + [
     "get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies", "spawn", "start_processes",
@@ -32,16 +40,23 @@ def get_all_sharing_strategies() -> set:
 
 
 def get_sharing_strategy() -> str:
-    """The strategy last set (PyTorch's default at first); tensors are copied whatever it is."""
+    """The strategy last set (PyTorch's default at first). Shared tensors travel by file
+    descriptor under either: tensorplug's shared memory files are anonymous (no name in /dev/shm
+    that another process could open, and none to leak), which is ``"file_descriptor"``'s
+    transport; ``"file_system"`` is accepted so that programs setting it run unchanged."""
     return _strategy
 
 
 def set_sharing_strategy(new_strategy: str) -> None:
-    """Record ``new_strategy`` (one of ``get_all_sharing_strategies()``); it has no effect here."""
+    """Record ``new_strategy`` (one of ``get_all_sharing_strategies()``); see
+    ``get_sharing_strategy`` for what it changes (nothing: both send descriptors)."""
     global _strategy
     if new_strategy not in _STRATEGIES:
         raise ValueError(f"set_sharing_strategy(): {new_strategy!r} is not one of {sorted(_STRATEGIES)}")
     _strategy = new_strategy
+
+
+_reductions.register()
 
 
 class ProcessException(Exception):

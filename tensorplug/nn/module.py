@@ -24,6 +24,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
 from ..frontend.ops.copying import _parse_to_args, to as _tensor_to
 from ..frontend.tensor import Tensor, resolve_device
+from ..frontend.shared_memory import share_tensors
 from ..profiler._recorder import call_module_in_range as _call_module_in_range, module_ranges as _module_ranges
 from .parameter import Buffer, Parameter, replace_tensor_data
 
@@ -457,9 +458,18 @@ class Module:
         return self._apply(convert)
 
     def share_memory(self) -> "Module":
-        """Refused, as ``Tensor.share_memory_``: parameters cannot be shared between processes here."""
-        for param in self.parameters():
-            param.share_memory_()
+        """Move every parameter, its gradient and every buffer into shared memory in place
+        (``Tensor.share_memory_``), so that processes given this module update one copy of it
+        (Hogwild training, ``tp.multiprocessing``). Returns ``self``."""
+        tensors = []
+        for module in self.modules():
+            for param in module._parameters.values():
+                if param is not None:
+                    tensors.append(param)
+                    if param.grad is not None:
+                        tensors.append(param.grad)
+            tensors.extend(buf for buf in module._buffers.values() if buf is not None)
+        share_tensors(tensors)  # one pass for all: views of any of them follow
         return self
 
     def cpu(self) -> "Module":

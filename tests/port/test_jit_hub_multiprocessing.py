@@ -82,17 +82,6 @@ def test_spawn_runs_workers_with_tensor_copies():
     assert values.tolist() == [1.0, 2.0]
 
 
-def test_shared_memory_is_refused_clearly():
-    """share_memory_() and Module.share_memory() raise NotImplementedError; is_shared() is False."""
-    assert not tp.ones(2).is_shared()
-    with pytest.raises(NotImplementedError, match="arrives as a copy"):
-        tp.ones(2).share_memory_()
-    with pytest.raises(NotImplementedError, match="arrives as a copy"):
-        tp.nn.Linear(2, 2).share_memory()
-    relu = tp.nn.ReLU()
-    assert relu.share_memory() is relu  # nothing to share
-
-
 def test_spawn_reports_a_failing_worker():
     """A worker's exception comes back as ProcessRaisedException carrying its traceback."""
     with pytest.raises(tp.multiprocessing.ProcessRaisedException, match="failed on purpose"):
