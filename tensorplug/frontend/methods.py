@@ -246,6 +246,18 @@ def _detach_(self):
     return self
 
 
+def _apply_(self, callable):
+    """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in
+    place, as PyTorch's apply_; slow, as there (one Python call per element)."""
+    if self._device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    if self.requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
+    values = [callable(value) for value in self.flatten().tolist()]
+    self.copy_(factories.tensor(values, dtype=self._dtype).reshape(self._shape))
+    return self
+
+
 def _pin_memory(self, device=None):
     """A copy of a CPU tensor, as PyTorch's pin_memory gives; the copy is ordinary memory here
     (tensorplug has no page-locked host memory, and its devices copy from any host memory)."""
@@ -337,6 +349,7 @@ def _attach() -> None:
     T.half, T.bfloat16, T.float, T.double = (_cast_method(d) for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
     T.char, T.short, T.int, T.long, T.byte, T.bool = (_cast_method(d) for d in (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.bool))
     T.pin_memory = _pin_memory
+    T.apply_ = _apply_
     T.is_pinned = lambda self, device=None: False  # no page-locked host memory (docs/deviations.md)
     T.type = lambda self, dtype=None, non_blocking=False, **kwargs: (
         legacy.type_name(self) if dtype is None else legacy.convert_type(self, dtype, non_blocking))

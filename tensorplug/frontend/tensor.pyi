@@ -151,6 +151,8 @@ class Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
     def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
         """See torch.Tensor.any."""
+    def apply_(self, callable: Any) -> Tensor:
+        """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
     def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
     def arccosh_(self) -> Tensor:

@@ -23,10 +23,10 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .attention import MultiheadAttention
+from ._multihead_attention import MultiheadAttention
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
-from . import parallel
+from . import attention, parallel
 from .parallel import DataParallel
 from .extra_layers import *  # noqa: F401,F403
 from .extra_layers import __all__ as _extra_layers_all
@@ -38,7 +38,7 @@ __all__ = (
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-     "parallel", "DataParallel"]
+     "attention", "parallel", "DataParallel"]
     + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
     + _lazy_all
 )

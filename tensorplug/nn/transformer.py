@@ -22,7 +22,7 @@ from ..frontend.tensor import Tensor
 from . import functional as F
 from . import init
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, additive_mask, warn_mismatched_masks
+from ._multihead_attention import MultiheadAttention, additive_mask, warn_mismatched_masks
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module

@@ -23,12 +23,15 @@ flags (docs/deviations.md).
 """
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from ... import _settings
 from ...plugins import hookimpl
 from ..api import OPTIONAL_DTYPES, REQUIRED_DTYPES, Backend
 
 __all__ = ["CUDABackend", "OutOfMemoryError", "plugin", "matmul", "is_built", "enable_flash_sdp", "flash_sdp_enabled", "enable_mem_efficient_sdp",
-           "mem_efficient_sdp_enabled", "enable_math_sdp", "math_sdp_enabled", "enable_cudnn_sdp", "cudnn_sdp_enabled"]
+           "mem_efficient_sdp_enabled", "enable_math_sdp", "math_sdp_enabled", "enable_cudnn_sdp", "cudnn_sdp_enabled", "sdp_kernel"]
 
 
 class _MatmulFlags:
@@ -97,6 +100,23 @@ def enable_cudnn_sdp(enabled: bool) -> None:
 
 def cudnn_sdp_enabled() -> bool:
     return _sdp["cudnn"]
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
+               enable_cudnn: bool = True):
+    """The deprecated spelling of ``tp.nn.attention.sdpa_kernel``: sets the four switches for the
+    block (with PyTorch's FutureWarning); no tensorplug kernel reads them."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+                  "signature.", FutureWarning, stacklevel=3)
+    saved = dict(_sdp)
+    _sdp.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
+                cudnn=bool(enable_cudnn))
+    try:
+        yield
+    finally:
+        _sdp.update(saved)
 
 
 # --- the backend ------------------------------------------------------------------------------

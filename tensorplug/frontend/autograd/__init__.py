@@ -9,9 +9,10 @@ from .function import Function, FunctionCtx
 from .functional import backward, detect_anomaly, grad, gradcheck, gradgradcheck, set_detect_anomaly
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .variable import Variable
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
     "gradgradcheck", "inference_mode", "register_derivatives", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_detect_anomaly", "set_grad_enabled",
+    "set_detect_anomaly", "set_grad_enabled", "Variable",
 ]

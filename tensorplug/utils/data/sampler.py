@@ -9,7 +9,8 @@ from ...frontend.random import Generator
 #: How many indices RandomSampler(replacement=True) draws from its generator at a time.
 _REPLACEMENT_CHUNK = 32
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "randperm"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "randperm"]
 
 
 def randperm(n: int, generator: Generator | None = None):
@@ -134,3 +135,34 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn from ``[0, len(weights))`` with probabilities proportional to
+    ``weights`` (with replacement by default), from ``generator`` when given; PyTorch's rules: the
+    weights a 1-d sequence (held as float64), ``num_samples`` a positive int, and without
+    replacement no more samples than positive weights."""
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None) -> None:
+        from ...frontend.factories import as_tensor
+
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = as_tensor(weights, dtype=_dt.float64)
+        if weights_tensor.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        from ...frontend.ops.sampling import multinomial
+
+        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from drawn.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
