@@ -150,6 +150,9 @@ from .frontend.complex import (  # noqa: E402
 
 _complex.register()
 from . import fft  # noqa: E402
+from .fft._stft import istft, stft  # noqa: E402
+
+Tensor.stft, Tensor.istft = stft, istft
 from .amp import _casting as _autocast_casting  # noqa: E402
 
 _autocast_casting.register_kernels()  # the Autocast key's kernels, once linalg's and fft's ops exist

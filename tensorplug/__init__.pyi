@@ -737,6 +737,9 @@ def isposinf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def isreal(input: Tensor) -> Tensor:
     """True where the imaginary part is 0 (everywhere for a real tensor)."""
 
+def istft(input: Tensor, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., normalized: _bool = ..., onesided: _bool | None = ..., length: _int | None = ..., return_complex: _bool = ...) -> Tensor:
+    """The inverse of :func:`stft`: signals from a (freq, frames) or (batch, freq, frames) spectrum."""
+
 def kaiser_window(window_length: Any, periodic: Any = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``."""
 
@@ -1225,6 +1228,9 @@ def std(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., ke
 
 def std_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ...) -> tuple[Tensor, Tensor]:
     """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
+
+def stft(input: Tensor, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
+    """The short-time Fourier transform of a 1-D signal or a (batch, time) batch of them."""
 
 def sub(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input - alpha * other``."""

@@ -561,6 +561,8 @@ class Tensor:
         """True where ``input`` is +inf."""
     def isreal(self) -> Tensor:
         """True where the imaginary part is 0 (everywhere for a real tensor)."""
+    def istft(self, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., normalized: _bool = ..., onesided: _bool | None = ..., length: _int | None = ..., return_complex: _bool = ...) -> Tensor:
+        """The inverse of :func:`stft`: signals from a (freq, frames) or (batch, freq, frames) spectrum."""
     def item(self) -> _Number:
         """See torch.Tensor.item."""
     @property
@@ -915,6 +917,8 @@ class Tensor:
         """See torch.Tensor.squeeze."""
     def std(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
         """Standard deviation: the square root of :func:`var` (same arguments)."""
+    def stft(self, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
+        """The short-time Fourier transform of a 1-D signal or a (batch, time) batch of them."""
     def storage_offset(self) -> _int:
         """See torch.Tensor.storage_offset."""
     def stride(self, dim: _Dims | None = ...) -> Any:
