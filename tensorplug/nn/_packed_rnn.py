@@ -24,14 +24,14 @@ __all__ = ["run_packed"]
 
 
 def _run_direction(module, x, batch_sizes: list, offsets: list, state: tuple, weights: tuple, reverse: bool) -> tuple:
-    w_ih, w_hh, b_ih, b_hh = weights
+    w_ih, w_hh, b_ih, b_hh, *projection = weights  # an LSTM with proj_size also has w_hr
     projected = F.linear(x, w_ih, b_ih)
     steps = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
     outputs = [None] * len(batch_sizes)
     for t in steps:
         size = batch_sizes[t]
         active = tuple(part[:size] for part in state) if size < state[0].shape[0] else state
-        new = module._cell(projected[offsets[t]:offsets[t + 1]], active, w_hh, b_hh)
+        new = module._cell(projected[offsets[t]:offsets[t + 1]], active, w_hh, b_hh, *projection)
         outputs[t] = new[0]
         state = new if size == state[0].shape[0] else tuple(cat([a, s[size:]], 0) for a, s in zip(new, state))
     return cat(outputs, 0), state

@@ -4,6 +4,9 @@ Function over two whole-sequence ops (``_lstm_sequence``, ``_gru_sequence``, ``_
 The per-step cells below remain for the single-step modules and for packed sequences, whose batch
 shrinks from step to step (``_packed_rnn``).
 
+An LSTM with ``proj_size`` (PyTorch's LSTM with projections: h = (o * tanh(c)) W_hr^T) runs its
+recurrence step by step through the cell (the whole-sequence ops have no projection).
+
 Parameter names, shapes, gate order and initialization are PyTorch's, so a torch state_dict
 loads as is: ``weight_ih_l0`` is (4*hidden, input) for LSTM with gates (i, f, g, o) and
 (3*hidden, input) for GRU with gates (r, z, n); the reverse direction adds ``_reverse``.
@@ -35,6 +38,7 @@ from .parameter import Parameter
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_HIDDEN_LABELS = {"hx": "hidden", "h_0": "hidden[0]", "c_0": "hidden[1]"}
 
 
 # --- one time step, given the input projection x W_ih^T + b_ih (shared by layers and cells) -------
@@ -111,7 +115,8 @@ class RNNBase(Module):
     """Shared parameters, checks and layer/direction loop of RNN, LSTM and GRU."""
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None,
+                 proj_size: int = 0):
         super().__init__()
         if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element being zeroed")
@@ -125,6 +130,10 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be a positive integer")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be a positive integer")
+        if not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -133,18 +142,22 @@ class RNNBase(Module):
         self.batch_first = batch_first
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
-        self.proj_size = 0
+        self.proj_size = proj_size
         directions = 2 if bidirectional else 1
         gate_size = _GATES[mode] * hidden_size
+        # What h carries (and each layer passes on): the projection of o * tanh(c) when proj_size > 0.
+        out_size = proj_size or hidden_size
         factory = {"device": device, "dtype": dtype}
         self._flat_weights_names = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else out_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, out_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(empty(shape, **factory)))
                     self._flat_weights_names.append(name + suffix)
@@ -160,15 +173,17 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list:
-        return [[getattr(self, name) for name in self._flat_weights_names[i:i + (4 if self.bias else 2)]]
-                for i in range(0, len(self._flat_weights_names), 4 if self.bias else 2)]
+        group = (4 if self.bias else 2) + (1 if self.proj_size else 0)
+        return [[getattr(self, name) for name in self._flat_weights_names[i:i + group]]
+                for i in range(0, len(self._flat_weights_names), group)]
 
     def _layer_weights(self, layer: int, direction: int) -> tuple:
+        """(w_ih, w_hh, b_ih, b_hh), and w_hr after them for an LSTM with projections."""
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
         w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
-        if self.bias:
-            return w_ih, w_hh, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)
-        return w_ih, w_hh, None, None
+        biases = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias else (None, None)
+        projection = (getattr(self, "weight_hr" + suffix),) if self.proj_size else ()
+        return (w_ih, w_hh, *biases, *projection)
 
     def _check_input(self, input) -> bool:
         """Checks the input's shape and returns whether it is batched."""
@@ -186,10 +201,11 @@ class RNNBase(Module):
             )
         return input.ndim == 3
 
-    def _check_hidden(self, hx: Tensor, batch: int, name: str) -> None:
-        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+    def _check_hidden(self, hx: Tensor, batch: int, name: str, size: int | None = None) -> None:
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, size or self.hidden_size)
         if tuple(hx.shape) != expected:
-            raise RuntimeError(f"Expected {name} size {tuple(expected)}, got {tuple(hx.shape)}")
+            label = _HIDDEN_LABELS.get(name, name)  # PyTorch's words for the state it checks
+            raise RuntimeError(f"Expected {label} size {tuple(expected)}, got {list(hx.shape)}")
 
     def _run(self, x: Tensor, states: list) -> tuple:
         """x: (L, N, input); states: per (layer, direction) a tuple of (N, H) tensors.
@@ -235,21 +251,23 @@ class RNNBase(Module):
             output = output.squeeze(1)
         return output, self._pack_finals(finals, batched)
 
-    def _zeros(self, layers: int, batch: int, x: Tensor) -> Tensor:
-        return zeros(layers, batch, self.hidden_size, dtype=x.dtype, device=x.device)
+    def _zeros(self, layers: int, batch: int, x: Tensor, size: int | None = None) -> Tensor:
+        return zeros(layers, batch, size or self.hidden_size, dtype=x.dtype, device=x.device)
 
-    def _prepare(self, h: Tensor, batched: bool, batch: int, name: str) -> Tensor:
+    def _prepare(self, h: Tensor, batched: bool, batch: int, name: str, size: int | None = None) -> Tensor:
         if not batched:
             if h.ndim != 2:
                 raise RuntimeError(f"For unbatched 2-D input, {name} should also be 2-D but got {h.ndim}-D tensor")
             h = h.unsqueeze(1)
         elif h.ndim != 3:
             raise RuntimeError(f"For batched 3-D input, {name} should also be 3-D but got {h.ndim}-D tensor")
-        self._check_hidden(h, batch, name)
+        self._check_hidden(h, batch, name, size)
         return h
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -296,27 +314,42 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
-        if proj_size:
-            raise NotImplementedError("LSTM(proj_size > 0) is not supported")
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype,
+                         proj_size)
 
     def _initial_states(self, hx, batch, batched, layers, x) -> list:
+        h_size = self.proj_size or self.hidden_size
         if hx is None:
-            h = c = self._zeros(layers, batch, x)
+            h, c = self._zeros(layers, batch, x, h_size), self._zeros(layers, batch, x)
         else:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
-            h = self._prepare(hx[0], batched, batch, "h_0")
+            h = self._prepare(hx[0], batched, batch, "h_0", h_size)
             c = self._prepare(hx[1], batched, batch, "c_0")
         return [(h[i], c[i]) for i in range(layers)]
+
+    def _run_direction(self, x: Tensor, state: tuple, weights: tuple, reverse: bool) -> tuple:
+        if not self.proj_size:
+            return _lstm_direction(x, state, weights, reverse)
+        # With projections the recurrence goes step by step: the whole-sequence op has no
+        # projection (PyTorch's fused kernels have none either; its CPU path loops too).
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        projected = F.linear(x, w_ih, _both_biases(b_ih, b_hh))
+        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+        outputs = [None] * x.shape[0]
+        for t in steps:
+            state = self._cell(projected[t], state, w_hh, None, w_hr)
+            outputs[t] = state[0]
+        return stack(outputs, 0), state
 
     def _pack_finals(self, finals: list, batched: bool):
         h = stack([state[0] for state in finals], 0)
         c = stack([state[1] for state in finals], 0)
         return (h, c) if batched else (h.squeeze(1), c.squeeze(1))
 
-    def _cell(self, projected, state, w_hh, b_hh):
-        return _lstm_step(projected, state[0], state[1], w_hh, b_hh)
+    def _cell(self, projected, state, w_hh, b_hh, w_hr=None):
+        h, c = _lstm_step(projected, state[0], state[1], w_hh, b_hh)
+        return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 class GRU(_SingleStateRNN):

@@ -68,7 +68,7 @@ def test_init_range_and_errors():
     assert lstm.weight_ih_l0.shape == (64, 3) and nn.GRU(3, 16).weight_hh_l0.shape == (48, 16)
     with pytest.raises(RuntimeError, match=r"LSTM\(3, 16\): expected input with last dimension 3 \(input_size\), got shape \[5, 2, 4\]"):
         lstm(tp.zeros(5, 2, 4))
-    with pytest.raises(RuntimeError, match=r"Expected h_0 size \(1, 2, 16\), got \(1, 3, 16\)"):
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(1, 2, 16\), got \[1, 3, 16\]"):
         lstm(tp.zeros(5, 2, 3), (tp.zeros(1, 3, 16), tp.zeros(1, 3, 16)))
     with pytest.warns(UserWarning, match="dropout option adds dropout after all but last recurrent layer"):
         nn.GRU(3, 4, dropout=0.5)
