@@ -28,6 +28,7 @@ from .frontend.memory_format import (
 )
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
+from .frontend.ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_mul_, _foreach_lerp_, ...)
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
 from .frontend.ops.autocast_fronts import FRONTS as _AUTOCAST_FRONTS
 from .frontend.ops.reductions import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
