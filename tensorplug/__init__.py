@@ -121,6 +121,7 @@ from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)
+from . import func  # noqa: E402  (torch.func's transforms, over autograd)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
 from .sparse import sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402
 

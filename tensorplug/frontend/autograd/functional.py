@@ -251,3 +251,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
+
+
+# PyTorch's torch.autograd.functional API (jacobian, hessian, vjp, jvp, hvp, vhp) lives in its own
+# module, written with grad above; imported last so that module can import this one (issue 13).
+from .jacobians import hessian, hvp, jacobian, jvp, vhp, vjp  # noqa: E402
+
+__all__ += ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
