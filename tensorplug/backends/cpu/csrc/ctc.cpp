@@ -173,6 +173,11 @@ void read_problem(CtcProblem& p, Operand& targets, Operand& input_lengths, Opera
     }
 }
 
+// Rows are computed over a multiple of this many positions (the padding -inf), so that the
+// vector loops have no tails.
+template <class T> constexpr int64_t kLanes = std::is_same_v<T, float> ? 8 : 1;
+template <class T> int64_t padded_size(int64_t n) { return (n + kLanes<T> - 1) / kLanes<T> * kLanes<T>; }
+
 // One sample: its log-probabilities lp[t * st + c * sc], extended labels and lengths, and the
 // buffers of its recursions (reused from sample to sample by one thread).
 template <class T> struct Sample {
@@ -181,21 +186,24 @@ template <class T> struct Sample {
     const int64_t* labels;
     int64_t frames, positions;  // the input length; L = 2 * target length + 1
     bool poisoned = false;      // an emission it reads is NaN or +inf
-    // alpha: frames rows of 2 -inf pads then L values (the pads are positions -2 and -1);
-    // skip: 0 where position s may be entered from s - 2 (a label other than the label two
-    // back), else -inf; emissions: one frame's.
+    // Rows hold W = padded_size(L) positions, -inf past L. alpha: frames rows of 2 -inf pads
+    // then W values (the pads are positions -2 and -1); skip: 0 where position s may be entered
+    // from s - 2 (a label other than the label two back), else -inf; emissions: one frame's;
+    // offsets: each position's label's offset in a frame.
     std::vector<T>& alpha;
     std::vector<T>& skip;
     std::vector<T>& emissions;
+    std::vector<int64_t>& offsets;
 
-    int64_t stride() const { return positions + 2; }
+    int64_t width() const { return padded_size<T>(positions); }
+    int64_t stride() const { return width() + 2; }
     T* alpha_row(int64_t t) { return alpha.data() + t * stride() + 2; }
 
     // Frame t's log-probability of each extended position, NaN and +inf read as 0.
     const T* emit(int64_t t) {
         const T* row = lp + t * st;
         for (int64_t s = 0; s < positions; ++s) {
-            const T v = row[labels[s] * sc];
+            const T v = row[offsets[s]];
             if (!(v < kInfT<T>)) poisoned = true;
             emissions[s] = v < kInfT<T> ? v : T(0);
         }
@@ -205,19 +213,22 @@ template <class T> struct Sample {
     // Fills alpha and returns the loss: inf where no path fits, NaN where the sample reads a NaN
     // or +inf emission.
     T forward() {
-        const int64_t L = positions;
+        const int64_t L = positions, W = width();
         if (frames == 0) return L == 1 ? T(0) : kInfT<T>;
         alpha.resize(static_cast<size_t>(frames * stride()));
-        skip.resize(static_cast<size_t>(L));
-        emissions.resize(static_cast<size_t>(L));
-        for (int64_t s = 0; s < L; ++s)
-            skip[s] = s >= 2 && labels[s] != labels[0] && labels[s] != labels[s - 2] ? T(0) : -kInfT<T>;
+        skip.assign(static_cast<size_t>(W), -kInfT<T>);
+        emissions.assign(static_cast<size_t>(W), -kInfT<T>);
+        offsets.resize(static_cast<size_t>(L));
+        for (int64_t s = 0; s < L; ++s) {
+            offsets[s] = labels[s] * sc;
+            if (s >= 2 && labels[s] != labels[0] && labels[s] != labels[s - 2]) skip[s] = T(0);
+        }
         for (int64_t t = 0; t < frames; ++t) alpha_row(t)[-1] = alpha_row(t)[-2] = -kInfT<T>;
         const T* e = emit(0);
-        for (int64_t s = 0; s < L; ++s) alpha_row(0)[s] = s < 2 ? e[s] : -kInfT<T>;
+        for (int64_t s = 0; s < W; ++s) alpha_row(0)[s] = s < 2 ? e[s] : -kInfT<T>;
         for (int64_t t = 1; t < frames; ++t) {
             const T* prev = alpha_row(t - 1);
-            log_add3_row(prev, prev - 1, prev - 2, skip.data(), emit(t), alpha_row(t), L);
+            log_add3_row(prev, prev - 1, prev - 2, skip.data(), emit(t), alpha_row(t), W);
         }
         if (poisoned) return std::numeric_limits<T>::quiet_NaN();
         const T* last = alpha_row(frames - 1);
@@ -236,9 +247,10 @@ void ctc_loss_T(const CtcProblem& p, Operand& out, Operand& a) {
     std::vector<T> losses(static_cast<size_t>(p.batch));
     parallel_chunks(p.batch, chunks_for(p.steps * p.batch * p.width), [&](int64_t, int64_t b0, int64_t b1) {
         std::vector<T> alpha, skip, emissions;
+        std::vector<int64_t> offsets;
         for (int64_t b = b0; b < b1; ++b) {
             Sample<T> x{A + b * a.strides[1], a.strides[0], a.strides[2], p.labels.data() + b * p.width,
-                        p.input_lengths[b], 2 * p.target_lengths[b] + 1, false, alpha, skip, emissions};
+                        p.input_lengths[b], 2 * p.target_lengths[b] + 1, false, alpha, skip, emissions, offsets};
             T nll = x.forward();
             if (p.zero_infinity && nll == kInfT<T>) nll = T(0);
             losses[b] = nll;
@@ -264,34 +276,38 @@ void ctc_loss_backward_T(const CtcProblem& p, Operand& out, Operand& grad, Opera
     const int64_t C = p.classes;
     const int64_t *as = a.strides, *os = out.strides;
     parallel_chunks(p.batch, chunks_for(p.steps * p.batch * (p.width + C)), [&](int64_t, int64_t b0, int64_t b1) {
-        std::vector<T> alpha, skip, emissions, products(p.width), per_class(static_cast<size_t>(C), T(0)),
-            row(static_cast<size_t>(C)), result(static_cast<size_t>(C));
-        // Two beta rows of L values then 2 -inf pads (positions L and L + 1), and skip moved
+        // The class rows padded (lp 0, per_class 0, results dropped), so that they have no tails.
+        const int64_t classes_padded = padded_size<T>(C), widest = padded_size<T>(p.width);
+        std::vector<T> alpha, skip, emissions, products(widest), per_class(classes_padded, T(0)),
+            row(classes_padded, T(0)), result(classes_padded);
+        std::vector<int64_t> offsets;
+        // Two beta rows of W values then 2 -inf pads (positions W and W + 1), and skip moved
         // two positions back: position s may be entered from s + 2 backwards in time.
-        std::vector<T> beta(2 * (p.width + 2)), skip_back(p.width + 2);
+        std::vector<T> beta(2 * (widest + 2)), skip_back(widest);
+        const bool direct = as[2] == 1 && os[2] == 1 && C == classes_padded;
         for (int64_t b = b0; b < b1; ++b) {
             T* sample_out = O + b * os[1];
             Sample<T> x{A + b * as[1], as[0], as[2], p.labels.data() + b * p.width, p.input_lengths[b],
-                        2 * p.target_lengths[b] + 1, false, alpha, skip, emissions};
+                        2 * p.target_lengths[b] + 1, false, alpha, skip, emissions, offsets};
             const T nll = x.forward();
             const T scale = p.reduction == 0 ? G[b * grad.strides[0]]
                             : p.reduction == 1
                                 ? *G / (static_cast<T>(std::max<int64_t>(p.target_lengths[b], 1)) * static_cast<T>(p.batch))
                                 : *G;
-            const int64_t L = x.positions, frames = x.frames;
+            const int64_t L = x.positions, W = x.width(), frames = x.frames;
             const bool zeroed = p.zero_infinity && nll == kInfT<T>;
             if (!zeroed && frames > 0) {
-                for (int64_t s = 0; s < L; ++s) skip_back[s] = s + 2 < L ? skip[s + 2] : -kInfT<T>;
-                T* rows[2] = {beta.data(), beta.data() + L + 2};
-                for (T* r : rows) r[L] = r[L + 1] = -kInfT<T>;
+                for (int64_t s = 0; s < W; ++s) skip_back[s] = s + 2 < L ? skip[s + 2] : -kInfT<T>;
+                T* rows[2] = {beta.data(), beta.data() + W + 2};
+                for (T* r : rows) r[W] = r[W + 1] = -kInfT<T>;
                 for (int64_t t = frames - 1; t >= 0; --t) {
                     T* cur = rows[t % 2];
                     const T* next = rows[(t + 1) % 2];
-                    const T* e = x.emit(t);
+                    const T* e = x.emit(t);  // -inf past L: so is beta there
                     if (t == frames - 1) {
-                        for (int64_t s = 0; s < L; ++s) cur[s] = s >= L - 2 ? e[s] : -kInfT<T>;
+                        for (int64_t s = 0; s < W; ++s) cur[s] = s >= L - 2 ? e[s] : -kInfT<T>;
                     } else {
-                        log_add3_row(next, next + 1, next + 2, skip_back.data(), e, cur, L);
+                        log_add3_row(next, next + 1, next + 2, skip_back.data(), e, cur, W);
                     }
                     // log(alpha * beta) (both count the frame's emission), summed per class.
                     const T* alpha_t = x.alpha_row(t);
@@ -304,11 +320,10 @@ void ctc_loss_backward_T(const CtcProblem& p, Operand& out, Operand& grad, Opera
                     for (int64_t s = 0; s < L; ++s) per_class[x.labels[s]] += products[s];
                     const T* lp = x.lp + t * as[0];
                     T* o = sample_out + t * os[0];
-                    const bool direct = as[2] == 1 && os[2] == 1;
                     if (!direct)
                         for (int64_t c = 0; c < C; ++c) row[c] = lp[c * as[2]];
                     gradient_row(direct ? lp : row.data(), per_class.data(), shift, nll, scale,
-                                 direct ? o : result.data(), C);
+                                 direct ? o : result.data(), classes_padded);
                     if (!direct)
                         for (int64_t c = 0; c < C; ++c) o[c * os[2]] = result[c];
                     for (int64_t s = 0; s < L; ++s) per_class[x.labels[s]] = T(0);
