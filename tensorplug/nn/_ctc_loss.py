@@ -15,6 +15,9 @@ that a backend may fuse either and every backend runs both as they are:
   recursion is the forward one over each sample reversed in time and in labels, so one loop over
   a batch of ``2 N`` gives alpha and beta together.
 
+The CPU backend overrides both with fused kernels (backends/cpu/csrc/ctc.cpp, issue 14) that
+compute the same values per sample.
+
 The gradient is PyTorch's, which is not the derivative of the loss with respect to ``log_probs``
 but ``exp(log_probs) - occupancy`` per frame (0 past the input length), the occupancy being the
 posterior probability that the frame emits the class: the derivative with respect to the logits
