@@ -36,7 +36,7 @@ template <class T> constexpr T kInfT = std::numeric_limits<T>::infinity();
 // out[i] = log(e^a[i] + e^b[i] + e^(c[i] + bias[i])) + add[i], shifted by the maximum clamped to
 // the lowest finite value (all three -inf give -inf). No input is NaN or +inf.
 template <class T>
-void log_add3_row(const T* a, const T* b, const T* c, const T* bias, const T* add, T* out, int64_t n) {
+void log_add3_scalar(const T* a, const T* b, const T* c, const T* bias, const T* add, T* out, int64_t n) {
     const T lowest = std::numeric_limits<T>::lowest();
     for (int64_t i = 0; i < n; ++i) {
         const T ai = a[i], bi = b[i], ci = c[i] + bias[i];
@@ -48,13 +48,13 @@ void log_add3_row(const T* a, const T* b, const T* c, const T* bias, const T* ad
 }
 
 // out[i] = exp(x[i] - shift).
-template <class T> void exp_row(const T* x, T shift, T* out, int64_t n) {
+template <class T> void exp_scalar(const T* x, T shift, T* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i] - shift);
 }
 
 // PyTorch's gradient of one frame: out[c] = (exp(v) - exp(log(per_class[c]) + shift + nll - v)) *
 // scale with v = lp[c].
-template <class T> void gradient_row(const T* lp, const T* per_class, T shift, T nll, T scale, T* out, int64_t n) {
+template <class T> void gradient_scalar(const T* lp, const T* per_class, T shift, T nll, T scale, T* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const T v = lp[i];
         out[i] = (std::exp(v) - std::exp(std::log(per_class[i]) + shift + nll - v)) * scale;
@@ -106,29 +106,35 @@ TP_AVX2 void gradient_row_avx2(const float* lp, const float* per_class, float sh
     }
 }
 
-template <>
-void log_add3_row<float>(const float* a, const float* b, const float* c, const float* bias, const float* add,
-                         float* out, int64_t n) {
-    if (have_avx2()) return log_add3_row_avx2(a, b, c, bias, add, out, n);
-    const float lowest = std::numeric_limits<float>::lowest();
-    for (int64_t i = 0; i < n; ++i) {
-        const float ai = a[i], bi = b[i], ci = c[i] + bias[i];
-        const float m = std::max(std::max(std::max(ai, bi), ci), lowest);
-        out[i] = std::log(std::exp(ai - m) + std::exp(bi - m) + std::exp(ci - m)) + m + add[i];
-    }
-}
-template <> void exp_row<float>(const float* x, float shift, float* out, int64_t n) {
-    if (have_avx2()) return exp_row_avx2(x, shift, out, n);
-    for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i] - shift);
-}
-template <>
-void gradient_row<float>(const float* lp, const float* per_class, float shift, float nll, float scale, float* out,
-                         int64_t n) {
-    if (have_avx2()) return gradient_row_avx2(lp, per_class, shift, nll, scale, out, n);
-    for (int64_t i = 0; i < n; ++i)
-        out[i] = (std::exp(lp[i]) - std::exp(std::log(per_class[i]) + shift + nll - lp[i])) * scale;
-}
 #endif
+
+template <class T>
+void log_add3_row(const T* a, const T* b, const T* c, const T* bias, const T* add, T* out, int64_t n) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2()) return log_add3_row_avx2(a, b, c, bias, add, out, n);
+    }
+#endif
+    log_add3_scalar(a, b, c, bias, add, out, n);
+}
+
+template <class T> void exp_row(const T* x, T shift, T* out, int64_t n) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2()) return exp_row_avx2(x, shift, out, n);
+    }
+#endif
+    exp_scalar(x, shift, out, n);
+}
+
+template <class T> void gradient_row(const T* lp, const T* per_class, T shift, T nll, T scale, T* out, int64_t n) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2()) return gradient_row_avx2(lp, per_class, shift, nll, scale, out, n);
+    }
+#endif
+    gradient_scalar(lp, per_class, shift, nll, scale, out, n);
+}
 
 // The arguments both ops share, checked before any read: every length within T and S, every
 // label inside a target length a class. `labels` gets each sample's extended labels, blank
