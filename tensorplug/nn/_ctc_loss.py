@@ -15,6 +15,9 @@ that a backend may fuse either and every backend runs both as they are:
   recursion is the forward one over each sample reversed in time and in labels, so one loop over
   a batch of ``2 N`` gives alpha and beta together.
 
+The CPU backend overrides both with fused kernels (backends/cpu/csrc/ctc.cpp, issue 14) that
+compute the same values per sample.
+
 The gradient is PyTorch's, which is not the derivative of the loss with respect to ``log_probs``
 but ``exp(log_probs) - occupancy`` per frame (0 past the input length), the occupancy being the
 posterior probability that the frame emits the class: the derivative with respect to the logits
@@ -244,24 +247,26 @@ def _padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, 
         if targets._shape[1] < longest:
             raise RuntimeError(f"{op}(): padded targets of shape {list(targets._shape)} are shorter than the "
                                f"longest target length {longest}")
-        rows = [values[i, :length] for i, length in enumerate(target_lengths)]
     else:
         total = sum(target_lengths)
         if targets._shape[0] != total:
             raise RuntimeError(f"{op}(): concatenated targets of shape {list(targets._shape)} do not hold the sum "
                                f"of the target lengths, {total}")
-        ends = np.cumsum([0] + target_lengths)
-        rows = [values[ends[i]:ends[i + 1]] for i in range(batch)]
+    # One pass over the whole batch (a loop over the samples was half of a small batch's time,
+    # issue 14): the labels inside each length, in row order, are the concatenated targets.
+    inside = np.arange(longest) < np.asarray(target_lengths, dtype=np.int64).reshape(batch, 1)
     padded = np.full((batch, longest), blank, dtype=np.int64)
-    for i, row in enumerate(rows):
-        outside = (row < 0) | (row >= classes)
-        if outside.any():
-            raise IndexError(f"{op}(): target {int(row[outside][0])} of sample {i} is out of bounds for "
+    padded[inside] = values[:, :longest][inside] if targets.ndim == 2 else values
+    outside = inside & ((padded < 0) | (padded >= classes))
+    blanks = inside & (padded == blank)
+    wrong = outside.any(1) | blanks.any(1)
+    if wrong.any():
+        i = int(np.argmax(wrong))
+        if outside[i].any():
+            raise IndexError(f"{op}(): target {int(padded[i][outside[i]][0])} of sample {i} is out of bounds for "
                              f"{classes} classes")
-        if (row == blank).any():
-            raise RuntimeError(f"{op}(): target of sample {i} contains the blank label {blank} (at position "
-                               f"{int(np.argmax(row == blank))} of {len(row)}); targets may not contain blank")
-        padded[i, :len(row)] = row
+        raise RuntimeError(f"{op}(): target of sample {i} contains the blank label {blank} (at position "
+                           f"{int(np.argmax(blanks[i]))} of {target_lengths[i]}); targets may not contain blank")
     return padded
 
 

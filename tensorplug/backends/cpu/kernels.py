@@ -7,9 +7,10 @@ C++ side checks every operand against its storage before touching memory.
 Fused kernels also override some composite nn ops (softmax, log_softmax, conv2d and the two
 halves of its gradient, max_pool2d with its indices and its gradient (by search or through the
 indices), avg_pool2d, layer_norm, cross_entropy and its gradient, adam_step_, relu and its
-gradient, smooth_l1_loss and its gradient, linear, gelu and its gradient). They get the composite's own arguments, allocate
-their result with the public ``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns
-the parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
+gradient, smooth_l1_loss and its gradient, linear, gelu and its gradient, ctc_loss and its
+gradient). They get the composite's own arguments, allocate their result with the public
+``Tensor.new_empty`` and return it (adam_step_ updates its arguments in place and returns the
+parameter); a case the C++ kernel does not cover (another dtype) runs the op's decomposition
 instead. Gradients come from each op's explicit derivative.
 """
 from __future__ import annotations
@@ -543,6 +544,44 @@ def _smooth_l1_loss_backward(grad, input, target, reduction, beta):
     return out
 
 
+def _ctc_fits(log_probs, targets, input_lengths, target_lengths) -> bool:
+    """The layouts the CTC kernels take: float log_probs (T, N, C), int64 targets (N, S) and
+    lengths (N,) (the composite's own; anything else runs the decomposition)."""
+    if log_probs.dtype.name not in _FUSED_DTYPES or len(log_probs.shape) != 3:
+        return False
+    batch = log_probs.shape[1]
+    return (targets.dtype.name == "int64" and len(targets.shape) == 2 and targets.shape[0] == batch
+            and all(t.dtype.name == "int64" and t.shape == (batch,) for t in (input_lengths, target_lengths)))
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    if not _ctc_fits(log_probs, targets, input_lengths, target_lengths):
+        return _decomposition("ctc_loss")(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                                          zero_infinity)
+    steps, batch, classes = log_probs.shape
+    code = _REDUCTION_CODES[reduction]
+    out = log_probs.new_empty((batch,) if code == 0 else ())
+    # The kernel checks every length against T and S and every label against C before reading.
+    _K.ctc_loss(_code(log_probs.dtype), (steps, batch, classes, targets.shape[1]), int(blank), code,
+                int(bool(zero_infinity)), _operand(out), _operand(log_probs), _operand(targets),
+                _operand(input_lengths), _operand(target_lengths))
+    return out
+
+
+def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    code = _REDUCTION_CODES[reduction]
+    if (not _ctc_fits(log_probs, targets, input_lengths, target_lengths) or grad.dtype is not log_probs.dtype
+            or grad.shape != ((log_probs.shape[1],) if code == 0 else ())):
+        return _decomposition("ctc_loss_backward")(grad, log_probs, targets, input_lengths, target_lengths, blank,
+                                                   reduction, zero_infinity)
+    steps, batch, classes = log_probs.shape
+    out = log_probs.new_empty(log_probs.shape)
+    _K.ctc_loss_backward(_code(log_probs.dtype), (steps, batch, classes, targets.shape[1]), int(blank), code,
+                         int(bool(zero_infinity)), _operand(out), _operand(grad), _operand(log_probs),
+                         _operand(targets), _operand(input_lengths), _operand(target_lengths))
+    return out
+
+
 # The family numbers of _K.tensor_kernel.
 _UNARY, _BINARY, _COMPARE, _REDUCE = 0, 1, 2, 3
 
@@ -565,7 +604,8 @@ def table() -> dict:
                "rnn_sequence_backward": _rnn_sequence_backward, "adam_step_": _adam_step,
                "relu": _relu, "relu_backward": _relu_backward, "smooth_l1_loss": _smooth_l1_loss,
                "linear": _linear, "gelu": _gelu, "gelu_backward": _gelu_backward,
-               "smooth_l1_loss_backward": _smooth_l1_loss_backward}
+               "smooth_l1_loss_backward": _smooth_l1_loss_backward, "ctc_loss": _ctc_loss,
+               "ctc_loss_backward": _ctc_loss_backward}
     # The elementwise families run as TensorKernel objects, which read the tensors in C and hand
     # whatever they do not cover to the Python adapter beside them (tensor_kernel.cpp).
     for name in FAMILIES["unary"]:

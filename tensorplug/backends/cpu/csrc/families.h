@@ -20,6 +20,7 @@ void register_nn(std::vector<PyMethodDef>& methods);
 void register_conv(std::vector<PyMethodDef>& methods);
 void register_rnn(std::vector<PyMethodDef>& methods);
 void register_optim(std::vector<PyMethodDef>& methods);
+void register_ctc(std::vector<PyMethodDef>& methods);
 void register_tensor_kernels(std::vector<PyMethodDef>& methods);
 
 // The unary, binary and compare families over parsed operands, shared by their entry points and

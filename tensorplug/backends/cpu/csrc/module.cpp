@@ -59,6 +59,7 @@ PYBIND11_MODULE(_kernels, m) {
     register_conv(*methods);
     register_rnn(*methods);
     register_optim(*methods);
+    register_ctc(*methods);
     register_tensor_kernels(*methods);
     py::str modname("tensorplug.backends.cpu._kernels");
     for (PyMethodDef& def : *methods) {
