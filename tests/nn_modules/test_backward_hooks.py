@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug.nn import module as tp_module
+tp_module = tp.nn.modules.module  # PyTorch's path: torch.nn.modules.module
 
 torch = pytest.importorskip("torch", reason="PyTorch is the reference; CI has none")
 
