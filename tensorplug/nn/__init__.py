@@ -26,7 +26,7 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from ._multihead_attention import MultiheadAttention
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
-from . import attention, parallel
+from . import attention, modules, parallel
 from .parallel import DataParallel
 from .extra_layers import *  # noqa: F401,F403
 from .extra_layers import __all__ as _extra_layers_all

@@ -17,6 +17,7 @@ and ``register_buffer`` registers a tensor as a buffer; ``state_dict``, ``parame
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Callable, Iterator
 
@@ -26,9 +27,21 @@ from ..frontend.ops.copying import _parse_to_args, to as _tensor_to
 from ..frontend.tensor import Tensor, resolve_device
 from ..frontend.shared_memory import share_tensors
 from ..profiler._recorder import call_module_in_range as _call_module_in_range, module_ranges as _module_ranges
+from ._backward_hooks import BackwardHook, WrappedHook, warn_non_full_backward_hook
 from .parameter import Buffer, Parameter, replace_tensor_data
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = [
+    "Module", "RemovableHandle", "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+    "register_module_backward_hook",
+]
+
+# Backward hooks for every module (register_module_*backward*_hook), as PyTorch's globals.
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
+# True once any module (or the globals) was given a backward hook: until then a call looks at
+# the forward hook tables only, keeping the no-hooks path as cheap as before backward hooks.
+_backward_hooks_used = False
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -91,6 +104,9 @@ class Module:
         setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
         setattr_(self, "_forward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
+        setattr_(self, "_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -99,12 +115,18 @@ class Module:
     def __call__(self, *args, **kwargs):
         if _module_ranges[0]:  # a profile records module ranges (with_modules)
             return _call_module_in_range(self, self._call_with_hooks, args, kwargs)
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or _backward_hooks_used):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(*args, **kwargs)
 
     def _call_with_hooks(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        full_hooks = non_full_hooks = pre_hooks = ()
+        if _backward_hooks_used:
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            if self._backward_hooks or _global_backward_hooks:
+                full_hooks, non_full_hooks = self._get_backward_hooks()
+        if not (self._forward_pre_hooks or self._forward_hooks or full_hooks or non_full_hooks or pre_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -120,6 +142,10 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_hook = None
+        if full_hooks or pre_hooks:
+            backward_hook = BackwardHook(self, full_hooks, pre_hooks)
+            args = backward_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -128,7 +154,80 @@ class Module:
                 result = hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_hook is not None:
+            if not isinstance(output, (Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
+                    f"received {type(output)}",
+                    stacklevel=2,
+                )
+            output = backward_hook.setup_output_hook(output)
+        if non_full_hooks:
+            var = output
+            while not isinstance(var, Tensor):
+                var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+            if var.grad_fn is not None:
+                for hook in non_full_hooks:
+                    var.grad_fn.register_hook(WrappedHook(hook, self))
+                warn_non_full_backward_hook(args, output, var.grad_fn)
         return output
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the deprecated (non-full) backward hooks of this module, globals first."""
+        full_hooks: list = []
+        non_full_hooks: list = []
+        if _global_is_full_backward_hook is True:
+            full_hooks += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            non_full_hooks += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full_hooks += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            non_full_hooks += self._backward_hooks.values()
+        return full_hooks, non_full_hooks
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output) -> None or new grad_output`` runs when the gradients w.r.t.
+        the module's outputs are computed, before those w.r.t. its inputs (as PyTorch)."""
+        _note_backward_hooks_used()
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None or new grad_input`` runs when the
+        gradients w.r.t. the module's inputs are computed. Both are tuples with one entry per
+        positional argument (per output), None where it is no tensor or needs no gradient; with
+        no input requiring grad the hook runs once grad_output is known, grad_input all None."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one "
+                "of them."
+            )
+        _note_backward_hooks_used()
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated (use :meth:`register_full_backward_hook`): ``hook(module, grad_input,
+        grad_output)`` on the autograd node that produced the module's output, with that node's
+        gradients, as PyTorch's old hooks (right for modules computed by one op)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one "
+                "of them."
+            )
+        _note_backward_hooks_used()
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args) -> None or new args`` runs before ``forward``."""
@@ -272,8 +371,10 @@ class Module:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for table in ("_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs"):
+        for table in ("_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                      "_backward_pre_hooks"):
             self.__dict__.setdefault(table, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # --- walking the tree -------------------------------------------------------------------
@@ -607,6 +708,51 @@ class Module:
             else:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
+
+
+def _note_backward_hooks_used() -> None:
+    global _backward_hooks_used
+    _backward_hooks_used = True
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """A backward pre-hook (:meth:`Module.register_full_backward_pre_hook`) for every module;
+    global hooks run before a module's own."""
+    _note_backward_hooks_used()
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """A full backward hook (:meth:`Module.register_full_backward_hook`) for every module;
+    global hooks run before a module's own."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only "
+            "one of them."
+        )
+    _note_backward_hooks_used()
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """Deprecated: a :meth:`Module.register_backward_hook` hook for every module."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only "
+            "one of them."
+        )
+    _note_backward_hooks_used()
+    _global_is_full_backward_hook = False
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 
 def _size(shape: tuple) -> str:

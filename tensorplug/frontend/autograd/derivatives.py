@@ -17,7 +17,7 @@ from ... import _autograd_core, dispatcher
 from ...dispatcher import AUTOGRAD
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled
-from .graph import NO_EDGE, Node, SavedTensor, gradient_edge, set_history
+from .graph import NO_EDGE, AutogradMeta, Node, SavedTensor, gradient_edge, set_history
 
 __all__ = ["register_all", "FormulaNode"]
 
@@ -64,6 +64,10 @@ def _node_name(op_name: str) -> str:
 
 def _requires_grad(x) -> bool:
     return isinstance(x, Tensor) and x._keys & _AUTOGRAD_MASK != 0
+
+
+def _output_nr(t: Tensor) -> int:
+    return t._autograd.output_nr if isinstance(t._autograd, AutogradMeta) else 0
 
 
 def _is_leaf_requiring_grad(t: Tensor) -> bool:
@@ -188,6 +192,8 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
         if _is_leaf_requiring_grad(target):
             what = "a view of a leaf Variable" if base is not None else "a leaf Variable"
             raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place operation.")
+        if target.grad_fn is not None and target.grad_fn.inplace_error is not None:
+            raise RuntimeError(target.grad_fn.inplace_error.format(nr=_output_nr(target)))
         if not inputs_need and not _requires_grad(target):
             op.lookup(below)(out, *args)
             return

@@ -37,6 +37,9 @@ class Node:
 
     __slots__ = ("next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace", "__weakref__")
     num_outputs = 1
+    #: Set (a message with ``{nr}``) by nodes whose outputs must not be modified in place, as
+    #: PyTorch forbids for the outputs of a custom Function that returns its inputs as they are.
+    inplace_error: str | None = None
 
     def __init__(self, next_functions: tuple):
         self.next_functions = next_functions

@@ -1,6 +1,7 @@
 """``tp.nn.utils``: gradient clipping, flattening parameters to one vector and the legacy
 ``weight_norm``/``remove_weight_norm``; ``tp.nn.utils.rnn``
-holds the padded and packed sequence utilities.
+holds the padded and packed sequence utilities, ``tp.nn.utils.parametrize`` the
+parametrizations and ``tp.nn.utils.parametrizations`` their weight_norm and spectral_norm.
 
 >>> import tensorplug as tp
 >>> w = tp.nn.Parameter(tp.ones(4))
@@ -16,7 +17,7 @@ from ...frontend.autograd import no_grad
 from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
-from . import rnn
+from . import parametrizations, parametrize, rnn
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
 
