@@ -24,6 +24,7 @@ from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ._multihead_attention import MultiheadAttention
+from ._sync_batchnorm import SyncBatchNorm
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
 from . import attention, modules, parallel
@@ -38,7 +39,7 @@ __all__ = (
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-     "attention", "parallel", "DataParallel"]
+     "attention", "parallel", "DataParallel", "SyncBatchNorm"]
     + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
     + _lazy_all
 )

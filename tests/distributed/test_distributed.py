@@ -97,3 +97,11 @@ def test_digits_example_trains_on_two_ranks(tmp_path):
                           "--min-accuracy", "0.8", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "trained on 2 processes" in out.stdout and (tmp_path / "digits_cnn.safetensors").exists()
+
+
+def test_sync_batchnorm_on_two_ranks_matches_batchnorm_on_the_whole_batch():
+    """Uneven shares of a batch on 2 ranks: outputs, gradients and running statistics equal one
+    process's BatchNorm2d over the whole batch (float64, channels 1e-3 to 1e3 in scale)."""
+    status, output = run_ranks("sync_batchnorm.py")
+    assert status == 0, output
+    assert output.count("SyncBatchNorm OK") == 2, output
