@@ -51,8 +51,8 @@ def test_scalars_from_every_kind_of_number(device, tmp_path):
         writer.add_scalar("loss", 2, 2)
         writer.add_scalar("loss", np.float32(0.125), 3)
         writer.add_scalar("loss", np.array(4.0), 4, walltime=WALLTIME)
-        writer.add_scalar("acc", tp.tensor(0.75, dtype=tp.float64, device=device), 7, new_style=True,
-                          double_precision=True)
+        writer.add_scalar("acc", tp.tensor(0.75, dtype=tp.float64, device=device), 7,
+                          new_style=True, double_precision=True)
     run = _accumulator(tmp_path)
     loss = run.Scalars("loss")
     assert [s.step for s in loss] == [0, 1, 2, 3, 4]
@@ -238,7 +238,8 @@ def _log_everything(writer, lib):
     writer.add_image("img", lib.tensor(image), 6, walltime=WALLTIME)
     writer.add_images("imgs", lib.tensor(image[:, None]), 6, walltime=WALLTIME)
     writer.add_hparams({"lr": 0.1, "bs": 32, "opt": "adam"}, {"m": 0.5},
-                       hparam_domain_discrete={"opt": ["adam", "sgd"]}, run_name="hp", global_step=7)
+                       hparam_domain_discrete={"opt": ["adam", "sgd"]}, run_name="hp",
+                       global_step=7)
 
 
 def _comparable(runs):

@@ -1,5 +1,6 @@
 """``tp.utils.tensorboard``: ``SummaryWriter``, PyTorch's TensorBoard logger, writing real event
-files through the ``tensorboard`` package (``pip install tensorboard``, or ``tensorplug[tensorboard]``).
+files through the ``tensorboard`` package (``pip install tensorboard``, or
+``tensorplug[tensorboard]``).
 
     from tensorplug.utils.tensorboard import SummaryWriter
 

@@ -99,7 +99,8 @@ def histogram(tag: str, values, bins, max_bins: int | None = None) -> Summary:
     return Summary(value=[Summary.Value(tag=tag, histo=histo)])
 
 
-def histogram_raw(tag: str, min, max, num, sum, sum_squares, bucket_limits, bucket_counts) -> Summary:
+def histogram_raw(tag: str, min, max, num, sum, sum_squares, bucket_limits,
+                  bucket_counts) -> Summary:
     histo = HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
                            bucket_limit=bucket_limits, bucket=bucket_counts)
     return Summary(value=[Summary.Value(tag=tag, histo=histo)])
@@ -112,7 +113,8 @@ def text(tag: str, text_string: str) -> Summary:
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
     proto = TensorProto(dtype="DT_STRING", string_val=[text_string.encode("utf_8")],
                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
-    return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata, tensor=proto)])
+    value = Summary.Value(tag=tag + "/text_summary", metadata=metadata, tensor=proto)
+    return Summary(value=[value])
 
 
 # Images
@@ -141,8 +143,8 @@ def to_hwc(array: np.ndarray, dataformats: str) -> np.ndarray:
     if len(set(dataformats)) != len(dataformats):
         raise ValueError(f"dataformats {dataformats!r} repeats a letter")
     if array.ndim != len(dataformats):
-        raise ValueError(f"dataformats {dataformats!r} has {len(dataformats)} letters but the image "
-                         f"has {array.ndim} dimensions (shape {tuple(array.shape)})")
+        raise ValueError(f"dataformats {dataformats!r} has {len(dataformats)} letters but the "
+                         f"image has {array.ndim} dimensions (shape {tuple(array.shape)})")
     if len(dataformats) == 4:
         nchw = array.transpose([dataformats.find(c) for c in "NCHW"])
         return _grid(nchw).transpose(1, 2, 0)
@@ -241,13 +243,15 @@ def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict |
             raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
         domain = None
         if name in domains:
-            domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d}) for d in domains[name]])
+            domain = struct_pb2.ListValue(
+                values=[struct_pb2.Value(**{field: d}) for d in domains[name]])
         infos.append(api_pb2.HParamInfo(name=name, type=api_pb2.DataType.Value(data_type),
                                         domain_discrete=domain))
     metrics = [api_pb2.MetricInfo(name=api_pb2.MetricName(tag=tag)) for tag in metric_dict]
     experiment = api_pb2.Experiment(hparam_infos=infos, metric_infos=metrics)
     end = SessionEndInfo(status=api_pb2.Status.Value("STATUS_SUCCESS"))
-    return (_hparams_summary("_hparams_/experiment", HParamsPluginData(experiment=experiment, version=0)),
+    return (_hparams_summary("_hparams_/experiment",
+                             HParamsPluginData(experiment=experiment, version=0)),
             _hparams_summary("_hparams_/session_start_info",
                              HParamsPluginData(session_start_info=start, version=0)),
             _hparams_summary("_hparams_/session_end_info",

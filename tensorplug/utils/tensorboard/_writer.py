@@ -16,16 +16,18 @@ from . import _summary
 
 
 class FileWriter:
-    """Writes events to one events file in ``log_dir``; ``SummaryWriter`` keeps one per directory."""
+    """Writes events to one events file in ``log_dir``; ``SummaryWriter`` keeps one per
+    directory."""
 
-    def __init__(self, log_dir, max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = ""):
+    def __init__(self, log_dir, max_queue: int = 10, flush_secs: int = 120,
+                 filename_suffix: str = ""):
         self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
 
     def get_logdir(self) -> str:
         return self.event_writer.get_logdir()
 
     def add_event(self, event: Event, step=None, walltime=None) -> None:
-        """Stamps ``event`` with ``walltime`` (now when None) and ``step`` (left unset when None)."""
+        """Stamps ``event`` with ``walltime`` (now when None) and ``step`` (unset when None)."""
         event.wall_time = time.time() if walltime is None else walltime
         if step is not None:
             event.step = int(step)
@@ -50,7 +52,7 @@ def _not_supported(name: str, why: str):
 
 
 class SummaryWriter:
-    """Writes TensorBoard event files into ``log_dir``, as ``torch.utils.tensorboard.SummaryWriter``.
+    """Writes TensorBoard event files into ``log_dir``, as PyTorch's ``SummaryWriter``.
 
     ``log_dir`` defaults to ``runs/<Mon>DD_HH-MM-SS_<hostname><comment>``. ``purge_step`` marks
     the file so that TensorBoard drops events at or after that step logged by an earlier, crashed
@@ -84,8 +86,10 @@ class SummaryWriter:
                                           self.filename_suffix)
             self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
             if self.purge_step is not None:
-                # TensorBoard reads a SessionLog START at step s as "discard what came at or after s".
-                self.file_writer.add_event(Event(step=self.purge_step, file_version="brain.Event:2"))
+                # TensorBoard reads a SessionLog START at step s as "discard what came at or
+                # after s".
+                self.file_writer.add_event(Event(step=self.purge_step,
+                                                 file_version="brain.Event:2"))
                 self.file_writer.add_event(Event(step=self.purge_step,
                                                  session_log=SessionLog(status=SessionLog.START)))
                 self.purge_step = None
@@ -145,7 +149,8 @@ class SummaryWriter:
         """Logs a string (TensorBoard renders it as Markdown) under ``<tag>/text_summary``."""
         self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
 
-    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW") -> None:
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None,
+                  dataformats="CHW") -> None:
         """Logs one image: uint8 in [0, 255] or float in [0, 1], laid out as ``dataformats``
         says (``CHW``, ``HWC``, ``HW``); needs Pillow for the PNG encoding."""
         summary = _summary.image(tag, img_tensor, dataformats=dataformats)
@@ -176,7 +181,8 @@ class SummaryWriter:
         if type(hparam_dict) is not dict or type(metric_dict) is not dict:
             raise TypeError("hparam_dict and metric_dict should be dictionary.")
         if hparam_domain_discrete is not None and not isinstance(hparam_domain_discrete, dict):
-            raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
+            raise TypeError(
+                "parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
         summaries = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         if not run_name:
             run_name = str(time.time())
@@ -228,13 +234,14 @@ class SummaryWriter:
         """Not supported: the projector's files are not written."""
         _not_supported("add_embedding", "the embedding projector's files are not written")
 
-    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None) -> None:
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100,
+                  walltime=None) -> None:
         """Not supported: audio summaries are not written."""
         _not_supported("add_audio", "audio (WAV) summaries are not written")
 
     def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None) -> None:
         """Not supported: video summaries (GIFs through moviepy) are not written."""
-        _not_supported("add_video", "video summaries (GIF encoding through moviepy) are not written")
+        _not_supported("add_video", "video summaries (GIFs through moviepy) are not written")
 
     def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None, global_step=None,
                  walltime=None) -> None:
@@ -258,7 +265,8 @@ class SummaryWriter:
 
     def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled") -> None:
         """Not supported: custom-scalars layouts are not written."""
-        _not_supported("add_custom_scalars_multilinechart", "custom-scalars layouts are not written")
+        _not_supported("add_custom_scalars_multilinechart",
+                       "custom-scalars layouts are not written")
 
     def add_custom_scalars_marginchart(self, tags, category="default", title="untitled") -> None:
         """Not supported: custom-scalars layouts are not written."""
