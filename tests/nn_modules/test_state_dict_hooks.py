@@ -381,3 +381,14 @@ def test_assign_metadata_reaches_hooks():
         return seen
 
     assert run(tp) == run(torch)
+
+
+def test_state_dict_positional_arguments_warn():
+    """The old positional form state_dict(destination, prefix, keep_vars) works and warns."""
+    def run(lib):
+        destination = {}
+        with pytest.warns(FutureWarning, match="Positional args are being deprecated"):
+            result = lib.nn.Linear(2, 2).state_dict(destination, "p.")
+        return result is destination, list(destination)
+
+    assert run(tp) == run(torch) == (True, ["p.weight", "p.bias"])
