@@ -41,6 +41,27 @@ class _InstanceNorm(_BatchNorm):
             return self._normalize(input.unsqueeze(0)).squeeze(0)
         return self._normalize(input)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # As PyTorch: a state dict without a version (before 0.4.0, or whose metadata was lost)
+        # with running statistics for a module that tracks none is an error naming the keys.
+        if local_metadata.get("version", None) is None and not self.track_running_stats:
+            keys = [prefix + name for name in ("running_mean", "running_var") if prefix + name in state_dict]
+            if keys:
+                klass = type(self).__name__
+                error_msgs.append(
+                    "Unexpected running stats buffer(s) {names} for {klass} with track_running_stats=False. If "
+                    "state_dict is a checkpoint saved before 0.4.0, this may be expected because {klass} does not "
+                    "track running stats by default since 0.4.0. Please remove these keys from state_dict. If the "
+                    "running stats are actually needed, instead set track_running_stats=True in {klass} to enable "
+                    "them. See the documentation of {klass} for details.".format(
+                        names=" and ".join(f'"{k}"' for k in keys), klass=klass)
+                )
+                for key in keys:
+                    state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def _normalize(self, input: Tensor) -> Tensor:
         momentum = 0.0 if self.momentum is None else self.momentum
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,

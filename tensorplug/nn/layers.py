@@ -566,6 +566,7 @@ def _reset_affine(module: Module) -> None:
 
 
 class _BatchNorm(Module):
+    _version = 2
     _expected_dims: tuple = ()
     _layout: str = ""
 
@@ -598,6 +599,20 @@ class _BatchNorm(Module):
     def reset_parameters(self) -> None:
         self.reset_running_stats()
         _reset_affine(self)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # As PyTorch: num_batches_tracked came with version 2; a state dict without the version
+        # (one saved before it, or one whose metadata was lost, as in a safetensors file) may
+        # lack it, and the module's own count (or 0) is loaded.
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                count = self.num_batches_tracked
+                state_dict[key] = count if count is not None else tensor(0, dtype=_dt.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim not in self._expected_dims or input.shape[1] != self.num_features:

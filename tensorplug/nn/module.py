@@ -19,10 +19,12 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 from typing import Callable, Iterator
 
 from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
+from ..frontend.factories import empty_like
 from ..frontend.ops.copying import _parse_to_args, to as _tensor_to
 from ..frontend.tensor import Tensor, resolve_device
 from ..frontend.shared_memory import share_tensors
@@ -74,6 +76,20 @@ class RemovableHandle:
         self.remove()
 
 
+class _ModuleBoundHook:
+    """A load-state-dict pre-hook as stored: called with the seven loading arguments, it passes
+    its module first when it has one (``register_load_state_dict_pre_hook``)."""
+
+    def __init__(self, hook: Callable, module: "Module | None"):
+        self.hook = hook
+        self.module = module
+
+    def __call__(self, *args):
+        if self.module is None:
+            return self.hook(*args)
+        return self.hook(self.module, *args)
+
+
 def _addindent(text: str, spaces: int) -> str:
     lines = text.split("\n")
     if len(lines) == 1:
@@ -107,6 +123,10 @@ class Module:
         setattr_(self, "_backward_hooks", OrderedDict())
         setattr_(self, "_backward_pre_hooks", OrderedDict())
         setattr_(self, "_is_full_backward_hook", None)
+        setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -372,7 +392,8 @@ class Module:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for table in ("_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-                      "_backward_pre_hooks"):
+                      "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
             self.__dict__.setdefault(table, OrderedDict())
         self.__dict__.setdefault("_is_full_backward_hook", None)
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
@@ -516,9 +537,10 @@ class Module:
         return self
 
     # --- device and dtype -------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        """Convert every parameter (in place, keeping its identity), its grad and every buffer."""
-        for module in self.modules():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Convert every parameter (in place, keeping its identity), its grad and every buffer,
+        of the descendants too when ``recurse``."""
+        for module in self.modules() if recurse else (self,):
             for name, param in module._parameters.items():
                 if param is None:
                     continue
@@ -557,6 +579,12 @@ class Module:
             return _tensor_to(t, device=target, dtype=cast, memory_format=fmt)
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Replace every parameter's and buffer's data by an uninitialized tensor of the same
+        shape and dtype on ``device`` (parameters keep their identity and requires_grad): the
+        step between building a module cheaply and ``load_state_dict``. Returns ``self``."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> "Module":
         """Move every parameter, its gradient and every buffer into shared memory in place
@@ -598,7 +626,37 @@ class Module:
         return self._cast_floating(_dt.bfloat16)
 
     # --- state_dict -------------------------------------------------------------------------
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` once ``state_dict`` saved this
+        module and its descendants; the hook edits ``state_dict`` in place and returns None."""
+        # As PyTorch: the mark tells state_dict that this hook may not return a new dict, which
+        # the older private form (_register_state_dict_hook) may, for the root module only.
+        hook._from_public_api = True
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """The private post-hook form libraries still call: ``hook(module, state_dict, prefix,
+        local_metadata)`` may return a new dict, used when ``module`` is the root."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Put this module's own parameters and persistent buffers (not its descendants') into
+        ``destination``; subclasses override it to save more."""
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -608,23 +666,79 @@ class Module:
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
         """An ordered map from dotted names to the parameters and persistent buffers (detached,
-        sharing storage, unless ``keep_vars``)."""
+        sharing storage, unless ``keep_vars``). Its ``_metadata`` maps each module's prefix to
+        ``{"version": module._version}``."""
         if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
             # The old positional form state_dict(destination, prefix, keep_vars).
-            names = ("destination", "prefix", "keep_vars")
-            values = dict(zip(names, args))
-            destination = values.get("destination", destination)
-            prefix = values.get("prefix", prefix)
-            keep_vars = values.get("keep_vars", keep_vars)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
-        for name, module in self.named_modules(prefix=prefix.rstrip(".") if prefix else "", remove_duplicate=False):
-            module._save_to_state_dict(destination, name + "." if name else "", keep_vars)
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        # Each child through its own state_dict, as PyTorch: a subclass overriding state_dict
+        # (or hooks on a child) take part when the parent is saved. Module trees are shallow.
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs) -> None:
-        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None}
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before ``load_state_dict`` loads this module; the hook may
+        edit ``state_dict`` (a copy) in place, to rename old keys for instance."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """As ``register_load_state_dict_pre_hook``, the hook called without the module unless
+        ``with_module``."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _ModuleBoundHook(hook, self if with_module else None)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys)`` once ``load_state_dict`` loaded this module and
+        its descendants; the hook may edit ``incompatible_keys.missing_keys`` and
+        ``unexpected_keys`` in place (the strict check sees the edits) and returns None."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        """Load this module's own parameters and persistent buffers (not its descendants') from
+        ``state_dict`` (a copy, which may be edited), after running the load pre-hooks; record
+        problems in the three lists. Subclasses override it for version-dependent loading
+        (``local_metadata.get("version")``)."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        non_persistent = self._non_persistent_buffers_set
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update((k, v) for k, v in self._buffers.items() if v is not None and k not in non_persistent)
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -634,10 +748,13 @@ class Module:
             value = state_dict[key]
             if not isinstance(value, Tensor):
                 error_msgs.append(
-                    f'While copying the parameter named "{key}", expected a Tensor from '
+                    f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object from '
                     f"checkpoint but received {type(value)}"
                 )
                 continue
+            # As PyTorch: a 1-element 1-d tensor (a 0.3-era checkpoint) loads into a 0-d one.
+            if not param._shape and value._shape == (1,):
+                value = value[0]
             if value._shape != param._shape:
                 error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape {_size(value._shape)} from checkpoint, "
@@ -646,7 +763,17 @@ class Module:
                 continue
             try:
                 with no_grad():
-                    param.copy_(value)
+                    if assign:
+                        if isinstance(param, Parameter):
+                            # The module's requires_grad wins, as PyTorch: assign keeps every
+                            # other property of the checkpoint's tensor (device, dtype, data).
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
             except Exception as exc:  # noqa: BLE001  (reported with the key, as PyTorch does)
                 error_msgs.append(
                     f'While copying the parameter named "{key}", whose dimensions in the model are '
@@ -654,24 +781,58 @@ class Module:
                     f"an exception occurred : {exc.args}."
                 )
         if strict:
+            modules = self._modules
             for key in state_dict:
                 if key.startswith(prefix):
                     input_name = key[len(prefix):].split(".", 1)
-                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                    # A dotted rest names something of a child; a plain one, this module's own.
+                    if len(input_name) > 1:
+                        if input_name[0] not in modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """Copy values from ``state_dict`` into the parameters and buffers (in place); returns
-        ``(missing_keys, unexpected_keys)`` and raises RuntimeError on any problem when strict."""
-        if not isinstance(state_dict, dict):
+        """Copy values from ``state_dict`` into the parameters and buffers (in place), or with
+        ``assign=True`` make the state dict's tensors the module's (wrapped as Parameters that keep
+        the module's ``requires_grad``); returns ``(missing_keys, unexpected_keys)`` and raises
+        RuntimeError on any problem when strict. Each module's ``_load_from_state_dict`` loads it
+        after its load pre-hooks; its load post-hooks run once its descendants are loaded."""
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported")
         missing_keys: list = []
         unexpected_keys: list = []
         error_msgs: list = []
-        for name, module in self.named_modules(remove_duplicate=False):
-            module._load_from_state_dict(state_dict, name + "." if name else "", True, missing_keys, unexpected_keys, error_msgs)
+        # A copy, which _load_from_state_dict and the pre-hooks may edit.
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
+            # Each child gets the keys under its prefix, as PyTorch: a child's pre-hook edits its
+            # own dict, and the strict check of a module looks at its own keys only.
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
+                    load(child, child_state_dict, child_prefix)
+            if module._load_state_dict_post_hooks:
+                incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+                for hook in module._load_state_dict_post_hooks.values():
+                    if hook(module, incompatible_keys) is not None:
+                        raise AssertionError(
+                            "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                            "expected to return new values, if incompatible_keys need to be modified, "
+                            "it should be done inplace."
+                        )
+
+        load(self, state_dict)
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys)))

@@ -37,8 +37,23 @@ class _WeightNorm(Module):
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize ``module.<name>`` as g * v / ||v||, the norm over every dim but ``dim``
     (over the whole tensor when ``dim`` is None): g is
-    ``module.parametrizations.<name>.original0``, v ``original1``. Returns ``module``."""
-    return parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    ``module.parametrizations.<name>.original0``, v ``original1``. A state dict saved with the
+    legacy ``nn.utils.weight_norm`` (keys ``<name>_g``, ``<name>_v``) loads too. Returns ``module``."""
+    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                 error_msgs) -> None:
+        # As PyTorch: rename the legacy keys to the parametrization's before this module loads.
+        g_key = f"{prefix}{name}_g"
+        v_key = f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            original0 = state_dict.pop(g_key)
+            original1 = state_dict.pop(v_key)
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = original0
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = original1
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    return module
 
 
 class _SpectralNorm(Module):
