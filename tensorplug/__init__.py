@@ -27,7 +27,7 @@ from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
-from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
+from .frontend.ops.indexing import argwhere, gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_mul_, _foreach_lerp_, ...)
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
 from .frontend.ops.autocast_fronts import FRONTS as _AUTOCAST_FRONTS
@@ -59,6 +59,7 @@ from .frontend.ops.histograms import bincount, histc
 from .frontend.ops.scatter_reduce import index_reduce, scatter_reduce
 from .frontend.ops.kronecker import kron
 from .frontend.ops.quantiles import nanquantile, quantile
+from .frontend.ops.renorming import renorm
 from .frontend.ops.sampling import multinomial
 from .frontend.ops.searching import bucketize, searchsorted
 from .frontend.size import Size
