@@ -18,7 +18,7 @@ from .frontend.dtypes import (
     get_default_dtype, half, int, finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
 )
 from .frontend.factories import (
-    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
+    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, frombuffer, full, full_like, linspace, logspace, ones,
     ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
