@@ -118,7 +118,7 @@ from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import distributions, linalg, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
-    cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_power, pinverse, slogdet, svd,
+    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)
