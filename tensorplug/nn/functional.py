@@ -64,7 +64,7 @@ __all__ = (
     + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _rms_norm.__all__ + _shrink.__all__
     + _upsample.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
-       "pixel_shuffle", "pixel_unshuffle"]
+       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward"]
 )
 
 
@@ -349,3 +349,18 @@ TENSOR_METHODS: dict = {
     "prelu": prelu,  # noqa: F405
     "hardshrink": hardshrink,  # noqa: F405
 }
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                                 bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False,
+                                 q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
+                                 average_attn_weights=True, is_causal=False):
+    """``nn.MultiheadAttention``'s forward with its parameters as arguments (torch's functional
+    form; sequence-first inputs): runs the module's implementation."""
+    from ._multihead_attention import multi_head_attention_forward as forward
+
+    return forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+                   add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
+                   attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+                   average_attn_weights, is_causal)
