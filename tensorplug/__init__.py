@@ -18,7 +18,7 @@ from .frontend.dtypes import (
     get_default_dtype, half, int, finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
 )
 from .frontend.factories import (
-    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
+    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, frombuffer, full, full_like, linspace, logspace, ones,
     ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
@@ -27,7 +27,7 @@ from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
 from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
-from .frontend.ops.indexing import gather, index_select, nonzero, scatter, scatter_add, take
+from .frontend.ops.indexing import argwhere, gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_mul_, _foreach_lerp_, ...)
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
 from .frontend.ops.autocast_fronts import FRONTS as _AUTOCAST_FRONTS
@@ -59,6 +59,7 @@ from .frontend.ops.histograms import bincount, histc
 from .frontend.ops.scatter_reduce import index_reduce, scatter_reduce
 from .frontend.ops.kronecker import kron
 from .frontend.ops.quantiles import nanquantile, quantile
+from .frontend.ops.renorming import renorm
 from .frontend.ops.sampling import multinomial
 from .frontend.ops.searching import bucketize, searchsorted
 from .frontend.size import Size
@@ -117,7 +118,7 @@ from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import distributions, linalg, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
-    cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_power, pinverse, slogdet, svd,
+    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)

@@ -192,6 +192,9 @@ def argmin(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tens
 def argsort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
     """The indices that sort ``input`` along ``dim``."""
 
+def argwhere(input: Tensor) -> Tensor:
+    """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero`` as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``)."""
+
 def as_strided(input: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
     """A view with explicit size, stride and offset (checked against the storage's size)."""
 
@@ -308,6 +311,9 @@ def celu(input: Tensor, alpha: _Number = ...) -> Tensor:
 
 def celu_(input: Tensor, alpha: _Number = ...) -> Tensor:
     """See torch.celu_."""
+
+def chain_matmul(*matrices: Any, out: Tensor | None = ...) -> Tensor:
+    """The product of the given 2-D matrices (deprecated in PyTorch, with a warning: use :func:`tp.linalg.multi_dot`, which takes a list)."""
 
 def channel_shuffle(input: Tensor, groups: Any) -> Tensor:
     """Channels (dim 1) split into ``groups`` groups and interleaved: channel ``g * k + i`` moves to ``i * groups + g``."""
@@ -569,6 +575,9 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 
 def from_numpy(array: numpy.ndarray) -> Tensor:
     """A CPU tensor sharing ``array``'s memory (writes through either are seen by both)."""
+
+def frombuffer(buffer: Any, *, dtype: _dtype, count: Any = ..., offset: Any = ..., requires_grad: _bool = ...) -> Tensor:
+    """A 1-D CPU tensor over the memory of an object with the buffer protocol (``bytes``, ``bytearray``, ``array.array``, ``memoryview``, ...): ``count`` elements of ``dtype`` (every element when -1) from byte ``offset``. Writes through either are seen by both; the tensor keeps the buffer alive."""
 
 def full(size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """See torch.full."""
@@ -852,6 +861,9 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = ...) -> T
 def matmul(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
 
+def matrix_exp(A: Any, *, out: Tensor | None = ...) -> Tensor:
+    """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial."""
+
 def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
     """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
 
@@ -1070,6 +1082,9 @@ def relu_(input: Tensor) -> Tensor:
 
 def remainder(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``remainder`` of ``input`` and ``other`` with broadcasting (see torch.remainder)."""
+
+def renorm(input: Tensor, p: Any, dim: _Dims, maxnorm: Any, *, out: Tensor | None = ...) -> Tensor:
+    """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm``, scaled to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the other slices unchanged."""
 
 def repeat(input: Tensor, *sizes: _Size) -> Tensor:
     """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
@@ -1328,6 +1343,9 @@ def unflatten(input: Tensor, dim: _Dims, sizes: _Size) -> Tensor:
 
 def unique(input: Tensor, sorted: _bool = ..., return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Any:
     """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
+
+def unique_consecutive(input: Tensor, return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Tensor:
+    """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to one, with optionally each element's run number and each run's length."""
 
 def unravel_index(indices: Any, shape: _Size) -> tuple[Any, ...]:
     """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: one tensor per dim. Indices wrap around the tensor's size (``-1`` is the last element), as in PyTorch."""

@@ -18,7 +18,7 @@ from .shapes import check_shape
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
+    "tensor", "as_tensor", "from_numpy", "frombuffer", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
     "eye", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
     "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli",
 ]
@@ -121,6 +121,53 @@ def from_numpy(array: np.ndarray) -> Tensor:
     offset_bytes = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
     strides = tuple(s // itemsize for s in array.strides)
     return make_tensor(storage, tuple(array.shape), strides, offset_bytes // itemsize, dtype, dev)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor:
+    """A 1-D CPU tensor over the memory of an object with the buffer protocol (``bytes``,
+    ``bytearray``, ``array.array``, ``memoryview``, ...): ``count`` elements of ``dtype`` (every
+    element when -1) from byte ``offset``. Writes through either are seen by both; the tensor
+    keeps the buffer alive.
+
+    >>> tp.frombuffer(bytearray(b"\\x01\\x00\\x02\\x00"), dtype=tp.int16).tolist()
+    [1, 2]
+    """
+    if not isinstance(dtype, _dt.dtype):
+        raise TypeError(f"frombuffer(): argument 'dtype' must be tensorplug.dtype, not {type(dtype).__name__}")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    count, offset = operator.index(count), operator.index(offset)
+    length, itemsize = view.nbytes, dtype.itemsize
+    # PyTorch 2.13's checks and messages, in its order.
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} bytes) "
+                         f"minus 1")
+    if count < 0:
+        if (length - offset) % itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a multiple of "
+                             f"element size ({itemsize})")
+        count = (length - offset) // itemsize
+    elif length - offset < count * itemsize:
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        warnings.warn(
+            "The given buffer is not writable, and tensorplug does not support non-writable tensors. This means you can "
+            "write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the buffer "
+            "to protect its data or make it writable before converting it to a tensor.",
+            UserWarning,
+            stacklevel=2,
+        )
+    array = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, dtype=_dt.numpy_dtype(dtype),
+                          count=count, offset=offset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the read-only warning above is frombuffer's own
+        result = from_numpy(array)
+    return _finish(result, requires_grad)
 
 
 def _contiguous_owner(array: np.ndarray):

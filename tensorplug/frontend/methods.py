@@ -369,7 +369,7 @@ def _attach() -> None:
     T.__rpow__ = autocast_front("pow", _reflected("pow"))
     T.__rtruediv__ = autocast_front("__rtruediv__", _reflected("div"))
     T.where = lambda self, condition, other: where(condition, self, other)
-    for name in ("gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take", "index_put_"):
+    for name in ("gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "argwhere", "take", "index_put_"):
         setattr(T, name, getattr(indexing, name))
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
@@ -393,14 +393,14 @@ def _attach() -> None:
     from ..nn import functional as nn_functional
     from .ops import (
         adjacent_floats, closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
-        products, quantiles, rearranging, sampling, scans, scatter_reduce, shaping, sorting, special_functions,
+        products, quantiles, rearranging, renorming, sampling, scans, scatter_reduce, shaping, sorting, special_functions,
         stacking, statistics, type_queries, zeta_functions,
     )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
                    histograms, kronecker, quantiles, sampling, scatter_reduce, special_functions, pointwise,
                    float_classes, products, stacking, rearranging, scans, statistics, index_updates, type_queries,
-                   zeta_functions, adjacent_floats):
+                   zeta_functions, adjacent_floats, renorming):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

@@ -171,6 +171,8 @@ class Tensor:
         """See torch.Tensor.argmin."""
     def argsort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
         """The indices that sort ``input`` along ``dim``."""
+    def argwhere(self) -> Tensor:
+        """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero`` as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``)."""
     def as_strided(self, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
         """A view with explicit size, stride and offset (checked against the storage's size)."""
     def asin(self, *, out: Tensor | None = ...) -> Tensor:
@@ -665,6 +667,8 @@ class Tensor:
         """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     def matmul(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+    def matrix_exp(self, *, out: Tensor | None = ...) -> Tensor:
+        """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial."""
     def matrix_power(self, n: Any, *, out: Tensor | None = ...) -> Tensor:
         """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
     def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
@@ -814,6 +818,10 @@ class Tensor:
         """Elementwise ``remainder`` of ``input`` and ``other`` with broadcasting (see torch.remainder)."""
     def remainder_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``remainder``."""
+    def renorm(self, p: Any, dim: _Dims, maxnorm: Any, *, out: Tensor | None = ...) -> Tensor:
+        """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm``, scaled to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the other slices unchanged."""
+    def renorm_(self, p: Any, dim: _Dims, maxnorm: Any) -> Tensor:
+        """In-place :func:`renorm`."""
     def repeat(self, *sizes: _Size) -> Tensor:
         """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
     def repeat_interleave(self, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ...) -> Tensor:
@@ -999,6 +1007,8 @@ class Tensor:
         """See torch.Tensor.uniform_."""
     def unique(self, sorted: _bool = ..., return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Any:
         """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
+    def unique_consecutive(self, return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Tensor:
+        """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to one, with optionally each element's run number and each run's length."""
     def unsqueeze(self, dim: _Dims) -> Tensor:
         """See torch.Tensor.unsqueeze."""
     def untyped_storage(self) -> Any:

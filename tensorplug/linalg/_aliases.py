@@ -11,11 +11,13 @@ from ..frontend.ops._common import check_same_device
 from ._checks import check_float, check_matrix, check_same_dtype, check_square, check_tensor
 from ._decompositions import _svd, svdvals
 from ._least_squares import pinv
+from ._matrix_functions import chain_matmul, matrix_exp
 from ._op import linalg_op
 from ._solvers import _broadcast_pair, _solve_triangular, det, inv, logdet, slogdet as _linalg_slogdet
 from ..frontend.autocast_hook import autocast_function
 
-__all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power"]
+__all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power", "matrix_exp",
+           "chain_matmul"]
 
 
 def slogdet(input) -> _results.slogdet:
@@ -125,4 +127,5 @@ def matrix_power(A, n, *, out=None) -> Tensor:
 TENSOR_METHODS = {
     "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse, "pinverse": pinverse, "svd": svd,
     "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "matrix_power": matrix_power,
+    "matrix_exp": matrix_exp,
 }

@@ -258,3 +258,60 @@ class MultiheadAttention(Module):
             padding = key_padding_mask.reshape(n, 1, 1, source)
             mask = padding if mask is None else mask + padding
         return mask
+
+
+class _FunctionalAttention:
+    """The attributes and helpers ``MultiheadAttention.forward`` reads, taken from
+    ``F.multi_head_attention_forward``'s arguments, so both run one implementation."""
+
+    forward = MultiheadAttention.forward
+    _check_inputs = MultiheadAttention._check_inputs
+    _check_mask_dims = staticmethod(MultiheadAttention._check_mask_dims)
+    _merged_mask = MultiheadAttention._merged_mask
+    _projections = MultiheadAttention._projections
+    batch_first = False
+
+    def _get_name(self) -> str:
+        return "MultiheadAttention"
+
+    def out_proj(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.out_proj_weight, self.out_proj_bias)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                                 bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False,
+                                 q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
+                                 average_attn_weights=True, is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward: ``nn.MultiheadAttention``'s forward with
+    its parameters as arguments; query, key and value are ``(L, N, E)`` or unbatched ``(L, E)``
+    (sequence first). Returns ``(output, weights)``. ``static_k`` / ``static_v`` are not
+    supported (NotImplementedError)."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k and static_v are not supported by tensorplug")
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"multi_head_attention_forward: expected {name} to be a Tensor, got {type(t).__name__}")
+    embed_dim = query.shape[-1]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    if embed_dim % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    attention = _FunctionalAttention()
+    attention.embed_dim, attention.num_heads, attention.head_dim = embed_dim, num_heads, embed_dim // num_heads
+    attention.kdim, attention.vdim = key.shape[-1], value.shape[-1]
+    attention._qkv_same_embed_dim = not use_separate_proj_weight
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, k_proj_weight or v_proj_weight is None")
+    elif in_proj_weight is None:
+        raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+    attention.in_proj_weight, attention.in_proj_bias = in_proj_weight, in_proj_bias
+    attention.q_proj_weight, attention.k_proj_weight, attention.v_proj_weight = q_proj_weight, k_proj_weight, v_proj_weight
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    attention.bias_k, attention.bias_v = bias_k, bias_v
+    attention.add_zero_attn = add_zero_attn
+    attention.dropout, attention.training = dropout_p, training
+    attention.out_proj_weight, attention.out_proj_bias = out_proj_weight, out_proj_bias
+    return attention.forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal)

@@ -15,6 +15,7 @@ from .parameter import Parameter
 __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RMSNorm", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
     "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 
@@ -165,3 +166,42 @@ class MaxUnpool3d(_MaxUnpool):
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _FractionalMaxPool(Module):
+    """torch.nn.FractionalMaxPool2d/3d: ``F.fractional_max_pool{n}d`` with fixed arguments;
+    ``_random_samples`` (a buffer) fixes the windows, else each call draws new ones."""
+
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        nd = self._nd
+
+        def expand(value):
+            return tuple(value) if isinstance(value, (tuple, list)) else (value,) * nd
+
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size) if output_size is not None else None
+        self.output_ratio = expand(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    _nd = 3

@@ -31,7 +31,7 @@ from ..frontend.tensor import Tensor
 from ..frontend.autocast_hook import autocast_function
 from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
 from . import (
-    _alpha_dropout, _channel_shuffle, _conv3d, _ctc_loss, _pooling3d, _leaky_variants, _lp_pool, _margin_losses, _max_unpool, _pdist, _rms_norm,
+    _alpha_dropout, _channel_shuffle, _conv3d, _ctc_loss, _fractional_pooling, _pooling3d, _leaky_variants, _lp_pool, _margin_losses, _max_unpool, _pdist, _rms_norm,
     _shrink, _upsample,
 )
 from ._alpha_dropout import *  # noqa: F401,F403
@@ -39,6 +39,7 @@ from ._channel_shuffle import *  # noqa: F401,F403
 from ._conv3d import *  # noqa: F401,F403
 from ._ctc_loss import *  # noqa: F401,F403
 from ._pooling3d import *  # noqa: F401,F403
+from ._fractional_pooling import *  # noqa: F401,F403
 from ._leaky_variants import *  # noqa: F401,F403
 from ._lp_pool import *  # noqa: F401,F403
 from ._margin_losses import *  # noqa: F401,F403
@@ -59,11 +60,11 @@ from ._sampling import *  # noqa: F401,F403
 
 __all__ = (
     _activations.__all__ + _conv.__all__ + _embedding_bag.__all__ + _fold.__all__ + _pooling.__all__ + _sampling.__all__ + _normalization.__all__ + _losses.__all__
-    + _alpha_dropout.__all__ + _channel_shuffle.__all__ + _conv3d.__all__ + _ctc_loss.__all__ + _pooling3d.__all__ + _leaky_variants.__all__ + _lp_pool.__all__
+    + _alpha_dropout.__all__ + _channel_shuffle.__all__ + _conv3d.__all__ + _ctc_loss.__all__ + _fractional_pooling.__all__ + _pooling3d.__all__ + _leaky_variants.__all__ + _lp_pool.__all__
     + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _rms_norm.__all__ + _shrink.__all__
     + _upsample.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
-       "pixel_shuffle", "pixel_unshuffle"]
+       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward"]
 )
 
 
@@ -348,3 +349,18 @@ TENSOR_METHODS: dict = {
     "prelu": prelu,  # noqa: F405
     "hardshrink": hardshrink,  # noqa: F405
 }
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                                 bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False,
+                                 q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
+                                 average_attn_weights=True, is_causal=False):
+    """``nn.MultiheadAttention``'s forward with its parameters as arguments (torch's functional
+    form; sequence-first inputs): runs the module's implementation."""
+    from ._multihead_attention import multi_head_attention_forward as forward
+
+    return forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+                   add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
+                   attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+                   average_attn_weights, is_causal)

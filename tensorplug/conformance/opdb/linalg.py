@@ -53,6 +53,12 @@ _MATMUL = [
     ("empty K", ((3, 0),), ((0, 4),)),
 ]
 
+def _renorm_ref(x, p, dim, maxnorm):
+    others = tuple(d for d in range(x.ndim) if d != dim)
+    norm = np.sum(np.abs(x) ** p, axis=others, keepdims=True) ** (1.0 / p)
+    return x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
 ENTRIES = [
     OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80)), ones=True), dtypes=DTYPES, method="matmul",
             grad_samples=_grad([("matrix", (2, 3), (3, 2)), ("batched", (2, 2, 3), (3, 2))]), primitive="matmul",
@@ -79,4 +85,8 @@ ENTRIES = [
     OpEntry("einsum", "linalg", lambda a, b: np.einsum("ij,jk->ik", a, b), _pair_samples([("ij,jk->ik", ((3, 4),), ((4, 5),))]),
             dtypes=FLOAT_DTYPES, call=lambda tp, a, b: tp.einsum("ij,jk->ik", a, b), tolerances=_TOL,
             grad_samples=_grad([("ij,jk->ik", (2, 3), (3, 2))])),
+    OpEntry("renorm", "linalg", _renorm_ref,
+            lambda dtype: iter([Sample((Arg((3, 4, 2)), 2.0, 0, 2.0), name="p=2, dim=0"),
+                                Sample((Arg((3, 4), layout="transposed"), 1.0, 1, 1.5), name="p=1, transposed")]),
+            dtypes=("float32", "float64"), method="renorm", tolerances=_TOL),
 ]

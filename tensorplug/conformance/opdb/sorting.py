@@ -51,6 +51,10 @@ def _kth_ref(x, k, dim=-1):
     return np.take_along_axis(x, idx, axis=dim).squeeze(dim), idx.squeeze(dim)
 
 
+def _unique_consecutive_ref(x):
+    return x[np.concatenate([[True], x[1:] != x[:-1]])] if x.size else x
+
+
 _SORT_DTYPES = NUMERIC_DTYPES + ("bool",)
 _DISTINCT_DTYPES = ("float32", "float64", "int64", "int16", "int32")
 
@@ -72,4 +76,7 @@ ENTRIES = [
             dtypes=_DISTINCT_DTYPES, method="kthvalue", exact=True, out_dtype=lambda d: (d, "int64"), differentiable=False),
     OpEntry("unique", "sorting", lambda x: np.unique(x), lambda dtype: iter([Sample((Arg((5, 6), -3, 3, step=1.0),), name="repeats")]),
             dtypes=_SORT_DTYPES, method="unique", exact=True, differentiable=False),
+    OpEntry("unique_consecutive", "sorting", _unique_consecutive_ref,
+            lambda dtype: iter([Sample((Arg((24,), -1, 1, step=1.0),), name="runs")]),
+            dtypes=_SORT_DTYPES, method="unique_consecutive", exact=True, differentiable=False),
 ]

@@ -23,7 +23,7 @@ from ._common import (
 )
 from .copying import copy_, fill_, number_for, to_dtype
 
-__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "take"]
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "argwhere", "take"]
 
 GATHER = Operator("gather")
 SCATTER = Operator("scatter_")
@@ -353,3 +353,15 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     from .joining import stack
 
     return stack(coords, 1) if coords else empty_tensor((count, 0), _dt.int64, input._device)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero``
+    as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``).
+
+    >>> tp.argwhere(tp.tensor([[1, 0], [0, 2]])).tolist()
+    [[0, 0], [1, 1]]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"argwhere(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return nonzero(input)

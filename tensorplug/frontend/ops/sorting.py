@@ -1,5 +1,5 @@
 """Sorting and selection: the ``sort`` primitive and the ops built on it (argsort, topk,
-kthvalue, msort, median, mode, unique).
+kthvalue, msort, median, mode, unique, unique_consecutive).
 
 ``sort`` is the one primitive: every backend sorts each line along a dim into values and int64
 indices, NaN last (first when descending), equal values in their original order. Everything else
@@ -19,7 +19,7 @@ from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset
 from ._composite import composite
 
-__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique"]
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive"]
 
 SORT = Operator("sort")
 
@@ -305,6 +305,57 @@ def _unique_method(self, sorted=True, return_inverse=False, return_counts=False,
     return unique(self, sorted, return_inverse, return_counts, dim)
 
 
+@composite("unique_consecutive")
+def _unique_consecutive(input: Tensor, return_inverse: bool, return_counts: bool, dim):
+    from ..factories import ones, zeros
+    from .elementwise import COMPARE
+    from .indexing import getitem
+    from .reductions import any as _any, cumsum
+
+    if dim is None:
+        rows = reshape(input, (-1, 1))
+    else:
+        moved = movedim(input, dim, 0)
+        rows = reshape(moved, (moved._shape[0], -1))
+    n, width = rows._shape
+    # starts[i]: row i differs from row i - 1 (NaN differs from everything, as in PyTorch).
+    starts = ones(n, dtype=_dt.bool, device=input._device)
+    if n > 1 and width:
+        starts[1:] = _any(COMPARE["ne"](rows[1:], rows[:-1]), 1)
+    elif n > 1:
+        starts[1:] = False
+    uniques = getitem(rows, starts)
+    if dim is None:
+        output = reshape(uniques, (-1,))
+    else:
+        output = movedim(reshape(uniques, (uniques._shape[0],) + moved._shape[1:]), 0, dim)
+    results = [output]
+    run_id = cumsum(starts, 0) - 1
+    if return_inverse:
+        results.append(reshape(run_id, input._shape) if dim is None else run_id)
+    if return_counts:
+        results.append(zeros(uniques._shape[0], dtype=_dt.int64, device=input._device).scatter_add(0, run_id, run_id * 0 + 1))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to
+    one, with optionally each element's run number and each run's length.
+
+    >>> tp.unique_consecutive(tp.tensor([1, 1, 2, 1]), return_counts=True)
+    (tensor([1, 2, 1]), tensor([2, 1, 1]))
+    """
+    _check_tensor("unique_consecutive", input)
+    d = None if dim is None else normalize_dim("unique_consecutive", dim, max(input.ndim, 1))
+    if d is not None and not input._shape:
+        raise IndexError("unique_consecutive(): a 0-d tensor has no dim to find runs along")
+    return _unique_consecutive(input, bool(return_inverse), bool(return_counts), d)
+
+
+def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).
 TENSOR_METHODS: dict = {
     "sort": sort,
@@ -316,4 +367,5 @@ TENSOR_METHODS: dict = {
     "nanmedian": nanmedian,
     "mode": mode,
     "unique": _unique_method,
+    "unique_consecutive": _unique_consecutive_method,
 }
