@@ -143,12 +143,13 @@ __kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long 
     ST(o, io, {relu});
 }}
 
-/* Max pooling, forward and backward. A window's first maximum: its taps inside the input in
-   row-major order, a larger value or the first NaN replacing the running one; the first tap
+/* Max pooling, forward and backward. A window's maximum: its taps inside the input in
+   row-major order, a larger value or any NaN replacing the running one (PyTorch 2.13's
+   `val > max || isnan(val)`: the first of equal maxima, the last of several NaN); the first tap
    inside the input when nothing beats it (every value -inf: PyTorch's rule, and the CPU's);
    index h * W + w, or -1 for a window with no tap inside the input. */
 #define TP_POOL_CHUNK 16
-#define TP_BEATS(v, m, b) ((b) < 0 || (v) > (m) || (TP_ISNAN(v) && !TP_ISNAN(m)))
+#define TP_BEATS(v, m, b) ((b) < 0 || (v) > (m) || TP_ISNAN(v))
 
 /* The maxima of up to TP_POOL_CHUNK windows of one output row (oh, ow0 ...): the tap loops
    outside, the windows inside, so that the inner loop is over neighbouring windows. */
