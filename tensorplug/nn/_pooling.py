@@ -3,13 +3,13 @@ and interpolate.
 
 max_pool2d and avg_pool2d reduce the stacked windows of a padded input (see ``_conv.windows``)
 and carry explicit derivatives: max pooling sends each gradient to the element PyTorch picks in
-its window, the first maximum or the last NaN (``max_offset``; amax's own derivative would split
-ties) through the op
-max_pool2d_backward, which backends may fuse as they fuse max_pool2d and
-max_pool2d_with_indices; a backend that fuses max_pool2d_with_indices_backward gets the
-forward's indices in training instead, and scatters through them. Average pooling spreads the
-gradient back over each window with col2im. Adaptive pooling and interpolation are products
-with small resampling matrices built from the shapes alone, one matrix per spatial dim.
+its window, the first maximum or the last NaN (``max_offset``; amax's own derivative would
+split ties), through the op max_pool2d_backward, which backends may fuse as they fuse
+max_pool2d and max_pool2d_with_indices; a backend that fuses max_pool2d_with_indices_backward
+gets the forward's indices in training instead, and scatters through them. Average pooling
+spreads the gradient back over each window with col2im, through the op avg_pool2d_backward,
+which backends may fuse too. Adaptive pooling and interpolation are products with small
+resampling matrices built from the shapes alone, one matrix per spatial dim.
 """
 from __future__ import annotations
 
@@ -311,15 +311,26 @@ def window_counts(size: int, k: int, s: int, p: int, out: int, count_include_pad
     return np.minimum(end, size) - np.maximum(start, 0)
 
 
-def _avg_pool2d_backward(grad, args, output, kwargs, needs):
-    input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = args
+def _avg_pool2d_grad_backward(grad, args, output, kwargs, needs):
+    return (_avg_pool2d(grad, *args[2:]),)
+
+
+@composite("avg_pool2d_backward", derivative=_avg_pool2d_grad_backward)
+def _avg_pool2d_grad(grad, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d's gradient: each output's gradient divided by its window's divisor and spread
+    over the window (col2im); ``input`` gives the shape. Linear in grad: its derivative is
+    avg_pool2d itself."""
     n, c, h, w = input._shape
     out = grad._shape[2:]
     scaled = grad / _avg_divisor((h, w), kernel, stride, padding, out, count_include_pad, divisor_override, grad._dtype, grad._device)
     full_h = max(h + 2 * padding[0], (out[0] - 1) * stride[0] + kernel[0])
     full_w = max(w + 2 * padding[1], (out[1] - 1) * stride[1] + kernel[1])
     result = col2im(lambda i, j: scaled, (n, c, full_h, full_w), kernel, stride, (1, 1), out, grad._dtype, grad._device)
-    return (result[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w],)
+    return result[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
+
+
+def _avg_pool2d_backward(grad, args, output, kwargs, needs):
+    return (_avg_pool2d_grad(grad, *args),)
 
 
 @composite("avg_pool2d", derivative=_avg_pool2d_backward)
