@@ -85,6 +85,8 @@ def cases(lib, device):
         pooled = lib.tensor(planes[:, :, :24, :24], device=device, requires_grad=True)
         rows.append(Case("max_pool2d 64x64x24x24, kernel 2, forward + backward",
                          lambda: F.max_pool2d(pooled, 2).sum().backward(), 5, "ms"))
+        rows.append(Case("avg_pool2d 64x64x24x24, kernel 2, forward + backward",
+                         lambda: F.avg_pool2d(pooled, 2).sum().backward(), 5, "ms"))
         # Mixed precision on the CPU: bfloat16 products under autocast (the cast weight is cached
         # inside one region, as in a training step's forward).
         if device == "cpu":

@@ -2,13 +2,14 @@
 and interpolate.
 
 max_pool2d and avg_pool2d reduce the stacked windows of a padded input (see ``_conv.windows``)
-and carry explicit derivatives: max pooling sends each gradient to the first maximum of its
-window (PyTorch's choice, where the decomposition's amax would split ties) through the op
-max_pool2d_backward, which backends may fuse as they fuse max_pool2d and
-max_pool2d_with_indices; a backend that fuses max_pool2d_with_indices_backward gets the
-forward's indices in training instead, and scatters through them. Average pooling spreads the
-gradient back over each window with col2im. Adaptive pooling and interpolation are products
-with small resampling matrices built from the shapes alone, one matrix per spatial dim.
+and carry explicit derivatives: max pooling sends each gradient to the element PyTorch picks in
+its window, the first maximum or the last NaN (``max_offset``; amax's own derivative would
+split ties), through the op max_pool2d_backward, which backends may fuse as they fuse
+max_pool2d and max_pool2d_with_indices; a backend that fuses max_pool2d_with_indices_backward
+gets the forward's indices in training instead, and scatters through them. Average pooling
+spreads the gradient back over each window with col2im, through the op avg_pool2d_backward,
+which backends may fuse too. Adaptive pooling and interpolation are products with small
+resampling matrices built from the shapes alone, one matrix per spatial dim.
 """
 from __future__ import annotations
 
@@ -108,12 +109,26 @@ def _lowest(dtype):
 
 
 # --- max pooling ---------------------------------------------------------------------------
+def max_offset(windows: Tensor, dim: int) -> Tensor:
+    """Offset along ``dim`` of the element each window's max pooling picks, as PyTorch 2.13 picks
+    it: the last NaN where the window holds any (its kernels take ``val > max || isnan(val)``),
+    else the first maximum (argmax's rule, which alone would pick the first NaN)."""
+    first = reductions.argmax(windows, dim)
+    if not windows._dtype.is_floating_point:
+        return first
+    size = windows._shape[dim]
+    shape = [size if d == dim else 1 for d in range(windows.ndim)]
+    rank = arange(1, size + 1, device=windows._device).reshape(shape)
+    last_nan = reductions.amax(where(windows.isnan(), rank, 0), dim)  # 1 + the last NaN's offset; 0: none
+    return where(last_nan > 0, last_nan - 1, first)
+
+
 def _max_indices(input, kernel, stride, padding, dilation, ceil_mode):
-    """Flat (H * W) index of each window's first maximum, as PyTorch's return_indices."""
+    """Flat (H * W) index of each window's maximum (``max_offset``), as PyTorch's return_indices."""
     h, w = input._shape[2:]
     out = tuple(_pool_out(size, k, s, p, d, ceil_mode) for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
     padded = _padded(input, kernel, stride, padding, dilation, out, _lowest(input._dtype))
-    offset = reductions.argmax(windows(padded, kernel, stride, dilation, out), 2)
+    offset = max_offset(windows(padded, kernel, stride, dilation, out), 2)
     dev = input._device
     rows = arange(out[0], device=dev).reshape(out[0], 1) * stride[0] - padding[0] + (offset // kernel[1]) * dilation[0]
     cols = arange(out[1], device=dev) * stride[1] - padding[1] + (offset % kernel[1]) * dilation[1]
@@ -156,8 +171,8 @@ _WITH_INDICES = Operator("max_pool2d_with_indices", decomposition=_with_indices_
 
 
 def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode):
-    """(values, flat H * W index of each window's first maximum) of a (N, C, H, W) input, without
-    gradient."""
+    """(values, flat H * W index of each window's maximum, as ``max_offset`` picks it) of a
+    (N, C, H, W) input, without gradient."""
     args = (input.detach(), kernel, stride, padding, dilation, ceil_mode)
     return _WITH_INDICES.lookup(dispatcher.keyset_of(args, {}))(*args)
 
@@ -172,7 +187,7 @@ def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _gather_windows(grad, input, geometry) -> Tensor:
-    """grad (shaped as input) at each window's first maximum: the adjoint of max_pool2d_backward."""
+    """grad (shaped as input) at each window's maximum: the adjoint of max_pool2d_backward."""
     return _gather_at(grad, _max_pool2d_with_indices(input, *geometry)[1])
 
 
@@ -183,7 +198,8 @@ def _max_pool2d_grad_backward(grad, args, output, kwargs, needs):
 @composite("max_pool2d_backward", derivative=_max_pool2d_grad_backward)
 def _max_pool2d_grad(grad, input, kernel, stride, padding, dilation, ceil_mode):
     """max_pool2d's gradient: each output's gradient added into the input element it came from
-    (the window's first maximum). Linear in grad; the window positions carry no gradient."""
+    (the window's first maximum, or its last NaN). Linear in grad; the window positions carry no
+    gradient."""
     n, c, h, w = input._shape
     indices = _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode)[1]
     flat = zeros((n, c, h * w), dtype=grad._dtype, device=grad._device)
@@ -295,15 +311,26 @@ def window_counts(size: int, k: int, s: int, p: int, out: int, count_include_pad
     return np.minimum(end, size) - np.maximum(start, 0)
 
 
-def _avg_pool2d_backward(grad, args, output, kwargs, needs):
-    input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = args
+def _avg_pool2d_grad_backward(grad, args, output, kwargs, needs):
+    return (_avg_pool2d(grad, *args[2:]),)
+
+
+@composite("avg_pool2d_backward", derivative=_avg_pool2d_grad_backward)
+def _avg_pool2d_grad(grad, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d's gradient: each output's gradient divided by its window's divisor and spread
+    over the window (col2im); ``input`` gives the shape. Linear in grad: its derivative is
+    avg_pool2d itself."""
     n, c, h, w = input._shape
     out = grad._shape[2:]
     scaled = grad / _avg_divisor((h, w), kernel, stride, padding, out, count_include_pad, divisor_override, grad._dtype, grad._device)
     full_h = max(h + 2 * padding[0], (out[0] - 1) * stride[0] + kernel[0])
     full_w = max(w + 2 * padding[1], (out[1] - 1) * stride[1] + kernel[1])
     result = col2im(lambda i, j: scaled, (n, c, full_h, full_w), kernel, stride, (1, 1), out, grad._dtype, grad._device)
-    return (result[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w],)
+    return result[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
+
+
+def _avg_pool2d_backward(grad, args, output, kwargs, needs):
+    return (_avg_pool2d_grad(grad, *args),)
 
 
 @composite("avg_pool2d", derivative=_avg_pool2d_backward)
@@ -428,7 +455,7 @@ def _adaptive_windows(size: int, out: int):
 
 
 def _adaptive_max_indices(x: Tensor, out_h: int, out_w: int) -> Tensor:
-    """Flat (H * W) index of the first maximum of each adaptive window of ``x`` (N, C, H, W)."""
+    """Flat (H * W) index of the maximum (``max_offset``) of each adaptive window of ``x`` (N, C, H, W)."""
     n, c, h, w = x._shape
     rows, row_ok = _adaptive_windows(h, out_h)
     cols, col_ok = _adaptive_windows(w, out_w)
@@ -439,7 +466,7 @@ def _adaptive_max_indices(x: Tensor, out_h: int, out_w: int) -> Tensor:
     valid = (row_ok[:, None, :, None] & col_ok[None, :, None, :]).reshape(out_h, out_w, kh * kw)
     if not valid.all():
         picked = where(tensor(valid, device=dev), picked, _lowest(x._dtype))
-    offset = reductions.argmax(picked, -1)  # the first maximum in window order, as PyTorch's loop
+    offset = max_offset(picked, 4)  # in window order, as PyTorch's loop
     flat = rows[:, None, :, None] * w + cols[None, :, None, :]
     flat = np.broadcast_to(flat, (out_h, out_w, kh, kw)).reshape(out_h, out_w, kh * kw)
     table = tensor(np.ascontiguousarray(flat).reshape(-1), device=dev)
@@ -455,7 +482,7 @@ def _adaptive_max(op: str, input, output_size, nd: int, return_indices: bool):
         x, sizes = x.unsqueeze(-2), [1] + sizes
     n, c, h, w = x._shape
     indices = _adaptive_max_indices(x.detach(), *sizes)
-    # The values are read at the indices, so the gradient goes to each window's first maximum.
+    # The values are read at the indices, so the gradient goes to the element each index names.
     values = x.reshape(n, c, h * w).gather(2, indices.reshape(n, c, -1)).reshape(indices._shape)
     if nd == 1:
         values, indices = values.squeeze(-2), indices.squeeze(-2)

@@ -4,13 +4,14 @@ adaptive_avg_pool3d and adaptive_max_pool3d.
 Each pools in two stages, so every backend runs the heavy part with its fused 2-D kernels:
 first the 2-D op over every depth slice (a (N, C * D, H, W) batch), then the depth windows over
 the result. That is exact because the windows are products of one window per dim: an average's
-divisor is the product of the per-dim counts (``window_counts``), and the first maximum of a
-3-D window in PyTorch's (depth, height, width) order is the first maximum of the depth slice
-that holds the largest value, which the depth stage finds by ``argmax`` (first occurrence) over
-the 2-D stage's maxima. Max pooling then reads its values at the flat D * H * W indices it found
-(``gather``), so its gradient goes to each window's first maximum, as PyTorch's; average pooling
-differentiates through avg_pool2d's derivative and the depth sums. Adaptive average pooling is
-``_pooling``'s per-dim resampling, which already takes any number of dims.
+divisor is the product of the per-dim counts (``window_counts``), and the element PyTorch's
+loop picks in a 3-D window ((depth, height, width) order: the first maximum, or the last NaN)
+is the one the 2-D stage picks in the depth slice that the same rule (``max_offset``) picks over
+the 2-D stage's maxima: the first slice holding the largest value, or the last holding a NaN.
+Max pooling then reads its values at the flat D * H * W indices it found (``gather``), so its
+gradient goes where PyTorch's goes; average pooling differentiates through avg_pool2d's
+derivative and the depth sums. Adaptive average pooling is ``_pooling``'s per-dim resampling,
+which already takes any number of dims.
 """
 from __future__ import annotations
 
@@ -19,14 +20,13 @@ import math
 import numpy as np
 
 from ..frontend.factories import arange, tensor
-from ..frontend.ops import reductions
 from ..frontend.ops.elementwise import where
 from ..frontend.views import slice_dim
 from ._activations import check_tensor
 from ._conv import constant_pad
 from ._pooling import (
     _adaptive_avg, _adaptive_max_indices, _adaptive_sizes, _adaptive_windows, _avg_pool2d, _lowest,
-    _max_pool2d_with_indices, _pool_out, first_valid, window_counts,
+    _max_pool2d_with_indices, _pool_out, first_valid, max_offset, window_counts,
 )
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
@@ -95,7 +95,7 @@ def _geometry(op, input, kernel_size, stride, padding, dilation, ceil_mode):
 
 # --- max pooling --------------------------------------------------------------------------------
 def _depth_argmax(values, plane_indices, positions: np.ndarray, valid: np.ndarray, plane: int):
-    """Flat (D * H * W) index of each window's first maximum, from the 2-D stage's maxima.
+    """Flat (D * H * W) index of each window's maximum (``max_offset``), from the 2-D stage's maxima.
 
     ``values`` and ``plane_indices`` (N, C, D, OH, OW) are each depth slice's window maxima and
     their flat H * W indices; output depth o looks at input depths ``positions[o, :]`` in order,
@@ -110,7 +110,7 @@ def _depth_argmax(values, plane_indices, positions: np.ndarray, valid: np.ndarra
     picked = values.index_select(2, index).reshape(n, c, out_d, k, oh, ow)
     if not valid.all():
         picked = where(tensor(valid.reshape(out_d, k, 1, 1), device=dev), picked, _lowest(values._dtype))
-    offset = reductions.argmax(picked, 3)  # the first maximum in depth order
+    offset = max_offset(picked, 3)  # in depth order
     depth = tensor(clamped.reshape(-1), device=dev)[arange(out_d, device=dev).reshape(out_d, 1, 1) * k + offset]
     within = plane_indices.index_select(2, index).reshape(n, c, out_d, k, oh, ow)
     within = within.gather(3, offset.unsqueeze(3)).squeeze(3)

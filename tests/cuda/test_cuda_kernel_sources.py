@@ -41,14 +41,15 @@ def test_fused_kernels_the_backend_registers_are_in_the_cuda_program():
     from tensorplug.backends.cuda import kernels
 
     assert set(kernels.FUSED) == {"relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices",
-                                  "max_pool2d_backward", "adam_step_"}
+                                  "max_pool2d_backward", "max_pool2d_with_indices_backward", "adam_step_"}
     for dtype in ("float32", "float64", "float16", "bfloat16"):
         names = set(re.findall(r"__kernel void (\w+)\(", _dialect.scalar_fused_source(dtype)))
-        assert {"relu_c", "relu_s", "relu_backward_c", "relu_backward_s", "max_pool2d", "max_pool2d_backward",
+        assert {"relu_c", "relu_s", "relu_backward_c", "relu_backward_s", "max_pool2d", "max_pool2d_scatter",
                 "adam_step"} <= names, dtype
+        assert "max_pool2d_rows" not in names, dtype  # vector code: CUDA's adapters launch max_pool2d
     for dtype in ("int64", "uint8", "int8", "int16", "int32"):
         names = set(re.findall(r"__kernel void (\w+)\(", _dialect.scalar_fused_source(dtype)))
-        assert {"relu_c", "relu_s", "max_pool2d", "max_pool2d_backward"} <= names, dtype
+        assert {"relu_c", "relu_s", "max_pool2d"} <= names, dtype
 
 
 def _compile(path: str) -> tuple[str, int, str]:

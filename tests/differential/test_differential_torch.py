@@ -95,10 +95,6 @@ KNOWN: list = [
      "PyTorch's out= overload of sum needs the dim argument spelled out (TypeError)"),
     ({"maximum", "minimum"}, "silent", lambda case: True,
      "tensorplug has in-place maximum_ / minimum_ methods (every binary op has one); PyTorch has none"),
-    ({"max_pool2d"}, "gradient", lambda case: _has(case, np.isnan),
-     "a window holding several NaN: PyTorch's gradient goes to the last NaN in the window's row-major order "
-     "(its CPU and CUDA kernels take val > max || isnan(val)), tensorplug's to the first on every backend; the "
-     "value is NaN in both. Equal maxima without NaN agree (the first)"),
 ]
 
 def _unconvertible(case, out_dtype) -> bool:

@@ -191,13 +191,3 @@ def test_max_pool2d_ties_on_every_device(device, kwargs):
     values.backward(tp.tensor(g, device=device))
     expected_values.backward(torch.tensor(g))
     np.testing.assert_array_equal(leaf.grad.cpu().numpy(), reference.grad.numpy())
-
-
-def test_max_pool2d_several_nan_in_a_window_goes_to_the_first(device):
-    """The documented difference (docs/deviations.md): of several NaN in a window, tensorplug's index
-    and gradient name the first in row-major order on every backend, PyTorch's (CPU and CUDA:
-    ``val > max || isnan(val)``) the last; the value is NaN in both."""
-    x = np.array([[[[np.nan, 1.0, np.nan], [2.0, np.nan, 0.0], [np.nan, 5.0, 1.0]]]], dtype=np.float32)
-    values, indices = F.max_pool2d(tp.tensor(x, device=device), 3, return_indices=True)
-    assert np.isnan(values.cpu().numpy()).all() and indices.cpu().numpy().ravel().tolist() == [0]
-    assert TF.max_pool2d(torch.tensor(x), 3, return_indices=True)[1].numpy().ravel().tolist() == [6]

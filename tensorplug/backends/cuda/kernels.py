@@ -487,14 +487,15 @@ def table() -> dict:
     for name in FAMILIES["scan"]:
         kernels[name] = _shared._scan(name)
     # The fused composite ops whose OpenCL kernels have no vector code (_dialect.scalar_fused_source).
-    fused = _shared_fused.table()
+    fused = _shared_fused.table(vector=False)
     for name in FUSED:
         kernels[name] = fused[name]
     return kernels
 
 
 #: Fused composite ops the CUDA backend runs natively, with the OpenCL backend's adapters.
-FUSED = ("relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward", "adam_step_")
+FUSED = ("relu", "relu_backward", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward",
+         "max_pool2d_with_indices_backward", "adam_step_")
 
 
 if __name__ == "__main__":

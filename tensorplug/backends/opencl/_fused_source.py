@@ -8,9 +8,10 @@ them. Sums accumulate in ``ACC`` (double where the device has float64, as the re
 PoCL runs each work-group on one core and vectorizes across its work-items only for straight
 code, so the kernels give each work-item a run of work with its own vector loop: a row (softmax
 over the last dim, one cross-entropy sample, one layer_norm row; ``VW`` elements per vector
-load, in small groups so that few rows still spread over the cores), 16 neighbouring pooling
-windows, one row of im2col/col2im, or a CONV_ROWS x CW block of a convolution's results kept in
-vectors. Elementwise kernels (relu, Adam, SGD) are one work-item per element.
+load, in small groups so that few rows still spread over the cores), a row of pooling windows
+(``VW`` windows per vector; the scalar max_pool2d that CUDA also runs takes 16), a plane of a
+pooling gradient, one row of im2col/col2im, or a CONV_ROWS x CW block of a convolution's results
+kept in vectors. Elementwise kernels (relu, Adam, SGD) are one work-item per element.
 """
 from __future__ import annotations
 
@@ -143,12 +144,14 @@ __kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long 
     ST(o, io, {relu});
 }}
 
-/* Max pooling, forward and backward. A window's first maximum: its taps inside the input in
-   row-major order, a larger value or the first NaN replacing the running one; the first tap
-   inside the input when nothing beats it (every value -inf: PyTorch's rule, and the CPU's);
-   index h * W + w, or -1 for a window with no tap inside the input. */
+/* Max pooling. A window's maximum: its taps inside the input in row-major order, a larger value
+   or any NaN replacing the running one (PyTorch 2.13's `val > max || isnan(val)`: the first of
+   equal maxima, the last of several NaN); the first tap inside the input when nothing beats it
+   (every value -inf: PyTorch's rule, and the CPU's); index h * W + w, or -1 for a window with no
+   tap inside the input. The floating dtypes have a faster kernel on PoCL (max_pool2d_rows); this
+   one is for the other dtypes and for CUDA, which compiles the fused program's scalar items. */
 #define TP_POOL_CHUNK 16
-#define TP_BEATS(v, m, b) ((b) < 0 || (v) > (m) || (TP_ISNAN(v) && !TP_ISNAN(m)))
+#define TP_BEATS(v, m, b) ((b) < 0 || (v) > (m) || TP_ISNAN(v))
 
 /* The maxima of up to TP_POOL_CHUNK windows of one output row (oh, ow0 ...): the tap loops
    outside, the windows inside, so that the inner loop is over neighbouring windows. */
@@ -192,31 +195,6 @@ __kernel void max_pool2d(__global T* o, long oo, __global long* ix, long oi, int
     long at = row * OW + ow0;
     for (int q = 0; q < count; ++q) ST(o, oo + at + q, m[q]);
     if (with_indices) for (int q = 0; q < count; ++q) ix[oi + at + q] = best[q];
-}}
-
-/* max_pool2d's gradient, one (N, C) plane per work-item: zeros, then each output's gradient
-   added to its window's first maximum, in output order (what scatter-adding them gives). */
-__kernel void max_pool2d_backward(__global T* gi, long ogi, __global const T* g, long og, long sgn, long sgc,
-                                  long sgh, long sgw, __global const T* x, long ox, long sxn, long sxc, long sxh,
-                                  long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw,
-                                  int ph, int pw, int dh, int dw, long planes) {{
-    long plane = get_global_id(0);
-    if (plane >= planes) return;
-    long pn = plane / C_, pc = plane % C_;
-    long base = ox + pn * sxn + pc * sxc, gbase = og + pn * sgn + pc * sgc;
-    __global T* out = gi + ogi + plane * H * W;
-    for (long j = 0; j < (long)H * W; ++j) ST(out, j, (C)0);
-    C m[TP_POOL_CHUNK];
-    long best[TP_POOL_CHUNK];
-    for (int oh = 0; oh < OH; ++oh) {{
-        for (int ow0 = 0; ow0 < OW; ow0 += TP_POOL_CHUNK) {{
-            tp_pool_row(x, base, sxh, sxw, H, W, OW, oh, ow0, kh, kw, sh, sw, ph, pw, dh, dw, m, best);
-            int count = min(TP_POOL_CHUNK, OW - ow0);
-            for (int q = 0; q < count; ++q) {{
-                if (best[q] >= 0) ST(out, best[q], LD(out, best[q]) + LD(g, gbase + oh * sgh + (ow0 + q) * sgw));
-            }}
-        }}
-    }}
 }}
 
 /* dst (B, R, CC) contiguous = src (B, R, CC) at any strides (a transposed matrix, for one), one
@@ -272,12 +250,157 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
 """)
     if k == "f":
         src.append(_floating(dtype, acc))
+        src.append(_pooling(dtype))
         src.append(_smooth_l1())
         if dtype in _GELU_DTYPES:
             src.append(_gelu(DTYPES[dtype][1] == "float"))
     if dtype in CONV_COLS:
         src.append(_convolutions(dtype))
     return "".join(src)
+
+
+def _pooling(dtype: str) -> str:
+    """Max and average pooling of the floating dtypes on PoCL, and the pooling gradients (issue 14).
+
+    The forward kernels take one output row per work-item and ``VW`` neighbouring windows per
+    vector: each tap is a vector of VW elements (one per window, gathered at the stride), compared
+    or added lane by lane under a mask for the taps in the padding or past the row's end. PoCL
+    keeps the lanes in registers; with scalar windows in private arrays (max_pool2d) the same
+    work ran 2-3x slower. The gradients take one (N, C) plane per work-item: zeros, then each
+    output's gradient added to the elements it came from in output order, which is PyTorch's
+    order (so the sums round as PyTorch's CPU kernels round)."""
+    compute = DTYPES[dtype][1]
+    lanes = f"{'long' if compute == 'double' else 'int'}{VW}"  # a comparison of two CV gives this type
+    lane_ids = ", ".join(str(q) for q in range(VW))
+    gathered = ", ".join(f"LD(r, (long)c.s{q:x} * sxw)" for q in range(VW))
+    max_stores = "".join(f"""
+        if (ow + {q} < OW) {{ ST(orow, ow + {q}, m.s{q:x}); if (with_indices) irow[ow + {q}] = best.s{q:x}; }}"""
+                         for q in range(VW))
+    divisors = ", ".join(f"(C)count.s{q:x}" for q in range(VW))
+    avg_stores = "".join(f"""
+        if (ow + {q} < OW) ST(orow, ow + {q}, s.s{q:x} / d.s{q:x});""" for q in range(VW))
+    return f"""
+typedef {lanes} PV;
+/* The taps of VW windows of a row: c the clamped column of each lane's tap (0 where a lane has
+   none), in the lanes whose tap lies inside the row. */
+#define TP_POOL_TAP(cols, live) PV in = (live) & ((cols) >= 0) & ((cols) < W); PV c = in ? (cols) : (PV)(0); \
+    CV v = (CV)({gathered});
+
+/* max_pool2d of a (N, C, H, W) input at any strides into contiguous (N, C, OH, OW) values and,
+   with_indices, their int64 indices. */
+__kernel void max_pool2d_rows(__global T* o, long oo, __global long* ix, long oi, int with_indices,
+                              __global const T* x, long ox, long sxn, long sxc, long sxh, long sxw, long C_, int H,
+                              int W, int OH, int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+                              long rows) {{
+    long i = get_global_id(0);
+    if (i >= rows) return;
+    int oh = (int)(i % OH);
+    long plane = i / OH;
+    __global const T* base = x + ox + (plane / C_) * sxn + (plane % C_) * sxc;
+    int h0 = oh * sh - ph;
+    int ki0 = h0 >= 0 ? 0 : (-h0 + dh - 1) / dh, ki1 = min(kh, (H - h0 + dh - 1) / dh);
+    __global T* orow = o + oo + i * OW;
+    __global long* irow = ix + oi + i * OW;
+    PV lane = (PV)({lane_ids});
+    for (int ow = 0; ow < OW; ow += {VW}) {{
+        PV first = (lane + ow) * sw - pw, live = (lane + ow) < OW;
+        CV m = (CV)(-INFINITY);
+        PV best = (PV)(-1);
+        for (int ki = ki0; ki < ki1; ++ki) {{
+            int ih = h0 + ki * dh;
+            __global const T* r = base + ih * sxh;
+            PV at = (PV)(ih) * W;
+            for (int kj = 0; kj < kw; ++kj) {{
+                TP_POOL_TAP(first + kj * dw, live)
+                PV take = in & ((best < 0) | (v > m) | (v != v));
+                m = take ? v : m;
+                best = take ? at + c : best;
+            }}
+        }}{max_stores}
+    }}
+}}
+
+/* avg_pool2d of a (N, C, H, W) input at any strides into a contiguous (N, C, OH, OW) output: each
+   window's taps inside the input summed in row-major order (the padding adds zeros) in the
+   compute type, as PyTorch's CPU kernel sums, then divided as PyTorch divides (nn/_pooling.py's
+   window_counts: a window ends at most at the far padding's end; without count_include_pad
+   only the input's own elements count; a divisor_override replaces both). */
+__kernel void avg_pool2d(__global T* o, long oo, __global const T* x, long ox, long sxn, long sxc, long sxh,
+                         long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw, int ph,
+                         int pw, int count_include_pad, long divisor_override, long rows) {{
+    long i = get_global_id(0);
+    if (i >= rows) return;
+    int oh = (int)(i % OH);
+    long plane = i / OH;
+    __global const T* base = x + ox + (plane / C_) * sxn + (plane % C_) * sxc;
+    int hs = oh * sh - ph, he = min(hs + kh, H + ph);
+    int h0 = max(hs, 0), h1 = min(he, H);
+    __global T* orow = o + oo + i * OW;
+    PV lane = (PV)({lane_ids});
+    for (int ow = 0; ow < OW; ow += {VW}) {{
+        PV ws = (lane + ow) * sw - pw, live = (lane + ow) < OW;
+        PV we = ws + kw < W + pw ? ws + kw : (PV)(W + pw);
+        CV s = (CV)(0);
+        for (int y = h0; y < h1; ++y) {{
+            __global const T* r = base + y * sxh;
+            for (int kj = 0; kj < kw; ++kj) {{
+                TP_POOL_TAP(ws + kj, live)
+                s += in ? v : (CV)(0);
+            }}
+        }}
+        PV w0 = ws > 0 ? ws : (PV)(0), w1 = we < W ? we : (PV)(W);
+        PV count = divisor_override != 0 ? (PV)(divisor_override)
+                   : (count_include_pad ? (PV)(he - hs) * (we - ws) : (PV)(h1 - h0) * (w1 - w0));
+        CV d = (CV)({divisors});{avg_stores}
+    }}
+}}
+
+/* max_pool2d's gradient through the forward's int64 indices (at any strides): each output's
+   gradient added where its index points inside its plane (an index outside is skipped). */
+__kernel void max_pool2d_scatter(__global T* gi, long ogi, __global const T* g, long og, long sgn, long sgc, long sgh,
+                                 long sgw, __global const long* ix, long oi, long sixn, long sixc, long sixh, long sixw,
+                                 long C_, int H, int W, int OH, int OW, long planes) {{
+    long plane = get_global_id(0);
+    if (plane >= planes) return;
+    long pn = plane / C_, pc = plane % C_, hw = (long)H * W;
+    __global const T* gp = g + og + pn * sgn + pc * sgc;
+    __global const long* ip = ix + oi + pn * sixn + pc * sixc;
+    __global T* out = gi + ogi + plane * hw;
+    for (long j = 0; j < hw; ++j) ST(out, j, (C)0);
+    for (int oh = 0; oh < OH; ++oh) {{
+        for (int ow = 0; ow < OW; ++ow) {{
+            long at = ip[oh * sixh + ow * sixw];
+            if (at >= 0 && at < hw) ST(out, at, LD(out, at) + LD(gp, oh * sgh + ow * sgw));
+        }}
+    }}
+}}
+
+/* avg_pool2d's gradient: each output's gradient divided by its window's divisor (avg_pool2d's)
+   and added to the window's elements inside the input. */
+__kernel void avg_pool2d_backward(__global T* gi, long ogi, __global const T* g, long og, long sgn, long sgc, long sgh,
+                                  long sgw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw,
+                                  int ph, int pw, int count_include_pad, long divisor_override, long planes) {{
+    long plane = get_global_id(0);
+    if (plane >= planes) return;
+    long pn = plane / C_, pc = plane % C_, hw = (long)H * W;
+    __global const T* gp = g + og + pn * sgn + pc * sgc;
+    __global T* out = gi + ogi + plane * hw;
+    for (long j = 0; j < hw; ++j) ST(out, j, (C)0);
+    for (int oh = 0; oh < OH; ++oh) {{
+        int hs = oh * sh - ph, he = hs + kh < H + ph ? hs + kh : H + ph;
+        int h0 = hs > 0 ? hs : 0, h1 = he < H ? he : H;
+        for (int ow = 0; ow < OW; ++ow) {{
+            int ws = ow * sw - pw, we = ws + kw < W + pw ? ws + kw : W + pw;
+            int w0 = ws > 0 ? ws : 0, w1 = we < W ? we : W;
+            long div = divisor_override != 0 ? divisor_override
+                       : (count_include_pad ? (long)(he - hs) * (we - ws) : (long)(h1 - h0) * (w1 - w0));
+            C delta = LD(gp, oh * sgh + ow * sgw) / (C)div;
+            for (int y = h0; y < h1; ++y)
+                for (int xx = w0; xx < w1; ++xx) ST(out, y * W + xx, LD(out, y * W + xx) + delta);
+        }}
+    }}
+}}
+"""
 
 
 def _smooth_l1() -> str:
@@ -304,34 +427,6 @@ C tp_smooth_l1_slope(C d, C beta) {{
     if (beta == 0) return (C)((d > 0) - (d < 0));
     C s = beta == 1 ? d : d / beta;
     return s > 1 ? (C)1 : (s < -1 ? (C)-1 : s);
-}}
-
-/* avg_pool2d of a (N, C, H, W) input at any strides into a contiguous (N, C, OH, OW) output: one
-   work-item per output, its window's taps inside the input summed in row-major order (the
-   padding adds zeros), divided as PyTorch divides (nn/_pooling.py's window_counts: a window ends
-   at most at the far padding's end; without count_include_pad only the input's own elements
-   count; a divisor_override replaces both). The decomposition is a padded copy, a windowed sum
-   and a broadcast division: 39 ms against PyTorch's 3.7 for 64x64x28x28 on PoCL. */
-__kernel void avg_pool2d(__global T* o, long oo, __global const T* x, long ox, long sxn, long sxc, long sxh,
-                         long sxw, long C_, int H, int W, int OH, int OW, int kh, int kw, int sh, int sw, int ph,
-                         int pw, int count_include_pad, long divisor_override, long n) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
-    int ow = (int)(i % OW);
-    long t = i / OW;
-    int oh = (int)(t % OH);
-    t /= OH;
-    long c = t % C_, b = t / C_;
-    int hs = oh * sh - ph, ws = ow * sw - pw;
-    int he = hs + kh < H + ph ? hs + kh : H + ph, we = ws + kw < W + pw ? ws + kw : W + pw;
-    long pool = (long)(he - hs) * (long)(we - ws);
-    int h0 = hs < 0 ? 0 : hs, w0 = ws < 0 ? 0 : ws, h1 = he > H ? H : he, w1 = we > W ? W : we;
-    __global const T* base = x + ox + b * sxn + c * sxc;
-    ACC s = 0;
-    for (int y = h0; y < h1; ++y)
-        for (int xx = w0; xx < w1; ++xx) s += (ACC)LD(base, y * sxh + xx * sxw);
-    long div = divisor_override != 0 ? divisor_override : (count_include_pad ? pool : (long)(h1 - h0) * (long)(w1 - w0));
-    ST(o, oo + i, (C)s / (C)div);
 }}
 
 /* reduction "none": the loss of each element. */

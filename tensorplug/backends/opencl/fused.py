@@ -1,7 +1,8 @@
 """Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
 composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
-layer_norm, max_pool2d (with its indices and its gradient), conv2d and both halves of its
-gradient, adam_step_, sgd_step_, linear, smooth_l1_loss with its gradient, and gelu with its gradient.
+layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
+gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
+with its gradient, and gelu with its gradient.
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -25,6 +26,7 @@ __all__ = ["table"]
 _FAMILY = "fused"
 _REDUCE_GROUP = 256  # nll_reduce's reqd_work_group_size
 _POOL_CHUNK = 16  # TP_POOL_CHUNK: outputs per work-item of max_pool2d
+_POOL_GROUP = 16  # work-group size of the pooling kernels that take a row or a plane per work-item
 _WEIGHT_GRAD_ITEMS = 64  # work-items conv2d's weight gradient aims for at least
 _WEIGHT_GRAD_PART_BYTES = 256 * 1024  # the transposed gradient per part of its images, at most
 _WEIGHT_GRAD_MAX_PARTS = 64  # partial sums of the weight gradient, at most
@@ -316,7 +318,17 @@ def _geometry(kernel, stride, padding, dilation) -> tuple:
     return (*kernel, *stride, *padding, *dilation)
 
 
-def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, with_indices: bool):
+def _pool_global(items: int) -> tuple:
+    return ((items + _POOL_GROUP - 1) // _POOL_GROUP * _POOL_GROUP,), (_POOL_GROUP,)
+
+
+def _rows_kernel(input, vector: bool) -> bool:
+    """Whether max pooling takes max_pool2d_rows (floating dtypes, PoCL's vector code) over the
+    scalar max_pool2d (other dtypes, and CUDA, which compiles only the scalar code)."""
+    return vector and input.dtype.is_floating_point
+
+
+def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, with_indices: bool, vector: bool):
     import tensorplug  # the public dtype, imported late: the package is still loading when this module is
 
     n, c, h, w = input.shape
@@ -324,28 +336,73 @@ def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, with_indices:
                    for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
     out = input.new_empty((n, c) + out_hw)
     indices = input.new_empty(out.shape, dtype=tensorplug.int64) if with_indices else None
-    # one work-item per _POOL_CHUNK outputs of a row
-    items = n * c * out_hw[0] * (-(-out_hw[1] // _POOL_CHUNK))
-    if items:
+    rows = n * c * out_hw[0]
+    if rows and out_hw[1]:
         state = _state(input)
         ibuf, ioff = _operand(indices) if with_indices else (out.untyped_storage().buffer, 0)
-        g, l = _global(items, state)
-        _fk(state, input.dtype.name, "max_pool2d")(
-            state.queue, g, l, *_operand(out), ibuf, ioff, int(with_indices), *_operand(input), *input.stride(), c, h,
-            w, *out_hw, *_geometry(kernel, stride, padding, dilation), items)
+        geometry = (*input.stride(), c, h, w, *out_hw, *_geometry(kernel, stride, padding, dilation))
+        if _rows_kernel(input, vector):
+            g, l = _pool_global(rows)  # one work-item per output row
+            _fk(state, input.dtype.name, "max_pool2d_rows")(
+                state.queue, g, l, *_operand(out), ibuf, ioff, int(with_indices), *_operand(input), *geometry, rows)
+        else:
+            items = rows * (-(-out_hw[1] // _POOL_CHUNK))  # one work-item per _POOL_CHUNK outputs of a row
+            g, l = _global(items, state)
+            _fk(state, input.dtype.name, "max_pool2d")(
+                state.queue, g, l, *_operand(out), ibuf, ioff, int(with_indices), *_operand(input), *geometry, items)
     return (out, indices) if with_indices else out
 
 
-def _max_pool2d(input, kernel, stride, padding, dilation, ceil_mode):
-    if input.dtype.name == "bool":
-        return _decomposition("max_pool2d")(input, kernel, stride, padding, dilation, ceil_mode)
-    return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, False)
+def _max_pool2d(vector: bool):
+    def kernel(input, kernel, stride, padding, dilation, ceil_mode):
+        if input.dtype.name == "bool":
+            return _decomposition("max_pool2d")(input, kernel, stride, padding, dilation, ceil_mode)
+        return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, False, vector)
+
+    return kernel
 
 
-def _max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode):
-    if input.dtype.name == "bool":
-        return _decomposition("max_pool2d_with_indices")(input, kernel, stride, padding, dilation, ceil_mode)
-    return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, True)
+def _max_pool2d_with_indices(vector: bool):
+    def kernel(input, kernel, stride, padding, dilation, ceil_mode):
+        if input.dtype.name == "bool":
+            return _decomposition("max_pool2d_with_indices")(input, kernel, stride, padding, dilation, ceil_mode)
+        return _max_pool(input, kernel, stride, padding, dilation, ceil_mode, True, vector)
+
+    return kernel
+
+
+def _scatter_max_grad(grad, input, indices):
+    """grad added into zeros shaped as input where ``indices`` point (max_pool2d_scatter)."""
+    n, c, h, w = input.shape
+    grad_input = input.new_empty(input.shape)
+    planes = n * c  # one work-item per plane: outputs whose indices meet add in output order
+    if planes and h * w:
+        state = _state(input)
+        g, l = _pool_global(planes)
+        _fk(state, input.dtype.name, "max_pool2d_scatter")(
+            state.queue, g, l, *_operand(grad_input), *_operand(grad), *grad.stride(), *_operand(indices),
+            *indices.stride(), c, h, w, *grad.shape[2:], planes)
+    return grad_input
+
+
+def _max_pool2d_backward(vector: bool):
+    """The gradient without the forward's indices: the forward again for them, then their scatter
+    (the search and the scatter in one kernel, a plane per work-item, took 2-3x as long on PoCL)."""
+
+    def kernel(grad, input, kernel, stride, padding, dilation, ceil_mode):
+        if grad.dtype is not input.dtype or not input.dtype.is_floating_point:
+            return _decomposition("max_pool2d_backward")(grad, input, kernel, stride, padding, dilation, ceil_mode)
+        indices = _max_pool(input, kernel, stride, padding, dilation, ceil_mode, True, vector)[1]
+        return _scatter_max_grad(grad, input, indices)
+
+    return kernel
+
+
+def _max_pool2d_with_indices_backward(grad, input, indices, kernel, stride, padding, dilation, ceil_mode):
+    if grad.dtype is not input.dtype or not input.dtype.is_floating_point:
+        return _decomposition("max_pool2d_with_indices_backward")(grad, input, indices, kernel, stride, padding,
+                                                                  dilation, ceil_mode)
+    return _scatter_max_grad(grad, input, indices)
 
 
 def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -355,29 +412,30 @@ def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, di
     n, c, h, w = input.shape
     oh, ow = (_pool_out(size, k, s, p, 1, ceil_mode) for size, k, s, p in zip((h, w), kernel, stride, padding))
     out = input.new_empty((n, c, oh, ow))
-    count = n * c * oh * ow
-    if count == 0:
+    rows = n * c * oh
+    if rows == 0 or ow == 0:
         return out
     state = _state(input)
-    g, l = _global(count, state)
+    g, l = _pool_global(rows)  # one work-item per output row
     _fk(state, input.dtype.name, "avg_pool2d")(state.queue, g, l, *_operand(out), *_operand(input), *input.stride(), c,
                                                h, w, oh, ow, *kernel, *stride, *padding, int(count_include_pad),
-                                               int(divisor_override or 0), count)
+                                               int(divisor_override or 0), rows)
     return out
 
 
-def _max_pool2d_backward(grad, input, kernel, stride, padding, dilation, ceil_mode):
-    if grad.dtype is not input.dtype or not input.dtype.is_floating_point:
-        return _decomposition("max_pool2d_backward")(grad, input, kernel, stride, padding, dilation, ceil_mode)
+def _avg_pool2d_backward(grad, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if grad.dtype is not input.dtype or not input.dtype.is_floating_point or input.ndim != 4:
+        return _decomposition("avg_pool2d_backward")(grad, input, kernel, stride, padding, ceil_mode,
+                                                     count_include_pad, divisor_override)
     n, c, h, w = input.shape
     grad_input = input.new_empty(input.shape)
-    planes = n * c  # one work-item per plane: overlapping windows add into one place in order
+    planes = n * c  # one work-item per plane: overlapping windows add in output order
     if planes and h * w:
         state = _state(input)
-        g, l = _rows_global(planes)
-        _fk(state, input.dtype.name, "max_pool2d_backward")(
-            state.queue, g, l, *_operand(grad_input), *_operand(grad), *grad.stride(), *_operand(input),
-            *input.stride(), c, h, w, *grad.shape[2:], *_geometry(kernel, stride, padding, dilation), planes)
+        g, l = _pool_global(planes)
+        _fk(state, input.dtype.name, "avg_pool2d_backward")(
+            state.queue, g, l, *_operand(grad_input), *_operand(grad), *grad.stride(), c, h, w, *grad.shape[2:],
+            *kernel, *stride, *padding, int(count_include_pad), int(divisor_override or 0), planes)
     return grad_input
 
 
@@ -704,13 +762,16 @@ def _sgd_step(param, grad, momentum_buffer, lr, momentum, dampening, weight_deca
     return param
 
 
-def table() -> dict:
-    """Op name -> fused kernel, for the composite ops this backend runs natively."""
+def table(vector: bool = True) -> dict:
+    """Op name -> fused kernel, for the composite ops this backend runs natively. ``vector=False``
+    gives adapters that launch only the program's scalar kernels (CUDA compiles no others)."""
     return {
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
         "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
-        "max_pool2d": _max_pool2d, "max_pool2d_with_indices": _max_pool2d_with_indices,
-        "max_pool2d_backward": _max_pool2d_backward, "avg_pool2d": _avg_pool2d, "conv2d": _conv2d,
+        "max_pool2d": _max_pool2d(vector), "max_pool2d_with_indices": _max_pool2d_with_indices(vector),
+        "max_pool2d_backward": _max_pool2d_backward(vector),
+        "max_pool2d_with_indices_backward": _max_pool2d_with_indices_backward, "avg_pool2d": _avg_pool2d,
+        "avg_pool2d_backward": _avg_pool2d_backward, "conv2d": _conv2d,
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,

@@ -208,7 +208,7 @@ struct PoolGeometry {
 
 // One output row's window maxima and their flat indices, tap by tap (row-major tap order) over
 // the whole row, which keeps the inner loop short and branch-light. A value replaces the current
-// maximum when it is larger, or when it is the first NaN.
+// maximum when it is larger, or when it is NaN (so the last NaN wins).
 struct RowTaps {
     std::vector<int64_t> xlo, xhi, first;  // per kj: outputs whose tap lies inside; per x: its first tap
 };
@@ -249,8 +249,9 @@ template <class T> inline T select_bits(bool take, T a, T b) {
 
 inline int64_t select_index(bool take, int64_t a, int64_t b) { return b ^ ((a ^ b) & -int64_t(take)); }
 
-// A value replaces the running maximum when it is larger, or when it is the first NaN.
-template <class T> inline bool beats(T v, T cur) { return (v > cur) | ((v != v) & (cur == cur)); }
+// A value replaces the running maximum when it is larger, or when it is NaN: PyTorch 2.13's rule
+// (`val > max || isnan(val)`), so of equal maxima the first wins and of several NaN the last.
+template <class T> inline bool beats(T v, T cur) { return (v > cur) | (v != v); }
 
 template <class T>
 void row_argmax(const PoolGeometry& g, const T* plane, const int64_t* as, int64_t y, const RowTaps& t, T* m,
@@ -284,9 +285,10 @@ int64_t pool_chunks(const PoolGeometry& g) {
     return work >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
 }
 
-// Each output is the maximum of its window's taps inside the input (padding is -inf), the first
-// maximum in row-major tap order winning, a NaN winning for good; its index is the tap's flat
-// position h * W + w in the input plane (the first tap inside the input when every value is -inf).
+// Each output is the maximum of its window's taps inside the input (padding is -inf): the first
+// maximum in row-major tap order, or the last NaN where the window holds any; its index is the
+// tap's flat position h * W + w in the input plane (the first tap inside the input when every
+// value is -inf).
 template <class T>
 void max_pool_T(const PoolGeometry& g, Operand& out, Operand* indices, Operand& a) {
     const int64_t *as = a.strides, *os = out.strides;
