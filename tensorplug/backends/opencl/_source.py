@@ -536,8 +536,6 @@ def reduce(dtype: str, fp64: bool) -> str:
     acc = accumulator(dtype, fp64)
     sum_out = dtype if k == "f" else "int64"
     src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
-    if DTYPES[dtype][0] not in ("half", "ushort"):  # stored as what it computes in: loads as a vector
-        src.append(f"#define TP_VSUM {acc}8\n#define TP_VSUM_CONVERT(v) convert_{acc}8(v)\n")
     kept = f"int kd, {_dims('k')}, {_dims('ko')}, {_dims('ka')}, int rd, {_dims('r')}, {_dims('ra')}"
     setup = f"""
     long i = get_global_id(0);
@@ -630,18 +628,8 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
 # A contiguous run of a sum in 8 independent accumulators, then added pairwise: one accumulator
 # is a chain of dependent additions that neither the CPU's pipelines nor PoCL's vectorizer can
 # overlap without reassociating (contraction is off, helpers.cl), 4 cycles per element (sum of
-# 1e7 float32 22.7 ms against PyTorch's 7.2). On OpenCL, where the storage type loads as a
-# vector (TP_VSUM: not the 16-bit floats), the eight accumulators are the lanes of one vector
-# (vload8, converted to ACC): the same partial sums and the same final additions, bit for bit,
-# but one vector load and add per eight elements where PoCL compiled the scalars as scalars
-# (each work-item's range is contiguous, the work-items' ranges are not, so PoCL cannot vectorize
-# across them). Plain scalars elsewhere, so that NVRTC takes it as well.
+# 1e7 float32 22.7 ms against PyTorch's 7.2). Plain scalars, so that NVRTC takes it as well.
 _SUM_UNROLLED = """if (inner_st == 1) {
-#if defined(__OPENCL_VERSION__) && defined(TP_VSUM)
-            TP_VSUM v = 0;
-            for (; j + 8 <= jend; j += 8) v += TP_VSUM_CONVERT(vload8(0, a + ia + j));
-            s += ((v.s0 + v.s1) + (v.s2 + v.s3)) + ((v.s4 + v.s5) + (v.s6 + v.s7));
-#else
             ACC p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
             for (; j + 8 <= jend; j += 8) {
                 __global const T* q = a + ia + j;
@@ -649,7 +637,6 @@ _SUM_UNROLLED = """if (inner_st == 1) {
                 p4 += (ACC)LD(q, 4); p5 += (ACC)LD(q, 5); p6 += (ACC)LD(q, 6); p7 += (ACC)LD(q, 7);
             }
             s += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));
-#endif
         }"""
 
 
