@@ -24,6 +24,11 @@ Every worker runs with the same thread settings: ``OMP_WAIT_POLICY=PASSIVE`` (te
 backend asks for it: OpenMP threads spinning between kernels starve the BLAS threads on 2 cores)
 and ``--threads`` threads (default: every core this process may use), through
 ``OMP_NUM_THREADS`` and the library's own ``set_num_threads`` where it has one.
+tensorplug's load-adaptive thread count is off in the workers (``TENSORPLUG_ADAPTIVE_THREADS=0``):
+it samples the machine every 50 ms, and the turns the workers take are shorter, so it read the
+other library's turn as a competitor and timed tensorplug's next turn on one thread (sigmoid of
+1.28e6 float32 1.27 ms against 0.65 on two; csrc/threads.cpp). The libraries take turns here,
+they never compete; a test with a real competitor is the busy-machine row of the README.
 A column whose library is not installed, or whose device cannot run, is left out with a note.
 """
 from __future__ import annotations
@@ -105,6 +110,7 @@ class _Worker:
         self.column = column
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        env.setdefault("TENSORPLUG_ADAPTIVE_THREADS", "0")  # see the module docstring
         self.process = subprocess.Popen(
             [sys.executable, os.path.abspath(script), "--worker", column, "--threads", str(threads)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
