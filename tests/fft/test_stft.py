@@ -95,7 +95,7 @@ def test_errors_are_pytorchs():
     with pytest.raises(RuntimeError, match="expected a 1D window tensor of size equal to win_length"):
         tp.stft(x, 16, window=tp.ones(8, dtype=tp.float64), return_complex=True)
     with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding input dimension"):
-        tp.stft(tp.ones(5), 16, return_complex=True)
+        tp.stft(tp.ones(5), 16, window=tp.ones(16), return_complex=True)
     with pytest.raises(RuntimeError, match="window overlap add min"):
         uncentered = tp.stft(x, 16, window=tp.hann_window(16, dtype=tp.float64), center=False, return_complex=True)
         tp.istft(uncentered, 16, window=tp.hann_window(16, dtype=tp.float64), center=False)
@@ -104,6 +104,9 @@ def test_errors_are_pytorchs():
     with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
         tp.fft._stft._warned.discard("return_complex")
         tp.stft(x, 16, window=tp.ones(16, dtype=tp.float64), return_complex=False)
+    with pytest.warns(UserWarning, match="A window was not provided"):  # once per process, as PyTorch's
+        tp.fft._stft._warned.discard("stft_window")
+        tp.stft(x, 16, return_complex=True)
 
 
 def test_gradients_through_stft_and_istft():
