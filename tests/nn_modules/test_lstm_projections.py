@@ -74,3 +74,30 @@ def test_packed_sequences_match_torch(device):
                                                                   enforce_sorted=False))
     np.testing.assert_allclose(out_p.data.detach().cpu().numpy(), out_t.data.detach().numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h_p.detach().cpu().numpy(), h_t.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _numpy_lstm_projected(x, params, h, c):
+    """One layer, one direction of an LSTM with projections in float64 NumPy: x (T, N, I)."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = params
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    outputs = []
+    for t in range(x.shape[0]):
+        gates = x[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+        i, f, g, o = np.split(gates, 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = (sigmoid(o) * np.tanh(c)) @ w_hr.T
+        outputs.append(h)
+    return np.stack(outputs), h, c
+
+
+def test_values_match_a_numpy_recurrence(device):
+    """Without PyTorch: one layer against the recurrence written out in NumPy (float64)."""
+    model = tp.nn.LSTM(4, 6, proj_size=2, dtype=tp.float64)
+    params = [getattr(model, name).detach().numpy().copy() for name in
+              ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_hr_l0")]
+    x = np.random.default_rng(5).standard_normal((5, 3, 4))
+    want_out, want_h, want_c = _numpy_lstm_projected(x, params, np.zeros((3, 2)), np.zeros((3, 6)))
+    out, (h, c) = model.to(device)(tp.tensor(x, device=device))
+    np.testing.assert_allclose(out.detach().cpu().numpy(), want_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h[0].detach().cpu().numpy(), want_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c[0].detach().cpu().numpy(), want_c, rtol=1e-12, atol=1e-12)

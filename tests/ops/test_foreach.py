@@ -12,7 +12,7 @@ try:
 except ImportError:  # the reference; tensorplug itself does not need it
     torch = None
 
-pytestmark = pytest.mark.skipif(torch is None, reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
 
 SHAPES = [(3,), (2, 4), ()]
 
@@ -35,6 +35,7 @@ def _same(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
+@needs_torch
 @pytest.mark.parametrize("name", sorted(n for n in foreach.__all__ if n[9:].rstrip("_") in foreach._UNARY))
 def test_unary(name, device):
     positive = any(k in name for k in ("log", "sqrt", "rsqrt", "acos", "asin", "lgamma"))
@@ -48,6 +49,7 @@ def test_unary(name, device):
         _same(list(got), list(want))
 
 
+@needs_torch
 @pytest.mark.parametrize("name", sorted(n for n in foreach.__all__ if n[9:].rstrip("_") in foreach._BINARY))
 @pytest.mark.parametrize("other", ["list", "number", "numbers"])
 def test_binary(name, other, device):
@@ -63,6 +65,7 @@ def test_binary(name, other, device):
     _same(ours if name.endswith("_") else list(got), theirs if name.endswith("_") else list(want))
 
 
+@needs_torch
 @pytest.mark.parametrize("name", ["addcmul", "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_"])
 def test_three_operand_ops(name, device):
     ours, theirs = _lists(tp, device, 3), _lists(torch, "cpu", 3)
@@ -76,6 +79,7 @@ def test_three_operand_ops(name, device):
     _same(ours if name.endswith("_") else list(got), theirs if name.endswith("_") else list(want))
 
 
+@needs_torch
 def test_reductions_copies_and_errors(device):
     ours, theirs = _lists(tp, device, 6), _lists(torch, "cpu", 6)
     _same(list(tp._foreach_norm(ours)), list(torch._foreach_norm(theirs)))
@@ -90,6 +94,34 @@ def test_reductions_copies_and_errors(device):
         tp._foreach_add(ours, ours[:1])
     with pytest.raises(TypeError, match="unexpected keyword argument 'alpha'"):
         tp._foreach_mul(ours, 2.0, alpha=2)
+
+
+@pytest.mark.parametrize("name,reference", [
+    ("_foreach_mul", lambda a, b: a * b), ("_foreach_add", lambda a, b: a + b), ("_foreach_div", lambda a, b: a / b),
+    ("_foreach_maximum", np.maximum), ("_foreach_pow", np.power)])
+def test_binary_against_numpy(name, reference, device):
+    """Without PyTorch: each list element against NumPy in float64, list and number operands."""
+    ours, others = _lists(tp, device, 8, True), _lists(tp, device, 9, True)
+    arrays, other_arrays = [a.copy() for a in _host(ours)], [a.copy() for a in _host(others)]
+    for got, a, b in zip(getattr(tp, name)(ours, others), arrays, other_arrays):
+        np.testing.assert_allclose(got.cpu().numpy(), reference(a, b), rtol=1e-12, atol=1e-12)
+    for got, a in zip(getattr(tp, name)(ours, 0.5), arrays):
+        np.testing.assert_allclose(got.cpu().numpy(), reference(a, 0.5), rtol=1e-12, atol=1e-12)
+    assert getattr(tp, name + "_")(ours, others) is ours
+    for got, a, b in zip(ours, arrays, other_arrays):
+        np.testing.assert_allclose(got.cpu().numpy(), reference(a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_unary_and_norm_against_numpy(device):
+    ours = _lists(tp, device, 10, True)
+    arrays = [a.copy() for a in _host(ours)]
+    for got, a in zip(tp._foreach_sqrt(ours), arrays):
+        np.testing.assert_allclose(got.cpu().numpy(), np.sqrt(a), rtol=1e-12)
+    for got, a in zip(tp._foreach_norm(ours), arrays):
+        np.testing.assert_allclose(float(got), np.sqrt((a * a).sum()), rtol=1e-12)
+    tp._foreach_addcmul_(ours, ours, ours, value=2.0)
+    for got, a in zip(ours, arrays):
+        np.testing.assert_allclose(got.cpu().numpy(), a + 2.0 * a * a, rtol=1e-12)
 
 
 def test_ema_of_weights(device):
