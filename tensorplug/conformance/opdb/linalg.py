@@ -59,6 +59,15 @@ def _renorm_ref(x, p, dim, maxnorm):
     return x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
 
+def _matrix_exp_ref(x):
+    """exp of each matrix by its eigendecomposition, V exp(L) V^-1 (another method than the
+    scaled Taylor series tensorplug runs); the samples are small random matrices, whose
+    eigenvectors are well conditioned."""
+    values, vectors = np.linalg.eig(x.astype(np.float64))
+    result = vectors @ (np.exp(values)[..., :, None] * np.linalg.inv(vectors))
+    return result.real
+
+
 ENTRIES = [
     OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80)), ones=True), dtypes=DTYPES, method="matmul",
             grad_samples=_grad([("matrix", (2, 3), (3, 2)), ("batched", (2, 2, 3), (3, 2))]), primitive="matmul",
@@ -89,4 +98,17 @@ ENTRIES = [
             lambda dtype: iter([Sample((Arg((3, 4, 2)), 2.0, 0, 2.0), name="p=2, dim=0"),
                                 Sample((Arg((3, 4), layout="transposed"), 1.0, 1, 1.5), name="p=1, transposed")]),
             dtypes=("float32", "float64"), method="renorm", tolerances=_TOL),
+    OpEntry("linalg.multi_dot", "linalg", lambda *ms: np.linalg.multi_dot(ms),
+            lambda dtype: iter([Sample((Arg((3, 4)), Arg((4, 5)), Arg((5, 2))), name="three matrices"),
+                                Sample((Arg((4,)), Arg((4, 3)), Arg((3,))), name="vectors at both ends"),
+                                Sample((Arg((2, 3), layout="transposed"), Arg((3, 3))), name="two, transposed")]),
+            dtypes=("float32", "float64"), call=lambda tp, *ms: tp.linalg.multi_dot(list(ms)), tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 3)), Arg((3, 2)), Arg((2, 2))), name="three matrices")])),
+    OpEntry("linalg.matrix_exp", "linalg", _matrix_exp_ref,
+            lambda dtype: iter([Sample((Arg((3, 3), low=-1.0, high=1.0),), name="3x3"),
+                                Sample((Arg((2, 4, 4), low=-2.0, high=2.0),), name="batched, norm above 1"),
+                                Sample((Arg((1, 1)),), name="1x1")]),
+            dtypes=("float32", "float64"), call=lambda tp, x: tp.linalg.matrix_exp(x),
+            tolerances={"float32": (1e-4, 1e-4), "float64": (1e-9, 1e-9)},
+            grad_samples=lambda: iter([Sample((Arg((3, 3), low=-1.0, high=1.0),), name="3x3")])),
 ]

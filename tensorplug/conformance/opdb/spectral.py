@@ -110,12 +110,38 @@ def _irfftn_ref(x, s=None, dim=None, norm=None):
     return np.fft.irfftn(z, s=s, axes=axes, norm=norm)
 
 
+def _stft_call(tp, x, window, **kwargs):
+    return _pairs_out(tp, tp.stft(x, window=window, return_complex=True, **kwargs))
+
+
+def _stft_ref(x, window, n_fft, hop_length):
+    """Reflect-padded frames times the window, rfft'd, as (freq, frames) pairs; x 1-D or (B, T)."""
+    signals = x.reshape(-1, x.shape[-1])
+    spectra = []
+    for signal in signals:
+        padded = np.pad(signal, n_fft // 2, mode="reflect")
+        count = 1 + (len(padded) - n_fft) // hop_length
+        frames = np.stack([padded[i * hop_length:i * hop_length + n_fft] * window for i in range(count)])
+        spectra.append(np.fft.rfft(frames, axis=-1).T)
+    result = np.stack(spectra).reshape(x.shape[:-1] + spectra[0].shape)
+    return _np_pairs(result)
+
+
+def _stft_samples(dtype):
+    yield Sample((Arg((40,)), Arg((8,), low=0.5, high=1.0, grad=False)), {"n_fft": 8, "hop_length": 2}, name="one signal")
+    yield Sample((Arg((3, 30)), Arg((16,), low=0.5, high=1.0, grad=False)), {"n_fft": 16, "hop_length": 5},
+                 name="batch, hop 5")
+
+
 def _bad_norm(device):
     tp = _tp()
     return tp.fft.fft(tp.ones(4, device=device), norm="half")
 
 
 ENTRIES = [
+    OpEntry("stft", "spectral", _stft_ref, _stft_samples, dtypes=_DTYPES, call=_stft_call, tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((20,)), Arg((8,), low=0.5, high=1.0, grad=False)),
+                                              {"n_fft": 8, "hop_length": 4}, name="one signal")])),
     _c2c_entry("fft", np.fft.fft),
     _c2c_entry("ifft", np.fft.ifft),
     OpEntry("fft.rfft", "spectral", _rfft_ref, _rfft_samples, dtypes=_DTYPES, call=_rfft_call, tolerances=_TOL,
