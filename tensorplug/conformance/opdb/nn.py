@@ -163,6 +163,36 @@ def _adaptive_max_pool2d(x, output_size):
             out[:, :, i, j] = x[:, :, rows, cols].max(axis=(2, 3))
     return out
 
+def _fractional_starts(size, out, kernel, sample, scalar):
+    """PyTorch's window starts along one dim (in the input's dtype, as its kernel computes them)."""
+    if out == 1:
+        return [size - kernel]
+    alpha = scalar(size - kernel) / scalar(out - 1)
+    sample = scalar(sample)
+    return [int(scalar((i + sample) * alpha)) - int(scalar(sample * alpha)) for i in range(out - 1)] + [size - kernel]
+
+
+def _fractional_max_pool2d(x, samples, kernel_size, output_size):
+    """Each plane's windows from its own samples (width's first, height's second), their maxima."""
+    (kh, kw), (oh, ow) = kernel_size, output_size
+    n, c, h, w = x.shape
+    out = np.empty((n, c, oh, ow), dtype=x.dtype)
+    for b in range(n):
+        for ch in range(c):
+            rows = _fractional_starts(h, oh, kh, samples[b, ch, 1], x.dtype.type)
+            cols = _fractional_starts(w, ow, kw, samples[b, ch, 0], x.dtype.type)
+            for i, r in enumerate(rows):
+                for j, q in enumerate(cols):
+                    out[b, ch, i, j] = x[b, ch, r:r + kh, q:q + kw].max()
+    return out
+
+
+def _fractional_call(tp, x, samples, kernel_size, output_size):
+    return tp.nn.functional.fractional_max_pool2d(x, kernel_size, output_size=output_size, _random_samples=samples)
+
+
+_SAMPLES = Arg((2, 3, 2), low=0.0, high=0.999, grad=False)
+
 _TARGET = Arg((4,), dtype="int64", values=[0, 2, 1, 2], grad=False)
 
 
@@ -375,6 +405,13 @@ ENTRIES = [
                                 Sample((Arg((1, 2, 4, 4)), (6, 5)), name="upsampling windows")]),
             dtypes=DTYPES, func=None, call=_fn("adaptive_max_pool2d"), exact=True,
             grad_samples=lambda: iter([Sample((Arg((1, 2, 5, 4)), (2, 3)), name="5x4 to 2x3")])),
+    OpEntry("fractional_max_pool2d", "nn", _fractional_max_pool2d,
+            lambda dtype: iter([Sample((Arg((2, 3, 9, 11)), _SAMPLES, (2, 3), (4, 5)), name="9x11 to 4x5, kernel 2x3"),
+                                Sample((Arg((2, 3, 6, 6), layout="transposed"), _SAMPLES, (2, 2), (5, 1)),
+                                       name="transposed, one column out")]),
+            dtypes=("float32", "float64"), func=None, call=_fractional_call, exact=True,
+            grad_samples=lambda: iter([Sample((Arg((1, 2, 7, 7)), Arg((1, 2, 2), low=0.0, high=0.999, grad=False),
+                                               (2, 2), (3, 3)), name="7x7 to 3x3")])),
     OpEntry("affine_grid", "nn", _affine_grid,
             lambda dtype: iter([Sample((Arg((2, 2, 3)), (2, 3, 4, 5)), {"align_corners": align}, name=f"align_corners={align}")
                                 for align in (False, True)]),
