@@ -243,18 +243,50 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 
 
 # --- unique -------------------------------------------------------------------------------------
-@composite("unique")
-def _unique(input: Tensor, return_inverse: bool, return_counts: bool, dim):
-    from ..factories import arange, ones, zeros
+def _as_rows(input: Tensor, dim):
+    """``input`` as (n, width) rows: one element per row (dim None) or one slice along ``dim`` per
+    row; also the moved tensor the slices came from (None for dim None)."""
+    if dim is None:
+        return reshape(input, (-1, 1)), None
+    moved = movedim(input, dim, 0)
+    return reshape(moved, (moved._shape[0], -1)), moved
+
+
+def _run_starts(rows: Tensor) -> Tensor:
+    """starts[i]: row i differs from row i - 1 (NaN differs from everything, as in PyTorch)."""
+    from ..factories import ones
     from .elementwise import COMPARE
-    from .indexing import getitem
     from .reductions import any as _any
 
+    n, width = rows._shape
+    starts = ones(n, dtype=_dt.bool, device=rows._device)
+    if n > 1 and width:
+        starts[1:] = _any(COMPARE["ne"](rows[1:], rows[:-1]), 1)
+    elif n > 1:
+        starts[1:] = False
+    return starts
+
+
+def _rows_back(rows: Tensor, dim, moved) -> Tensor:
+    """Selected rows in the input's layout again: a flat tensor, or slices stacked along ``dim``."""
     if dim is None:
-        rows = reshape(input, (-1, 1))
-    else:
-        moved = movedim(input, dim, 0)
-        rows = reshape(moved, (moved._shape[0], -1))
+        return reshape(rows, (-1,))
+    return movedim(reshape(rows, (rows._shape[0],) + moved._shape[1:]), 0, dim)
+
+
+def _run_counts(run_id: Tensor, runs: int) -> Tensor:
+    from ..factories import zeros
+
+    return zeros(runs, dtype=_dt.int64, device=run_id._device).scatter_add(0, run_id, run_id * 0 + 1)
+
+
+@composite("unique")
+def _unique(input: Tensor, return_inverse: bool, return_counts: bool, dim):
+    from ..factories import arange, zeros
+    from .indexing import getitem
+    from .reductions import cumsum
+
+    rows, moved = _as_rows(input, dim)
     n, width = rows._shape
     # Lexicographic order of the rows: stable sorts from the last column to the first.
     order = arange(n, device=input._device)
@@ -262,28 +294,16 @@ def _unique(input: Tensor, return_inverse: bool, return_counts: bool, dim):
         keys = getitem(select(rows, 1, column), order)
         order = getitem(order, _sort(keys, 0, False, True)[1])
     ordered = getitem(rows, order)
-    # starts[i]: row i of the sorted rows begins a new distinct value.
-    starts = ones(n, dtype=_dt.bool, device=input._device)
-    if n > 1 and width:
-        starts[1:] = _any(COMPARE["ne"](ordered[1:], ordered[:-1]), 1)
-    elif n > 1:
-        starts[1:] = False
+    starts = _run_starts(ordered)
     uniques = getitem(ordered, starts)
-    if dim is None:
-        output = reshape(uniques, (-1,))
-    else:
-        output = movedim(reshape(uniques, (uniques._shape[0],) + moved._shape[1:]), 0, dim)
-    results = [output]
+    results = [_rows_back(uniques, dim, moved)]
     if return_inverse or return_counts:
-        from .reductions import cumsum
-
         run_id = cumsum(starts, 0) - 1
         if return_inverse:
             inverse = zeros(n, dtype=_dt.int64, device=input._device).scatter(0, order, run_id)
             results.append(reshape(inverse, input._shape) if dim is None else inverse)
         if return_counts:
-            count = uniques._shape[0]
-            results.append(zeros(count, dtype=_dt.int64, device=input._device).scatter_add(0, run_id, run_id * 0 + 1))
+            results.append(_run_counts(run_id, uniques._shape[0]))
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -307,34 +327,18 @@ def _unique_method(self, sorted=True, return_inverse=False, return_counts=False,
 
 @composite("unique_consecutive")
 def _unique_consecutive(input: Tensor, return_inverse: bool, return_counts: bool, dim):
-    from ..factories import ones, zeros
-    from .elementwise import COMPARE
     from .indexing import getitem
-    from .reductions import any as _any, cumsum
+    from .reductions import cumsum
 
-    if dim is None:
-        rows = reshape(input, (-1, 1))
-    else:
-        moved = movedim(input, dim, 0)
-        rows = reshape(moved, (moved._shape[0], -1))
-    n, width = rows._shape
-    # starts[i]: row i differs from row i - 1 (NaN differs from everything, as in PyTorch).
-    starts = ones(n, dtype=_dt.bool, device=input._device)
-    if n > 1 and width:
-        starts[1:] = _any(COMPARE["ne"](rows[1:], rows[:-1]), 1)
-    elif n > 1:
-        starts[1:] = False
+    rows, moved = _as_rows(input, dim)
+    starts = _run_starts(rows)
     uniques = getitem(rows, starts)
-    if dim is None:
-        output = reshape(uniques, (-1,))
-    else:
-        output = movedim(reshape(uniques, (uniques._shape[0],) + moved._shape[1:]), 0, dim)
-    results = [output]
+    results = [_rows_back(uniques, dim, moved)]
     run_id = cumsum(starts, 0) - 1
     if return_inverse:
         results.append(reshape(run_id, input._shape) if dim is None else run_id)
     if return_counts:
-        results.append(zeros(uniques._shape[0], dtype=_dt.int64, device=input._device).scatter_add(0, run_id, run_id * 0 + 1))
+        results.append(_run_counts(run_id, uniques._shape[0]))
     return results[0] if len(results) == 1 else tuple(results)
 
 
