@@ -17,52 +17,35 @@ from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
-def _as_tuple(value, arg_name: str, fn_name: str):
-    """(was it a tuple, the tensors as a tuple), checking that each is a Tensor."""
-    is_tuple = isinstance(value, tuple)
-    values = value if is_tuple else (value,)
+def _tensors(value, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    """(whether ``value`` was a single tensor, its tensors as a tuple), each checked to be a Tensor."""
+    single = not isinstance(value, tuple)
+    values = (value,) if single else value
     for i, el in enumerate(values):
         if not isinstance(el, Tensor):
-            where = f"value at index {i}" if is_tuple else f"given {arg_name}"
+            where = f"given {arg_name}" if single else f"value at index {i}"
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the"
                             f" {where} has type {type(el)}.")
-    return is_tuple, values
+    return single, values
 
 
-def _tuple_postprocess(res, to_unpack):
-    """Undo the tuple wrapping of single-tensor arguments: ``to_unpack`` is a flag or a pair of them."""
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+def _unwrap(values: tuple, single: bool):
+    return values[0] if single else values
 
 
-def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
-    # With create_graph an input that requires grad stays connected to its history (a view of
-    # it), so the result can be differentiated by the caller; otherwise a fresh leaf.
-    return tuple(inp.view_as(inp) if create_graph and inp.requires_grad else inp.detach().requires_grad_(need_graph)
-                 for inp in inputs)
+def _leaves(tensors, create_graph: bool, requires_grad: bool = True) -> tuple:
+    """The tensors to differentiate with respect to: with create_graph one that requires grad stays
+    connected to its history (a view of it), so the caller can differentiate the result; otherwise
+    a fresh leaf."""
+    return tuple(t.view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(requires_grad)
+                 for t in tensors)
 
 
-def _grad_postprocess(inputs, create_graph: bool):
-    if isinstance(inputs[0], Tensor):
-        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
-
-
-def _validate_v(v, other, is_other_tuple: bool) -> None:
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
-        raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other)):
-        if tuple(el_v.shape) != tuple(el_other.shape):
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prepend}v has invalid size: should be {tuple(el_other.shape)} but got {tuple(el_v.shape)}.")
+def _detached(values, create_graph: bool):
+    """Results as returned: still in the graph with create_graph, detached otherwise (nested tuples too)."""
+    if isinstance(values, Tensor):
+        return values if create_graph else values.detach()
+    return tuple(_detached(v, create_graph) for v in values)
 
 
 _STRICT_MESSAGES = {
@@ -80,7 +63,8 @@ _STRICT_MESSAGES = {
 }
 
 
-def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
+def _require_grad(tensors, kind: str, strict: bool) -> None:
+    """In strict mode, every tensor of ``tensors`` must exist and depend on the inputs."""
     if not strict:
         return
     for i, t in enumerate(tensors):
@@ -91,14 +75,14 @@ def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
             raise RuntimeError(_STRICT_MESSAGES[kind].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None) -> tuple:
-    """``autograd.grad`` over the outputs that require grad; None for inputs nothing reaches."""
+def _grads(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None) -> tuple:
+    """``autograd.grad`` of the outputs that require grad; None for each input nothing reaches."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    pairs = [(out, g) for out, g in zip(outputs, grad_outputs) if out is not None and out.requires_grad]
-    if not pairs:
+    live = [(out, g) for out, g in zip(outputs, grad_outputs) if out is not None and out.requires_grad]
+    if not live:
         return (None,) * len(inputs)
-    return _grad([p[0] for p in pairs], list(inputs), [p[1] for p in pairs], allow_unused=True,
+    return _grad([out for out, _ in live], list(inputs), [g for _, g in live], allow_unused=True,
                  create_graph=create_graph, retain_graph=retain_graph)
 
 
@@ -113,37 +97,99 @@ _FILL_MESSAGES = {
 }
 
 
-def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
-    """Zeros where no gradient arrived (an error in strict mode)."""
+def _zeros_where_missing(grads, like, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """Zeros shaped as ``like`` where no gradient arrived (an error in strict mode)."""
     import tensorplug as tp
 
-    res = []
+    filled = []
     for i, g in enumerate(grads):
         if g is None:
             if strict:
                 raise RuntimeError(_FILL_MESSAGES[stage].format(i=i))
-            g = tp.zeros_like(refs[i])
+            g = tp.zeros_like(like[i])
         elif strict and create_graph and not g.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not allowed"
                                " in strict mode when create_graph=True.")
-        res.append(g)
-    return tuple(res)
+        filled.append(g)
+    return tuple(filled)
 
 
-def _prepare_v(v, reference, is_reference_tuple, create_graph, fn_name, none_message):
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, reference, is_reference_tuple)
-        return v
-    if len(reference) != 1 or reference[0].numel() != 1:
-        raise RuntimeError(none_message)
-    return None
+def _cotangent(v, like: tuple, like_single: bool, create_graph: bool, fn_name: str, none_message: str):
+    """The vector ``v`` of a product, checked against the tensors it multiplies; None is allowed for
+    one single-element tensor (the vector is then 1)."""
+    if v is None:
+        if len(like) != 1 or like[0].numel() != 1:
+            raise RuntimeError(none_message)
+        return None
+    _, v = _tensors(v, "v", fn_name)
+    v = _leaves(v, create_graph, requires_grad=False)
+    if len(v) != len(like):
+        if like_single:
+            raise RuntimeError("The given v should contain a single Tensor.")
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(v)}.")
+    for idx, (el_v, el_like) in enumerate(zip(v, like)):
+        if tuple(el_v.shape) != tuple(el_like.shape):
+            where = "" if like_single else f"Entry {idx} in "
+            raise RuntimeError(f"{where}v has invalid size: should be {tuple(el_like.shape)} but got {tuple(el_v.shape)}.")
+    return v
 
 
 _V_NONE_FOR_INPUT = ("The vector v can only be None if the input to the user-provided function is a single Tensor with a"
                      " single element.")
+_V_NONE_FOR_OUTPUT = ("The vector v can only be None if the user-provided function returns a single Tensor with a single"
+                      " element.")
+
+
+def _single_output(outputs, outputs_single: bool, fn_name: str) -> None:
+    if not outputs_single or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+
+
+def _product(kind: str, func, inputs, v, create_graph: bool, strict: bool):
+    """The four products, one reverse-mode computation each, ``(outputs, product)``:
+
+    - ``vjp``: v^T J, one backward pass of the outputs with v;
+    - ``jvp``: J v, as the vjp (with respect to zero seeds shaped as the outputs) of the vjp: that
+      is linear in the seeds, and its gradient with respect to them, with v, is J v;
+    - ``vhp``: v^T H, the backward pass with v of the gradient (computed with a graph);
+    - ``hvp``: H v, the same seed trick one level up.
+    """
+    import tensorplug as tp
+
+    with enable_grad():
+        inputs_single, inputs = _tensors(inputs, "inputs", kind)
+        inputs = _leaves(inputs, create_graph)
+        if kind != "vjp":
+            v = _cotangent(v, inputs, inputs_single, create_graph, kind, _V_NONE_FOR_INPUT)
+        outputs_single, outputs = _tensors(func(*inputs), "outputs of the user-provided function", kind)
+        _require_grad(outputs, "outputs", strict)
+        if kind == "vjp":
+            v = _cotangent(v, outputs, outputs_single, create_graph, kind, _V_NONE_FOR_OUTPUT)
+            last, wrt, like, result_single, stage = outputs, inputs, inputs, inputs_single, "back"
+        elif kind == "jvp":
+            seeds = tuple(tp.zeros_like(out).requires_grad_(True) for out in outputs)
+            grad_inputs = _grads(outputs, inputs, seeds, create_graph=True)
+            _require_grad(grad_inputs, "grad_inputs", strict)
+            last, wrt, like, result_single, stage = grad_inputs, seeds, outputs, outputs_single, "back_trick"
+        else:
+            _single_output(outputs, outputs_single, kind)
+            jac = _grads(outputs, inputs, create_graph=True)
+            _require_grad(jac, "jacobian", strict)
+            if kind == "vhp":
+                last, wrt, stage = jac, inputs, "double_back"
+            else:
+                seeds = tuple(tp.zeros_like(inp).requires_grad_(True) for inp in inputs)
+                last, wrt, stage = _grads(jac, inputs, seeds, create_graph=True), seeds, "double_back_trick"
+                _require_grad(jac, "hessian", strict)
+            like, result_single = inputs, inputs_single
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        product = _zeros_where_missing(_grads(last, wrt, v, create_graph=create_graph), like, strict, create_graph,
+                                       stage)
+    return (_unwrap(_detached(outputs, create_graph), outputs_single),
+            _unwrap(_detached(product, create_graph), result_single))
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -154,42 +200,24 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     >>> g.tolist()
     [2.0, 4.0]
     """
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp",
-                       "The vector v can only be None if the user-provided function returns a single Tensor with a single"
-                       " element.")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    return _product("vjp", func, inputs, v, create_graph, strict)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), J v)``: the Jacobian-vector product, shaped as the outputs, by the double-backward
-    trick (the vjp of the vjp with respect to its cotangent), as PyTorch computes it."""
-    import tensorplug as tp
+    """``(func(inputs), J v)``: the Jacobian-vector product, shaped as the outputs, by the
+    double-backward trick (see _product), as PyTorch computes it."""
+    return _product("jvp", func, inputs, v, create_graph, strict)
 
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", _V_NONE_FOR_INPUT)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        grad_outputs = tuple(tp.zeros_like(out).requires_grad_(True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_outputs_tuple)
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T H)``: the vector-Hessian product of a function returning one element."""
+    return _product("vhp", func, inputs, v, create_graph, strict)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), H v)``: the Hessian-vector product of a function returning one element, by the
+    double-backward trick as PyTorch computes it (equal to ``vhp`` for twice-differentiable functions)."""
+    return _product("hvp", func, inputs, v, create_graph, strict)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -220,10 +248,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     import tensorplug as tp
 
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        inputs_single, inputs = _tensors(inputs, "inputs", "jacobian")
+        inputs = _leaves(inputs, create_graph)
+        outputs_single, outputs = _tensors(func(*inputs), "outputs of the user-provided function", "jacobian")
+        _require_grad(outputs, "outputs", strict)
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported"
                                " together. Please either set `strict=False` or `vectorize=False`.")
@@ -233,7 +261,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             per_input = tuple([] for _ in inputs)
             flat = out.reshape(-1)
             for k in range(out.numel()):
-                row = _autograd_grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+                row = _grads((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
                 for j, (collected, g, inp) in enumerate(zip(per_input, row, inputs)):
                     if g is not None:
                         if strict and create_graph and not g.requires_grad:
@@ -249,85 +277,35 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 (tp.stack(collected, 0) if collected else tp.zeros((0,) + tuple(inp.shape), dtype=inp.dtype, device=inp.device))
                 .reshape(tuple(out.shape) + tuple(inp.shape))
                 for collected, inp in zip(per_input, inputs)))
-        result = _grad_postprocess(tuple(jacobian_rows), create_graph)
-        return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+        result = _detached(tuple(jacobian_rows), create_graph)
+        if inputs_single:
+            result = tuple(row[0] for row in result)
+        return _unwrap(result, outputs_single)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a function returning one element: for inputs i and j a tensor of shape
     ``inputs[i].shape + inputs[j].shape`` (a tensor for a single input, a tuple of tuples otherwise)."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    inputs_single, inputs = _tensors(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
-    def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
-        return out.squeeze()
+    def scalar(*args):  # func's one element, as a 0-d tensor
+        single, out = _tensors(func(*args), "outputs of the user-provided function", "hessian")
+        _require_grad(out, "outputs", strict)
+        _single_output(out, single, "hessian")
+        return out[0].squeeze()
 
-    def jac_func(*inp):
+    def gradient(*args):  # the Hessian is the Jacobian of this gradient
         if outer_jacobian_strategy == "forward-mode":
-            inp = tuple(t.requires_grad_(True) for t in inp)
-        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
+            args = tuple(t.requires_grad_(True) for t in args)
+        grads = jacobian(scalar, args, create_graph=True)
+        _require_grad(grads, "jacobian", strict)
+        return grads
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-def _single_output(outputs, is_outputs_tuple, fn_name):
-    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if outputs[0].numel() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                      strategy=outer_jacobian_strategy)
+    # jacobian saw a tuple on both sides; a single input gives back a single tensor.
+    return result[0][0] if inputs_single else result
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), v^T H)``: the vector-Hessian product of a function returning one element."""
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "vhp", _V_NONE_FOR_INPUT)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
-
-
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), H v)``: the Hessian-vector product of a function returning one element, by the
-    double-backward trick as PyTorch computes it (equal to ``vhp`` for twice-differentiable functions)."""
-    import tensorplug as tp
-
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "hvp", _V_NONE_FOR_INPUT)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        grad_jac = tuple(tp.zeros_like(inp).requires_grad_(True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
