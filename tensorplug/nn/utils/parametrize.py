@@ -3,9 +3,17 @@
 
 ``register_parametrization(module, "weight", P())`` moves ``module.weight`` to
 ``module.parametrizations.weight.original`` (or ``original0``, ``original1``, ... when
-``P.right_inverse`` returns several tensors) and makes ``module.weight`` a property returning
-``P()(original)``. The module's class becomes a subclass ``Parametrized<Class>`` holding that
-property, as in PyTorch, so state_dict keys are PyTorch's (``parametrizations.weight.original``).
+``P.right_inverse`` returns several tensors) and makes ``module.weight`` read ``P()(original)``.
+
+How it hangs together:
+
+- ``ParametrizationList`` holds the chain of parametrizations of one name and the stored tensors.
+  Reading runs the chain forwards; assigning (``module.weight = w``) runs the ``right_inverse``
+  methods backwards and writes the stored tensors in place, so optimizers keep their references.
+- ``_ParametrizedName`` is a descriptor. A descriptor only works on a class, so the first
+  registration gives the module a class of its own, ``Parametrized<Class>``, a subclass of its
+  class: other instances of the class stay untouched, and state_dict keys and the class name
+  are PyTorch's (``parametrizations.weight.original``).
 
 >>> import tensorplug as tp
 >>> class Symmetric(tp.nn.Module):
@@ -19,8 +27,8 @@ True
 """
 from __future__ import annotations
 
-import collections.abc
 import copy
+from collections.abc import Sequence
 from contextlib import contextmanager
 
 from ...frontend.autograd import no_grad
@@ -34,40 +42,88 @@ __all__ = [
     "type_before_parametrizations", "transfer_parametrizations_and_params",
 ]
 
-# cached(): depth of nested cached() blocks, and the tensors computed inside them.
-_cache_enabled = 0
-_cache: dict = {}
+
+class _ComputedOnce:
+    """What ``cached()`` switches on: while ``depth > 0`` each (module, name) is computed at its
+    first read and the result reused; leaving the outermost block forgets them all."""
+
+    def __init__(self):
+        self.depth = 0
+        self.values: dict = {}
+
+    def read(self, module: Module, name: str) -> Tensor:
+        chain = module.parametrizations[name]
+        if self.depth == 0:
+            return chain()
+        key = (id(module), name)
+        if key not in self.values:
+            self.values[key] = chain()
+        return self.values[key]
+
+
+_computed_once = _ComputedOnce()
 
 
 @contextmanager
 def cached():
     """Inside this block each parametrized tensor is computed once, at its first access, and
     reused (a model that reads a parametrized weight in several places)."""
-    global _cache_enabled, _cache
-    _cache_enabled += 1
+    _computed_once.depth += 1
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _computed_once.depth -= 1
+        if _computed_once.depth == 0:
+            _computed_once.values.clear()
 
 
-def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> None:
-    if isinstance(value, Parameter):
-        module.register_parameter(name, value)
+def _attach(module: Module, name: str, tensor: Tensor) -> None:
+    """Register ``tensor`` on ``module`` as a parameter if it is one, else as a buffer."""
+    if isinstance(tensor, Parameter):
+        module.register_parameter(name, tensor)
     else:
-        module.register_buffer(name, value)
+        module.register_buffer(name, tensor)
 
 
-def _set_data(dest: Tensor, src: Tensor) -> None:
-    """``dest.set_(src)``: ``dest`` keeps its identity (an optimizer holding it still works)."""
-    replace_tensor_data(dest, src.detach())
+def _overwrite(stored: Tensor, value: Tensor) -> None:
+    """``stored.set_(value)``: ``stored`` keeps its identity, so an optimizer holding it still works."""
+    replace_tensor_data(stored, value.detach())
+
+
+def _invert(parametrizations: Sequence[Module], value, *, required: bool):
+    """Run the chain's ``right_inverse`` methods last to first. A parametrization without one
+    (or whose one raises NotImplementedError) counts as the identity unless ``required``."""
+    for parametrization in reversed(list(parametrizations)):
+        inverse = getattr(parametrization, "right_inverse", None)
+        if inverse is None:
+            if required:
+                raise RuntimeError(
+                    f"parametrization {type(parametrization).__name__} does not implement right_inverse.")
+            continue
+        try:
+            value = inverse(value)
+        except NotImplementedError:
+            if required:
+                raise
+    return value
+
+
+def _check_keeps_shape_and_dtype(before: Tensor, after, what_before: str, what_after: str) -> None:
+    """The check that ``unsafe=False`` promises: a parametrization returns a tensor of the shape
+    and dtype of the tensor it replaces."""
+    if not isinstance(after, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(after).__name__}.")
+    for field in ("dtype", "shape"):
+        if getattr(after, field) != getattr(before, field):
+            raise ValueError(
+                f"Registering a parametrization may not change the {field} of the tensor, unless the `unsafe` "
+                f"flag is enabled.\n{what_before}.{field}: {getattr(before, field)}\n"
+                f"{what_after}.{field}: {getattr(after, field)}")
 
 
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor, applied in order to the stored ``original``
-    (``original0``, ``original1``, ... when the first one takes several tensors)."""
+    (``original0``, ``original1``, ... when the first one's right_inverse returns several)."""
 
     def __init__(self, modules, original: Tensor, unsafe: bool = False):
         modules = list(modules)
@@ -75,150 +131,114 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
-        original_shape = original.shape
-        original_dtype = original.dtype
         with no_grad():
-            new = original
-            for module in reversed(modules):
-                if hasattr(module, "right_inverse"):
-                    try:
-                        new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass
-                # Without right_inverse (or when it raises NotImplementedError) it is the identity.
-        if not isinstance(new, Tensor) and not isinstance(new, collections.abc.Sequence):
-            raise ValueError(
-                f"'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). Got {type(new).__name__}"
-            )
-        self.is_tensor = isinstance(new, Tensor)
-        self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
-            if original.dtype != new.dtype:
+            stored = _invert(modules, original, required=False)
+        if isinstance(stored, Tensor):
+            self.is_tensor, self.ntensors = True, 1
+            if stored.dtype != original.dtype:
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                    f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}"
-                )
-            if new is not original:
-                _set_data(original, new)
-            _register_parameter_or_buffer(self, "original", original)
-        else:
-            for i, original_i in enumerate(new):
-                if not isinstance(original_i, Tensor):
+                    f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {stored.dtype}")
+            if stored is not original:
+                _overwrite(original, stored)
+            _attach(self, "original", original)
+        elif isinstance(stored, Sequence):
+            self.is_tensor, self.ntensors = False, len(stored)
+            for i, tensor in enumerate(stored):
+                if not isinstance(tensor, Tensor):
                     raise ValueError(
                         "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
-                        f"Got element {i} of the sequence with type {type(original_i).__name__}."
-                    )
-                if isinstance(original, Parameter):
-                    original_i = Parameter(original_i, original.requires_grad)
-                original_i.requires_grad_(original.requires_grad)
-                _register_parameter_or_buffer(self, f"original{i}", original_i)
-        if not self.unsafe:
-            value = self()
-            if not isinstance(value, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
-            if value.dtype != original_dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the tensor, unless `unsafe` flag is "
-                    f"enabled.\nunparametrized dtype: {original_dtype}\nparametrized dtype: {value.dtype}"
-                )
-            if value.shape != original_shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the tensor, unless `unsafe` flag is "
-                    f"enabled.\nunparametrized shape: {original_shape}\nparametrized shape: {value.shape}"
-                )
+                        f"Got element {i} of the sequence with type {type(tensor).__name__}.")
+                # Each stored piece inherits the original's kind (parameter or buffer) and flag.
+                piece = Parameter(tensor, original.requires_grad) if isinstance(original, Parameter) else tensor
+                _attach(self, f"original{i}", piece.requires_grad_(original.requires_grad))
+        else:
+            raise ValueError(
+                "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                f"Got {type(stored).__name__}")
+        if not unsafe:
+            _check_keeps_shape_and_dtype(original, self(), "unparametrized", "parametrized")
+
+    def stored_tensors(self) -> tuple:
+        """The tensors actually stored: ``(original,)`` or ``(original0, original1, ...)``."""
+        if self.is_tensor:
+            return (self.original,)
+        return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the stored tensors so that the parametrized tensor becomes ``value``
         (``module.weight = value`` calls this)."""
         with no_grad():
-            for module in reversed(list(self)):
-                if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
-                value = module.right_inverse(value)
-            if self.is_tensor:
-                if not isinstance(value, Tensor):
-                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
-                if value.dtype != self.original.dtype:
+            new = _invert(self, value, required=True)
+            pieces = (new,) if self.is_tensor else new
+            if not self.is_tensor and not isinstance(new, Sequence):
+                raise ValueError(f"'right_inverse' must return a sequence of tensors. Got {type(new).__name__}.")
+            if len(pieces) != self.ntensors:
+                raise ValueError(
+                    f"'right_inverse' must return a sequence of tensors of length {self.ntensors}. "
+                    f"Got a sequence of length {len(pieces)}.")
+            stored = self.stored_tensors()
+            for i, (target, piece) in enumerate(zip(stored, pieces)):
+                label = "original" if self.is_tensor else f"original{i}"
+                if not isinstance(piece, Tensor):
+                    raise ValueError(f"`right_inverse` must return tensors. Got {type(piece).__name__} for {label}.")
+                if piece.dtype != target.dtype:
                     raise ValueError(
-                        f"The tensor returned by `right_inverse` has dtype {value.dtype} while `original` has dtype "
-                        f"{self.original.dtype}"
-                    )
-                _set_data(self.original, value)
-            else:
-                if not isinstance(value, collections.abc.Sequence):
-                    raise ValueError(f"'right_inverse' must return a sequence of tensors. Got {type(value).__name__}.")
-                if len(value) != self.ntensors:
-                    raise ValueError(
-                        "'right_inverse' must return a sequence of tensors of length "
-                        f"{self.ntensors}. Got a sequence of length {len(value)}."
-                    )
-                for i, tensor in enumerate(value):
-                    original_i = getattr(self, f"original{i}")
-                    if not isinstance(tensor, Tensor):
-                        raise ValueError(f"`right_inverse` must return a sequence of tensors. Got element {i} of type "
-                                         f"{type(tensor).__name__}")
-                    if original_i.dtype != tensor.dtype:
-                        raise ValueError(
-                            f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} while `original{i}` has "
-                            f"dtype {original_i.dtype}"
-                        )
-                    _set_data(original_i, tensor)
+                        f"The tensor returned by `right_inverse` for `{label}` has dtype {piece.dtype} while "
+                        f"`{label}` has dtype {target.dtype}")
+            for target, piece in zip(stored, pieces):
+                _overwrite(target, piece)
 
     def forward(self) -> Tensor:
-        modules = list(self)
-        if self.is_tensor:
-            x = modules[0](self.original)
-        else:
-            x = modules[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in modules[1:]:
-            x = module(x)
-        return x
+        first, *rest = self
+        value = first(*self.stored_tensors())
+        for parametrization in rest:
+            value = parametrization(value)
+        return value
 
 
-def _inject_new_class(module: Module) -> None:
-    """Give ``module`` a class of its own (``Parametrized<Class>``) to hold the properties."""
-    cls = module.__class__
+class _ParametrizedName:
+    """The class attribute that makes ``module.<name>`` read and assign through the module's
+    ``parametrizations[<name>]``."""
 
-    def getstate(self):
-        raise RuntimeError(
-            "Serialization of parametrized modules is only supported through state_dict(). See:\n"
-            "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
-            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
-        )
+    def __init__(self, name: str):
+        self.name = name
 
-    def default_deepcopy(self, memo):
-        replica = memo.get(id(self))
-        if replica is not None:
-            return replica
-        replica = self.__new__(self.__class__)
-        memo[id(self)] = replica
-        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
-        return replica
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        return _computed_once.read(module, self.name)
 
-    namespace = {"__getstate__": getstate}
-    if not hasattr(cls, "__deepcopy__"):
-        namespace["__deepcopy__"] = default_deepcopy
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
+    def __set__(self, module, value) -> None:
+        module.parametrizations[self.name].right_inverse(value)
 
 
-def _inject_property(module: Module, tensor_name: str) -> None:
-    """Make ``module.<tensor_name>`` read the parametrization and assign through right_inverse."""
+def _refuse_pickle(module):
+    raise RuntimeError(
+        "Serialization of parametrized modules is only supported through state_dict(). See:\n"
+        "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+        "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
 
-    def get_parametrized(self) -> Tensor:
-        parametrization = self.parametrizations[tensor_name]
-        if not _cache_enabled:
-            return parametrization()
-        key = (id(self), tensor_name)
-        tensor = _cache.get(key)
-        if tensor is None:
-            tensor = parametrization()
-            _cache[key] = tensor
-        return tensor
 
-    def set_original(self, value: Tensor) -> None:
-        self.parametrizations[tensor_name].right_inverse(value)
+def _deepcopy_by_dict(module, memo):
+    # The copy needs the same per-instance class: copy.deepcopy's default goes through
+    # __reduce_ex__, which the pickle refusal above blocks.
+    if id(module) in memo:
+        return memo[id(module)]
+    replica = module.__new__(type(module))
+    memo[id(module)] = replica
+    replica.__dict__ = copy.deepcopy(module.__dict__, memo)
+    return replica
 
-    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+
+def _give_own_class(module: Module) -> None:
+    """Make ``module`` an instance of ``Parametrized<Class>``, a fresh subclass of its class that
+    the descriptors of its parametrized names will live on."""
+    base = type(module)
+    body = {"__getstate__": _refuse_pickle}
+    if not hasattr(base, "__deepcopy__"):
+        body["__deepcopy__"] = _deepcopy_by_dict
+    module.__class__ = type(f"Parametrized{base.__name__}", (base,), body)
 
 
 def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False) -> Module:
@@ -227,62 +247,47 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     keeps the tensor's shape and dtype. Returns ``module``."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
         if not unsafe:
-            value = getattr(module, tensor_name)
-            new = parametrization(value)
-            if not isinstance(new, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
-            if new.dtype != value.dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the tensor, unless the `unsafe` flag is "
-                    f"enabled.\nmodule.{tensor_name}.dtype: {value.dtype}\nparametrization(module.{tensor_name}).dtype: "
-                    f"{new.dtype}"
-                )
-            if new.shape != value.shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the tensor, unless the `unsafe` flag is "
-                    f"enabled.\nmodule.{tensor_name}.shape: {value.shape}\nparametrization(module.{tensor_name}).shape: "
-                    f"{new.shape}"
-                )
-            if hasattr(parametrization, "right_inverse"):
-                try:
-                    z = parametrization.right_inverse(new)
-                except NotImplementedError:
-                    pass
-                else:
-                    if not isinstance(z, Tensor):
-                        raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {type(z).__name__}")
-                    if z.dtype != value.dtype or z.shape != value.shape:
-                        raise ValueError(
-                            "The tensor returned by parametrization.right_inverse must have the same dtype and shape "
-                            f"as module.{tensor_name}, unless the `unsafe` flag is enabled."
-                        )
-        module.parametrizations[tensor_name].append(parametrization)
-        module.parametrizations[tensor_name].unsafe |= unsafe
-    elif tensor_name in module._buffers or tensor_name in module._parameters:
-        original = getattr(module, tensor_name)
-        parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
-        delattr(module, tensor_name)
-        if not is_parametrized(module):
-            _inject_new_class(module)
-            module.parametrizations = ModuleDict()
-        _inject_property(module, tensor_name)
-        module.parametrizations[tensor_name] = parametrizations
-    else:
+            current = getattr(module, tensor_name)
+            where = f"module.{tensor_name}"
+            _check_keeps_shape_and_dtype(current, parametrization(current), where, f"parametrization({where})")
+            inverse = getattr(parametrization, "right_inverse", None)
+            try:
+                recovered = None if inverse is None else inverse(parametrization(current))
+            except NotImplementedError:
+                recovered = None  # an inverse that opts out leaves nothing more to check
+            if recovered is not None:
+                if not isinstance(recovered, Tensor):
+                    raise ValueError(
+                        f"parametrization.right_inverse must return a tensor. Got: {type(recovered).__name__}")
+                if recovered.dtype != current.dtype or recovered.shape != current.shape:
+                    raise ValueError(
+                        "The tensor returned by parametrization.right_inverse must have the same dtype and shape "
+                        f"as module.{tensor_name}, unless the `unsafe` flag is enabled.")
+        chain.append(parametrization)
+        chain.unsafe = chain.unsafe or unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
         raise ValueError(
-            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name '{tensor_name}'"
-        )
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name "
+            f"'{tensor_name}'")
+    chain = ParametrizationList([parametrization], getattr(module, tensor_name), unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        _give_own_class(module)
+        module.parametrizations = ModuleDict()
+    setattr(type(module), tensor_name, _ParametrizedName(tensor_name))
+    module.parametrizations[tensor_name] = chain
     return module
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Whether ``module`` has a parametrization (on ``tensor_name``, when given)."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    table = getattr(module, "parametrizations", None)
+    if not isinstance(table, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(table) > 0 if tensor_name is None else tensor_name in table
 
 
 def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized: bool = True) -> Module:
@@ -291,35 +296,37 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
     original. Returns ``module``."""
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
-    parametrizations = module.parametrizations[tensor_name]
-    if parametrizations.is_tensor:
-        original = parametrizations.original
+    chain = module.parametrizations[tensor_name]
+    if chain.is_tensor:
+        # The stored tensor object survives (optimizers hold it); it takes the current value.
+        restored = chain.original
         if leave_parametrized:
             with no_grad():
-                value = getattr(module, tensor_name)
-                _set_data(original, value)
-    else:
-        if not leave_parametrized:
-            raise ValueError(
-                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized in terms of a "
-                "sequence of tensors."
-            )
+                _overwrite(restored, getattr(module, tensor_name))
+    elif leave_parametrized:
         value = getattr(module, tensor_name)
-        original = Parameter(value.detach(), value.requires_grad) if value.requires_grad else value.detach()
-    delattr(module.__class__, tensor_name)
+        restored = Parameter(value.detach(), True) if value.requires_grad else value.detach()
+    else:
+        raise ValueError(
+            "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized in terms of a "
+            "sequence of tensors.")
+    delattr(type(module), tensor_name)
     del module.parametrizations[tensor_name]
-    _register_parameter_or_buffer(module, tensor_name, original)
+    _attach(module, tensor_name, restored)
     if not is_parametrized(module):
-        delattr(module, "parametrizations")
-        module.__class__ = module.__class__.__bases__[0]
+        del module.parametrizations
+        module.__class__ = _class_before_parametrizations(type(module))
     return module
+
+
+def _class_before_parametrizations(cls: type) -> type:
+    """The class a ``Parametrized<Class>`` was made from (``_give_own_class``)."""
+    return cls.__bases__[0]
 
 
 def type_before_parametrizations(module: Module) -> type:
     """The class ``module`` had before it was parametrized (its own class otherwise)."""
-    if is_parametrized(module):
-        return module.__class__.__bases__[0]
-    return type(module)
+    return _class_before_parametrizations(type(module)) if is_parametrized(module) else type(module)
 
 
 def transfer_parametrizations_and_params(from_module: Module, to_module: Module, tensor_name: str | None = None) -> Module:
@@ -327,18 +334,16 @@ def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
     all or those of ``tensor_name``."""
     if not is_parametrized(from_module):
         return to_module
-    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
-    for name in names:
+    for name in (list(from_module.parametrizations) if tensor_name is None else [tensor_name]):
         if not hasattr(to_module, name):
             setattr(to_module, name, Parameter(getattr(from_module, name)))
         for parametrization in from_module.parametrizations[name]:
             register_parametrization(to_module, name, parametrization)
+        source, target = from_module.parametrizations[name], to_module.parametrizations[name]
         with no_grad():
-            source = from_module.parametrizations[name]
-            target = to_module.parametrizations[name]
             if source.is_tensor:
                 target.original = source.original
             else:
-                for i in range(source.ntensors):
-                    setattr(target, f"original{i}", getattr(source, f"original{i}"))
+                for i, tensor in enumerate(source.stored_tensors()):
+                    setattr(target, f"original{i}", tensor)
     return to_module
