@@ -173,3 +173,33 @@ def test_transfer_shares_the_stored_tensors():
     target = parametrize.transfer_parametrizations_and_params(source, tp.nn.Linear(3, 4))
     assert target.parametrizations.weight.original is source.parametrizations.weight.original
     np.testing.assert_allclose(_np(target.weight), WEIGHT, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_against_numpy(dim):
+    from tensorplug.nn.utils import parametrizations
+
+    layer = parametrizations.weight_norm(_linear(), dim=dim)
+    stored = layer.parametrizations.weight
+    axes = None if dim is None else tuple(a for a in range(2) if a != dim)
+    norms = np.sqrt((WEIGHT ** 2).sum(axis=axes, keepdims=dim is not None))
+    np.testing.assert_allclose(_np(stored.original0), norms, rtol=1e-6)
+    np.testing.assert_allclose(_np(stored.original1), WEIGHT, rtol=1e-6)
+    np.testing.assert_allclose(_np(layer.weight), WEIGHT, rtol=1e-6)
+    with tp.no_grad():
+        stored.original0.mul_(3)
+    np.testing.assert_allclose(_np(layer.weight), WEIGHT * 3, rtol=1e-5)
+
+
+def test_spectral_norm_divides_by_the_largest_singular_value():
+    from tensorplug.nn.utils import parametrizations
+
+    tp.manual_seed(0)
+    layer = parametrizations.spectral_norm(_linear())
+    sigma = np.linalg.svd(WEIGHT, compute_uv=False)[0]
+    for _ in range(3):
+        value = _np(layer.weight)  # training mode: one more power iteration at each read
+    np.testing.assert_allclose(value, WEIGHT / sigma, rtol=1e-4)
+    np.testing.assert_allclose(np.linalg.svd(value, compute_uv=False)[0], 1.0, rtol=1e-4)
+    assert sorted(k for k in layer.state_dict() if k.startswith("parametrizations")) == [
+        "parametrizations.weight.0._u", "parametrizations.weight.0._v", "parametrizations.weight.original"]

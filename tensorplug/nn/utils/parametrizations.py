@@ -34,80 +34,77 @@ class _WeightNorm(Module):
         return _norm_except_dim(weight, self.dim), weight
 
 
+def _legacy_weight_norm_keys(name: str):
+    """A load_state_dict pre-hook that renames the legacy ``nn.utils.weight_norm`` keys
+    (``<name>_g``, ``<name>_v``) to this parametrization's before the module loads them."""
+
+    def rename(state_dict, prefix, *unused) -> None:
+        legacy = (f"{prefix}{name}_g", f"{prefix}{name}_v")
+        if all(key in state_dict for key in legacy):
+            for i, key in enumerate(legacy):
+                state_dict[f"{prefix}parametrizations.{name}.original{i}"] = state_dict.pop(key)
+
+    return rename
+
+
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize ``module.<name>`` as g * v / ||v||, the norm over every dim but ``dim``
     (over the whole tensor when ``dim`` is None): g is
     ``module.parametrizations.<name>.original0``, v ``original1``. A state dict saved with the
     legacy ``nn.utils.weight_norm`` (keys ``<name>_g``, ``<name>_v``) loads too. Returns ``module``."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
-
-    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                 error_msgs) -> None:
-        # As PyTorch: rename the legacy keys to the parametrization's before this module loads.
-        g_key = f"{prefix}{name}_g"
-        v_key = f"{prefix}{name}_v"
-        if g_key in state_dict and v_key in state_dict:
-            original0 = state_dict.pop(g_key)
-            original1 = state_dict.pop(v_key)
-            state_dict[f"{prefix}parametrizations.{name}.original0"] = original0
-            state_dict[f"{prefix}parametrizations.{name}.original1"] = original1
-
-    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    module._register_load_state_dict_pre_hook(_legacy_weight_norm_keys(name))
     return module
 
 
 class _SpectralNorm(Module):
-    """``weight / sigma``, sigma the largest singular value of ``weight`` as a matrix with rows
-    along ``dim``, estimated by power iteration with the buffers ``_u`` and ``_v``."""
+    """``weight / sigma``, sigma the largest singular value of ``weight`` seen as a matrix whose
+    rows run along ``dim``, estimated by power iteration on the buffers ``_u`` (left singular
+    vector) and ``_v`` (right); a 1-D weight is simply normalized."""
 
     def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12):
         super().__init__()
-        ndim = weight.ndim
-        if dim >= ndim or dim < -ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of [-{ndim}, {ndim - 1}] but got {dim})")
+        rank = weight.ndim
+        if not -rank <= dim < rank:
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{rank}, {rank - 1}] but got {dim})")
         if n_power_iterations <= 0:
             raise ValueError(
-                f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}"
-            )
-        self.dim = dim if dim >= 0 else dim + ndim
+                f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}")
+        self.dim = dim % rank
         self.eps = eps
-        if ndim > 1:
-            self.n_power_iterations = n_power_iterations
-            weight_mat = self._reshape_weight_to_matrix(weight.detach())
-            height, width = weight_mat.shape
-            with no_grad():
-                u = weight_mat.new_empty(height).normal_(0, 1)
-                v = weight_mat.new_empty(width).normal_(0, 1)
-                self.register_buffer("_u", normalize(u, dim=0, eps=self.eps))
-                self.register_buffer("_v", normalize(v, dim=0, eps=self.eps))
-            # As PyTorch: start from a good estimate rather than from random vectors.
-            self._power_method(weight_mat, 15)
-
-    def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.flatten(1)
-
-    def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
-        # u and v are updated in place (out=), so that a module sharing these buffers (a
-        # replica) sees the update, as PyTorch relies on; they enter sigma as constants.
+        if rank == 1:
+            return
+        self.n_power_iterations = n_power_iterations
+        matrix = self._as_matrix(weight.detach())
         with no_grad():
-            for _ in range(n_power_iterations):
-                self._u = normalize(weight_mat.mv(self._v), dim=0, eps=self.eps, out=self._u)
-                self._v = normalize(weight_mat.t().mv(self._u), dim=0, eps=self.eps, out=self._v)
+            for buffer, length in (("_u", matrix.shape[0]), ("_v", matrix.shape[1])):
+                start = matrix.new_empty(length).normal_(0, 1)
+                self.register_buffer(buffer, normalize(start, dim=0, eps=eps))
+        # Fifteen warm-up iterations (PyTorch's choice): the first forward starts from a good
+        # estimate of sigma, not from random vectors.
+        self._refine(matrix, 15)
+
+    def _as_matrix(self, weight: Tensor) -> Tensor:
+        """``weight`` with ``dim`` moved to the front and the other dims flattened."""
+        return weight.movedim(self.dim, 0).flatten(1)
+
+    def _refine(self, matrix: Tensor, steps: int) -> None:
+        # out= keeps the buffers' identity: a module sharing them (a replica) sees the update.
+        # They enter sigma as constants, so no graph is recorded.
+        with no_grad():
+            for _ in range(steps):
+                normalize(matrix.mv(self._v), dim=0, eps=self.eps, out=self._u)
+                normalize(matrix.t().mv(self._u), dim=0, eps=self.eps, out=self._v)
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
             return normalize(weight, dim=0, eps=self.eps)
-        weight_mat = self._reshape_weight_to_matrix(weight)
+        matrix = self._as_matrix(weight)
         if self.training:
-            self._power_method(weight_mat, self.n_power_iterations)
-        # Clones: the next training forward updates _u and _v in place, which must not touch
-        # what this step's graph uses.
-        u = self._u.clone()
-        v = self._v.clone()
-        sigma = u.dot(weight_mat.mv(v))
-        return weight / sigma
+            self._refine(matrix, self.n_power_iterations)
+        # The next training forward rewrites _u and _v in place; this step's graph keeps copies.
+        left, right = self._u.clone(), self._v.clone()
+        return weight / left.dot(matrix.mv(right))
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value
