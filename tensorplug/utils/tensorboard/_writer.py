@@ -15,35 +15,19 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from . import _summary
 
 
-class FileWriter:
-    """Writes events to one events file in ``log_dir``; ``SummaryWriter`` keeps one per
-    directory."""
-
-    def __init__(self, log_dir, max_queue: int = 10, flush_secs: int = 120,
-                 filename_suffix: str = ""):
-        self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
-
-    def get_logdir(self) -> str:
-        return self.event_writer.get_logdir()
+class FileWriter(EventFileWriter):
+    """One run's events file (TensorBoard's own writer, its background thread and queue), with
+    each event stamped with its step and wall time."""
 
     def add_event(self, event: Event, step=None, walltime=None) -> None:
-        """Stamps ``event`` with ``walltime`` (now when None) and ``step`` (unset when None)."""
+        """Queue ``event`` at ``walltime`` (now when None) and ``step`` (unset when None)."""
         event.wall_time = time.time() if walltime is None else walltime
         if step is not None:
             event.step = int(step)
-        self.event_writer.add_event(event)
+        super().add_event(event)
 
     def add_summary(self, summary, global_step=None, walltime=None) -> None:
         self.add_event(Event(summary=summary), global_step, walltime)
-
-    def flush(self) -> None:
-        self.event_writer.flush()
-
-    def close(self) -> None:
-        self.event_writer.close()
-
-    def reopen(self) -> None:
-        self.event_writer.reopen()
 
 
 def _not_supported(name: str, why: str):
@@ -71,29 +55,32 @@ class SummaryWriter:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", stamp + "_" + socket.gethostname() + comment)
         self.log_dir = log_dir
-        self.purge_step = purge_step
-        self.max_queue = max_queue
-        self.flush_secs = flush_secs
-        self.filename_suffix = filename_suffix
-        self.file_writer: FileWriter | None = None
-        self.all_writers: dict[str, FileWriter] | None = None
-        self._get_file_writer()
+        self._pending_purge_step = purge_step
+        self._file_options = (max_queue, flush_secs, filename_suffix)  # EventFileWriter's own
+        # Open events files by run directory: log_dir itself, and one per add_scalars key. They
+        # are opened at first use, so logging after close() starts new files.
+        self._open_runs: dict[str, FileWriter] = {}
+        self._run(log_dir)
 
-    def _get_file_writer(self) -> FileWriter:
-        """The writer of ``log_dir``, made again after ``close()`` (a closed writer can log on)."""
-        if self.all_writers is None or self.file_writer is None:
-            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs,
-                                          self.filename_suffix)
-            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
-            if self.purge_step is not None:
-                # TensorBoard reads a SessionLog START at step s as "discard what came at or
-                # after s".
-                self.file_writer.add_event(Event(step=self.purge_step,
-                                                 file_version="brain.Event:2"))
-                self.file_writer.add_event(Event(step=self.purge_step,
-                                                 session_log=SessionLog(status=SessionLog.START)))
-                self.purge_step = None
-        return self.file_writer
+    def _run(self, run_dir=None) -> FileWriter:
+        """The open events file of ``run_dir`` (``log_dir`` when None), opened if needed."""
+        run_dir = self.log_dir if run_dir is None else run_dir
+        writer = self._open_runs.get(run_dir)
+        if writer is None:
+            writer = self._open_runs[run_dir] = FileWriter(run_dir, *self._file_options)
+            if run_dir == self.log_dir and self._pending_purge_step is not None:
+                # TensorBoard reads a SessionLog START at step s as "discard what an earlier run
+                # logged at or after s"; it is written once, into the first file.
+                start = SessionLog(status=SessionLog.START)
+                step, self._pending_purge_step = self._pending_purge_step, None
+                writer.add_event(Event(step=step, file_version="brain.Event:2"))
+                writer.add_event(Event(step=step, session_log=start))
+        return writer
+
+    @property
+    def file_writer(self) -> FileWriter | None:
+        """The events file of ``log_dir`` (None after ``close()``)."""
+        return self._open_runs.get(self.log_dir)
 
     def get_logdir(self) -> str:
         """The directory the events files go to."""
@@ -107,20 +94,14 @@ class SummaryWriter:
         ``new_style`` writes a scalars-plugin tensor (float64 with ``double_precision``) instead
         of the legacy ``simple_value``."""
         summary = _summary.scalar(tag, scalar_value, new_style, double_precision)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._run().add_summary(summary, global_step, walltime)
 
     def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None) -> None:
         """Logs several numbers under one chart: each key gets its own run, the directory
         ``<log_dir>/<main_tag with / as _>_<key>``, with ``main_tag`` as the tag."""
-        logdir = self._get_file_writer().get_logdir()
-        assert self.all_writers is not None  # set by _get_file_writer
-        for tag, value in tag_scalar_dict.items():
-            run_dir = logdir + "/" + main_tag.replace("/", "_") + "_" + tag
-            writer = self.all_writers.get(run_dir)
-            if writer is None:
-                writer = FileWriter(run_dir, self.max_queue, self.flush_secs, self.filename_suffix)
-                self.all_writers[run_dir] = writer
-            writer.add_summary(_summary.scalar(main_tag, value), global_step, walltime)
+        for key, value in tag_scalar_dict.items():
+            run_dir = f"{self.log_dir}/{main_tag.replace('/', '_')}_{key}"
+            self._run(run_dir).add_summary(_summary.scalar(main_tag, value), global_step, walltime)
 
     # Histograms
 
@@ -132,7 +113,7 @@ class SummaryWriter:
         if isinstance(bins, str) and bins == "tensorflow":
             bins = _summary.tensorflow_bins()
         summary = _summary.histogram(tag, values, bins, max_bins=max_bins)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._run().add_summary(summary, global_step, walltime)
 
     def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts,
                           global_step=None, walltime=None) -> None:
@@ -141,26 +122,26 @@ class SummaryWriter:
             raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
         summary = _summary.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits,
                                          bucket_counts)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._run().add_summary(summary, global_step, walltime)
 
     # Text, images, figures
 
     def add_text(self, tag, text_string, global_step=None, walltime=None) -> None:
         """Logs a string (TensorBoard renders it as Markdown) under ``<tag>/text_summary``."""
-        self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
+        self._run().add_summary(_summary.text(tag, text_string), global_step, walltime)
 
     def add_image(self, tag, img_tensor, global_step=None, walltime=None,
                   dataformats="CHW") -> None:
         """Logs one image: uint8 in [0, 255] or float in [0, 1], laid out as ``dataformats``
         says (``CHW``, ``HWC``, ``HW``); needs Pillow for the PNG encoding."""
         summary = _summary.image(tag, img_tensor, dataformats=dataformats)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._run().add_summary(summary, global_step, walltime)
 
     def add_images(self, tag, img_tensor, global_step=None, walltime=None,
                    dataformats="NCHW") -> None:
         """Logs a batch of images as one grid, eight to a row."""
         summary = _summary.image(tag, img_tensor, dataformats=dataformats)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._run().add_summary(summary, global_step, walltime)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None) -> None:
         """Logs a matplotlib figure (or a list of them, as a grid), drawn with the Agg canvas."""
@@ -186,11 +167,9 @@ class SummaryWriter:
         summaries = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         if not run_name:
             run_name = str(time.time())
-        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
-        with SummaryWriter(log_dir=logdir) as run_writer:
-            run_file_writer = run_writer._get_file_writer()
+        with SummaryWriter(log_dir=os.path.join(self.log_dir, run_name)) as run_writer:
             for summary in summaries:
-                run_file_writer.add_summary(summary, global_step)
+                run_writer._run().add_summary(summary, global_step)
             for tag, value in metric_dict.items():
                 run_writer.add_scalar(tag, value, global_step)
 
@@ -198,19 +177,14 @@ class SummaryWriter:
 
     def flush(self) -> None:
         """Writes every queued event to disk."""
-        if self.all_writers is None:
-            return
-        for writer in self.all_writers.values():
+        for writer in self._open_runs.values():
             writer.flush()
 
     def close(self) -> None:
         """Flushes and closes every events file; logging afterwards opens new ones."""
-        if self.all_writers is None:
-            return
-        for writer in self.all_writers.values():
-            writer.flush()
-            writer.close()
-        self.file_writer = self.all_writers = None
+        for writer in self._open_runs.values():
+            writer.close()  # flushes first
+        self._open_runs.clear()
 
     def __enter__(self) -> SummaryWriter:
         return self
