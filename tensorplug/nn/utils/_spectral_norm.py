@@ -11,52 +11,39 @@ shapes and state_dict keys).
 from __future__ import annotations
 
 from ...frontend.autograd import no_grad
-from ...frontend.tensor import Tensor
-from .._normalization import normalize
 from ..layers import _ConvTransposeNd
 from ..parameter import Parameter
+from . import _power_iteration as power
 from ._weight_norm import remove_reparametrization
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "SpectralNorm"]
 
 
 class SpectralNorm:
-    """The forward pre-hook that sets ``module.<name>`` to ``<name>_orig / sigma``."""
+    """The forward pre-hook that sets ``module.<name>`` to ``<name>_orig / sigma``, refining the
+    estimate of sigma by ``n_power_iterations`` steps first when the module is training."""
 
     def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12):
         if n_power_iterations <= 0:
-            raise ValueError(
-                "Expected n_power_iterations to be positive, but "
-                f"got n_power_iterations={n_power_iterations}"
-            )
-        self.name = name
-        self.dim = dim
-        self.n_power_iterations = n_power_iterations
-        self.eps = eps
+            raise ValueError(f"Expected n_power_iterations to be positive, but got n_power_iterations="
+                             f"{n_power_iterations}")
+        self.name, self.dim, self.n_power_iterations, self.eps = name, dim, n_power_iterations, eps
 
-    def reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        """``weight`` as a matrix whose rows run along ``dim``."""
-        weight_mat = weight
-        if self.dim != 0:
-            weight_mat = weight_mat.permute(self.dim, *[d for d in range(weight_mat.ndim) if d != self.dim])
-        return weight_mat.reshape(weight_mat.shape[0], -1)
+    def _stored(self, module) -> tuple:
+        """The parameter and the two estimate buffers this hook keeps on ``module``."""
+        return tuple(getattr(module, self.name + suffix) for suffix in ("_orig", "_u", "_v"))
 
-    def compute_weight(self, module, do_power_iteration: bool) -> Tensor:
-        weight = getattr(module, self.name + "_orig")
-        u = getattr(module, self.name + "_u")
-        v = getattr(module, self.name + "_v")
-        weight_mat = self.reshape_weight_to_matrix(weight)
+    def reshape_weight_to_matrix(self, weight):
+        """``weight`` as a matrix whose rows run along ``dim`` (PyTorch's public method)."""
+        return power.as_matrix(weight, self.dim)
+
+    def compute_weight(self, module, do_power_iteration: bool):
+        """``<name>_orig / sigma``, refining u and v first when ``do_power_iteration``."""
+        weight, u, v = self._stored(module)
+        matrix = power.as_matrix(weight, self.dim)
         if do_power_iteration:
-            # As PyTorch: u and v are updated in place (the buffers themselves) and enter sigma as
-            # constants; clones keep a later in-place update from touching this step's graph.
-            with no_grad():
-                for _ in range(self.n_power_iterations):
-                    v = normalize(weight_mat.t().mv(u), dim=0, eps=self.eps, out=v)
-                    u = normalize(weight_mat.mv(v), dim=0, eps=self.eps, out=u)
-                u = u.clone()
-                v = v.clone()
-        sigma = u.dot(weight_mat.mv(v))
-        return weight / sigma
+            power.refine(matrix, u, v, self.n_power_iterations, self.eps, u_first=False)
+        return power.divided_by_sigma(weight, matrix, u, v)
 
     def __call__(self, module, inputs) -> None:
         setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
@@ -64,33 +51,28 @@ class SpectralNorm:
     def remove(self, module) -> None:
         with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
-        delattr(module, self.name)
-        delattr(module, self.name + "_u")
-        delattr(module, self.name + "_v")
-        delattr(module, self.name + "_orig")
+        for suffix in ("", "_u", "_v", "_orig"):
+            delattr(module, self.name + suffix)
         module.register_parameter(self.name, Parameter(weight.detach()))
 
     @staticmethod
     def apply(module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
-        fn = SpectralNorm(name, n_power_iterations, dim, eps)
+        """Install the hook on ``module`` (``spectral_norm`` calls this)."""
+        if any(isinstance(h, SpectralNorm) and h.name == name for h in module._forward_pre_hooks.values()):
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        hook = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        with no_grad():
-            height, width = fn.reshape_weight_to_matrix(weight).shape
-            u = normalize(weight.new_empty(height).normal_(0, 1), dim=0, eps=fn.eps)
-            v = normalize(weight.new_empty(width).normal_(0, 1), dim=0, eps=fn.eps)
-        delattr(module, fn.name)
-        module.register_parameter(fn.name + "_orig", weight)
-        # A plain attribute until the first forward, so that ``module.weight`` still reads.
-        setattr(module, fn.name, weight.detach())
-        module.register_buffer(fn.name + "_u", u)
-        module.register_buffer(fn.name + "_v", v)
-        module.register_forward_pre_hook(fn)
-        return fn
+        u, v = power.random_unit_vectors(power.as_matrix(weight.detach(), dim), eps)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", weight)
+        # A plain attribute until the first forward, so that ``module.<name>`` still reads.
+        setattr(module, name, weight.detach())
+        module.register_buffer(name + "_u", u)
+        module.register_buffer(name + "_v", v)
+        module.register_forward_pre_hook(hook)
+        return hook
 
 
 def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12, dim: int | None = None):

@@ -9,11 +9,11 @@ parametrizations (``tp.nn.utils.parametrize``), PyTorch's current forms of the l
 """
 from __future__ import annotations
 
-from ...frontend.autograd import no_grad
 from ...frontend.tensor import Tensor
 from .._normalization import normalize
 from ..layers import _ConvTransposeNd
 from ..module import Module
+from . import _power_iteration as power
 from . import parametrize
 from ._weight_norm import _norm_except_dim
 
@@ -75,36 +75,21 @@ class _SpectralNorm(Module):
         if rank == 1:
             return
         self.n_power_iterations = n_power_iterations
-        matrix = self._as_matrix(weight.detach())
-        with no_grad():
-            for buffer, length in (("_u", matrix.shape[0]), ("_v", matrix.shape[1])):
-                start = matrix.new_empty(length).normal_(0, 1)
-                self.register_buffer(buffer, normalize(start, dim=0, eps=eps))
-        # Fifteen warm-up iterations (PyTorch's choice): the first forward starts from a good
+        matrix = power.as_matrix(weight.detach(), self.dim)
+        u, v = power.random_unit_vectors(matrix, eps)
+        self.register_buffer("_u", u)
+        self.register_buffer("_v", v)
+        # Fifteen warm-up steps (PyTorch's choice): the first forward starts from a good
         # estimate of sigma, not from random vectors.
-        self._refine(matrix, 15)
-
-    def _as_matrix(self, weight: Tensor) -> Tensor:
-        """``weight`` with ``dim`` moved to the front and the other dims flattened."""
-        return weight.movedim(self.dim, 0).flatten(1)
-
-    def _refine(self, matrix: Tensor, steps: int) -> None:
-        # out= keeps the buffers' identity: a module sharing them (a replica) sees the update.
-        # They enter sigma as constants, so no graph is recorded.
-        with no_grad():
-            for _ in range(steps):
-                normalize(matrix.mv(self._v), dim=0, eps=self.eps, out=self._u)
-                normalize(matrix.t().mv(self._u), dim=0, eps=self.eps, out=self._v)
+        power.refine(matrix, self._u, self._v, 15, eps, u_first=True)
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
             return normalize(weight, dim=0, eps=self.eps)
-        matrix = self._as_matrix(weight)
+        matrix = power.as_matrix(weight, self.dim)
         if self.training:
-            self._refine(matrix, self.n_power_iterations)
-        # The next training forward rewrites _u and _v in place; this step's graph keeps copies.
-        left, right = self._u.clone(), self._v.clone()
-        return weight / left.dot(matrix.mv(right))
+            power.refine(matrix, self._u, self._v, self.n_power_iterations, self.eps, u_first=True)
+        return power.divided_by_sigma(weight, matrix, self._u, self._v)
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value
