@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..api import FAMILIES
-from . import _fused_source, _recurrent_source, _source, c_launch
+from . import _ctc_source, _fused_source, _recurrent_source, _source, c_launch
 
 if TYPE_CHECKING:
     from .storage import DeviceState
@@ -68,6 +68,7 @@ _GENERATORS = {
     "sort": _source.sort,
     "fused": _fused_source.fused,
     "recurrent": _recurrent_source.recurrent,
+    "ctc": _ctc_source.ctc,
 }
 
 
@@ -825,7 +826,7 @@ def _sort(values, indices, a, dim, descending, stable):
 
 def table() -> dict:
     """Op name -> kernel for every primitive of the contract, and the fused composite ops."""
-    from . import fused, recurrent  # they import this module
+    from . import ctc, fused, recurrent  # they import this module
     kernels = {"copy_": _copy, "fill_": _fill, "where": _where, "matmul": _matmul, "gather": _gather,
                "scatter_": _scatter, "index_get": _index_get, "index_put_": _index_put, "uniform_": _uniform,
                "normal_": _normal, "randint_": _randint, "sort": _sort}
@@ -839,4 +840,5 @@ def table() -> dict:
         kernels[name] = _scan(name)
     kernels.update(fused.table())
     kernels.update(recurrent.table())
+    kernels.update(ctc.table())
     return kernels

@@ -1,0 +1,116 @@
+"""The CTC loss and its gradient on OpenCL (issue 14): the composite ops ``ctc_loss`` and
+``ctc_loss_backward`` (tensorplug/nn/_ctc_loss.py) as one launch each, a work-group per sample
+(``_ctc_source``). Other dtypes and layouts than the composite's own (float32/float64 (T, N, C)
+log-probabilities, int64 (N, S) targets and (N,) lengths) run the decomposition.
+"""
+from __future__ import annotations
+
+from ...dispatcher import get_operator
+from . import _ctc_source
+from .fused import _operand
+from .kernels import _kernel, _state
+
+__all__ = ["table"]
+
+_FAMILY = "ctc"
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _fits(log_probs, targets, input_lengths, target_lengths) -> bool:
+    if log_probs.dtype.name not in ("float32", "float64") or log_probs.ndim != 3:
+        return False
+    batch = log_probs.shape[1]
+    return (targets.dtype.name == "int64" and targets.ndim == 2 and targets.shape[0] == batch
+            and all(t.dtype.name == "int64" and tuple(t.shape) == (batch,) for t in (input_lengths, target_lengths)))
+
+
+def _runs_work_items_in_loops(state) -> bool:
+    """Whether the device is a CPU, whose OpenCL (PoCL) runs a work-group's work-items as loops
+    between its barriers: there a sample's work-items cost more than they share (T=50, N=16,
+    C=200: gradient 12.6 ms with 128 work-items per sample, 1.4 ms with one)."""
+    import pyopencl as cl
+
+    device = getattr(state, "device", None)
+    return device is not None and bool(device.type & cl.device_type.CPU)
+
+
+def _group(state, positions: int, classes: int) -> int:
+    """Work-items per sample: one on a CPU device; elsewhere enough for the wider of its
+    positions and classes, a power of two between 8 and GROUP_LIMIT (and the device's limit)."""
+    if _runs_work_items_in_loops(state):
+        return 1
+    size = 8
+    while size < max(positions, classes) and size < _ctc_source.GROUP_LIMIT:
+        size *= 2
+    return min(size, state.max_work_group)
+
+
+def _check_blank(op: str, blank, classes: int) -> None:
+    # Every even position reads the blank's column: one outside the classes would read past a row.
+    if not 0 <= int(blank) < classes:
+        raise ValueError(f"{op}: blank {int(blank)} is not a class of {classes}")
+
+
+def _shared_arguments(log_probs, targets, input_lengths, target_lengths) -> list:
+    """The kernels' arguments from ``lp`` to ``stl`` (see _ctc_source)."""
+    return [*_operand(log_probs), log_probs.stride(0), log_probs.stride(1), log_probs.stride(2),
+            *_operand(targets), *targets.stride(), *_operand(input_lengths), input_lengths.stride(0),
+            *_operand(target_lengths), target_lengths.stride(0)]
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    if not _fits(log_probs, targets, input_lengths, target_lengths):
+        return get_operator("ctc_loss").decomposition(log_probs, targets, input_lengths, target_lengths, blank,
+                                                      reduction, zero_infinity)
+    steps, batch, classes = log_probs.shape
+    _check_blank("ctc_loss", blank, classes)
+    longest = targets.shape[1]
+    width = 2 * longest + 1
+    state = _state(log_probs)
+    dtype = log_probs.dtype.name
+    shares = log_probs.new_empty((batch,))
+    if batch:
+        alpha = state.allocate(max(batch * steps * width, 1) * log_probs.element_size())
+        group = _group(state, width, 0)
+        state.error_possible = True
+        _kernel(state, _FAMILY, dtype, "ctc_loss")(
+            state.queue, (batch * group,), (group,), *_operand(shares), shares.stride(0), alpha.buffer, width,
+            *_shared_arguments(log_probs, targets, input_lengths, target_lengths), steps, classes, longest,
+            int(blank), int(bool(zero_infinity)), int(reduction == "mean"), state.error_flag)
+    if reduction == "none":
+        return shares
+    return shares.mean() if reduction == "mean" else shares.sum()
+
+
+def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    batch = log_probs.shape[1] if log_probs.ndim == 3 else 0
+    if (not _fits(log_probs, targets, input_lengths, target_lengths) or grad.dtype is not log_probs.dtype
+            or tuple(grad.shape) != ((batch,) if reduction == "none" else ())):
+        return get_operator("ctc_loss_backward").decomposition(grad, log_probs, targets, input_lengths,
+                                                               target_lengths, blank, reduction, zero_infinity)
+    steps, batch, classes = log_probs.shape
+    _check_blank("ctc_loss_backward", blank, classes)
+    longest = targets.shape[1]
+    width = 2 * longest + 1
+    state = _state(log_probs)
+    dtype = log_probs.dtype.name
+    out = log_probs.new_empty(log_probs.shape)
+    if batch:
+        size = log_probs.element_size()
+        alpha = state.allocate(max(batch * steps * width, 1) * size)
+        beta = state.allocate(batch * 2 * width * size)
+        next_same = state.allocate(batch * width * 4)
+        group = _group(state, width, classes)
+        grad_stride = grad.stride(0) if grad.ndim else 0
+        state.error_possible = True
+        _kernel(state, _FAMILY, dtype, "ctc_loss_backward")(
+            state.queue, (batch * group,), (group,), *_operand(out), *out.stride(), *_operand(grad), grad_stride,
+            alpha.buffer, beta.buffer, next_same.buffer, width,
+            *_shared_arguments(log_probs, targets, input_lengths, target_lengths), steps, batch, classes, longest,
+            int(blank), int(bool(zero_infinity)), _REDUCTIONS[reduction], state.error_flag)
+    return out
+
+
+def table() -> dict:
+    """The two CTC ops."""
+    return {"ctc_loss": _ctc_loss, "ctc_loss_backward": _ctc_loss_backward}
