@@ -8,14 +8,14 @@
 from __future__ import annotations
 
 from . import (
-    autocast, complex, conversions, elementwise, indexing, linalg, matrices, nn, random, reductions, shape, sorting, spectral, statistics,
+    autocast, complex, conversions, elementwise, foreach, indexing, linalg, matrices, nn, random, reductions, shape, sorting, spectral, statistics,
 )
 from ._core import ALL_DTYPES, Arg, ErrorCase, OpEntry, Sample
 
 __all__ = ["op_database", "random_database", "OpEntry", "Sample", "Arg", "ErrorCase", "ALL_DTYPES", "FAMILY_MODULES"]
 
 FAMILY_MODULES = (elementwise, reductions, linalg, indexing, shape, sorting, nn, conversions, statistics, matrices,
-                  spectral, complex, autocast)
+                  spectral, complex, foreach, autocast)
 
 
 def op_database() -> dict[str, OpEntry]:

@@ -299,6 +299,49 @@ def _ctc_call(tp, logits, targets, input_lengths, target_lengths, **kwargs):
                                      target_lengths, **kwargs)
 
 
+def _softmax_last(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _mha_forward(query, key, value, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads,
+                 attn_mask=None):
+    """Attention output of (L, N, E) inputs: per head softmax(q k^T / sqrt(d) + mask) v, heads
+    joined, then the output projection (PyTorch's multi_head_attention_forward, eval mode)."""
+    steps, batch, embed = query.shape
+    head = embed // num_heads
+    w_q, w_k, w_v = np.split(in_proj_weight, 3)
+    b_q, b_k, b_v = np.split(in_proj_bias, 3)
+
+    def heads(x, w, b):  # (S, N, E) -> (N, H, S, d)
+        return (x @ w.T + b).reshape(x.shape[0], batch, num_heads, head).transpose(1, 2, 0, 3)
+
+    q, k, v = heads(query, w_q, b_q), heads(key, w_k, b_k), heads(value, w_v, b_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head)
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    joined = (_softmax_last(scores) @ v).transpose(2, 0, 1, 3).reshape(steps, batch, embed)
+    return joined @ out_proj_weight.T + out_proj_bias
+
+
+def _mha_call(tp, query, key, value, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads,
+              attn_mask=None):
+    out, weights = tp.nn.functional.multi_head_attention_forward(
+        query, key, value, query.shape[-1], num_heads, in_proj_weight, in_proj_bias, None, None, False, 0.0,
+        out_proj_weight, out_proj_bias, training=False, need_weights=False, attn_mask=attn_mask)
+    assert weights is None
+    return out
+
+
+def _mha_samples(dtype):
+    projections = (Arg((12, 4), low=-0.5, high=0.5), Arg((12,), low=-0.5, high=0.5),
+                   Arg((4, 4), low=-0.5, high=0.5), Arg((4,), low=-0.5, high=0.5))
+    yield Sample((Arg((3, 2, 4)), Arg((5, 2, 4)), Arg((5, 2, 4))) + projections + (2,), name="2 heads, cross")
+    yield Sample((Arg((5, 2, 4), layout="transposed"),) * 3 + projections + (1,), name="1 head, transposed")
+    yield Sample((Arg((3, 2, 4)), Arg((5, 2, 4)), Arg((5, 2, 4))) + projections
+                 + (2, Arg((3, 5), low=-1.0, high=0.0, grad=False)), name="additive mask")
+
+
 _CTC_TARGETS = Arg((3, 4), dtype="int64", values=[[1, 2, 2, 3], [3, 3, 0, 0], [2, 1, 3, 4]], grad=False)
 
 
@@ -417,6 +460,12 @@ ENTRIES = [
                                 for align in (False, True)]),
             dtypes=("float32", "float64"), func=None, call=_fn("affine_grid"), tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((1, 2, 3)), (1, 1, 3, 2)), {"align_corners": False}, name="3x2")])),
+    OpEntry("multi_head_attention_forward", "nn", _mha_forward, _mha_samples, dtypes=("float32", "float64"),
+            func=None, call=_mha_call, tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((2, 1, 4)), Arg((3, 1, 4)), Arg((3, 1, 4)),
+                                               Arg((12, 4), low=-0.5, high=0.5), Arg((12,), low=-0.5, high=0.5),
+                                               Arg((4, 4), low=-0.5, high=0.5), Arg((4,), low=-0.5, high=0.5), 2),
+                                              name="2 heads")])),
     OpEntry("ctc_loss", "nn", _ctc_loss, _ctc_loss_samples, dtypes=("float32", "float64"), func=None, call=_ctc_call,
             tolerances=_TOL, errors=_ctc_loss_errors(),
             grad_samples=lambda: iter([Sample((Arg((4, 2, 3)), Arg((2, 2), dtype="int64", values=[[1, 1], [2, 0]], grad=False),

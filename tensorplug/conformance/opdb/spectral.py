@@ -133,6 +133,39 @@ def _stft_samples(dtype):
                  name="batch, hop 5")
 
 
+def _istft_call(tp, spectrum, window, **kwargs):
+    return tp.istft(_complex_in(tp, spectrum), window=window, **kwargs)
+
+
+def _istft_ref(spectrum, window, n_fft, hop_length, length=None):
+    """Each frame's inverse rfft times the window, overlap-added, divided by the summed squared
+    window, and the n_fft // 2 reflect padding of stft(center=True) cut off; spectrum (freq,
+    frames) pairs, 1-D or batched."""
+    z = _np_complex(spectrum)
+    batch = z.reshape((-1,) + z.shape[-2:])
+    frames = batch.shape[-1]
+    total = n_fft + hop_length * (frames - 1)
+    envelope = np.zeros(total)
+    for i in range(frames):
+        envelope[i * hop_length:i * hop_length + n_fft] += window ** 2
+    signals = []
+    for spectra in batch:
+        signal = np.zeros(total)
+        for i in range(frames):
+            signal[i * hop_length:i * hop_length + n_fft] += np.fft.irfft(spectra[:, i], n=n_fft) * window
+        start = n_fft // 2
+        end = total - n_fft // 2 if length is None else start + length
+        signals.append((signal / envelope)[start:end])
+    return np.stack(signals).reshape(z.shape[:-2] + (-1,))
+
+
+def _istft_samples(dtype):
+    yield Sample((Arg((5, 9, 2)), Arg((8,), low=0.5, high=1.0, grad=False)), {"n_fft": 8, "hop_length": 2},
+                 name="one signal")
+    yield Sample((Arg((2, 9, 7, 2)), Arg((16,), low=0.5, high=1.0, grad=False)),
+                 {"n_fft": 16, "hop_length": 4, "length": 20}, name="batch, hop 4, length")
+
+
 def _bad_norm(device):
     tp = _tp()
     return tp.fft.fft(tp.ones(4, device=device), norm="half")
@@ -141,6 +174,9 @@ def _bad_norm(device):
 ENTRIES = [
     OpEntry("stft", "spectral", _stft_ref, _stft_samples, dtypes=_DTYPES, call=_stft_call, tolerances=_TOL,
             grad_samples=lambda: iter([Sample((Arg((20,)), Arg((8,), low=0.5, high=1.0, grad=False)),
+                                              {"n_fft": 8, "hop_length": 4}, name="one signal")])),
+    OpEntry("istft", "spectral", _istft_ref, _istft_samples, dtypes=_DTYPES, call=_istft_call, tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((5, 6, 2)), Arg((8,), low=0.5, high=1.0, grad=False)),
                                               {"n_fft": 8, "hop_length": 4}, name="one signal")])),
     _c2c_entry("fft", np.fft.fft),
     _c2c_entry("ifft", np.fft.ifft),
