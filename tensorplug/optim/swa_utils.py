@@ -28,7 +28,7 @@ from ..frontend.factories import tensor
 from ..nn.instancenorm import _InstanceNorm
 from ..nn.layers import _BatchNorm
 from ..nn.module import Module
-from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import LRScheduler, _per_group
 from .optimizer import Optimizer
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",
@@ -190,7 +190,7 @@ class SWALR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, swa_lr, anneal_epochs: int = 10, anneal_strategy: str = "cos",
                  last_epoch: int = -1):
-        for swa_lr_value, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):
+        for swa_lr_value, group in zip(_per_group("swa_lr", optimizer, swa_lr), optimizer.param_groups):
             group["swa_lr"] = swa_lr_value
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")

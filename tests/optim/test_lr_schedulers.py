@@ -103,7 +103,7 @@ def test_cyclic_adam_beta1_and_errors():
     opt.step()
     sched.step()
     state = sched.state_dict()
-    assert state["_scale_fn_custom"] is None and state["last_epoch"] == 1  # a lambda is not saved
+    assert state["_custom_height"] is None and state["last_epoch"] == 1  # a lambda is not saved
     sched.step()
     sched.load_state_dict(state)
     assert sched.last_epoch == 1 and sched.scale_fn(3) == 0.5
