@@ -17,7 +17,7 @@ from ...frontend.autograd import no_grad
 from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, prune, rnn
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
 
