@@ -17,12 +17,14 @@ from ...frontend.autograd import no_grad
 from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
-from . import parametrizations, parametrize, prune, rnn
+from . import fusion, parametrizations, parametrize, prune, rnn
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
-           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "fuse_conv_bn_eval",
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
 
 
 def _as_list(parameters) -> list:
