@@ -24,6 +24,7 @@ from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ._multihead_attention import MultiheadAttention
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from ._sync_batchnorm import SyncBatchNorm
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
@@ -39,7 +40,7 @@ __all__ = (
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-     "attention", "parallel", "DataParallel", "SyncBatchNorm"]
+     "attention", "parallel", "DataParallel", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss"]
     + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
     + _lazy_all
 )

@@ -1,7 +1,9 @@
-"""``tp.nn.utils``: gradient clipping, flattening parameters to one vector and the legacy
-``weight_norm``/``remove_weight_norm``; ``tp.nn.utils.rnn``
-holds the padded and packed sequence utilities, ``tp.nn.utils.parametrize`` the
-parametrizations and ``tp.nn.utils.parametrizations`` their weight_norm and spectral_norm.
+"""``tp.nn.utils``: gradient clipping, flattening parameters to one vector, the legacy
+``weight_norm``/``remove_weight_norm``, batch-norm folding (``fusion``), ``skip_init`` and the
+convolution weight memory formats; ``tp.nn.utils.rnn`` holds the padded and packed sequence
+utilities, ``tp.nn.utils.parametrize`` the parametrizations, ``tp.nn.utils.parametrizations``
+their weight_norm and spectral_norm, ``tp.nn.utils.prune`` pruning and
+``tp.nn.utils.stateless`` the old ``functional_call``.
 
 >>> import tensorplug as tp
 >>> w = tp.nn.Parameter(tp.ones(4))
@@ -17,12 +19,18 @@ from ...frontend.autograd import no_grad
 from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
-from . import parametrizations, parametrize, rnn
+from . import fusion, parametrizations, parametrize, prune, rnn, stateless
+from ._conv_memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
+from ._skip_init import skip_init
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
-           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grads_with_norm_", "clip_grad_value_", "get_total_norm",
+           "parameters_to_vector", "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm",
+           "remove_spectral_norm", "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+           "parametrizations", "parametrize", "rnn", "stateless"]
 
 
 def _as_list(parameters) -> list:
@@ -58,14 +66,24 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     total norm before clipping (``norm_type`` may be ``float('inf')``)."""
     params = [p for p in _as_list(parameters) if p.grad is not None]
     total = get_total_norm([p.grad for p in params], norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total)
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    """Scale the gradients in place by ``max_norm / (total_norm + 1e-6)`` when that is below 1: the
+    second half of :func:`clip_grad_norm_`, for a ``total_norm`` computed elsewhere (e.g. with
+    :func:`get_total_norm` over gradients gathered from several places)."""
+    params = [p for p in _as_list(parameters) if p.grad is not None]
     if not params:
-        return total
+        return
+    if not isinstance(total_norm, Tensor):
+        total_norm = tensor(float(total_norm))
     with no_grad():
         # No branch on the value (as PyTorch): a coefficient clamped to 1 leaves grads unchanged.
-        coefficient = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        coefficient = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for p in params:
-            p.grad.mul_(coefficient.to(p.grad.dtype))
-    return total
+            p.grad.mul_(coefficient.to(device=p.grad.device, dtype=p.grad.dtype))
 
 
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
