@@ -3,7 +3,7 @@ which kind of backward hook (full or legacy) an owner has committed to.
 
 Every ``register_*hook`` method of ``Module`` goes through :func:`add_hook`; the hook itself is
 stored as given (libraries read ``module._forward_hooks`` and the like), and what PyTorch keeps in
-side tables or function attributes (``with_kwargs``, a state-dict post-hook that
+side tables or function attributes (``with_kwargs``, ``always_call``, a state-dict post-hook that
 must return None) is a bit in the owner's options table under the same id, so that removing the
 handle forgets both.
 """
@@ -15,14 +15,15 @@ from collections import OrderedDict
 from typing import Callable
 
 __all__ = [
-    "RemovableHandle", "add_hook", "WITH_KWARGS", "MUST_RETURN_NONE", "FULL", "LEGACY", "PRE",
+    "RemovableHandle", "add_hook", "WITH_KWARGS", "ALWAYS_CALL", "MUST_RETURN_NONE", "FULL", "LEGACY", "PRE",
     "add_backward_hook", "backward_hooks_for_call", "EVERY_MODULE", "backward_hooks_active",
     "remember_public_post_hook", "was_public_post_hook",
 ]
 
 #: Option bits (an owner's ``_hook_options[id]``).
 WITH_KWARGS = 1  # a forward (pre-)hook that also receives forward's keyword arguments
-MUST_RETURN_NONE = 2  # a state_dict post-hook from the public API: edits in place, returns None
+ALWAYS_CALL = 2  # a forward hook that runs even when forward (or an earlier hook) raises
+MUST_RETURN_NONE = 4  # a state_dict post-hook from the public API: edits in place, returns None
 
 #: The kinds of backward hook: full and legacy (register_backward_hook) ones exclude each other
 #: on one owner; pre-hooks (register_full_backward_pre_hook) go with either.

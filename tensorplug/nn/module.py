@@ -31,7 +31,7 @@ from ..frontend.shared_memory import share_tensors
 from ..profiler._recorder import call_module_in_range as _call_module_in_range, module_ranges as _module_ranges
 from ._backward_hooks import HookedCall, attach_legacy_hooks
 from ._hook_tables import (
-    EVERY_MODULE, FULL, LEGACY, MUST_RETURN_NONE, PRE, WITH_KWARGS, RemovableHandle, add_backward_hook,
+    ALWAYS_CALL, EVERY_MODULE, FULL, LEGACY, MUST_RETURN_NONE, PRE, WITH_KWARGS, RemovableHandle, add_backward_hook,
     add_hook, backward_hooks_active as _backward_hooks_active, backward_hooks_for_call, remember_public_post_hook,
     was_public_post_hook,
 )
@@ -121,30 +121,63 @@ class Module:
         if not (self._forward_pre_hooks or self._forward_hooks or full_hooks or legacy_hooks or pre_hooks):
             return self.forward(*args, **kwargs)
         options = self._hook_options
-        for hook_id, pre_hook in list(self._forward_pre_hooks.items()) if self._forward_pre_hooks else ():
-            if options.get(hook_id, 0) & WITH_KWARGS:
-                args, kwargs = _new_args_and_kwargs(pre_hook(self, args, kwargs), args, kwargs)
-            else:
-                returned = pre_hook(self, args)
+        # The always_call forward hooks not run yet: if anything below raises, they still run.
+        owed = ([hook_id for hook_id in self._forward_hooks if options.get(hook_id, 0) & ALWAYS_CALL]
+                if options else [])
+        output = None
+        try:
+            # args and kwargs are rebound hook by hook (not in a helper) so that the always_call
+            # hooks see what the last pre-hook made of them, even if a later one raises.
+            for hook_id, pre_hook in list(self._forward_pre_hooks.items()) if self._forward_pre_hooks else ():
+                if options.get(hook_id, 0) & WITH_KWARGS:
+                    args, kwargs = _new_args_and_kwargs(pre_hook(self, args, kwargs), args, kwargs)
+                else:
+                    returned = pre_hook(self, args)
+                    if returned is not None:
+                        args = returned if isinstance(returned, tuple) else (returned,)
+            hooked_call = None
+            if full_hooks or pre_hooks:
+                hooked_call = HookedCall(self, full_hooks, pre_hooks)
+                args = hooked_call.wrap_inputs(args)
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                flags = options.get(hook_id, 0)
+                if flags & ALWAYS_CALL and hook_id in owed:
+                    owed.remove(hook_id)  # before the call: a hook that raises is not run twice
+                returned = hook(self, args, kwargs, output) if flags & WITH_KWARGS else hook(self, args, output)
                 if returned is not None:
-                    args = returned if isinstance(returned, tuple) else (returned,)
-        hooked_call = None
-        if full_hooks or pre_hooks:
-            hooked_call = HookedCall(self, full_hooks, pre_hooks)
-            args = hooked_call.wrap_inputs(args)
-        output = self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if options.get(hook_id, 0) & WITH_KWARGS:
-                returned = hook(self, args, kwargs, output)
-            else:
-                returned = hook(self, args, output)
-            if returned is not None:
-                output = returned
-        if hooked_call is not None:
-            output = hooked_call.wrap_outputs(output)
-        if legacy_hooks:
-            attach_legacy_hooks(self, legacy_hooks, args, output)
+                    output = returned
+            if hooked_call is not None:
+                output = hooked_call.wrap_outputs(output)
+            if legacy_hooks:
+                attach_legacy_hooks(self, legacy_hooks, args, output)
+        except Exception:
+            if owed:
+                self._run_owed_forward_hooks(owed, args, kwargs, output)
+            raise
         return output
+
+    def _run_owed_forward_hooks(self, hook_ids: list, args: tuple, kwargs: dict, output) -> None:
+        """Run the always_call forward hooks a failed call did not reach. A returned output goes
+        to the next of them, as in a call that works, but the call's own error is what propagates
+        in the end: theirs become warnings."""
+        for hook_id in hook_ids:
+            hook = self._forward_hooks.get(hook_id)
+            if hook is None:  # removed by an earlier hook
+                continue
+            try:
+                if self._hook_options.get(hook_id, 0) & WITH_KWARGS:
+                    returned = hook(self, args, kwargs, output)
+                else:
+                    returned = hook(self, args, output)
+                if returned is not None:
+                    output = returned
+            except Exception as exc:  # noqa: BLE001  (silenced in favour of the call's error, as PyTorch)
+                warnings.warn(
+                    "module forward hook with ``always_call=True`` raised an exception that was silenced as another "
+                    f"error was raised in forward: {exc}",
+                    stacklevel=4,
+                )
 
     def _add_hook(self, table: OrderedDict, hook: Callable, *, first: bool = False,
                   options: int = 0) -> RemovableHandle:
@@ -176,11 +209,12 @@ class Module:
         options = WITH_KWARGS if with_kwargs else 0
         return self._add_hook(self._forward_pre_hooks, hook, first=prepend, options=options)
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output) -> None or new output`` runs after ``forward`` (with
-        ``with_kwargs``, ``hook(module, args, kwargs, output)``)."""
-        options = WITH_KWARGS if with_kwargs else 0
+        ``with_kwargs``, ``hook(module, args, kwargs, output)``); with ``always_call`` it also runs
+        when the call raises, with ``output`` None if forward did not finish."""
+        options = (WITH_KWARGS if with_kwargs else 0) | (ALWAYS_CALL if always_call else 0)
         return self._add_hook(self._forward_hooks, hook, first=prepend, options=options)
 
     # --- registration -----------------------------------------------------------------------
