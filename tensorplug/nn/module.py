@@ -20,7 +20,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
@@ -48,6 +48,10 @@ _HOOK_TABLES = (
     "_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks", "_state_dict_pre_hooks",
     "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
 )
+
+#: The state_dict key (after the module's prefix) of what ``get_extra_state`` returns.
+_EXTRA_STATE_KEY = "_extra_state"
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     def __repr__(self) -> str:
@@ -594,18 +598,37 @@ class Module:
             )
         return self._add_hook(self._state_dict_hooks, hook)
 
+    def get_extra_state(self) -> Any:
+        """The non-tensor state ``state_dict`` saves under ``"_extra_state"`` when a subclass
+        overrides this (and ``set_extra_state`` to load it back)."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please report this bug to tensorplug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what ``get_extra_state`` returned; ``load_state_dict`` calls it when a subclass
+        overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please report this bug to tensorplug."
+        )
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """Put this module's own parameters and persistent buffers (not its descendants') into
-        ``destination``; subclasses override it to save more."""
+        """Put this module's own parameters, persistent buffers and extra state (not its
+        descendants') into ``destination``; subclasses override it to save more."""
         skipped = self._non_persistent_buffers_set
         persistent_buffers = ((name, buf) for name, buf in self._buffers.items() if name not in skipped)
         for name, value in itertools.chain(self._parameters.items(), persistent_buffers):
             if value is not None:
                 destination[prefix + name] = value if keep_vars else value.detach()
+        if _overrides(self, "get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
         """An ordered map from dotted names to the parameters and persistent buffers (detached,
-        sharing storage, unless ``keep_vars``). Its ``_metadata`` maps each module's prefix to
+        sharing storage, unless ``keep_vars``), and to the extra state of modules that define
+        ``get_extra_state``. Its ``_metadata`` maps each module's prefix to
         ``{"version": module._version}``."""
         if args:
             destination, prefix, keep_vars = _positional_state_dict_args(args, destination, prefix, keep_vars)
@@ -657,10 +680,10 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:
-        """Load this module's own parameters and persistent buffers (not its descendants') from
-        ``state_dict`` (a copy, which may be edited), after running the load pre-hooks; record
-        problems in the three lists. Subclasses override it for version-dependent loading
-        (``local_metadata.get("version")``)."""
+        """Load this module's own parameters, persistent buffers and extra state (not its
+        descendants') from ``state_dict`` (a copy, which may be edited), after running the load
+        pre-hooks; record problems in the three lists. Subclasses override it for
+        version-dependent loading (``local_metadata.get("version")``)."""
         for pre_hook in self._load_state_dict_pre_hooks.values():
             pre_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         non_persistent = self._non_persistent_buffers_set
@@ -708,13 +731,23 @@ class Module:
                     f"{_size(param._shape)} and whose dimensions in the checkpoint are {_size(value._shape)}, "
                     f"an exception occurred : {exc.args}."
                 )
+        own_names = set(local_state)
+        # Extra state loads where set_extra_state is overridden (PyTorch's rule): there the key is
+        # expected, elsewhere it is unexpected, even if the module saves one.
+        if _overrides(self, "set_extra_state"):
+            own_names.add(_EXTRA_STATE_KEY)
+            extra_key = prefix + _EXTRA_STATE_KEY
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
             for key in state_dict:
                 if not key.startswith(prefix):
                     continue
                 head, dot, _ = key[len(prefix):].partition(".")
                 # A dotted rest names something of a child; a plain one, this module's own.
-                if head not in (self._modules if dot else local_state):
+                if head not in (self._modules if dot else own_names):
                     unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -784,6 +817,11 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """Deprecated: a :meth:`Module.register_backward_hook` hook for every module."""
     return add_backward_hook(EVERY_MODULE, hook, LEGACY)
+
+
+def _overrides(module: Module, method: str) -> bool:
+    """Whether ``module``'s class replaces Module's ``method`` (get_extra_state and the like)."""
+    return getattr(type(module), method) is not getattr(Module, method)
 
 
 def _positional_state_dict_args(args: tuple, destination, prefix: str, keep_vars: bool) -> tuple:

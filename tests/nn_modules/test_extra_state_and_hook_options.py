@@ -1,4 +1,5 @@
-"""The forward hook options prepend, with_kwargs and always_call (PyTorch 2.13 semantics).
+"""Module.get_extra_state / set_extra_state in state_dict and load_state_dict, and the forward
+hook options prepend, with_kwargs and always_call (PyTorch 2.13 semantics).
 
 Each scenario runs in tensorplug and, where it is installed, in PyTorch, and both are held to the
 same expectations written out by hand from PyTorch's documented behaviour, so that CI (which has
@@ -21,6 +22,13 @@ LIBS = pytest.mark.parametrize("lib", [
 ])
 
 
+def _key_error(module_name: str, what: str, key: str) -> tuple:
+    """What _error gives for a strict load_state_dict failing on one key (PyTorch's message)."""
+    return "RuntimeError", (
+        f'Error(s) in loading state_dict for {module_name}:\n\t{what} key(s) in state_dict: "{key}". '
+    )
+
+
 def _error(fn):
     """(exception type name, message) of what ``fn()`` raises, or None."""
     try:
@@ -28,6 +36,138 @@ def _error(fn):
     except Exception as exc:  # noqa: BLE001  (the test compares which and what)
         return type(exc).__name__, str(exc)
     return None
+
+
+# --- extra state ---------------------------------------------------------------------------------
+
+def _stateful(lib):
+    """A module with a parameter, a buffer, a child and a dict of extra state."""
+
+    class Stateful(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.ones(1))
+            self.register_buffer("b", lib.zeros(1))
+            self.c = lib.nn.Linear(1, 1)
+            self.extra = {"step": 3}
+            self.loaded = []
+
+        def get_extra_state(self):
+            return self.extra
+
+        def set_extra_state(self, state):
+            # What the parameters hold when the extra state arrives: they load first.
+            self.loaded.append((state, self.w.item()))
+            self.extra = state
+
+    return Stateful()
+
+
+@LIBS
+def test_state_dict_holds_extra_state_after_own_tensors(lib):
+    """The extra state follows the module's parameters and buffers, before its children's keys,
+    and is get_extra_state's own object (also with keep_vars)."""
+    module = _stateful(lib)
+    sd = module.state_dict()
+    assert list(sd) == ["w", "b", "_extra_state", "c.weight", "c.bias"]
+    assert sd["_extra_state"] is module.extra
+    assert module.state_dict(keep_vars=True)["_extra_state"] is module.extra
+
+
+@LIBS
+def test_load_state_dict_passes_extra_state_to_set_extra_state(lib):
+    """Loading hands the saved value to set_extra_state, after the parameters are loaded; the
+    key of a child module carries its prefix."""
+    net = lib.nn.Sequential(_stateful(lib))
+    sd = net.state_dict()
+    assert "0._extra_state" in sd
+    sd["0.w"] = lib.full((1,), 5.0)
+    sd["0._extra_state"] = {"step": 7}
+    result = net.load_state_dict(sd)
+    assert str(result) == "<All keys matched successfully>"
+    assert net[0].loaded == [({"step": 7}, 5.0)]
+    assert net[0].extra == {"step": 7}
+
+
+@LIBS
+def test_missing_extra_state_is_a_missing_key(lib):
+    """A state dict without the extra state key misses it: an error when strict, reported in
+    missing_keys otherwise (set_extra_state is not called)."""
+    net = lib.nn.Sequential(_stateful(lib))
+    sd = net.state_dict()
+    del sd["0._extra_state"]
+    assert _error(lambda: net.load_state_dict(sd)) == _key_error("Sequential", "Missing", "0._extra_state")
+    result = net.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["0._extra_state"] and result.unexpected_keys == []
+    assert net[0].loaded == []
+
+
+def _saves_only(lib):
+    class SavesOnly(lib.nn.Module):
+        def get_extra_state(self):
+            return 7
+
+    return SavesOnly()
+
+
+@LIBS
+def test_extra_state_without_set_extra_state_cannot_load(lib):
+    """A module that defines get_extra_state but not set_extra_state saves its extra state, and a
+    strict load of it fails on the key it cannot take; a non-strict one reports it."""
+    module = _saves_only(lib)
+    sd = module.state_dict()
+    assert dict(sd) == {"_extra_state": 7}
+    assert _error(lambda: module.load_state_dict(sd)) == _key_error("SavesOnly", "Unexpected", "_extra_state")
+    result = module.load_state_dict(sd, strict=False)
+    assert result.missing_keys == [] and result.unexpected_keys == ["_extra_state"]
+
+
+@LIBS
+def test_set_extra_state_alone_loads_but_saves_nothing(lib):
+    """set_extra_state without get_extra_state: nothing is saved, a given value is loaded, and a
+    strict load without one misses it."""
+    seen = []
+
+    class LoadsOnly(lib.nn.Module):
+        def set_extra_state(self, state):
+            seen.append(state)
+
+    module = LoadsOnly()
+    assert list(module.state_dict()) == []
+    assert str(module.load_state_dict({"_extra_state": "v1"})) == "<All keys matched successfully>"
+    assert seen == ["v1"]
+    assert _error(lambda: module.load_state_dict({})) == _key_error("LoadsOnly", "Missing", "_extra_state")
+
+
+@LIBS
+def test_extra_state_key_is_unexpected_for_plain_modules(lib):
+    """A module without extra state rejects the key when strict."""
+    layer = lib.nn.Linear(1, 1)
+    sd = dict(layer.state_dict(), _extra_state=1)
+    assert _error(lambda: layer.load_state_dict(sd)) == _key_error("Linear", "Unexpected", "_extra_state")
+
+
+@LIBS
+def test_set_extra_state_errors_propagate(lib):
+    """An exception raised by set_extra_state propagates as it is (not as a state_dict error)."""
+
+    class Strict(lib.nn.Module):
+        def get_extra_state(self):
+            return 1
+
+        def set_extra_state(self, state):
+            raise ValueError(f"bad extra state {state}")
+
+    assert _error(lambda: Strict().load_state_dict({"_extra_state": 2})) == ("ValueError", "bad extra state 2")
+
+
+@LIBS
+@pytest.mark.parametrize("method, args", [("get_extra_state", ()), ("set_extra_state", (1,))])
+def test_base_class_extra_state_methods_raise(lib, method, args):
+    """Module's own get_extra_state / set_extra_state are never meant to run: RuntimeError."""
+    name, message = _error(lambda: getattr(lib.nn.Linear(1, 1), method)(*args))
+    assert name == "RuntimeError"
+    assert message.startswith(f"Reached a code path in Module.{method}() that should never be called.")
 
 
 # --- forward hook options ------------------------------------------------------------------------
