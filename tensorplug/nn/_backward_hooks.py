@@ -1,230 +1,272 @@
-"""Module backward hooks: what ``Module.register_full_backward_hook`` and
-``register_full_backward_pre_hook`` run on, as PyTorch's ``torch.utils.hooks.BackwardHook``.
+"""Module backward hooks: the gradient taps a hooked module call puts around its tensors.
 
-A call of a module with such hooks passes its tensor inputs, and then its tensor outputs, through
-an identity node each (``BackwardHookFunctionBackward``). The outputs' node sees the gradients
-w.r.t. the outputs (it runs the pre hooks, which may replace them); the inputs' node sees the
-gradients w.r.t. the inputs and runs the hooks with both, which may replace the inputs' ones.
+A module with full backward hooks or backward pre-hooks makes one :class:`HookedCall` per call.
+Before ``forward`` the call swaps its tensor arguments for aliases recorded by one
+:class:`GradientTap` node; after ``forward`` it does the same with the tensor outputs. Backward
+meets the output tap first, with the gradients w.r.t. the outputs: the pre-hooks run there and may
+replace them. It meets the input tap last, with the gradients w.r.t. the inputs: the hooks run
+there with both, and may replace the inputs' gradients. The deprecated (legacy) hooks instead sit
+on the autograd node that produced the module's first output tensor (:func:`attach_legacy_hooks`).
 """
 from __future__ import annotations
 
+import functools
 import warnings
+from typing import Callable
 
-from ..frontend.factories import zeros
 from ..frontend.autograd.grad_mode import is_grad_enabled
 from ..frontend.autograd.graph import NO_EDGE, Node, gradient_edge, set_history
+from ..frontend.factories import zeros
 from ..frontend.tensor import Tensor, make_tensor
 
-__all__ = ["BackwardHook", "BackwardHookNode", "WrappedHook", "INPLACE_ON_HOOK_OUTPUT"]
+__all__ = ["GradientTap", "HookedCall", "attach_legacy_hooks", "TAP_NODE_NAME", "INPLACE_ON_TAPPED_TENSOR"]
 
-#: PyTorch's error for an in-place op on a tensor that passed through the identity node: the
-#: rebased history would skip the node, so the hook would see wrong gradients or none.
-INPLACE_ON_HOOK_OUTPUT = (
+#: The grad_fn name PyTorch shows for a hooked module's outputs (and forward's view of its inputs).
+TAP_NODE_NAME = "BackwardHookFunctionBackward"
+
+#: PyTorch's error for an in-place op on a tapped tensor: the op's new history would bypass the
+#: tap, so the module's hooks would see wrong gradients or none.
+INPLACE_ON_TAPPED_TENSOR = (
     "Output {nr} of BackwardHookFunction is a view and is being modified inplace. This view was created inside a "
     "custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
     "override the custom backward associated with the custom Function, leading to incorrect gradients. This "
     "behavior is forbidden. You can fix this by cloning the output of the custom Function."
 )
 
+_NO_INPUT_NEEDS_GRAD = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs since no "
+    "inputs require gradients. See "
+    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook "
+    "for more details."
+)
 
-class BackwardHookNode(Node):
-    """The identity node between a hooked module and its tensor inputs (or outputs)."""
 
-    __slots__ = ("_metas",)
-    inplace_error = INPLACE_ON_HOOK_OUTPUT
+class GradientTap(Node):
+    """An identity node over some tensors of one module call; backward hands the gradients that
+    flow through it to ``on_gradients(tap, grads)``, whose answer flows on."""
 
-    def __init__(self, edges: tuple, tensors: list):
-        super().__init__(edges)
-        self._metas = tuple((t._shape, t._dtype, t._device) for t in tensors)
+    __slots__ = ("_layouts", "_on_gradients")
+    inplace_error = INPLACE_ON_TAPPED_TENSOR
+
+    def __init__(self, tensors: list, on_gradients: Callable):
+        super().__init__(tuple(gradient_edge(t) if t.requires_grad else NO_EDGE for t in tensors))
+        self._layouts = [(t._shape, t._dtype, t._device) for t in tensors]
+        self._on_gradients = on_gradients
 
     @property
     def num_outputs(self) -> int:
-        return len(self._metas)
+        return len(self._layouts)
 
     def name(self) -> str:
-        return "BackwardHookFunctionBackward"
+        return TAP_NODE_NAME
 
     def backward(self, grads: tuple) -> tuple:
-        # A missing gradient becomes zeros, as for any custom Function (materialize_grads): a
-        # hook's grad_input holds zeros for an input the outputs did not use.
+        return self._on_gradients(self, grads)
+
+    def zero_filled(self, grads: tuple) -> tuple:
+        """``grads`` with zeros where a tensor got no gradient, as a custom Function's backward
+        receives them (PyTorch's materialize_grads)."""
         return tuple(
-            zeros(shape, dtype=dtype, device=device) if g is None else g
-            for g, (shape, dtype, device) in zip(grads, self._metas)
+            zeros(layout[0], dtype=layout[1], device=layout[2]) if grad is None else grad
+            for grad, layout in zip(grads, self._layouts)
         )
 
 
-def _pack_with_none(indices, values, size: int) -> tuple:
-    packed = [None] * size
-    for index, value in zip(indices, values):
-        packed[index] = value
-    return tuple(packed)
+def _tap(values: tuple, on_gradients: Callable) -> tuple[tuple, list | None]:
+    """Route the tensors among ``values`` through one new tap. Returns the values with the
+    tapped aliases in place and the slots (indices) of all tensors; no tap, and None for the
+    slots, when no tensor needs a gradient or grad mode is off."""
+    slots = [i for i, value in enumerate(values) if isinstance(value, Tensor)]
+    tensors = [values[i] for i in slots]
+    if not is_grad_enabled() or not any(t.requires_grad for t in tensors):
+        return values, None
+    tap = GradientTap(tensors, on_gradients)
+    swapped = list(values)
+    for nr, (slot, t) in enumerate(zip(slots, tensors)):
+        if not t.requires_grad:
+            continue
+        # An alias with no _base, not a view: an in-place op on it must meet the tap's
+        # inplace_error instead of rebasing the tensor it aliases.
+        alias = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref)
+        set_history(alias, tap, nr)
+        swapped[slot] = alias
+    return tuple(swapped), slots
 
 
-class BackwardHook:
-    """One module call's backward hooks: ``setup_input_hook(args)`` before ``forward``,
-    ``setup_output_hook(result)`` after it."""
+def _spread(grads: tuple, slots: list, width: int) -> tuple:
+    """A tuple of ``width`` entries: ``grads`` at ``slots``, None at the non-tensor positions."""
+    spread = [None] * width
+    for slot, grad in zip(slots, grads):
+        spread[slot] = grad
+    return tuple(spread)
 
-    def __init__(self, module, user_hooks: list, user_pre_hooks: list):
+
+def _checked_replacement(replacement, expected: int, who: str, what: str):
+    """A hook's returned gradients, once their count is known right (PyTorch's error if not)."""
+    if len(replacement) != expected:
+        raise RuntimeError(
+            f"{who} returned an invalid number of {what}, got {len(replacement)}, but expected {expected}"
+        )
+    return replacement
+
+
+class HookedCall:
+    """The backward hooks of one module call: ``wrap_inputs(args)`` before ``forward``,
+    ``wrap_outputs(result)`` after it; backward then runs the hooks at the taps."""
+
+    __slots__ = ("module", "hooks", "pre_hooks", "_input_slots", "_input_width", "_output_slots",
+                 "_output_width", "_grad_outputs")
+
+    def __init__(self, module, hooks: list, pre_hooks: list):
         self.module = module
-        self.user_hooks = user_hooks
-        self.user_pre_hooks = user_pre_hooks
-        self.grad_outputs = None
-        self.n_outputs = -1
-        self.output_tensors_index = None
-        self.n_inputs = -1
-        self.input_tensors_index = None
+        self.hooks = hooks
+        self.pre_hooks = pre_hooks
+        self._input_slots: list | None = None
+        self._input_width = 0
+        self._output_slots: list | None = None
+        self._output_width = 0
+        # The (possibly replaced) gradients w.r.t. the outputs, from the output tap until the
+        # input tap hands them to the hooks; None outside that window.
+        self._grad_outputs: tuple | None = None
 
-    def _apply_on_tensors(self, install, args: tuple):
-        """Pass the tensors of ``args`` through one identity node and ``install`` its hook;
-        returns the new args and the positions of the tensors (None when nothing is recorded)."""
-        positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
-        tensors = [args[i] for i in positions]
-        if not (any(t.requires_grad for t in tensors) and is_grad_enabled()):
-            return args, None
-        node = BackwardHookNode(tuple(gradient_edge(t) if t.requires_grad else NO_EDGE for t in tensors), tensors)
-        new_args = list(args)
-        for nr, (i, t) in enumerate(zip(positions, tensors)):
-            if t.requires_grad:
-                # An alias, not a view (no _base): an in-place op on it must meet this node
-                # (the error in derivatives._inplace), not rebase the tensor it aliases.
-                alias = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref)
-                set_history(alias, node, nr)
-                new_args[i] = alias
-        install(node)
-        return tuple(new_args), positions
+    def wrap_inputs(self, args: tuple) -> tuple:
+        """``args`` with its tensors tapped, for ``forward`` to see."""
+        self._input_width = len(args)
+        args, self._input_slots = _tap(args, self._inputs_reached)
+        return args
 
-    def setup_input_hook(self, args: tuple) -> tuple:
-        def install(node: Node) -> None:
-            node.register_hook(self._input_hook)
+    def wrap_outputs(self, result):
+        """``forward``'s result with its tensors (a Tensor, or those of a tuple) tapped."""
+        if not isinstance(result, (Tensor, tuple)):
+            warnings.warn(
+                "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
+                f"received {type(result)}",
+                stacklevel=3,
+            )
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+        self._output_width = len(outputs)
+        outputs, self._output_slots = _tap(outputs, self._outputs_reached)
+        return outputs[0] if single else outputs
 
-        new_args, self.input_tensors_index = self._apply_on_tensors(install, args)
-        self.n_inputs = len(args)
-        return new_args
+    def _outputs_reached(self, tap: GradientTap, grads: tuple) -> tuple:
+        grad_outputs = _spread(grads, self._output_slots, self._output_width)
+        for pre_hook in self.pre_hooks:
+            replacement = pre_hook(self.module, grad_outputs)
+            if replacement is not None:
+                grad_outputs = _checked_replacement(replacement, len(grad_outputs), "Backward pre hook", "grad_output")
+        if self._input_slots is None:
+            self._fire_without_input_grads(grad_outputs)
+        else:
+            self._grad_outputs = grad_outputs
+        return tuple(grad_outputs[slot] for slot in self._output_slots)
 
-    def _input_hook(self, grad_inputs: tuple, _grad_outputs: tuple):
-        if self.grad_outputs is None:
-            # The gradient reached the inputs without passing through the outputs (double
-            # backward, or an output the module handed on untouched): nothing to report.
+    def _fire_without_input_grads(self, grad_outputs: tuple) -> None:
+        # No input needs a gradient, so no input tap exists and backward never reaches the
+        # inputs: the hooks run now, with None for every grad_input (PyTorch's rule).
+        warnings.warn(_NO_INPUT_NEEDS_GRAD, stacklevel=2)
+        grad_inputs = (None,) * self._input_width
+        for hook in self.hooks:
+            returned = hook(self.module, grad_inputs, grad_outputs)
+            if returned is not None and not (isinstance(returned, tuple) and all(g is None for g in returned)):
+                raise RuntimeError(
+                    "Backward hook for Modules where no input requires gradient should always return None or None "
+                    "for all gradients."
+                )
+
+    def _inputs_reached(self, tap: GradientTap, grads: tuple) -> tuple:
+        filled = tap.zero_filled(grads)
+        grad_outputs, self._grad_outputs = self._grad_outputs, None
+        if grad_outputs is None:
+            # Backward reached the inputs without passing the output tap (a double backward, or
+            # an input forward returned untouched): there is no grad_output to report.
+            return filled
+        grad_inputs = _spread(filled, self._input_slots, self._input_width)
+        for hook in self.hooks:
+            replacement = hook(self.module, grad_inputs, grad_outputs)
+            if replacement is not None:
+                grad_inputs = _checked_replacement(replacement, len(grad_inputs), "Backward hook", "grad_input")
+        return tuple(grad_inputs[slot] for slot in self._input_slots)
+
+
+def _first_tensor(value) -> Tensor | None:
+    """The tensor a legacy hook is attached through: ``value`` itself, else the first entry of a
+    sequence or the first tensor of a dict, looked into in turn."""
+    while not isinstance(value, Tensor):
+        if isinstance(value, dict):
+            value = next((v for v in value.values() if isinstance(v, Tensor)), None)
+        elif isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        else:
             return None
-        packed = _pack_with_none(self.input_tensors_index, grad_inputs, self.n_inputs)
-        for hook in self.user_hooks:
-            out = hook(self.module, packed, self.grad_outputs)
-            if out is None:
-                continue
-            if len(out) != len(packed):
-                raise RuntimeError(
-                    f"Backward hook returned an invalid number of grad_input, got {len(out)}, but expected {len(packed)}"
-                )
-            packed = out
-        self.grad_outputs = None
-        return tuple(packed[i] for i in self.input_tensors_index)
-
-    def setup_output_hook(self, result):
-        def install(node: Node) -> None:
-            node.register_hook(self._output_hook)
-
-        is_tuple = isinstance(result, tuple)
-        outputs = result if is_tuple else (result,)
-        new_outputs, self.output_tensors_index = self._apply_on_tensors(install, outputs)
-        self.n_outputs = len(outputs)
-        return new_outputs if is_tuple else new_outputs[0]
-
-    def _output_hook(self, _grad_inputs: tuple, grad_outputs: tuple):
-        self.grad_outputs = _pack_with_none(self.output_tensors_index, grad_outputs, self.n_outputs)
-        expected = len(self.grad_outputs)
-        for pre_hook in self.user_pre_hooks:
-            replaced = pre_hook(self.module, self.grad_outputs)
-            if replaced is None:
-                continue
-            if len(replaced) != expected:
-                raise RuntimeError(
-                    f"Backward pre hook returned an invalid number of grad_output, got {len(replaced)}, but expected {expected}"
-                )
-            self.grad_outputs = replaced
-        local_grad_outputs = self.grad_outputs
-        if self.input_tensors_index is None:
-            # No input requires grad: the inputs' node does not exist, so the hooks run here,
-            # with None for every grad_input (PyTorch's rule, and its warning).
-            warnings.warn(
-                "Full backward hook is firing when gradients are computed with respect to module outputs since no "
-                "inputs require gradients. See "
-                "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook "
-                "for more details.",
-                stacklevel=2,
-            )
-            grad_inputs = (None,) * self.n_inputs
-            for hook in self.user_hooks:
-                out = hook(self.module, grad_inputs, self.grad_outputs)
-                if out is not None and not (isinstance(out, tuple) and all(g is None for g in out)):
-                    raise RuntimeError(
-                        "Backward hook for Modules where no input requires gradient should always return None or None "
-                        "for all gradients."
-                    )
-            self.grad_outputs = None
-        return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
+    return value
 
 
-class WrappedHook:
-    """A deprecated ``register_backward_hook`` hook on the node of a module's output:
-    ``hook(module, grad_input, grad_output)`` with that node's gradients."""
+def attach_legacy_hooks(module, hooks: list, args: tuple, output) -> None:
+    """Register deprecated ``register_backward_hook`` hooks on the node that produced the
+    module's output: each runs as ``hook(module, grad_input, grad_output)`` with that node's
+    gradients, and PyTorch's warnings say when those miss some of the module's."""
+    anchor = _first_tensor(output)
+    if anchor is None or anchor.grad_fn is None:
+        return
+    node = anchor.grad_fn
+    for hook in hooks:
+        node.register_hook(functools.partial(hook, module))
+    _warn_when_legacy_hooks_miss_gradients(args, output, node)
 
-    def __init__(self, hook, module):
-        self.hook = hook
-        self.module = module
 
-    def __call__(self, grad_inputs: tuple, grad_outputs: tuple):
-        return self.hook(self.module, grad_inputs, grad_outputs)
+def _all_tensors(value) -> tuple | None:
+    """``value`` as a tuple of tensors (a Tensor alone, or a tuple of them); None otherwise."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    return None
 
 
-def warn_non_full_backward_hook(inputs, result, grad_fn) -> None:
-    """PyTorch's warnings for the cases where a deprecated backward hook misses gradients."""
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warnings.warn(
-                "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of Tensors "
-                "is deprecated and will be removed in future versions. This hook will be missing some of the "
-                "grad_output. Please use register_full_backward_hook to get the documented behavior.",
-                FutureWarning, stacklevel=3,
-            )
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warnings.warn(
-                "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple of "
-                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of the "
-                "grad_input. Please use register_full_backward_hook to get the documented behavior.",
-                FutureWarning, stacklevel=3,
-            )
-            return
-    else:
-        inputs = (inputs,)
-    # Lists and identity tests, not sets: nodes in a set would order by hash (STYLE.md).
-    out_grad_fns = []
-    for r in result:
-        if r.grad_fn is not None and all(r.grad_fn is not f for f in out_grad_fns):
-            out_grad_fns.append(r.grad_fn)
-    if not out_grad_fns or (len(out_grad_fns) == 1 and grad_fn is not out_grad_fns[0]):
-        warnings.warn(
-            "Using a non-full backward hook when outputs are nested in python data structure is deprecated and will be "
-            "removed in future versions. This hook will be missing some grad_output.",
-            FutureWarning, stacklevel=3,
+def _warn_when_legacy_hooks_miss_gradients(args, output, node: Node) -> None:
+    def deprecated(message: str) -> None:
+        warnings.warn(message, FutureWarning, stacklevel=5)
+
+    outputs = _all_tensors(output)
+    if outputs is None:
+        deprecated(
+            "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of Tensors "
+            "is deprecated and will be removed in future versions. This hook will be missing some of the "
+            "grad_output. Please use register_full_backward_hook to get the documented behavior."
         )
-    elif len(out_grad_fns) > 1:
-        warnings.warn(
+        return
+    inputs = _all_tensors(args)
+    if inputs is None:
+        deprecated(
+            "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple of "
+            "Tensors is deprecated and will be removed in future versions. This hook will be missing some of the "
+            "grad_input. Please use register_full_backward_hook to get the documented behavior."
+        )
+        return
+    # Distinct output nodes in first-seen order, by identity (a set of nodes would order by hash).
+    producers: list = []
+    for t in outputs:
+        if t.grad_fn is not None and not any(t.grad_fn is p for p in producers):
+            producers.append(t.grad_fn)
+    if len(producers) > 1:
+        deprecated(
             "Using a non-full backward hook when outputs are generated by different autograd Nodes is deprecated and "
             "will be removed in future versions. This hook will be missing some grad_output. Please use "
-            "register_full_backward_hook to get the documented behavior.",
-            FutureWarning, stacklevel=3,
+            "register_full_backward_hook to get the documented behavior."
+        )
+    elif not producers or producers[0] is not node:
+        deprecated(
+            "Using a non-full backward hook when outputs are nested in python data structure is deprecated and will be "
+            "removed in future versions. This hook will be missing some grad_output."
         )
     else:
-        input_fns = {id(i.grad_fn) for i in inputs if i.grad_fn is not None}
-        next_fns = {id(edge[0]) for edge in grad_fn.next_functions}
-        if input_fns != next_fns:
-            warnings.warn(
+        # The node's inputs must be exactly the module's inputs, or grad_input misses some.
+        from_inputs = {id(t.grad_fn) for t in inputs if t.grad_fn is not None}
+        feeding_node = {id(edge[0]) for edge in node.next_functions}
+        if from_inputs != feeding_node:
+            deprecated(
                 "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated and "
                 "will be removed in future versions. This hook will be missing some grad_input. Please use "
-                "register_full_backward_hook to get the documented behavior.",
-                FutureWarning, stacklevel=3,
+                "register_full_backward_hook to get the documented behavior."
             )

@@ -20,7 +20,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
@@ -29,7 +29,12 @@ from ..frontend.ops.copying import _parse_to_args, to as _tensor_to
 from ..frontend.tensor import Tensor, resolve_device
 from ..frontend.shared_memory import share_tensors
 from ..profiler._recorder import call_module_in_range as _call_module_in_range, module_ranges as _module_ranges
-from ._backward_hooks import BackwardHook, WrappedHook, warn_non_full_backward_hook
+from ._backward_hooks import HookedCall, attach_legacy_hooks
+from ._hook_tables import (
+    ALWAYS_CALL, EVERY_MODULE, FULL, LEGACY, MUST_RETURN_NONE, PRE, WITH_KWARGS, RemovableHandle, add_backward_hook,
+    add_hook, backward_hooks_active as _backward_hooks_active, backward_hooks_for_call, remember_public_post_hook,
+    was_public_post_hook,
+)
 from .parameter import Buffer, Parameter, replace_tensor_data
 
 __all__ = [
@@ -37,13 +42,15 @@ __all__ = [
     "register_module_backward_hook",
 ]
 
-# Backward hooks for every module (register_module_*backward*_hook), as PyTorch's globals.
-_global_backward_pre_hooks: OrderedDict = OrderedDict()
-_global_backward_hooks: OrderedDict = OrderedDict()
-_global_is_full_backward_hook: bool | None = None
-# True once any module (or the globals) was given a backward hook: until then a call looks at
-# the forward hook tables only, keeping the no-hooks path as cheap as before backward hooks.
-_backward_hooks_used = False
+#: The hook tables of a module: handle id -> hook, in call order, under PyTorch's attribute names
+#: (libraries read them); a hook's option bits are in ``_hook_options`` under the same id.
+_HOOK_TABLES = (
+    "_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks", "_state_dict_pre_hooks",
+    "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+)
+
+#: The state_dict key (after the module's prefix) of what ``get_extra_state`` returns.
+_EXTRA_STATE_KEY = "_extra_state"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -55,39 +62,18 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-class RemovableHandle:
-    """What ``register_*_hook`` returns: ``handle.remove()`` unregisters the hook (also a
-    context manager that removes it on exit)."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict: OrderedDict, *extra_dicts: OrderedDict):
-        self.id = next(RemovableHandle._next_id)
-        self._dicts = (hooks_dict,) + extra_dicts
-
-    def remove(self) -> None:
-        for hooks in self._dicts:
-            hooks.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.remove()
-
-
-class _ModuleBoundHook:
-    """A load-state-dict pre-hook as stored: called with the seven loading arguments, it passes
-    its module first when it has one (``register_load_state_dict_pre_hook``)."""
+class _LoadPreHook:
+    """A load-state-dict pre-hook as stored: called with the seven loading arguments, it puts
+    its module in front when it has one (``register_load_state_dict_pre_hook``)."""
 
     def __init__(self, hook: Callable, module: "Module | None"):
         self.hook = hook
         self.module = module
 
-    def __call__(self, *args):
+    def __call__(self, *loading_args):
         if self.module is None:
-            return self.hook(*args)
-        return self.hook(self.module, *args)
+            return self.hook(*loading_args)
+        return self.hook(self.module, *loading_args)
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -116,17 +102,10 @@ class Module:
         setattr_(self, "_buffers", OrderedDict())
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", OrderedDict())
-        setattr_(self, "_forward_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
-        setattr_(self, "_forward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
-        setattr_(self, "_backward_hooks", OrderedDict())
-        setattr_(self, "_backward_pre_hooks", OrderedDict())
-        setattr_(self, "_is_full_backward_hook", None)
-        setattr_(self, "_state_dict_hooks", OrderedDict())
-        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
+        for table in _HOOK_TABLES:
+            setattr_(self, table, OrderedDict())
+        setattr_(self, "_hook_options", {})
+        setattr_(self, "_backward_hook_kind", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -135,139 +114,112 @@ class Module:
     def __call__(self, *args, **kwargs):
         if _module_ranges[0]:  # a profile records module ranges (with_modules)
             return _call_module_in_range(self, self._call_with_hooks, args, kwargs)
-        if not (self._forward_pre_hooks or self._forward_hooks or _backward_hooks_used):
+        if not (self._forward_pre_hooks or self._forward_hooks or _backward_hooks_active[0]):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(*args, **kwargs)
 
     def _call_with_hooks(self, *args, **kwargs):
-        full_hooks = non_full_hooks = pre_hooks = ()
-        if _backward_hooks_used:
-            if self._backward_pre_hooks or _global_backward_pre_hooks:
-                pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
-            if self._backward_hooks or _global_backward_hooks:
-                full_hooks, non_full_hooks = self._get_backward_hooks()
-        if not (self._forward_pre_hooks or self._forward_hooks or full_hooks or non_full_hooks or pre_hooks):
+        full_hooks = legacy_hooks = pre_hooks = ()
+        if _backward_hooks_active[0]:
+            full_hooks, legacy_hooks, pre_hooks = backward_hooks_for_call(self)
+        if not (self._forward_pre_hooks or self._forward_hooks or full_hooks or legacy_hooks or pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got "
-                            f"{result}."
-                        )
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        backward_hook = None
-        if full_hooks or pre_hooks:
-            backward_hook = BackwardHook(self, full_hooks, pre_hooks)
-            args = backward_hook.setup_input_hook(args)
-        output = self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
-                result = hook(self, args, kwargs, output)
-            else:
-                result = hook(self, args, output)
-            if result is not None:
-                output = result
-        if backward_hook is not None:
-            if not isinstance(output, (Tensor, tuple)):
-                warnings.warn(
-                    "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
-                    f"received {type(output)}",
-                    stacklevel=2,
-                )
-            output = backward_hook.setup_output_hook(output)
-        if non_full_hooks:
-            var = output
-            while not isinstance(var, Tensor):
-                var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
-            if var.grad_fn is not None:
-                for hook in non_full_hooks:
-                    var.grad_fn.register_hook(WrappedHook(hook, self))
-                warn_non_full_backward_hook(args, output, var.grad_fn)
+        options = self._hook_options
+        # The always_call forward hooks not run yet: if anything below raises, they still run.
+        owed = ([hook_id for hook_id in self._forward_hooks if options.get(hook_id, 0) & ALWAYS_CALL]
+                if options else [])
+        output = None
+        try:
+            # args and kwargs are rebound hook by hook (not in a helper) so that the always_call
+            # hooks see what the last pre-hook made of them, even if a later one raises.
+            for hook_id, pre_hook in list(self._forward_pre_hooks.items()) if self._forward_pre_hooks else ():
+                if options.get(hook_id, 0) & WITH_KWARGS:
+                    args, kwargs = _new_args_and_kwargs(pre_hook(self, args, kwargs), args, kwargs)
+                else:
+                    returned = pre_hook(self, args)
+                    if returned is not None:
+                        args = returned if isinstance(returned, tuple) else (returned,)
+            hooked_call = None
+            if full_hooks or pre_hooks:
+                hooked_call = HookedCall(self, full_hooks, pre_hooks)
+                args = hooked_call.wrap_inputs(args)
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                flags = options.get(hook_id, 0)
+                if flags & ALWAYS_CALL and hook_id in owed:
+                    owed.remove(hook_id)  # before the call: a hook that raises is not run twice
+                returned = hook(self, args, kwargs, output) if flags & WITH_KWARGS else hook(self, args, output)
+                if returned is not None:
+                    output = returned
+            if hooked_call is not None:
+                output = hooked_call.wrap_outputs(output)
+            if legacy_hooks:
+                attach_legacy_hooks(self, legacy_hooks, args, output)
+        except Exception:
+            if owed:
+                self._run_owed_forward_hooks(owed, args, kwargs, output)
+            raise
         return output
 
-    def _get_backward_hooks(self) -> tuple[list, list]:
-        """The full and the deprecated (non-full) backward hooks of this module, globals first."""
-        full_hooks: list = []
-        non_full_hooks: list = []
-        if _global_is_full_backward_hook is True:
-            full_hooks += _global_backward_hooks.values()
-        elif _global_is_full_backward_hook is False:
-            non_full_hooks += _global_backward_hooks.values()
-        if self._is_full_backward_hook is True:
-            full_hooks += self._backward_hooks.values()
-        elif self._is_full_backward_hook is False:
-            non_full_hooks += self._backward_hooks.values()
-        return full_hooks, non_full_hooks
+    def _run_owed_forward_hooks(self, hook_ids: list, args: tuple, kwargs: dict, output) -> None:
+        """Run the always_call forward hooks a failed call did not reach. A returned output goes
+        to the next of them, as in a call that works, but the call's own error is what propagates
+        in the end: theirs become warnings."""
+        for hook_id in hook_ids:
+            hook = self._forward_hooks.get(hook_id)
+            if hook is None:  # removed by an earlier hook
+                continue
+            try:
+                if self._hook_options.get(hook_id, 0) & WITH_KWARGS:
+                    returned = hook(self, args, kwargs, output)
+                else:
+                    returned = hook(self, args, output)
+                if returned is not None:
+                    output = returned
+            except Exception as exc:  # noqa: BLE001  (silenced in favour of the call's error, as PyTorch)
+                warnings.warn(
+                    "module forward hook with ``always_call=True`` raised an exception that was silenced as another "
+                    f"error was raised in forward: {exc}",
+                    stacklevel=4,
+                )
+
+    def _add_hook(self, table: OrderedDict, hook: Callable, *, first: bool = False,
+                  options: int = 0) -> RemovableHandle:
+        """Register ``hook`` in one of this module's tables, its option bits in ``_hook_options``."""
+        return add_hook(table, hook, first=first, options=options, options_table=self._hook_options)
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output) -> None or new grad_output`` runs when the gradients w.r.t.
         the module's outputs are computed, before those w.r.t. its inputs (as PyTorch)."""
-        _note_backward_hooks_used()
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return add_backward_hook(self, hook, PRE, first=prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input`` runs when the
         gradients w.r.t. the module's inputs are computed. Both are tuples with one entry per
         positional argument (per output), None where it is no tensor or needs no gradient; with
         no input requiring grad the hook runs once grad_output is known, grad_input all None."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one "
-                "of them."
-            )
-        _note_backward_hooks_used()
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return add_backward_hook(self, hook, FULL, first=prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Deprecated (use :meth:`register_full_backward_hook`): ``hook(module, grad_input,
         grad_output)`` on the autograd node that produced the module's output, with that node's
         gradients, as PyTorch's old hooks (right for modules computed by one op)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one "
-                "of them."
-            )
-        _note_backward_hooks_used()
-        self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return add_backward_hook(self, hook, LEGACY)
 
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
-        """``hook(module, args) -> None or new args`` runs before ``forward``."""
-        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args) -> None or new args`` runs before ``forward``; with ``with_kwargs``,
+        ``hook(module, args, kwargs) -> None or (new args, new kwargs)``."""
+        options = WITH_KWARGS if with_kwargs else 0
+        return self._add_hook(self._forward_pre_hooks, hook, first=prepend, options=options)
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
-        """``hook(module, args, output) -> None or new output`` runs after ``forward``."""
-        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs)
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output) -> None or new output`` runs after ``forward`` (with
+        ``with_kwargs``, ``hook(module, args, kwargs, output)``); with ``always_call`` it also runs
+        when the call raises, with ``output`` None if forward did not finish."""
+        options = (WITH_KWARGS if with_kwargs else 0) | (ALWAYS_CALL if always_call else 0)
+        return self._add_hook(self._forward_hooks, hook, first=prepend, options=options)
 
     # --- registration -----------------------------------------------------------------------
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -391,11 +343,11 @@ class Module:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for table in ("_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-                      "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+        # A state from an older tensorplug may lack some of today's tables: start them empty.
+        for table in _HOOK_TABLES:
             self.__dict__.setdefault(table, OrderedDict())
-        self.__dict__.setdefault("_is_full_backward_hook", None)
+        self.__dict__.setdefault("_hook_options", {})
+        self.__dict__.setdefault("_backward_hook_kind", None)
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # --- walking the tree -------------------------------------------------------------------
@@ -628,113 +580,112 @@ class Module:
     # --- state_dict -------------------------------------------------------------------------
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return self._add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Run ``hook(module, state_dict, prefix, local_metadata)`` once ``state_dict`` saved this
         module and its descendants; the hook edits ``state_dict`` in place and returns None."""
-        # As PyTorch: the mark tells state_dict that this hook may not return a new dict, which
-        # the older private form (_register_state_dict_hook) may, for the root module only.
-        hook._from_public_api = True
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        remember_public_post_hook(hook)
+        return self._add_hook(self._state_dict_hooks, hook, options=MUST_RETURN_NONE)
 
     def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
         """The private post-hook form libraries still call: ``hook(module, state_dict, prefix,
         local_metadata)`` may return a new dict, used when ``module`` is the root."""
-        if getattr(hook, "_from_public_api", False):
+        if was_public_post_hook(hook):
             raise RuntimeError(
                 "Cannot register the same function as the state dict post hook that was "
                 "previously registered via register_state_dict_post_hook"
             )
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return self._add_hook(self._state_dict_hooks, hook)
+
+    def get_extra_state(self) -> Any:
+        """The non-tensor state ``state_dict`` saves under ``"_extra_state"`` when a subclass
+        overrides this (and ``set_extra_state`` to load it back)."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please report this bug to tensorplug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what ``get_extra_state`` returned; ``load_state_dict`` calls it when a subclass
+        overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please report this bug to tensorplug."
+        )
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """Put this module's own parameters and persistent buffers (not its descendants') into
-        ``destination``; subclasses override it to save more."""
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+        """Put this module's own parameters, persistent buffers and extra state (not its
+        descendants') into ``destination``; subclasses override it to save more."""
+        skipped = self._non_persistent_buffers_set
+        persistent_buffers = ((name, buf) for name, buf in self._buffers.items() if name not in skipped)
+        for name, value in itertools.chain(self._parameters.items(), persistent_buffers):
+            if value is not None:
+                destination[prefix + name] = value if keep_vars else value.detach()
+        if _overrides(self, "get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
         """An ordered map from dotted names to the parameters and persistent buffers (detached,
-        sharing storage, unless ``keep_vars``). Its ``_metadata`` maps each module's prefix to
+        sharing storage, unless ``keep_vars``), and to the extra state of modules that define
+        ``get_extra_state``. Its ``_metadata`` maps each module's prefix to
         ``{"version": module._version}``."""
         if args:
-            warnings.warn(
-                "Positional args are being deprecated, use kwargs instead. Refer to "
-                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
-                " for details.",
-                FutureWarning,
-                stacklevel=2,
-            )
-            # The old positional form state_dict(destination, prefix, keep_vars).
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
+            destination, prefix, keep_vars = _positional_state_dict_args(args, destination, prefix, keep_vars)
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
         local_metadata = {"version": self._version}
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
+        saved_metadata = getattr(destination, "_metadata", None)
+        if saved_metadata is not None:
+            saved_metadata[prefix[:-1]] = local_metadata
+        for pre_hook in self._state_dict_pre_hooks.values():
+            pre_hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         # Each child through its own state_dict, as PyTorch: a subclass overriding state_dict
         # (or hooks on a child) take part when the parent is saved. Module trees are shallow.
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, local_metadata)
-            if getattr(hook, "_from_public_api", False):
-                if result is not None:
-                    raise RuntimeError("state_dict post-hook must return None")
-            elif result is not None:
-                destination = result
+        for child_name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=destination, prefix=f"{prefix}{child_name}.", keep_vars=keep_vars)
+        return self._finish_state_dict(destination, prefix, local_metadata)
+
+    def _finish_state_dict(self, destination: dict, prefix: str, local_metadata: dict) -> dict:
+        """Run the state_dict post-hooks; a dict returned by a private-form hook becomes the
+        result (which only the root's caller sees)."""
+        for hook_id, post_hook in self._state_dict_hooks.items():
+            returned = post_hook(self, destination, prefix, local_metadata)
+            if returned is None:
+                continue
+            if self._hook_options.get(hook_id, 0) & MUST_RETURN_NONE:
+                raise RuntimeError("state_dict post-hook must return None")
+            destination = returned
         return destination
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` before ``load_state_dict`` loads this module; the hook may
         edit ``state_dict`` (a copy) in place, to rename old keys for instance."""
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+        return self._add_hook(self._load_state_dict_pre_hooks, _LoadPreHook(hook, self))
 
     def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
         """As ``register_load_state_dict_pre_hook``, the hook called without the module unless
         ``with_module``."""
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _ModuleBoundHook(hook, self if with_module else None)
-        return handle
+        return self._add_hook(self._load_state_dict_pre_hooks, _LoadPreHook(hook, self if with_module else None))
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Run ``hook(module, incompatible_keys)`` once ``load_state_dict`` loaded this module and
         its descendants; the hook may edit ``incompatible_keys.missing_keys`` and
         ``unexpected_keys`` in place (the strict check sees the edits) and returns None."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return self._add_hook(self._load_state_dict_post_hooks, hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:
-        """Load this module's own parameters and persistent buffers (not its descendants') from
-        ``state_dict`` (a copy, which may be edited), after running the load pre-hooks; record
-        problems in the three lists. Subclasses override it for version-dependent loading
-        (``local_metadata.get("version")``)."""
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        """Load this module's own parameters, persistent buffers and extra state (not its
+        descendants') from ``state_dict`` (a copy, which may be edited), after running the load
+        pre-hooks; record problems in the three lists. Subclasses override it for
+        version-dependent loading (``local_metadata.get("version")``)."""
+        for pre_hook in self._load_state_dict_pre_hooks.values():
+            pre_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         non_persistent = self._non_persistent_buffers_set
         local_state = {k: v for k, v in self._parameters.items() if v is not None}
         local_state.update((k, v) for k, v in self._buffers.items() if v is not None and k not in non_persistent)
@@ -780,17 +731,24 @@ class Module:
                     f"{_size(param._shape)} and whose dimensions in the checkpoint are {_size(value._shape)}, "
                     f"an exception occurred : {exc.args}."
                 )
+        own_names = set(local_state)
+        # Extra state loads where set_extra_state is overridden (PyTorch's rule): there the key is
+        # expected, elsewhere it is unexpected, even if the module saves one.
+        if _overrides(self, "set_extra_state"):
+            own_names.add(_EXTRA_STATE_KEY)
+            extra_key = prefix + _EXTRA_STATE_KEY
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
-            modules = self._modules
             for key in state_dict:
-                if key.startswith(prefix):
-                    input_name = key[len(prefix):].split(".", 1)
-                    # A dotted rest names something of a child; a plain one, this module's own.
-                    if len(input_name) > 1:
-                        if input_name[0] not in modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
+                if not key.startswith(prefix):
+                    continue
+                head, dot, _ = key[len(prefix):].partition(".")
+                # A dotted rest names something of a child; a plain one, this module's own.
+                if head not in (self._modules if dot else own_names):
+                    unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy values from ``state_dict`` into the parameters and buffers (in place), or with
@@ -800,49 +758,22 @@ class Module:
         after its load pre-hooks; its load post-hooks run once its descendants are loaded."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list = []
-        unexpected_keys: list = []
-        error_msgs: list = []
-        # A copy, which _load_from_state_dict and the pre-hooks may edit.
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        if metadata is not None:
-            state_dict._metadata = metadata
-
-        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
-            # Each child gets the keys under its prefix, as PyTorch: a child's pre-hook edits its
-            # own dict, and the strict check of a module looks at its own keys only.
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
-                    load(child, child_state_dict, child_prefix)
-            if module._load_state_dict_post_hooks:
-                incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
-                for hook in module._load_state_dict_post_hooks.values():
-                    if hook(module, incompatible_keys) is not None:
-                        raise AssertionError(
-                            "Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                            "expected to return new values, if incompatible_keys need to be modified, "
-                            "it should be done inplace."
-                        )
-
-        load(self, state_dict)
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys)))
-        if error_msgs:
-            raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(error_msgs))
-            )
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
+        # A copy, which _load_from_state_dict and the pre-hooks may edit, with the versions saved.
+        working_copy = OrderedDict(state_dict)
+        versions = getattr(state_dict, "_metadata", None)
+        if versions is not None:
+            working_copy._metadata = versions
+        run = _LoadRun(versions, assign)
+        _load_subtree(self, working_copy, "", run)
+        problems = []
+        if strict and run.missing_keys:
+            problems.append(_listed_keys("Missing", run.missing_keys))
+        if strict and run.unexpected_keys:
+            problems.append(_listed_keys("Unexpected", run.unexpected_keys))
+        problems += run.error_msgs
+        if problems:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(problems))
+        return _IncompatibleKeys(run.missing_keys, run.unexpected_keys)
 
     # --- printing ---------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -871,49 +802,97 @@ class Module:
         return main_str + ")"
 
 
-def _note_backward_hooks_used() -> None:
-    global _backward_hooks_used
-    _backward_hooks_used = True
-
-
 def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
     """A backward pre-hook (:meth:`Module.register_full_backward_pre_hook`) for every module;
-    global hooks run before a module's own."""
-    _note_backward_hooks_used()
-    handle = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    return handle
+    these run before a module's own."""
+    return add_backward_hook(EVERY_MODULE, hook, PRE)
 
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """A full backward hook (:meth:`Module.register_full_backward_hook`) for every module;
-    global hooks run before a module's own."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only "
-            "one of them."
-        )
-    _note_backward_hooks_used()
-    _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    these run before a module's own."""
+    return add_backward_hook(EVERY_MODULE, hook, FULL)
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """Deprecated: a :meth:`Module.register_backward_hook` hook for every module."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    return add_backward_hook(EVERY_MODULE, hook, LEGACY)
+
+
+def _overrides(module: Module, method: str) -> bool:
+    """Whether ``module``'s class replaces Module's ``method`` (get_extra_state and the like)."""
+    return getattr(type(module), method) is not getattr(Module, method)
+
+
+def _positional_state_dict_args(args: tuple, destination, prefix: str, keep_vars: bool) -> tuple:
+    """``state_dict``'s deprecated positional form ``(destination, prefix, keep_vars)``, warned
+    about as PyTorch does; a value also given by keyword keeps the keyword's."""
+    warnings.warn(
+        "Positional args are being deprecated, use kwargs instead. Refer to "
+        "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+        " for details.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    old_destination, old_prefix, old_keep_vars = tuple(args[:3]) + (None, "", False)[len(args):]
+    return (
+        old_destination if destination is None else destination,
+        old_prefix if prefix == "" else prefix,
+        old_keep_vars if keep_vars is False else keep_vars,
+    )
+
+
+class _LoadRun:
+    """One ``load_state_dict`` call: its settings, and the problems found in every module."""
+
+    __slots__ = ("metadata", "assign", "missing_keys", "unexpected_keys", "error_msgs")
+
+    def __init__(self, metadata, assign: bool):
+        self.metadata = metadata
+        self.assign = assign
+        self.missing_keys: list = []
+        self.unexpected_keys: list = []
+        self.error_msgs: list = []
+
+
+def _load_subtree(module: Module, own_keys: dict, prefix: str, run: _LoadRun) -> None:
+    """Load ``module`` from ``own_keys`` (the keys under ``prefix``), then each child from the
+    keys under its prefix (a child's pre-hook edits its own dict, and each strict check looks at
+    its module's keys only), then run ``module``'s load post-hooks."""
+    local_metadata = run.metadata.get(prefix[:-1], {}) if run.metadata is not None else {}
+    if run.assign:
+        local_metadata["assign_to_params_buffers"] = run.assign
+    module._load_from_state_dict(own_keys, prefix, local_metadata, True, run.missing_keys, run.unexpected_keys,
+                                 run.error_msgs)
+    for child_name, child in module._modules.items():
+        if child is not None:
+            child_prefix = f"{prefix}{child_name}."
+            _load_subtree(child, {k: v for k, v in own_keys.items() if k.startswith(child_prefix)}, child_prefix, run)
+    if module._load_state_dict_post_hooks:
+        report = _IncompatibleKeys(run.missing_keys, run.unexpected_keys)
+        for post_hook in module._load_state_dict_post_hooks.values():
+            if post_hook(module, report) is not None:
+                raise AssertionError(
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                    "expected to return new values, if incompatible_keys need to be modified, "
+                    "it should be done inplace."
+                )
+
+
+def _listed_keys(what: str, keys: list) -> str:
+    quoted = ", ".join('"' + key + '"' for key in keys)
+    return f"{what} key(s) in state_dict: {quoted}. "
+
+
+def _new_args_and_kwargs(returned, args: tuple, kwargs: dict) -> tuple:
+    """Forward's arguments after a ``with_kwargs`` pre-hook returned ``returned`` (None keeps them)."""
+    if returned is None:
+        return args, kwargs
+    if not (isinstance(returned, tuple) and len(returned) == 2):
         raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only "
-            "one of them."
+            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {returned}."
         )
-    _note_backward_hooks_used()
-    _global_is_full_backward_hook = False
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    return returned
 
 
 def _size(shape: tuple) -> str:
