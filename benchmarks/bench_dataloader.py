@@ -84,7 +84,7 @@ def _child(lib_name: str, num_workers: int, epochs: int, consume: str) -> None:
         return count
 
     epoch()  # warm-up: worker start-up, allocator, first-use costs
-    pids = [os.getpid()] + [w.pid for w in getattr(loader._iterator, "_workers", [])]
+    pids = [os.getpid()] + _worker_pids(loader)
     cpu_before = _cpu_seconds(pids)
     start = time.perf_counter()
     batches = sum(epoch() for _ in range(epochs))
@@ -92,6 +92,15 @@ def _child(lib_name: str, num_workers: int, epochs: int, consume: str) -> None:
     cpu = _cpu_seconds(pids) - cpu_before
     print(json.dumps({"mb_per_s": batches * BATCH_BYTES / elapsed / 1e6, "cpu_ms_per_batch": cpu / batches * 1e3,
                       "checksum": checksum}))
+
+
+def _worker_pids(loader) -> list[int]:
+    """The process ids of a persistent-worker loader's workers (none without workers)."""
+    if hasattr(loader, "_persistent_iterator"):  # tensorplug: the iterator's source is its worker pool
+        processes = getattr(getattr(loader._persistent_iterator, "_source", None), "_processes", [])
+    else:  # PyTorch
+        processes = getattr(loader._iterator, "_workers", [])
+    return [process.pid for process in processes]
 
 
 def _cpu_seconds(pids) -> float:

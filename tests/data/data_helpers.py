@@ -198,3 +198,13 @@ class WaitsAtZero(Dataset):
                 return i, True
             time.sleep(0.01)
         return i, False
+
+
+class UnevenStreams(IterableDataset):
+    """Worker w streams 100*w, 100*w + 1, ... (3*w + 1 items): the workers' streams end at
+    different batches (in the main process: worker 0's single item)."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        return iter(range(100 * worker, 100 * worker + 3 * worker + 1))

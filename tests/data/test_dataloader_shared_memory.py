@@ -41,11 +41,11 @@ def test_batches_match_numpy_over_epochs_with_block_reuse():
             ids = list(range(32 * k, 32 * k + 32))
             np.testing.assert_array_equal(images.numpy(), _expected_images(ids))
             assert labels.tolist() == ids and masks.dtype == tp.int16 and masks[:, 0, 0].tolist() == ids
-        mapped.append(len(loader._iterator._blocks._mappings))
+        mapped.append(len(loader._persistent_iterator._source._blocks._mappings))
     for k, (images, labels, _) in enumerate(held):
         np.testing.assert_array_equal(images.numpy(), _expected_images(range(32 * k, 32 * k + 32)))
     assert mapped[2] <= mapped[1], f"blocks should be reused, not created for every batch: {mapped}"
-    loader._iterator._shutdown_workers()
+    loader._persistent_iterator.close()
     del held, images, masks
     assert _our_blocks() == []
 

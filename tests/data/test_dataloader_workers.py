@@ -6,7 +6,7 @@ import pytest
 import tensorplug as tp
 from tensorplug.utils.data import DataLoader, TensorDataset, get_worker_info
 
-from data_helpers import FailsAt, Range, Slow, Squares, Stamped, WaitsAtZero, WorkerSeeds, record_init
+from data_helpers import FailsAt, Range, Slow, Squares, Stamped, UnevenStreams, WaitsAtZero, WorkerSeeds, record_init
 
 
 def _ids(loader):
@@ -49,8 +49,8 @@ def test_worker_init_fn_and_persistent_workers():
     loader = DataLoader(Stamped(), batch_size=None, num_workers=2, worker_init_fn=record_init, persistent_workers=True)
     assert list(loader) == [0, 1, 0, 1]
     assert list(loader) == [0, 1, 0, 1]
-    assert loader._iterator is not None
-    loader._iterator._shutdown_workers()
+    assert loader._persistent_iterator is not None
+    loader._persistent_iterator.close()
 
 
 def test_iterable_dataset_with_workers():
@@ -58,6 +58,29 @@ def test_iterable_dataset_with_workers():
     batches = [b.tolist() for b in DataLoader(Range(10), batch_size=2, num_workers=2)]
     assert sorted(x for b in batches for x in b) == list(range(10))
     assert batches[:2] == [[0, 2], [1, 3]]
+
+
+def _stream_batches(worker, batch_size, drop_last):
+    """Worker ``worker``'s batches of UnevenStreams, cut here in plain Python."""
+    items = list(range(100 * worker, 100 * worker + 3 * worker + 1))
+    batches = [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
+    return [b for b in batches if len(b) == batch_size] if drop_last else batches
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_streams_that_end_at_different_times(drop_last):
+    """Workers whose streams end early stop getting tasks; the others' batches still come in
+    round-robin order, and each worker's short last batch is dropped with drop_last. The
+    expected order is PyTorch's (same loader, PyTorch 2.13)."""
+    loader = DataLoader(UnevenStreams(), batch_size=3, num_workers=3, drop_last=drop_last, persistent_workers=True)
+    expected = [[0], [100, 101, 102], [200, 201, 202], [103], [203, 204, 205], [206]]
+    if drop_last:
+        expected = [b for b in expected if len(b) == 3]
+    for _ in range(2):  # the persistent workers restart their streams for the second epoch
+        batches = [b.tolist() for b in loader]
+        assert batches == expected
+        assert sorted(batches) == sorted(b for w in range(3) for b in _stream_batches(w, 3, drop_last))
+    loader._persistent_iterator.close()
 
 
 def test_timeout():
@@ -110,7 +133,7 @@ def test_out_of_order_with_persistent_workers_gives_every_batch_once_per_epoch()
                         prefetch_factor=3)
     for _ in range(2):
         assert sorted(i for b in _ids(loader) for i in b) == list(range(23))
-    loader._iterator._shutdown_workers()
+    loader._persistent_iterator.close()
 
 
 def test_out_of_order_streams_and_in_process_loading():

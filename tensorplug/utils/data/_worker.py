@@ -17,8 +17,10 @@ import random
 import sys
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 
 from . import _shared_memory
+from ._reading import make_reader
 
 #: How often (seconds) a blocked worker checks that its parent lives, and the main process that
 #: its workers live.
@@ -43,15 +45,17 @@ def get_worker_info() -> WorkerInfo | None:
     return _worker_info
 
 
-class _IterableDatasetStopIteration:
-    """Sent by a worker whose copy of an IterableDataset is exhausted."""
+class StreamEnded:
+    """Sent by a worker whose copy of an IterableDataset has no batch left: the main process
+    stops giving it tasks for this epoch."""
 
     def __init__(self, worker_id: int) -> None:
         self.worker_id = worker_id
 
 
-class _ResumeIteration:
-    """Sent to persistent workers at the start of a new epoch."""
+class NewEpoch:
+    """Sent to persistent workers when an epoch starts, and echoed back once the worker has
+    restarted its stream: whatever it sends after the echo belongs to the new epoch."""
 
 
 class _KeyErrorMessage(str):
@@ -85,48 +89,6 @@ class ExceptionWrapper:
         except Exception:  # the type needs other constructor arguments
             raise RuntimeError(msg) from None
         raise exception
-
-
-class _MapDatasetFetcher:
-    def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
-        self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
-
-    def fetch(self, index):
-        if self.auto_collation:
-            getitems = getattr(self.dataset, "__getitems__", None)
-            data = getitems(index) if getitems is not None else [self.dataset[i] for i in index]
-        else:
-            data = self.dataset[index]
-        return self.collate_fn(data)
-
-
-class _IterableDatasetFetcher:
-    def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
-        self.iterator = iter(dataset)
-        self.auto_collation, self.collate_fn, self.drop_last = auto_collation, collate_fn, drop_last
-        self.ended = False
-
-    def fetch(self, index):
-        if self.ended:
-            raise StopIteration
-        if self.auto_collation:
-            data = []
-            for _ in index:
-                try:
-                    data.append(next(self.iterator))
-                except StopIteration:
-                    self.ended = True
-                    break
-            if len(data) == 0 or (self.drop_last and len(data) < len(index)):
-                raise StopIteration
-        else:
-            data = next(self.iterator)
-        return self.collate_fn(data)
-
-
-def create_fetcher(is_iterable: bool, dataset, auto_collation: bool, collate_fn, drop_last: bool):
-    kind = _IterableDatasetFetcher if is_iterable else _MapDatasetFetcher
-    return kind(dataset, auto_collation, collate_fn, drop_last)
 
 
 def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
@@ -202,68 +164,98 @@ def refuse_workers_while_reimporting_main() -> None:
     raise SystemExit(1)
 
 
-def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, persistent_workers, shm_prefix) -> None:
-    """The body of a worker process (the target of ``Process``)."""
+@dataclass(frozen=True)
+class WorkerJob:
+    """What every worker of one DataLoader iterator is started with (pickled into each)."""
+
+    dataset: object
+    stream: bool  # an IterableDataset
+    batched: bool  # tasks are index lists, collated with collate_fn
+    collate_fn: Callable
+    drop_last: bool
+    base_seed: int
+    init_fn: Callable | None
+    num_workers: int
+    shm_prefix: str  # where this iterator's shared-memory blocks live
+
+    def reader(self):
+        """A reader for a new epoch (a stream starts again from ``iter(dataset)``)."""
+        return make_reader(self.dataset, stream=self.stream, batched=self.batched, collate_fn=self.collate_fn,
+                           drop_last=self.drop_last)
+
+
+def worker_loop(job: WorkerJob, worker_id: int, tasks, results, done_event) -> None:
+    """The body of a worker process (the target of ``Process``): answer each task on ``tasks``
+    with its batch (or the error that making it raised) on ``results``, until the main process
+    sends None or dies."""
     global _worker_info
-    blocks = _shared_memory.WorkerBlocks(shm_prefix, worker_id)
+    blocks = _shared_memory.WorkerBlocks(job.shm_prefix, worker_id)
     _shared_memory.set_worker_blocks(blocks)
     try:
         from ... import set_num_threads
 
         set_num_threads(1)  # workers are many; one thread each keeps the cores for the main process
-        seed = base_seed + worker_id
-        _seed_everything(seed, base_seed, worker_id)
-        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-        init_exception = None
-        fetcher = None
-        try:
-            if init_fn is not None:
-                init_fn(worker_id)
-            fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
-        except Exception:
-            init_exception = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
-        iteration_end = False
-        # Watch the main process itself, not os.getppid(): a forkserver child's parent is the
-        # fork server, which outlives the main process while its workers hold its pipe.
-        main_process = multiprocessing.parent_process()
-        while main_process is None or main_process.is_alive():  # a worker whose main process died exits
-            try:
-                task = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
-            except queue.Empty:
-                continue
-            if isinstance(task, _ResumeIteration):
-                _send(data_queue, task, None, blocks)
-                iteration_end = False
-                if init_exception is None:
-                    try:
-                        fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
-                    except Exception:
-                        init_exception = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
-                continue
-            if task is None:
-                break  # shutdown
-            idx, index, freed_blocks = task
-            blocks.give_back(freed_blocks)
-            if done_event.is_set() or iteration_end:
-                continue  # the main process is shutting down, or this worker's stream ended
-            if init_exception is not None:
-                data, init_exception = init_exception, None
-            else:
-                try:
-                    data = fetcher.fetch(index)
-                except Exception as exc:
-                    if isinstance(exc, StopIteration) and is_iterable:
-                        data = _IterableDatasetStopIteration(worker_id)
-                        iteration_end = True
-                    else:
-                        data = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
-            _send(data_queue, idx, data, blocks)
-            del data, task
-        else:
-            blocks.remove_files()  # the parent died: nobody else will remove them
+        seed = job.base_seed + worker_id
+        _seed_everything(seed, job.base_seed, worker_id)
+        _worker_info = WorkerInfo(id=worker_id, num_workers=job.num_workers, seed=seed, dataset=job.dataset)
+        _answer_tasks(job, worker_id, tasks, results, done_event, blocks)
     except KeyboardInterrupt:
         pass
     if done_event.is_set():
-        data_queue.cancel_join_thread()
-        data_queue.close()
+        results.cancel_join_thread()
+        results.close()
+
+
+def _answer_tasks(job: WorkerJob, worker_id: int, tasks, results, done_event, blocks) -> None:
+    where = f"in DataLoader worker process {worker_id}"
+    # An error from worker_init_fn or from starting a stream is not raised here: it answers the
+    # next task, so that the main process raises it with this worker's traceback.
+    reader, held_error = None, None
+    try:
+        if job.init_fn is not None:
+            job.init_fn(worker_id)
+        reader = job.reader()
+    except Exception:
+        held_error = ExceptionWrapper(sys.exc_info(), where)
+    stream_ended = False
+    # Watch the main process itself, not os.getppid(): a forkserver child's parent is the
+    # fork server, which outlives the main process while its workers hold its pipe.
+    main_process = multiprocessing.parent_process()
+    while True:
+        if main_process is not None and not main_process.is_alive():
+            blocks.remove_files()  # nobody else will remove them
+            return
+        try:
+            message = tasks.get(timeout=MP_STATUS_CHECK_INTERVAL)
+        except queue.Empty:
+            continue
+        if message is None:
+            return  # shutdown
+        if isinstance(message, NewEpoch):
+            _send(results, message, None, blocks)
+            stream_ended = False
+            if held_error is None:
+                try:
+                    reader = job.reader()
+                except Exception:
+                    held_error = ExceptionWrapper(sys.exc_info(), where)
+            continue
+        task_id, task, freed_blocks = message
+        blocks.give_back(freed_blocks)
+        if done_event.is_set() or stream_ended:
+            continue  # the main process is shutting down, or this worker has nothing left to send
+        if held_error is not None:
+            answer, held_error = held_error, None
+        else:
+            try:
+                answer = reader(task)
+            except StopIteration:
+                if not job.stream:
+                    answer = ExceptionWrapper(sys.exc_info(), where)
+                else:
+                    answer = StreamEnded(worker_id)
+                    stream_ended = True
+            except Exception:
+                answer = ExceptionWrapper(sys.exc_info(), where)
+        _send(results, task_id, answer, blocks)
+        del answer, message  # a batch held here would keep its shared block from being reused

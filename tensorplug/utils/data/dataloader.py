@@ -1,45 +1,124 @@
 """DataLoader: batches from a dataset, in the main process or in worker processes.
 
-Follows ``torch.utils.data.DataLoader``: the same arguments, defaults, batching, shuffling and
-worker protocol (index lists go out round-robin, batches come back in order, at most
-``prefetch_factor * num_workers`` outstanding; with ``in_order=False`` a batch is yielded as soon
-as it arrives, and each worker holds at most ``prefetch_factor`` tasks). Workers start with 'forkserver' (Linux) or
-'spawn', never 'fork' (see ``_worker``), and send tensors through shared memory
-(``_shared_memory``).
+Follows ``torch.utils.data.DataLoader``: the same arguments, defaults, errors, batching and
+shuffling, and the same draws from the random generators, so a seeded run gives PyTorch's order.
+
+How it is put together:
+
+- ``_settle_arguments`` checks the arguments against ``_ARGUMENT_RULES`` (a table of forbidden
+  combinations and their messages) and fills in the defaults: the sampler, the batch sampler,
+  the collate function, the prefetch factor. The loader keeps the results as its attributes.
+- ``iter(loader)`` is a ``_LoaderIterator``. It draws the epoch's tasks from the loader's batch
+  sampler (or sampler, without auto-batching) and hands them to its batch source: a reader in
+  this process (``_InProcessBatches``), or a ``WorkerPool`` of processes (``_worker_pool``),
+  which keeps its workers between epochs with ``persistent_workers``.
+- An IterableDataset has no indices. Its loader's sampler is ``_StreamSlots``, which yields a
+  None for every sample of the stream; the batch sampler groups them as for any dataset, and
+  the reader takes as many samples from the stream as a task has slots.
+
+Workers start with 'forkserver' (Linux) or 'spawn', never 'fork' (see ``_worker``), and send
+tensors through shared memory (``_shared_memory``).
 """
 from __future__ import annotations
 
 import itertools
-import math
 import multiprocessing
-import os
-import queue
 import sys
-import time
-import weakref
+from types import SimpleNamespace
+from typing import Any, Callable, Iterator
 
 from ...frontend import dtypes as _dt
-from . import _shared_memory, _worker
-from ._worker import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration
+from . import _worker
+from ._reading import make_reader
+from ._worker_pool import WorkerPool
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, batch_count
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
 get_worker_info = _worker.get_worker_info
 
+_STREAM_ARGUMENT = "DataLoader with IterableDataset: expected unspecified {0} option, but got {0}={{{0}}}"
 
-class _InfiniteConstantSampler(Sampler):
-    """Yields None forever: the 'indices' of an IterableDataset."""
+#: Forbidden argument combinations, checked in this order: (is it violated?, the ValueError's
+#: message, formatted with the arguments). Each test reads the arguments as the caller gave them.
+_ARGUMENT_RULES: tuple[tuple[Callable[[SimpleNamespace], bool], str], ...] = (
+    (lambda a: a.num_workers < 0,
+     "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."),
+    (lambda a: a.timeout < 0, "timeout option should be non-negative"),
+    (lambda a: a.num_workers == 0 and a.prefetch_factor is not None,
+     "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 to enable "
+     "multiprocessing, otherwise set prefetch_factor to None."),
+    (lambda a: a.prefetch_factor is not None and a.prefetch_factor < 0, "prefetch_factor option should be non-negative"),
+    (lambda a: a.persistent_workers and a.num_workers == 0, "persistent_workers option needs num_workers > 0"),
+    (lambda a: a.stream and a.shuffle not in (False, None), _STREAM_ARGUMENT.format("shuffle")),
+    (lambda a: a.stream and a.sampler is not None, _STREAM_ARGUMENT.format("sampler")),
+    (lambda a: a.stream and a.batch_sampler is not None, _STREAM_ARGUMENT.format("batch_sampler")),
+    (lambda a: a.sampler is not None and a.shuffle, "sampler option is mutually exclusive with shuffle"),
+    (lambda a: a.batch_sampler is not None and (a.batch_size != 1 or a.shuffle or a.sampler is not None or a.drop_last),
+     "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last"),
+    (lambda a: a.batch_sampler is None and a.batch_size is None and a.drop_last,
+     "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"),
+)
 
-    def __iter__(self):
-        while True:
-            yield None
+#: The start methods workers may use; 'fork' is refused with its own message.
+_START_METHODS = ("forkserver", "spawn")
 
 
-def _default_context_name() -> str:
-    return "forkserver" if sys.platform.startswith("linux") else "spawn"
+class _StreamSlots(Sampler):
+    """The sampler of an IterableDataset's loader: a stream has no indices, only a next sample,
+    so each sample's slot is None, for as long as the stream lasts."""
+
+    def __iter__(self) -> Iterator[None]:
+        return itertools.repeat(None)
+
+
+def _settle_arguments(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, drop_last, timeout,
+                      generator, prefetch_factor, persistent_workers, multiprocessing_context) -> dict[str, Any]:
+    """Check DataLoader's arguments (``_ARGUMENT_RULES``) and return the settings a loader keeps,
+    defaults filled in. Raises ValueError naming the argument at fault."""
+    given = SimpleNamespace(stream=isinstance(dataset, IterableDataset), batch_size=batch_size, shuffle=shuffle,
+                            sampler=sampler, batch_sampler=batch_sampler, num_workers=num_workers, drop_last=drop_last,
+                            timeout=timeout, prefetch_factor=prefetch_factor, persistent_workers=persistent_workers)
+    for violated, message in _ARGUMENT_RULES:
+        if violated(given):
+            raise ValueError(message.format(**vars(given)))
+    if batch_sampler is not None:  # it decides the batches: batch_size and drop_last do not apply
+        batch_size, drop_last = None, False
+    if sampler is None:
+        if given.stream:
+            sampler = _StreamSlots()
+        elif shuffle:
+            sampler = RandomSampler(dataset, generator=generator)
+        else:
+            sampler = SequentialSampler(dataset)
+    if batch_sampler is None and batch_size is not None:
+        batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+    if collate_fn is None:  # batches are collated into tensors; single samples only converted
+        collate_fn = default_collate if batch_sampler is not None else default_convert
+    if prefetch_factor is None and num_workers > 0:
+        prefetch_factor = 2
+    return dict(batch_size=batch_size, drop_last=drop_last, sampler=sampler, batch_sampler=batch_sampler,
+                collate_fn=collate_fn, prefetch_factor=prefetch_factor,
+                _start_context=_start_context(multiprocessing_context) if num_workers > 0 else None)
+
+
+def _start_context(requested):
+    """The multiprocessing context workers start with: the requested one, by name or as a
+    context, or forkserver (Linux) / spawn (elsewhere). 'fork' is refused."""
+    if requested is None:
+        return multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+    method = requested if isinstance(requested, str) else requested.get_start_method()
+    if method == "fork":
+        raise ValueError(
+            "DataLoader workers cannot start with 'fork': forking after OpenMP, OpenBLAS or PoCL threads exist "
+            "can deadlock. Use 'forkserver' or 'spawn'."
+        )
+    if method not in _START_METHODS:
+        raise ValueError(f"multiprocessing_context option should specify a valid start method in {list(_START_METHODS)}, "
+                         f"but got multiprocessing_context={requested!r}")
+    return multiprocessing.get_context(method) if isinstance(requested, str) else requested
 
 
 class DataLoader:
@@ -55,353 +134,122 @@ class DataLoader:
     exactly once; with ``num_workers=0`` the order is the sampler's), as in PyTorch.
     """
 
+    # The attributes a loader keeps (PyTorch's names); a program may read them, and change those
+    # read at iteration (num_workers, collate_fn, timeout, ...) between epochs. The dataset and
+    # samplers are whatever was given (any object with __getitem__ and __len__, any iterable of
+    # indices), so Any: ``len(loader.dataset)`` must type-check.
+    dataset: Any
+    batch_size: int | None  # None when batch_sampler was given, or without auto-batching
+    drop_last: bool
+    sampler: Any
+    batch_sampler: Any  # None without auto-batching
+    collate_fn: Callable
+    num_workers: int
+    prefetch_factor: int | None  # 2 by default with workers, None without
+    persistent_workers: bool
+    pin_memory: bool
+    pin_memory_device: str
+    timeout: float
+    worker_init_fn: Callable | None
+    generator: Any
+    in_order: bool
+    multiprocessing_context: Any  # as given
+
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None, sampler=None, batch_sampler=None,
                  num_workers: int = 0, collate_fn=None, pin_memory: bool = False, drop_last: bool = False,
                  timeout: float = 0, worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError(
-                "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 to enable "
-                "multiprocessing, otherwise set prefetch_factor to None."
-            )
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
+        settled = _settle_arguments(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+                                    drop_last, timeout, generator, prefetch_factor, persistent_workers,
+                                    multiprocessing_context)
+        vars(self).update(settled, dataset=dataset, num_workers=num_workers, persistent_workers=persistent_workers,
+                          pin_memory=pin_memory, pin_memory_device=pin_memory_device, timeout=timeout,
+                          worker_init_fn=worker_init_fn, generator=generator, in_order=in_order,
+                          multiprocessing_context=multiprocessing_context)
+        self._stream = isinstance(dataset, IterableDataset)
+        self._persistent_iterator: _LoaderIterator | None = None
 
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.generator = generator
-        self.persistent_workers = persistent_workers
-        self.in_order = in_order
-        self.multiprocessing_context = multiprocessing_context
-        self._is_iterable = isinstance(dataset, IterableDataset)
-
-        if self._is_iterable:
-            if shuffle not in (False, None):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(
-                    f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but got batch_sampler={batch_sampler}"
-                )
-        shuffle = bool(shuffle)
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last")
-            batch_size = None
-            drop_last = False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-        if sampler is None:
-            if self._is_iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
-        self.collate_fn = collate_fn
-        self._mp_context = self._check_context(multiprocessing_context) if num_workers > 0 else None
-        self._iterator = None
-
-    @staticmethod
-    def _check_context(context):
-        if context is None:
-            return multiprocessing.get_context(_default_context_name())
-        name = context if isinstance(context, str) else context.get_start_method()
-        if name == "fork":
-            raise ValueError(
-                "DataLoader workers cannot start with 'fork': forking after OpenMP, OpenBLAS or PoCL threads exist "
-                "can deadlock. Use 'forkserver' or 'spawn'."
-            )
-        if name not in ("forkserver", "spawn"):
-            raise ValueError(f"multiprocessing_context option should specify a valid start method in ['forkserver', 'spawn'], but got multiprocessing_context={context!r}")
-        return multiprocessing.get_context(name) if isinstance(context, str) else context
-
-    @property
-    def _auto_collation(self) -> bool:
-        return self.batch_sampler is not None
-
-    @property
-    def _index_sampler(self):
-        return self.batch_sampler if self._auto_collation else self.sampler
-
-    def _get_shared_seed(self) -> int:
-        from ...frontend.factories import empty
-
-        return int(empty((), dtype=_dt.int64).random_(generator=self.generator).item())
-
-    def __iter__(self):
-        if self.num_workers == 0:
-            return _SingleProcessDataLoaderIter(self)
-        if self.persistent_workers:
-            if self._iterator is None:
-                self._iterator = _MultiProcessingDataLoaderIter(self)
-            else:
-                self._iterator._reset(self)
-            return self._iterator
-        return _MultiProcessingDataLoaderIter(self)
+    def __iter__(self) -> "_LoaderIterator":
+        if not (self.persistent_workers and self.num_workers > 0):
+            return _LoaderIterator(self)
+        if self._persistent_iterator is None:
+            self._persistent_iterator = _LoaderIterator(self)
+        else:
+            self._persistent_iterator.restart()
+        return self._persistent_iterator
 
     def __len__(self) -> int:
-        if self._is_iterable:
-            length = len(self.dataset)
-            if self.batch_size is not None:
-                length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
-            return length
-        return len(self._index_sampler)
+        """Batches per epoch; for an IterableDataset, as many as ``len(dataset)`` samples make."""
+        if not self._stream:
+            return len(self._task_sampler())
+        samples = len(self.dataset)
+        return samples if self.batch_size is None else batch_count(samples, self.batch_size, self.drop_last)
+
+    def _task_sampler(self):
+        """What yields the tasks: index lists from the batch sampler, or single indices."""
+        return self.sampler if self.batch_sampler is None else self.batch_sampler
 
 
-class _BaseDataLoaderIter:
+def _draw_base_seed(generator) -> int:
+    """One int64 from the loader's generator (or the default one) per iterator: the workers'
+    seeds are this plus their id. Drawn without workers too, so that the generator's later
+    draws (the shuffling) do not depend on num_workers."""
+    from ...frontend.factories import empty
+
+    return int(empty((), dtype=_dt.int64).random_(generator=generator).item())
+
+
+class _InProcessBatches:
+    """The batch source without workers: each task read here, when the batch is asked for."""
+
     def __init__(self, loader: DataLoader) -> None:
-        self._dataset = loader.dataset
-        self._is_iterable = loader._is_iterable
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = loader._get_shared_seed()
-        self._num_yielded = 0
+        self._loader = loader
 
-    def __iter__(self):
+    def start_epoch(self, tasks: Iterator) -> None:
+        loader = self._loader
+        self._tasks = tasks
+        self._read = make_reader(loader.dataset, stream=loader._stream, batched=loader.batch_sampler is not None,
+                                 collate_fn=loader.collate_fn, drop_last=loader.drop_last)
+
+    def next_batch(self):
+        return self._read(next(self._tasks))  # StopIteration from either ends the epoch
+
+    def close(self) -> None:
+        pass
+
+
+class _LoaderIterator:
+    """What ``iter(loader)`` returns: one epoch of batches (with persistent workers, each epoch
+    in turn), read by its source, in this process or in worker processes."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self._task_sampler = loader._task_sampler()
+        # PyTorch's order of side effects: the sampler's __iter__ runs before the base seed is
+        # drawn (a sampler may draw from the same generator there), and with workers it runs
+        # again once they are up.
+        tasks = iter(self._task_sampler)
+        base_seed = _draw_base_seed(loader.generator)
+        if loader.num_workers == 0:
+            self._source = _InProcessBatches(loader)
+        else:
+            self._source = WorkerPool(loader, base_seed, loader._start_context or _start_context(None))
+            tasks = iter(self._task_sampler)
+        self._source.start_epoch(tasks)
+
+    def restart(self) -> None:
+        """Begin the next epoch with the same workers (persistent_workers)."""
+        self._source.start_epoch(iter(self._task_sampler))
+
+    def close(self) -> None:
+        """Stop the workers now rather than when the iterator is dropped."""
+        self._source.close()
+
+    def __iter__(self) -> "_LoaderIterator":
         return self
 
-    def _reset(self, loader: DataLoader) -> None:
-        self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
-
-    def _next_index(self):
-        return next(self._sampler_iter)
-
     def __next__(self):
-        data = self._next_data()
-        self._num_yielded += 1
-        return data
+        return self._source.next_batch()
 
     def __len__(self) -> int:
-        return len(self._index_sampler)
-
-
-class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
-    def __init__(self, loader: DataLoader) -> None:
-        super().__init__(loader)
-        self._fetcher = _worker.create_fetcher(self._is_iterable, self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
-
-    def _next_data(self):
-        index = self._next_index()
-        return self._fetcher.fetch(index)
-
-
-class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    def __init__(self, loader: DataLoader) -> None:
-        super().__init__(loader)
-        self._prefetch_factor = loader.prefetch_factor
-        self._persistent_workers = loader.persistent_workers
-        self._in_order = loader.in_order
-        self._shutdown = False
-        _worker.refuse_workers_while_reimporting_main()
-        context = loader._mp_context
-        self._result_queue = context.Queue()
-        self._done_event = context.Event()
-        self._index_queues = []
-        self._workers = []
-        self._blocks = _shared_memory.MainBlocks(_shared_memory.new_prefix())
-        # Shutdown lives in a finalizer, not in __del__, so that it also runs at interpreter
-        # exit (before multiprocessing kills daemonic workers) and holds no reference to self.
-        self._finalizer = weakref.finalize(self, _shutdown_worker_resources, self._workers, self._index_queues,
-                                           self._result_queue, self._done_event, self._blocks)
-        try:
-            for worker_id in range(self._num_workers):
-                index_queue = context.Queue()
-                index_queue.cancel_join_thread()
-                process = context.Process(
-                    target=_worker.worker_loop,
-                    args=(self._is_iterable, self._dataset, index_queue, self._result_queue, self._done_event,
-                          self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
-                          loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers,
-                          self._blocks.prefix),
-                    name=f"{_worker.WORKER_NAME}:{self._blocks.prefix}",
-                    daemon=True,
-                )
-                process.start()
-                self._index_queues.append(index_queue)
-                self._workers.append(process)
-        except BaseException:
-            self._workers_status = [True] * len(self._workers)
-            self._shutdown_workers()
-            raise
-        self._reset(loader, first_iter=True)
-
-    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
-        super()._reset(loader)
-        self._send_idx = 0
-        self._rcvd_idx = 0
-        self._task_info: dict = {}
-        self._tasks_outstanding = 0
-        self._workers_status = [True] * self._num_workers
-        # Tasks sent to each worker whose batch has not been yielded yet: with in_order=False a
-        # worker gets a new task only below its share, so a slow one cannot hoard the indices.
-        self._workers_num_tasks = [0] * self._num_workers
-        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if not first_iter:
-            for index_queue in self._index_queues:
-                index_queue.put(_ResumeIteration())
-            remaining = self._num_workers
-            while remaining > 0:
-                tag, _ = self._get_data()
-                if isinstance(tag, _ResumeIteration):
-                    remaining -= 1
-        for _ in range(self._prefetch_factor * self._num_workers):
-            self._try_put_index()
-
-    def _try_put_index(self) -> None:
-        worker_id = self._next_worker()
-        if worker_id is None:
-            return
-        try:
-            index = self._next_index()
-        except StopIteration:
-            return
-        # Blocks the program has let go of go back with the worker's next task.
-        self._index_queues[worker_id].put((self._send_idx, index, self._blocks.take_freed(worker_id)))
-        self._task_info[self._send_idx] = (worker_id,)
-        self._workers_num_tasks[worker_id] += 1
-        self._tasks_outstanding += 1
-        self._send_idx += 1
-
-    def _next_worker(self) -> int | None:
-        """The worker the next task goes to: the next active one round-robin; with in_order=False
-        the next active one holding fewer than its share of the outstanding tasks (PyTorch's
-        rule). None when no worker qualifies (every worker's stream has ended)."""
-        active = sum(self._workers_status)
-        for _ in range(self._num_workers):
-            worker_id = next(self._worker_queue_idx_cycle)
-            if not self._workers_status[worker_id]:
-                continue
-            if self._in_order or self._workers_num_tasks[worker_id] < self._prefetch_factor * self._num_workers // active:
-                return worker_id
-        return None
-
-    def _try_get_data(self, timeout: float = MP_STATUS_CHECK_INTERVAL):
-        try:
-            payload = self._result_queue.get(timeout=timeout)
-        except queue.Empty:
-            failed = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
-            if failed:
-                pids = ", ".join(str(w.pid) for w in failed)
-                unguarded = os.path.exists(self._blocks.prefix + _worker.UNGUARDED_MARKER)
-                self._shutdown_workers()
-                if unguarded:
-                    script = getattr(sys.modules.get("__main__"), "__file__", None)
-                    raise RuntimeError(_worker.unguarded_main_message(script)) from None
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from None
-            return False, None
-        return True, self._blocks.loads(payload)
-
-    def _get_data(self):
-        # Wait in short slices, even under a long timeout, so that a dead worker is reported
-        # within MP_STATUS_CHECK_INTERVAL rather than when the timeout runs out.
-        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
-        while True:
-            wait = MP_STATUS_CHECK_INTERVAL
-            if deadline is not None:
-                wait = min(wait, deadline - time.monotonic())
-                if wait <= 0:
-                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            success, data = self._try_get_data(wait)
-            if success:
-                return data
-
-    def _next_data(self):
-        while True:
-            while self._rcvd_idx < self._send_idx:
-                info = self._task_info.get(self._rcvd_idx)  # None: yielded already, out of order
-                if info is not None:
-                    if len(info) == 2 or self._workers_status[info[0]]:
-                        break
-                    del self._task_info[self._rcvd_idx]  # its worker's stream ended: nothing will come
-                self._rcvd_idx += 1
-            else:
-                if not self._persistent_workers:
-                    self._shutdown_workers()
-                raise StopIteration
-            if len(self._task_info[self._rcvd_idx]) == 2:
-                worker_id, data = self._task_info.pop(self._rcvd_idx)
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
-            idx, data = self._get_data()
-            self._tasks_outstanding -= 1
-            if isinstance(data, _IterableDatasetStopIteration):
-                self._workers_status[data.worker_id] = False
-                if not self._persistent_workers:
-                    self._index_queues[data.worker_id].put(None)
-                self._try_put_index()
-                continue
-            if idx == self._rcvd_idx:
-                worker_id = self._task_info.pop(idx)[0]
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
-            if self._in_order:
-                self._task_info[idx] += (data,)  # kept until the batches before it are yielded
-            else:
-                return self._process_data(data, self._task_info.pop(idx)[0])
-
-    def _process_data(self, data, worker_id: int):
-        self._workers_num_tasks[worker_id] -= 1
-        self._try_put_index()
-        if isinstance(data, ExceptionWrapper):
-            data.reraise()
-        return data
-
-    def _shutdown_workers(self) -> None:
-        if self._shutdown or not hasattr(self, "_finalizer"):
-            return
-        self._shutdown = True
-        self._finalizer()
-
-
-def _shutdown_worker_resources(workers, index_queues, result_queue, done_event, blocks) -> None:
-    """Stop the workers (politely, then by force), close the queues, and remove every shared
-    memory block file the main process has not mapped (in flight, or left by a dead worker)."""
-    try:
-        done_event.set()
-        for index_queue in index_queues:
-            index_queue.put(None)
-        for process in workers:
-            process.join(timeout=MP_STATUS_CHECK_INTERVAL)
-        for index_queue in index_queues:
-            index_queue.cancel_join_thread()
-            index_queue.close()
-        result_queue.cancel_join_thread()
-        result_queue.close()
-    finally:
-        for process in workers:
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=MP_STATUS_CHECK_INTERVAL)
-        blocks.close()  # after the workers stopped: none can create a block behind it
+        return len(self._task_sampler)

@@ -1,7 +1,9 @@
-"""Datasets: the map-style and iterable bases, TensorDataset, Subset, ConcatDataset, random_split."""
+"""Datasets: the map-style and iterable bases, and the ways to build one dataset from others
+(TensorDataset, Subset, ConcatDataset, random_split)."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from typing import Iterator, Sequence
 
@@ -17,6 +19,7 @@ class Dataset:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
     def __add__(self, other: "Dataset") -> "ConcatDataset":
+        """``a + b`` reads a's samples, then b's."""
         return ConcatDataset([self, other])
 
 
@@ -35,15 +38,15 @@ class TensorDataset(Dataset):
     """Samples are tuples of the tensors' rows: ``TensorDataset(x, y)[i] == (x[i], y[i])``."""
 
     def __init__(self, *tensors: Tensor) -> None:
-        if not all(tensors[0].shape[0] == t.shape[0] for t in tensors):
+        if len({column.shape[0] for column in tensors}) > 1:
             raise ValueError("Size mismatch between tensors")
         self.tensors = tensors
 
-    def __getitem__(self, index):
-        return tuple(t[index] for t in self.tensors)
-
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+    def __getitem__(self, index):
+        return tuple(column[index] for column in self.tensors)
 
 
 class Subset(Dataset):
@@ -53,13 +56,15 @@ class Subset(Dataset):
         self.dataset = dataset
         self.indices = indices
 
-    def __getitem__(self, idx):
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
-        return self.dataset[self.indices[idx]]
-
     def __len__(self) -> int:
         return len(self.indices)
+
+    def __getitem__(self, position):
+        # A list of positions (a batch) reaches the dataset as one list of its own indices, so a
+        # dataset that reads batches at once still does.
+        if isinstance(position, list):
+            return self.dataset[list(map(self.indices.__getitem__, position))]
+        return self.dataset[self.indices[position]]
 
 
 class ConcatDataset(Dataset):
@@ -67,28 +72,38 @@ class ConcatDataset(Dataset):
 
     def __init__(self, datasets) -> None:
         self.datasets = list(datasets)
-        if len(self.datasets) == 0:
+        if not self.datasets:
             raise ValueError("datasets should not be an empty iterable")
-        for d in self.datasets:
-            if isinstance(d, IterableDataset):
-                raise ValueError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes = []
-        total = 0
-        for d in self.datasets:
-            total += len(d)
-            self.cumulative_sizes.append(total)
+        if any(isinstance(part, IterableDataset) for part in self.datasets):
+            raise ValueError("ConcatDataset does not support IterableDataset")
+        #: Where each part ends, counted in samples of the whole: [len(d0), len(d0) + len(d1), ...].
+        self.cumulative_sizes = list(itertools.accumulate(len(part) for part in self.datasets))
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
     def __getitem__(self, idx):
-        if idx < 0:
-            if -idx > len(self):
-                raise ValueError("absolute value of index should not exceed dataset length")
-            idx = len(self) + idx
-        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
-        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
-        return self.datasets[dataset_idx][sample_idx]
+        total = len(self)
+        if idx < -total:
+            raise ValueError("absolute value of index should not exceed dataset length")
+        position = idx + total if idx < 0 else idx
+        # The first part that ends after `position` holds it (empty parts end where the one
+        # before them ends, so they are never chosen).
+        part = bisect.bisect_right(self.cumulative_sizes, position)
+        part_start = self.cumulative_sizes[part - 1] if part > 0 else 0
+        return self.datasets[part][position - part_start]
+
+
+def _lengths_from_fractions(total: int, fractions: Sequence[float]) -> list[int]:
+    """Floor each fraction of ``total``; the samples left over go one each to the first subsets,
+    round-robin (PyTorch's rule)."""
+    for position, fraction in enumerate(fractions):
+        if not 0 <= fraction <= 1:
+            raise ValueError(f"Fraction at index {position} is not between 0 and 1")
+    lengths = [math.floor(total * fraction) for fraction in fractions]
+    for extra in range(total - sum(lengths)):
+        lengths[extra % len(lengths)] += 1
+    return lengths
 
 
 def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list[Subset]:
@@ -96,22 +111,12 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list[Su
     summing to 1 (the remainder of flooring goes one by one to the first subsets), as PyTorch."""
     from .sampler import randperm
 
-    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        subset_lengths = []
-        for i, frac in enumerate(lengths):
-            if frac < 0 or frac > 1:
-                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            subset_lengths.append(int(math.floor(len(dataset) * frac)))
-        remainder = len(dataset) - sum(subset_lengths)
-        for i in range(remainder):
-            subset_lengths[i % len(subset_lengths)] += 1
-        lengths = subset_lengths
+    requested = sum(lengths)
+    # Lengths are fractions when they add up to 1 (within rounding) and not beyond it.
+    if requested <= 1 and math.isclose(requested, 1):
+        lengths = _lengths_from_fractions(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = randperm(sum(lengths), generator).tolist()
-    subsets = []
-    offset = 0
-    for length in lengths:
-        subsets.append(Subset(dataset, indices[offset:offset + length]))
-        offset += length
-    return subsets
+    shuffled = randperm(len(dataset), generator).tolist()
+    ends = list(itertools.accumulate(lengths))
+    return [Subset(dataset, shuffled[end - length:end]) for length, end in zip(lengths, ends)]
