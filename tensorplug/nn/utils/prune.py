@@ -177,7 +177,7 @@ def _install(module: Module, name: str, method: "BasePruningMethod", importance_
         hook.add_pruning_method(method)
         # Re-registered below, so the container runs after the module's other pre-hooks, as in PyTorch.
         del module._forward_pre_hooks[key]
-        module._forward_pre_hooks_with_kwargs.pop(key, None)
+        module._hook_options.pop(key, None)
     else:
         hook = method
         module.register_parameter(name + "_orig", current)
@@ -489,7 +489,7 @@ def remove(module: Module, name: str) -> Module:
     for key, hook in _pruning_hooks(module, name):
         hook.remove(module)
         del module._forward_pre_hooks[key]
-        module._forward_pre_hooks_with_kwargs.pop(key, None)
+        module._hook_options.pop(key, None)
         return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
 
