@@ -1,5 +1,5 @@
-"""``tp.nn.utils``: gradient clipping, flattening parameters to one vector and the legacy
-``weight_norm``/``remove_weight_norm``; ``tp.nn.utils.rnn``
+"""``tp.nn.utils``: gradient clipping, flattening parameters to one vector, ``skip_init`` and the
+legacy ``weight_norm``/``remove_weight_norm``; ``tp.nn.utils.rnn``
 holds the padded and packed sequence utilities, ``tp.nn.utils.parametrize`` the
 parametrizations and ``tp.nn.utils.parametrizations`` their weight_norm and spectral_norm.
 
@@ -18,11 +18,12 @@ from ...frontend.factories import tensor
 from ...frontend.ops.joining import cat, stack
 from ...frontend.tensor import Tensor
 from . import parametrizations, parametrize, rnn
+from ._skip_init import skip_init
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
-           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "skip_init"]
 
 
 def _as_list(parameters) -> list:
