@@ -48,3 +48,15 @@ def test_conformance_pytest_plugin_refuses_meta():
                           "-p", "no:cacheprovider", "--tensorplug-device", "meta"], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode != 0 and "device 'meta' has no values to check" in out.stdout + out.stderr
+
+
+def test_an_op_without_a_meta_kernel_is_refused_by_name():
+    """The backend's fallback (for an op with no kernel and no decomposition) names the op instead
+    of copying meta tensors to the CPU, which cannot be done."""
+    fallback = tp.backends.backend_for("meta").fallback()
+
+    class SomeOp:
+        name = "vendor_op"
+
+    with pytest.raises(NotImplementedError, match="^vendor_op: no kernel for the meta device"):
+        fallback(SomeOp(), (tp.empty(2, device="meta"),), {})

@@ -60,23 +60,28 @@ class MetaBackend(Backend):
     dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES)
 
     def device_count(self) -> int:
+        """One meta device: it has no memory to tell apart (PyTorch's meta tensors carry no index)."""
         return 1
 
     def allocate(self, nbytes: int, device_index: Any) -> MetaStorage:
+        """A storage that records its size and reserves nothing."""
         return MetaStorage(nbytes)
 
     def copy_from_host(self, dst: Any, array: Any) -> None:
         """Values moved to the meta device are dropped: only the metadata travels."""
 
     def to_host(self, src: Any) -> Any:
+        """Refused with PyTorch's error: there are no values to copy out."""
         raise NotImplementedError(NO_DATA_MESSAGE)
 
     def kernels(self) -> dict[str, Callable[..., Any]]:
+        """No-op primitives, and the composite ops whose decompositions need host values."""
         from .composite_kernels import composite_kernels
 
         return {**dict.fromkeys(PRIMITIVES, _no_op), **composite_kernels()}
 
     def fallback(self) -> Callable[..., Any]:
+        """For an op with neither a kernel here nor a decomposition: refuse it by name."""
         return _refuse
 
 
