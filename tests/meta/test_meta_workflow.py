@@ -113,6 +113,8 @@ def test_skip_init_refusals():
         tp.nn.utils.skip_init(tp.nn.ReLU)
     with pytest.raises(TypeError, match="subclass of nn.Module"):
         tp.nn.utils.skip_init(3)
+    with pytest.raises(RuntimeError, match="^Expected a Module; got <class 'int'>$"):
+        tp.nn.utils.skip_init(int)
 
 
 def test_skip_init_matches_pytorch():

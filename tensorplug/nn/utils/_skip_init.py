@@ -19,13 +19,20 @@ from ..module import Module
 __all__ = ["skip_init"]
 
 
+def _takes_a_device(module_cls: type) -> bool:
+    """Whether ``module_cls``'s constructor has a ``device`` parameter to build it on meta with; a
+    module without one would allocate and initialize for real."""
+    return "device" in inspect.signature(module_cls).parameters
+
+
 def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
     """Instantiate ``module_cls(*args, **kwargs)`` with uninitialized parameters and buffers."""
-    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+    if not isinstance(module_cls, type):
         raise TypeError(f"skip_init(): module_cls must be a subclass of nn.Module, got {module_cls!r}")
-    # The module is built on meta through its own device argument, so one without it would
-    # allocate and initialize for real.
-    if "device" not in inspect.signature(module_cls).parameters:
+    if not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if not _takes_a_device(module_cls):
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     target = kwargs.pop("device", "cpu")
-    return module_cls(*args, device="meta", **kwargs).to_empty(device=target)
+    without_memory = module_cls(*args, device="meta", **kwargs)
+    return without_memory.to_empty(device=target)
