@@ -22,7 +22,7 @@ import types
 from typing import Any
 
 from .backends import _registry
-from .backends._probe import known_device_types, probe
+from .backends._probe import VALUELESS_DEVICE_TYPES, known_device_types, probe
 from .frontend.device import current_device_index as _current_index_of
 from .frontend.device import device as _device
 from .frontend.device import set_current_device_index as _set_current_index_of
@@ -420,7 +420,10 @@ def device_module(device_type: str) -> types.ModuleType:
     module = _modules.get(device_type)
     if module is not None:
         return module
-    installed = known_device_types()
+    if device_type in VALUELESS_DEVICE_TYPES:  # PyTorch has no torch.meta either
+        raise AttributeError(f"module 'tensorplug' has no attribute {device_type!r} (the {device_type!r} device has "
+                             f"no runtime: its tensors hold no values, and nothing runs on it)")
+    installed = [t for t in known_device_types() if t not in VALUELESS_DEVICE_TYPES]
     if device_type not in installed and device_type not in PYTORCH_DEVICE_MODULES:
         raise AttributeError(f"module 'tensorplug' has no attribute {device_type!r} (device modules exist for the "
                              f"installed device types: {', '.join(installed)})")

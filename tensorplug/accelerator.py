@@ -8,6 +8,8 @@ usable backend in this preference order:
 3. every other installed plugin (third-party ones included, e.g. the example ``npdev``),
    alphabetically.
 
+The ``meta`` device is never an accelerator, even when named: its tensors hold no values.
+
 A device type is usable when its plugin loads, its backend says ``is_available()`` and it has at
 least one device. Backends are asked in order and the search stops at the first usable one, so
 a machine with CUDA never imports PyOpenCL to answer.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import os
 
 from ._device_runtime import DeviceRuntime, Stream, runtime_for
-from .backends._probe import Probe, known_device_types, probe
+from .backends._probe import VALUELESS_DEVICE_TYPES, Probe, known_device_types, probe
 from .frontend.device import current_device_index as _current_index_of
 from .frontend.device import device as _device
 from .frontend.device import set_current_device_index as _set_current_index_of
@@ -44,9 +46,9 @@ def _candidates() -> list[str]:
     chosen = os.environ.get("TENSORPLUG_ACCELERATOR", "").strip().lower()
     if chosen in _NONE[1:]:
         return []
-    installed = [t for t in known_device_types() if t != "cpu"]
+    installed = [t for t in known_device_types() if t != "cpu" and t not in VALUELESS_DEVICE_TYPES]
     order = [t for t in PREFERENCE if t in installed] + sorted(t for t in installed if t not in PREFERENCE)
-    if chosen:
+    if chosen and chosen not in VALUELESS_DEVICE_TYPES:
         order = [chosen] + [t for t in order if t != chosen]
     return order
 

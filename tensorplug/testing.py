@@ -50,6 +50,8 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
             raise AssertionError(msg or f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}.")
         if check_device and actual.device != expected.device:
             raise AssertionError(msg or f"The values for attribute 'device' do not match: {actual.device} != {expected.device}.")
+        if actual.is_meta and expected.is_meta:
+            return  # no values: the attributes above are all two meta tensors have to compare, as in PyTorch
     if (rtol is None) != (atol is None):
         raise ValueError("Both 'rtol' and 'atol' must be either specified or omitted")
     if rtol is None:

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from . import _registry
 from .api import Backend
 
-__all__ = ["Probe", "probe", "known_device_types"]
+__all__ = ["Probe", "probe", "known_device_types", "VALUELESS_DEVICE_TYPES"]
+
+#: Device types whose tensors hold no values (PyTorch's ``meta``, ``backends/meta``): a place to
+#: work out shapes, never one to compute on, so neither ``tp.accelerator`` nor the device modules
+#: (``tp.<device_type>``) offer them.
+VALUELESS_DEVICE_TYPES = frozenset({"meta"})
 
 
 @dataclass(frozen=True)

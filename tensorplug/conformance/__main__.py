@@ -39,6 +39,11 @@ def _check_device(device: str, plugins) -> str | None:
     import tensorplug as tp
     from tensorplug.backends import plugin_manager
 
+    from ._valueless import refusal_without_values
+
+    refusal = refusal_without_values(device)
+    if refusal:
+        return refusal
     for spec in plugins:
         name, _, target = spec.partition("=")
         if name not in plugin_manager.records:

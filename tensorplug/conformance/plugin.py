@@ -19,6 +19,7 @@ import pytest
 
 from . import _cases, _checks
 from ._checks import ConformanceFailure
+from ._valueless import refusal_without_values
 
 _RESULTS_KEY = pytest.StashKey[list]()
 
@@ -51,6 +52,9 @@ class Context:
 
 def resolve_backend(tp, device: str):
     """The ready backend for ``device``, or a UsageError naming the installed ones or the reason."""
+    refusal = refusal_without_values(device)
+    if refusal:
+        raise pytest.UsageError(refusal)
     report = {s.device_type: s for s in tp.backends.status()}
     if device not in report:
         installed = ", ".join(f"{name} ({s.state})" for name, s in sorted(report.items()))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["device", "get_default_device", "set_default_device", "canonical_device", "current_device_index",
-           "set_current_device_index"]
+           "set_current_device_index", "UNINDEXED_DEVICE_TYPES"]
 
 
 class device:
@@ -114,9 +114,17 @@ def set_current_device_index(device_type: str, index: int) -> None:
     _current_index[device_type] = index
 
 
+#: Device types whose tensors carry no device index. A meta tensor has no memory anywhere, so
+#: ``"meta:1"`` names the same (index-less) device as ``"meta"``, as in PyTorch.
+UNINDEXED_DEVICE_TYPES = frozenset({"cpu", "meta"})
+
+
 def canonical_device(d) -> device:
-    """The device a tensor lives on: a device type gets its current index (0 unless set) unless it is cpu."""
+    """The device a tensor lives on: a device type gets its current index (0 unless set) unless it is
+    cpu; any meta device is plain ``meta``."""
     d = _default_device if d is None else device(d)
-    if d.index is None and d.type != "cpu":
+    if d.index is None and d.type not in UNINDEXED_DEVICE_TYPES:
         return device(d.type, _current_index.get(d.type, 0))
+    if d.type == "meta" and d.index is not None:
+        return device("meta")
     return d

@@ -10,6 +10,7 @@ from . import dtypes as _dt
 from . import factories, legacy, printing, shared_memory, views
 from .ops import copying, indexing, linalg, reductions
 from .autocast_hook import autocast_front
+from .meta_device import ITEM_MESSAGE, has_values
 from .ops.autocast_fronts import FRONTS
 from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
 from .autograd import functional as _autograd
@@ -140,6 +141,8 @@ def _host_values(t):
 
 
 def _item(self):
+    if not has_values(self):
+        raise RuntimeError(ITEM_MESSAGE)
     if not self._shape and self._dtype is not _dt.bfloat16:  # a loss: one element, already 0-d
         return copying.to_numpy(self).item()
     if self.numel() != 1:

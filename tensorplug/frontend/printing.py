@@ -89,6 +89,8 @@ def _edges(array: np.ndarray) -> np.ndarray:
 
 
 def tensor_repr(t) -> str:
+    if t._device.type == "meta":
+        return _meta_repr(t)
     suffixes = []
     empty = t.numel() == 0
     body = "[]" if empty else _format_values(t)
@@ -104,3 +106,28 @@ def tensor_repr(t) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + suffixes) + ")"
+
+
+def _meta_repr(t) -> str:
+    """PyTorch's form for a tensor without values: ``tensor(..., device='meta', size=(2, 3))``.
+    The dtype is named whenever it is not the default float dtype (int64 and bool included, unlike
+    a tensor with values, whose printed numbers show those), and a suffix that would pass the line
+    width starts a new line under the first value, as PyTorch wraps them."""
+    suffixes = ["device='meta'", f"size={tuple(t._shape)}"]
+    if t._dtype is not _dt.get_default_dtype():
+        suffixes.append(f"dtype={t._dtype!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    indent = " " * len("tensor(")
+    text = "tensor(..."
+    line_length = len(text)
+    for suffix in suffixes:
+        if line_length + len(", ") + len(suffix) + len(")") > _options["linewidth"]:
+            text += ",\n" + indent + suffix
+            line_length = len(indent) + len(suffix)
+        else:
+            text += ", " + suffix
+            line_length += len(", ") + len(suffix)
+    return text + ")"

@@ -13,6 +13,10 @@ checked against the file before anything is allocated. Views are saved as their 
 two tensors sharing memory load as two independent tensors (the same tensor object saved twice
 loads as one object).
 
+A meta tensor (shape and dtype, no values) is not a safetensors entry, which would need bytes: it
+is a node of the structure metadata holding its dtype and shape, and loads as a meta tensor again
+wherever ``map_location`` sends the others, as in PyTorch. Other safetensors readers do not see it.
+
 Loading reads each tensor straight into its own memory (no second copy of the file), or with
 ``mmap=True`` wraps the file's copy-on-write mapping without reading it. Tensors bound for
 another device are copied there from the mapping one at a time. Every device a file names is
@@ -69,15 +73,32 @@ class _Flattener:
     def __init__(self) -> None:
         self.tensors: dict[str, Tensor] = {}
         self._name_of: dict[int, str] = {}  # id(tensor) -> name: one object saved twice is stored once
+        self.meta_names: set[str] = set()  # names of meta tensors, which only the structure holds
 
-    def add_tensor(self, t: Tensor, name: str) -> dict:
+    def _meta_node(self, t: Tensor, name: str) -> dict:
         found = self._name_of.get(id(t))
         if found is None:
-            found = name
-            counter = 1
-            while found in self.tensors:
-                found = f"{name}~{counter}"
-                counter += 1
+            found = self._free_name(name)
+            self.meta_names.add(found)
+            self._name_of[id(t)] = found
+        node = {"t": "meta", "name": found, "dtype": _DTYPE_NAMES[t.dtype], "shape": list(t.shape)}
+        if t.requires_grad:
+            node["requires_grad"] = True
+        return node
+
+    def _free_name(self, name: str) -> str:
+        found, counter = name, 1
+        while found in self.tensors or found in self.meta_names:
+            found = f"{name}~{counter}"
+            counter += 1
+        return found
+
+    def add_tensor(self, t: Tensor, name: str) -> dict:
+        if t._device.type == "meta":
+            return self._meta_node(t, name)
+        found = self._name_of.get(id(t))
+        if found is None:
+            found = self._free_name(name)
             self.tensors[found] = t
             self._name_of[id(t)] = found
         node = {"t": "tensor", "name": found, "device": str(t.device)}
@@ -160,7 +181,10 @@ def save(obj, f) -> None:
     """
     flat = _Flattener()
     structure = flat.walk(obj, "")
-    simple = isinstance(obj, dict) and bool(obj) and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items())
+    # A flat dict of tensors is a "pt" file other readers load whole; not when meta tensors, which
+    # only the structure holds, would be missing from what they see.
+    simple = (isinstance(obj, dict) and bool(obj) and not flat.meta_names
+              and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()))
     header: dict = {}
     chunks = []
     offset = 0
@@ -521,6 +545,20 @@ class _TensorBuilder:
 class _Rebuilder:
     def __init__(self, tensors: dict) -> None:
         self.tensors = tensors
+        self.meta_tensors: dict[str, Tensor] = {}  # one meta tensor saved twice loads as one object
+
+    def meta_tensor(self, node: dict) -> Tensor:
+        name, dtype, shape = node.get("name"), _DTYPES.get(node.get("dtype")), node.get("shape")
+        if not isinstance(name, str) or dtype is None or not isinstance(shape, list) or not all(
+                _is_int(size) and size >= 0 for size in shape):
+            raise ValueError(f"tp.load(): malformed meta tensor in the structure metadata: {str(node)[:80]!r}")
+        found = self.meta_tensors.get(name)
+        if found is None:
+            found = empty_tensor(tuple(shape), dtype, resolve_device("meta"))
+            if node.get("requires_grad") is True:
+                found.requires_grad_(True)
+            self.meta_tensors[name] = found
+        return found
 
     def build(self, node, depth: int = 0):
         if depth > 500:
@@ -533,6 +571,8 @@ class _Rebuilder:
             if name not in self.tensors:
                 raise ValueError(f"tp.load(): the structure metadata refers to tensor {name!r}, which the file does not contain")
             return self.tensors[name]
+        if kind == "meta":
+            return self.meta_tensor(node)
         if kind == "value":
             value = node.get("v")
             if value is not None and not isinstance(value, (bool, str)):

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _hotpath, dispatcher
 from ..backends import _registry
 from . import dtypes as _dt
-from .device import canonical_device, device
+from .device import UNINDEXED_DEVICE_TYPES, canonical_device, device
 from .shapes import _layout_cache as _layouts, contiguous_layout
 
 __all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor", "keyset_for"]
@@ -129,7 +129,7 @@ class Tensor:
 
     @property
     def is_meta(self) -> bool:
-        return False  # no meta device: every tensor has storage
+        return self._device.type == "meta"
 
     @property
     def _version(self) -> int:
@@ -178,6 +178,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
+        if self._device.type == "meta":  # no values: its shape and dtype are the whole tensor
+            return (_rebuild_meta_tensor, (self._shape, self._dtype.name, self.requires_grad))
         # Pickling (for DataLoader workers and multiprocessing) goes through host memory;
         # bfloat16 travels as float32 (exact), since NumPy may lack bfloat16.
         values = self.detach().cpu()
@@ -195,6 +197,11 @@ def _rebuild_tensor(array: np.ndarray, device_name: str, requires_grad: bool, dt
     if device_name != "cpu":
         t = t.to(device_name)
     return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _rebuild_meta_tensor(shape: tuple, dtype_name: str, requires_grad: bool) -> Tensor:
+    t = _empty_tensor(tuple(shape), getattr(_dt, dtype_name), resolve_device("meta"))
+    return t.requires_grad_(True) if requires_grad else t
 
 
 _new = object.__new__
@@ -273,7 +280,7 @@ def _empty_complex(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
 def bind_device(dev: device) -> device:
     """Load ``dev``'s backend (first use of a device type) and cache it on the device object."""
     if dev._backend is None:
-        if dev.index is None and dev.type != "cpu":
+        if dev.index is None and dev.type not in UNINDEXED_DEVICE_TYPES:
             raise RuntimeError(f"internal error: device {dev} has no index")
         backend = _registry.backend_for(dev.type)
         if dev.index is not None:

@@ -23,6 +23,7 @@ import numpy as np
 from ..frontend.factories import empty, eye, zeros
 from ..frontend.ops._common import write_out
 from ..frontend.ops.joining import cat
+from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from . import _results
 from ._checks import check_float, check_matrix, check_square, check_tensor
@@ -287,7 +288,7 @@ def _eig_gradient(gL, gV, A: Tensor, L: Tensor, V: Tensor) -> Tensor:
         # gradient (PyTorch refuses it likewise). The real part of the diagonal rescales the
         # unit-norm eigenvector: project it out.
         phase = diagonal.imag if diagonal._dtype.is_complex else None
-        if phase is not None and bool((phase.abs() > 1e-2 * (1.0 + diagonal.abs())).any()):
+        if phase is not None and has_values(phase) and bool((phase.abs() > 1e-2 * (1.0 + diagonal.abs())).any()):
             raise RuntimeError("linalg.eig: the eigenvectors are only defined up to a phase e^{i phi}, and the loss "
                                "depends on it, so its gradient is not defined")
         VhgV = VhgV - V.mH @ (V * real(diagonal).unsqueeze(-2))

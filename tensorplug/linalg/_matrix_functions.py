@@ -15,6 +15,7 @@ import warnings
 from ..frontend import dtypes as _dt
 from ..frontend.factories import eye
 from ..frontend.ops._common import write_out
+from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from ._checks import check_float, check_square, check_tensor
 
@@ -118,7 +119,8 @@ def matrix_exp(A, *, out=None) -> Tensor:
     # s per matrix: the smallest s >= 0 with ||A / 2**s||_1 <= 1 (from values without gradient).
     norms = A.detach().abs().sum(-2).amax(-1)
     steps = norms.log2().ceil().clamp_min(0)
-    squarings = int(steps.max().item())
+    # A meta tensor has no norm: its result's metadata is the Taylor polynomial's, unsquared.
+    squarings = int(steps.max().item()) if has_values(A) else 0
     scale = (-steps).exp2().to(A.real.dtype if A._dtype.is_complex else A._dtype)
     scaled = A * scale.unsqueeze(-1).unsqueeze(-1)
     identity = eye(n, dtype=A._dtype, device=A._device)

@@ -16,6 +16,7 @@ from ..frontend.ops._common import check_same_device, write_out
 from ..frontend.ops.elementwise import where
 from ..frontend.ops.reductions import prod
 from ..frontend.shapes import broadcast_shapes
+from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from . import _results
 from ._checks import (LinAlgError, batch_prefix, check_float, check_same_dtype, check_square, check_tensor,
@@ -227,7 +228,7 @@ def _det_backward(grads, inputs, outputs, needs):
     if A.numel() == 0:
         return (A * 0,)
     # d det = tr(cofactors^T dA), holomorphic in A: the gradient is g times the conjugate cofactors.
-    if bool((d == 0).any()):
+    if has_values(d) and bool((d == 0).any()):  # (a meta det has no zeros to find: either branch has A's shape)
         return (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A).conj(),)
     return ((g * d.conj()).unsqueeze(-1).unsqueeze(-1) * _inv(A).mH,)
 

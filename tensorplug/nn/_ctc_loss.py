@@ -39,6 +39,7 @@ from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, where
 from ..frontend.ops.joining import cat, stack
 from ..frontend.ops.math_ops import logsumexp
+from ..frontend.meta_device import has_values, refuse_data_dependent
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor
 from ._losses import _reduction, _trusting_indices
@@ -221,6 +222,8 @@ def _lengths(op: str, input_lengths, target_lengths) -> tuple[list, list]:
         for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
             if lengths._dtype.is_floating_point or lengths._dtype.is_complex or lengths._dtype is _dt.bool:
                 raise RuntimeError(f"{op}(): {name} must be integral, got a tensor of dtype {lengths._dtype.name}")
+            refuse_data_dependent(f"{op}() with {name} on the meta device", lengths,
+                                  why="the lengths decide how the targets are laid out (give them as a tuple or a CPU tensor)")
             result.append([int(v) for v in lengths.reshape(-1).tolist()])
         return result[0], result[1]
     if isinstance(input_lengths, (list, tuple)) and isinstance(target_lengths, (list, tuple)):
@@ -238,7 +241,6 @@ def _padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, 
     if targets.ndim not in (1, 2):
         raise RuntimeError(f"{op}(): expected targets of 1 dimension (concatenated) or 2 (padded, (N, S)), "
                            f"but got targets of shape {list(targets._shape)}")
-    values = np.asarray(targets.detach().cpu().numpy()).astype(np.int64)
     longest = max(target_lengths, default=0)
     if targets.ndim == 2:
         if targets._shape[0] != batch:
@@ -252,6 +254,9 @@ def _padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, 
         if targets._shape[0] != total:
             raise RuntimeError(f"{op}(): concatenated targets of shape {list(targets._shape)} do not hold the sum "
                                f"of the target lengths, {total}")
+    if not has_values(targets):  # meta targets: the layout is all there is, and it is checked
+        return np.full((batch, longest), blank, dtype=np.int64)
+    values = np.asarray(targets.detach().cpu().numpy()).astype(np.int64)
     # One pass over the whole batch (a loop over the samples was half of a small batch's time,
     # issue 14): the labels inside each length, in row order, are the concatenated targets.
     inside = np.arange(longest) < np.asarray(target_lengths, dtype=np.int64).reshape(batch, 1)

@@ -17,6 +17,7 @@ from ..frontend.factories import arange, full, zeros
 from ..frontend.ops import copying, reductions
 from ..frontend.ops.searching import bucketize
 from ..frontend.ops.elementwise import COMPARE, where
+from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor
 from ._embedding_lookup import embedding_lookup
@@ -31,8 +32,8 @@ def _check_indices(input: Tensor, rows: int) -> None:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input._dtype.name} instead (while checking arguments for embedding_bag)")
-    if input.numel():
-        # Data-dependent checks, as PyTorch makes them (two numbers read back).
+    if input.numel() and has_values(input):
+        # Data-dependent checks, as PyTorch makes them (two numbers read back; none on meta).
         low, high = reductions.amin(input).item(), reductions.amax(input).item()
         if low < 0 or high >= rows:
             bad = low if low < 0 else high
@@ -131,7 +132,7 @@ def _check_offsets(offsets: Tensor, length: int) -> None:
         raise RuntimeError(
             "Expected tensor for argument #2 'offsets' to have one of the following scalar types: Long, Int; "
             f"but got {offsets._dtype.name} instead (while checking arguments for embedding_bag)")
-    if offsets.numel() == 0:
+    if offsets.numel() == 0 or not has_values(offsets):
         return
     first, last = offsets[0].item(), offsets[-1].item()
     if first != 0:

@@ -13,6 +13,7 @@ from ..frontend.autocast_hook import autocast_function
 from ..frontend.ops._common import check_index_range, check_same_device
 from ..frontend.ops.elementwise import COMPARE, UNARY, where
 from ..frontend.shapes import broadcast_shapes
+from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from ._activations import check_tensor, logsigmoid
 from ._losses import _reduce, _reduction
@@ -149,7 +150,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if labels._shape != rows._shape:
         raise RuntimeError(f"inconsistent target size: {list(target._shape)} for input of size: {list(input._shape)}")
     classes = rows._shape[1]
-    if labels.numel():
+    if labels.numel() and has_values(labels):
         low, high = (int(v) for v in labels.aminmax())
         if low < -1 or high >= classes:
             raise RuntimeError(f"multilabel_margin_loss(): target values must be in [-1, {classes - 1}], got [{low}, {high}]")
@@ -229,7 +230,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if var.numel() and (var < 0).any().item():
+    if var.numel() and has_values(var) and (var < 0).any().item():
         raise ValueError("var has negative entry/entries")
     floor = var.clone()
     with no_grad():

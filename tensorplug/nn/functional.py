@@ -27,6 +27,7 @@ from ..frontend.ops import copying, reductions
 from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.pad)
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import COMPARE, where
+from ..frontend.meta_device import has_values, refuse_data_dependent
 from ..frontend.tensor import Tensor
 from ..frontend.autocast_hook import autocast_function
 from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
@@ -199,6 +200,9 @@ def one_hot(tensor, num_classes=-1):
     if tensor.numel() == 0:
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    elif not has_values(tensor):  # a meta tensor: nothing to check, and no largest class to infer
+        if num_classes == -1:
+            refuse_data_dependent("one_hot() without num_classes", tensor)
     else:
         # Data-dependent checks, as PyTorch makes them (they read two numbers back).
         if reductions.amin(tensor).item() < 0:

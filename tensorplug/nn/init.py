@@ -11,8 +11,6 @@ True
 from __future__ import annotations
 
 import math
-import threading
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -24,27 +22,6 @@ __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
 ]
-
-
-# nn.utils.skip_init builds a module without filling its tensors: inside ``fills_skipped()`` every
-# function here that writes values returns its tensor untouched (shape checks still run) and draws
-# no random numbers. Per thread, so that another thread's modules are still initialized.
-_skip_state = threading.local()
-
-
-@contextmanager
-def fills_skipped():
-    """Inside this block the initialization functions leave their tensors as they are."""
-    depth = getattr(_skip_state, "depth", 0)
-    _skip_state.depth = depth + 1
-    try:
-        yield
-    finally:
-        _skip_state.depth = depth
-
-
-def _skipping() -> bool:
-    return getattr(_skip_state, "depth", 0) > 0
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -88,24 +65,18 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
-    if _skipping():
-        return tensor
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
-    if _skipping():
-        return tensor
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2) truncated to [a, b] (inverse-CDF method, as PyTorch)."""
-    if _skipping():
-        return tensor
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -121,8 +92,6 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    if _skipping():
-        return tensor
     with no_grad():
         return tensor.fill_(val)
 
@@ -132,8 +101,6 @@ def ones_(tensor: Tensor) -> Tensor:
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    if _skipping():
-        return tensor
     with no_grad():
         return tensor.zero_()
 
@@ -142,8 +109,6 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity matrix."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    if _skipping():
-        return tensor
     with no_grad():
         return tensor.copy_(eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype, device=tensor.device))
 
@@ -156,8 +121,6 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     sizes = tensor.shape
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
-    if _skipping():
-        return tensor
     out_per_group = sizes[0] // groups
     values = np.zeros(sizes, dtype=np.float64)
     for g in range(groups):
@@ -217,8 +180,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
-        return tensor
-    if _skipping():
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows

@@ -712,6 +712,12 @@ class Module:
                     f"the shape in current model is {_size(param._shape)}."
                 )
                 continue
+            if not assign and param._device.type == "meta" and value._device.type != "meta":
+                warnings.warn(
+                    f"for {name}: copying from a non-meta parameter in the checkpoint to a meta parameter in the "
+                    f"current model, which is a no-op. (Did you mean to pass `assign=True` to assign items in the "
+                    f"state dictionary to their corresponding key in the module instead of copying them in place?)",
+                    UserWarning, stacklevel=3)
             try:
                 with no_grad():
                     if assign:

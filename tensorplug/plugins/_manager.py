@@ -24,7 +24,7 @@ ENTRY_POINT_GROUP = "tensorplug.backends"
 #: Entry points of tensorplug's own backends, used when the package metadata is missing (running
 #: from a source tree). TENSORPLUG_DISABLE_PLUGINS never disables tensorplug's own plugins.
 BUILTIN_PLUGINS = {"cpu": "tensorplug.backends.cpu:plugin", "opencl": "tensorplug.backends.opencl:plugin",
-                   "cuda": "tensorplug.backends.cuda:plugin"}
+                   "cuda": "tensorplug.backends.cuda:plugin", "meta": "tensorplug.backends.meta:plugin"}
 
 
 @dataclass

@@ -15,6 +15,7 @@ import math
 
 from ... import _autograd_core, dispatcher
 from ...dispatcher import AUTOGRAD
+from ..meta_device import has_values
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled
 from .graph import NO_EDGE, AutogradMeta, Node, SavedTensor, gradient_edge, set_history
@@ -412,7 +413,7 @@ def _cumprod_formula(grad, inputs, output, extra, needs):
         return (grad,)
     weighted = grad * output
     zero = a == 0
-    if not bool(zero.any()):
+    if not has_values(a) or not bool(zero.any()):  # a meta tensor: the formula's shape is the same either way
         return (_reversed_cumsum(weighted, dim) / a,)
     if is_grad_enabled():
         # A double backward needs every product (the masks below are constants to it).

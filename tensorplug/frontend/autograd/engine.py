@@ -14,6 +14,7 @@ import heapq
 from ... import _autograd_core
 from ..dtypes import dtype
 from ..ops.elementwise import BINARY, binary_inplace
+from ..meta_device import has_values
 from ..tensor import Tensor
 from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys, local_state
 from . import graph
@@ -101,7 +102,7 @@ def queue_callback(callback) -> None:
 
 def _check_output(node: Node, index: int, grad) -> None:
     """Anomaly mode's check that a backward returned no NaN."""
-    if isinstance(grad, Tensor) and grad._dtype.is_floating_point:
+    if isinstance(grad, Tensor) and grad._dtype.is_floating_point and has_values(grad):
         if bool((grad != grad).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {index}th output.")
 

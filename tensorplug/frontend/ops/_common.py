@@ -10,6 +10,7 @@ import numpy as np
 
 from ...dispatcher import local_state
 from .. import dtypes as _dt
+from ..meta_device import has_values
 from ..tensor import Tensor
 
 __all__ = [
@@ -191,9 +192,10 @@ def check_index_range(op: str, index: Tensor, size: int, dim: int, *, ignore=Non
     device no chance to read out of bounds. It reads the two extremes back from the device in one
     host read (a synchronization on an asynchronous device). Inside ``trusted_indices()`` it
     checks nothing: the losses check their target once and then gather and scatter indices
-    derived from it (the kernels still record anything out of range).
+    derived from it (the kernels still record anything out of range). A meta index has no values
+    to check (frontend/meta_device.py).
     """
-    if index.numel() == 0 or getattr(_TRUST, "on", False):
+    if index.numel() == 0 or getattr(_TRUST, "on", False) or not has_values(index):
         return
     from .elementwise import COMPARE, where
     from .reductions import amax, amin

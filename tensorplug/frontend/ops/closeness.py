@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
+from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ._common import check_same_device
 from ._composite import composite
@@ -72,6 +73,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
         return False
     if input.numel() == 0:
         return True
+    refuse_data_dependent("equal()", input, other, why="its answer is whether the values are equal")
     return bool((input == other).all().item())
 
 

@@ -202,6 +202,8 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
 
 
 def _move(t: Tensor, dev) -> Tensor:
+    if dev.type == "meta":  # the meta device keeps no values: nothing to read from t's device
+        return empty_tensor(t._shape, t._dtype, dev)
     # Between devices, data goes through host memory: every backend can copy to and from it.
     if t._dtype is _dt.bfloat16:
         return to_dtype(_move(to_dtype(t, _dt.float32), dev), _dt.bfloat16)

@@ -419,8 +419,11 @@ def where(condition, input=None, other=None, *, out=None):
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
     """
     if input is None and other is None:
+        from ..meta_device import refuse_data_dependent
         from .indexing import nonzero
 
+        if isinstance(condition, Tensor):
+            refuse_data_dependent("where(condition)", condition)
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")

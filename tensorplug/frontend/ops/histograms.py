@@ -11,6 +11,7 @@ import math
 import operator
 
 from .. import dtypes as _dt
+from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._composite import composite
@@ -58,6 +59,7 @@ def bincount(input, weights=None, minlength=0) -> Tensor:
             raise RuntimeError(f"bincount(): weights should be 1-d and have the same length as input (input "
                                f"{list(input._shape)}, weights {list(weights._shape)})")
         check_same_device("bincount", input, weights)
+    refuse_data_dependent("bincount()", input)  # its length is max(input) + 1
     length = minlength
     if input._shape[0]:
         if int(input.min().item()) < 0:
@@ -103,7 +105,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
     low, high = float(min), float(max)
     if low > high:
         raise RuntimeError(f"histc(): max must be larger than min (min={low}, max={high})")
-    if low == high and input.numel():
+    if low == high and input.numel() and has_values(input):  # a meta tensor has no range: its bins are all it has
         low, high = float(input.min().item()), float(input.max().item())
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"histc(): range of [{low:g}, {high:g}] is not finite")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
-from ..tensor import Tensor
+from ..meta_device import has_values
+from ..tensor import Tensor, empty_tensor
 from ._common import check_index_range, check_same_device, is_number
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .elementwise import COMPARE, where
@@ -129,11 +130,12 @@ def masked_scatter(input, mask, source) -> Tensor:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask._dtype.name}")
     shape = broadcast_shapes(input._shape, mask._shape, op="masked_scatter")
     full_mask = mask.expand(*shape)
-    count = int(full_mask.sum().item())
-    if count > source.numel():
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    if count == 0:
-        return input.expand(*shape).clone()
+    if has_values(full_mask):  # a meta mask has no ones to count: the result's shape is known without them
+        count = int(full_mask.sum().item())
+        if count > source.numel():
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        if count == 0:
+            return input.expand(*shape).clone()
     from .indexing import gather
 
     taken = gather(source.reshape(-1), 0, _source_positions(full_mask)).reshape(shape)
@@ -213,6 +215,8 @@ def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
     check_tensor("nonzero_static", input)
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    if not has_values(input):  # the shape is (size, ndim) whatever the values
+        return empty_tensor((size, input.ndim), _dt.int64, input._device)
     found = nonzero(input)
     if found._shape[0] >= size:
         return found[:size].clone()

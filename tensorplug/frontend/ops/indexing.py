@@ -15,6 +15,7 @@ import numpy as np
 from ...dispatcher import Operator
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
+from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
 from ._common import (
@@ -88,6 +89,8 @@ def _apply_basic(t: Tensor, index):
         elif isinstance(item, bool) or (isinstance(item, Tensor) and item._dtype is _dt.bool and item.ndim == 0):
             # A scalar bool is a 0-d mask: a new dim of size 1 that True keeps and False empties.
             result = unsqueeze(result, dim)
+            if isinstance(item, Tensor):
+                refuse_data_dependent("indexing with a boolean mask", item)
             keep = bool(item) if isinstance(item, bool) else bool(item.item())
             advanced.append((dim, _zero_index(1 if keep else 0, t._device)))
             dim += 1
@@ -100,6 +103,7 @@ def _apply_basic(t: Tensor, index):
         elif isinstance(item, (Tensor, list, tuple)):
             idx = _as_index_tensor(item, t._device)
             if idx._dtype is _dt.bool or idx._dtype is _dt.uint8:
+                refuse_data_dependent("indexing with a boolean mask", idx)
                 for k in range(idx.ndim):
                     if idx._shape[k] != result._shape[dim + k]:
                         raise IndexError(
@@ -180,6 +184,9 @@ def setitem(t: Tensor, index, value) -> None:
         return
     if index is True:  # a lone True writes through a new leading dim, as None does (not index_put_)
         index = None
+    if not has_values(t) and _is_mask(index) and (is_number(value) or isinstance(value, Tensor) and not value._shape):
+        _fill_where_on_meta(t, index, value)
+        return
     view, advanced = _apply_basic(t, index)
     if not advanced:
         if isinstance(value, Tensor):
@@ -219,6 +226,23 @@ def setitem(t: Tensor, index, value) -> None:
     value_keys = (values,) if isinstance(values, Tensor) else ()
     INDEX_PUT.lookup(keyset(moved, *indices, *value_keys))(moved, indices, values, False)
     bump_version(t)
+
+
+def _is_mask(index) -> bool:
+    return isinstance(index, Tensor) and index._dtype is _dt.bool and index.ndim > 0
+
+
+def _fill_where_on_meta(t: Tensor, mask: Tensor, value) -> None:
+    """``t[mask] = value`` for a meta ``t`` and one value: where the mask holds is unknown (it has
+    no values), but writing one value wherever it holds is ``masked_fill_``, whose result is
+    ``t``'s metadata, recorded for autograd as PyTorch records the write."""
+    from .shaping import masked_fill_
+
+    leading = t._shape[:mask.ndim]
+    if mask._shape != leading:
+        raise IndexError(f"The shape of the mask {list(mask._shape)} does not match the shape of the indexed tensor "
+                         f"{list(t._shape)}")
+    masked_fill_(t, reshape(mask, mask._shape + (1,) * (t.ndim - mask.ndim)), value)
 
 
 def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
@@ -335,6 +359,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     from .elementwise import BINARY, COMPARE, where
     from .reductions import cumsum
 
+    refuse_data_dependent("nonzero()", input)
     flat = reshape(input, (-1,))
     mask = COMPARE["ne"](flat, 0) if flat._dtype is not _dt.bool else flat
     positions = BINARY["sub"](cumsum(mask, 0), 1)
@@ -364,4 +389,5 @@ def argwhere(input: Tensor) -> Tensor:
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"argwhere(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    refuse_data_dependent("argwhere()", input)
     return nonzero(input)

@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
-from ..tensor import Tensor
+from ..meta_device import has_values, refuse_data_dependent
+from ..tensor import Tensor, empty_tensor
 from ._common import check_same_device, write_out
 from ._pointwise_args import check_tensor, result_dtype_of
 
@@ -51,12 +52,16 @@ def take_along_dim(input, indices, dim=None, *, out=None) -> Tensor:
     return write_out("take_along_dim", out, gather(source, d, index))
 
 
+def _check_repeats_tensor(repeats: Tensor) -> None:
+    if repeats._dtype.category != 1:
+        raise RuntimeError(f"repeat_interleave(): repeats has to be Long tensor, got {repeats._dtype.name}")
+    if repeats.ndim > 1:
+        raise RuntimeError("repeat_interleave(): repeats must be 0-dim or 1-dim tensor")
+
+
 def _repeat_counts(repeats, length: int) -> list:
     if isinstance(repeats, Tensor):
-        if repeats._dtype.category != 1:
-            raise RuntimeError(f"repeat_interleave(): repeats has to be Long tensor, got {repeats._dtype.name}")
-        if repeats.ndim > 1:
-            raise RuntimeError("repeat_interleave(): repeats must be 0-dim or 1-dim tensor")
+        _check_repeats_tensor(repeats)
         counts = [int(c) for c in repeats.reshape(-1).tolist()]
     else:
         counts = [operator.index(repeats)]
@@ -83,6 +88,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     from ..factories import tensor
 
     check_tensor("repeat_interleave", input)
+    counts_tensor = input if repeats is None else repeats
+    if isinstance(counts_tensor, Tensor) and not has_values(counts_tensor):
+        return _repeat_meta_counts(input, repeats, dim, output_size)
     if repeats is None:
         counts = _repeat_counts(input, input.numel())
         return tensor(np.repeat(np.arange(len(counts)), counts), dtype=_dt.int64, device=input._device)
@@ -106,6 +114,30 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 
     index = tensor(np.repeat(np.arange(len(counts)), counts), dtype=_dt.int64, device=input._device)
     return index_select(input, d, index)
+
+
+def _repeat_meta_counts(input: Tensor, repeats, dim, output_size) -> Tensor:
+    """repeat_interleave with counts on the meta device: their sum, the result's length, is not
+    known, so ``output_size`` must give it (PyTorch's rule and error type)."""
+    from .indexing import index_select
+
+    counts = input if repeats is None else repeats
+    _check_repeats_tensor(counts)
+    if output_size is None:
+        refuse_data_dependent("repeat_interleave() without output_size", counts, error=RuntimeError)
+    output_size = operator.index(output_size)
+    if repeats is None:
+        return empty_tensor((output_size,), _dt.int64, input._device)
+    if dim is None:
+        input, d = input.reshape(-1), 0
+    else:
+        d = normalize_dim("repeat_interleave", dim, max(input.ndim, 1))
+        if input.ndim == 0:
+            input = input.reshape(1)
+    if counts.ndim == 1 and counts._shape[0] not in (1, input._shape[d]):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{counts._shape[0]} and input.size(0) = {input._shape[d]}")
+    return index_select(input, d, empty_tensor((output_size,), _dt.int64, counts._device))
 
 
 def rot90(input, k=1, dims=(0, 1)) -> Tensor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 
 from .. import dtypes as _dt
+from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import write_out
 
@@ -86,7 +87,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("multinomial(): invalid multinomial distribution (sum of probabilities <= 0)")
     with no_grad():
         probs = input.reshape(-1, categories)
-        if probs.numel():
+        if probs.numel() and has_values(probs):  # meta probabilities have no values to check
             # One read-back covers both checks, as PyTorch's CPU kernel makes them.
             from .elementwise import UNARY
 

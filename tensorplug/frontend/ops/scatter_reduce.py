@@ -10,6 +10,7 @@ tied maxima (PyTorch's rule, which amax's derivative follows); prod's gradient i
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import check_same_device
 from .indexing import _check_gather_args
@@ -94,6 +95,10 @@ def _cat(a: Tensor, b: Tensor) -> Tensor:
 def _reduce_groups(flat_self: Tensor, values: Tensor, dest: Tensor, reduce: str) -> Tensor:
     from ..factories import arange, full
 
+    if not has_values(dest):
+        # Meta tensors: the groups (how many, how wide) come from the index's values. A plain
+        # scatter has the result's shape and dtype and reads the same inputs, for autograd too.
+        return flat_self.scatter(0, dest, values)
     count = values.numel()
     order = dest.argsort(stable=True)
     dest, values = dest[order], values[order]

@@ -10,6 +10,7 @@ import operator
 
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim, normalize_dims
+from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ..views import as_strided, expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
 from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded
@@ -382,6 +383,7 @@ def masked_select(input, mask, *, out=None) -> Tensor:
     _check_tensor("masked_select", input)
     _check_mask("masked_select", input, mask)
     broadcast_shapes(input._shape, mask._shape, op="masked_select")
+    refuse_data_dependent("masked_select()", input, mask)
     result = _masked_select(input, mask)
     return result if out is None else out.copy_(result)
 

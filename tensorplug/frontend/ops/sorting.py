@@ -14,6 +14,7 @@ from collections import namedtuple
 from ...dispatcher import Operator
 from .. import dtypes as _dt
 from ..shapes import normalize_dim
+from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor, empty_tensor
 from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset
@@ -318,6 +319,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     d = None if dim is None else normalize_dim("unique", dim, input.ndim)
     if d is not None and not input._shape:
         raise IndexError("unique(): a 0-d tensor has no dim to find unique slices along")
+    refuse_data_dependent("unique()", input)
     return _unique(input, bool(return_inverse), bool(return_counts), d)
 
 
@@ -353,6 +355,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     d = None if dim is None else normalize_dim("unique_consecutive", dim, max(input.ndim, 1))
     if d is not None and not input._shape:
         raise IndexError("unique_consecutive(): a 0-d tensor has no dim to find runs along")
+    refuse_data_dependent("unique_consecutive()", input)
     return _unique_consecutive(input, bool(return_inverse), bool(return_counts), d)
 
 

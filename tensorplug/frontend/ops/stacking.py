@@ -8,6 +8,7 @@ import operator
 
 from .. import dtypes as _dt
 from ..shapes import normalize_dim
+from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ..views import slice_dim
 from .joining import cat
@@ -94,6 +95,7 @@ def _split_points(op: str, indices_or_sections, size: int):
         if t.ndim > 1:
             raise RuntimeError(f"{op} expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional "
                                f"tensor, but got a tensor with {t.ndim} dims")
+        refuse_data_dependent(f"{op}() with a tensor of split points", t)
         return t.item() if t.ndim == 0 else [int(i) for i in t.tolist()]
     if isinstance(indices_or_sections, (list, tuple)):
         return [operator.index(i) for i in indices_or_sections]

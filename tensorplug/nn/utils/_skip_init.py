@@ -1,36 +1,38 @@
-"""``skip_init``: build a module without initializing its parameters, for programs that overwrite
-them right after (loading a checkpoint, a custom init).
+"""``nn.utils.skip_init``: build a module without running its parameters' initialization.
 
-PyTorch builds the module on its ``meta`` device, where nothing is computed, and then gives it
-uninitialized storage with ``to_empty``. tensorplug has no meta device, so the module is built
-on its real device with ``tp.nn.init``'s functions made no-ops for the duration: every built-in
-layer initializes through them, so no random numbers are drawn and no fill runs; the parameters
-hold whatever their freshly allocated storage holds. A custom module that fills its tensors
-through other calls (``tp.randn``, ``Tensor.uniform_``) still does so. Either way the values are
-unspecified, as with PyTorch: write every parameter before using it.
+The module is constructed on the meta device, where initializers (``nn.init``) have no values to
+write and cost nothing, then given uninitialized memory on the device asked for
+(``Module.to_empty``); the caller fills it, usually with ``load_state_dict``.
 
 >>> import tensorplug as tp
->>> layer = skip_init(tp.nn.Linear, 4, 2)
->>> layer.weight.shape, layer.weight.requires_grad
-((2, 4), True)
+>>> layer = skip_init(tp.nn.Linear, 5, 3)
+>>> layer.weight.shape, layer.weight.device
+((3, 5), device(type='cpu'))
 """
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
-from .. import init
 from ..module import Module
 
 __all__ = ["skip_init"]
 
 
-def skip_init(module_cls, *args, **kwargs) -> Module:
-    """``module_cls(*args, **kwargs)`` with parameter initialization skipped (values unspecified);
-    the class must take a ``device`` argument, as PyTorch requires."""
-    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+def _takes_a_device(module_cls: type) -> bool:
+    """Whether ``module_cls``'s constructor has a ``device`` parameter to build it on meta with; a
+    module without one would allocate and initialize for real."""
+    return "device" in inspect.signature(module_cls).parameters
+
+
+def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
+    """Instantiate ``module_cls(*args, **kwargs)`` with uninitialized parameters and buffers."""
+    if not isinstance(module_cls, type):
+        raise TypeError(f"skip_init(): module_cls must be a subclass of nn.Module, got {module_cls!r}")
+    if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
-    # PyTorch's condition (it passes device="meta"); kept so that the same classes are accepted.
-    if "device" not in inspect.signature(module_cls).parameters:
+    if not _takes_a_device(module_cls):
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    with init.fills_skipped():
-        return module_cls(*args, **kwargs)
+    target = kwargs.pop("device", "cpu")
+    without_memory = module_cls(*args, device="meta", **kwargs)
+    return without_memory.to_empty(device=target)
