@@ -15,11 +15,12 @@ import weakref
 from ...dispatcher import AUTOGRAD, ExcludeKeys
 from ..tensor import Tensor, make_tensor
 from . import saved_hooks as _saved_hooks
+from .multi_grad import register_multi_grad_hook
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 __all__ = [
     "Node", "AccumulateGrad", "SavedTensor", "NO_EDGE", "gradient_edge", "set_history", "anomaly_mode",
-    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
 ]
 
 #: The edge of an input that needs no gradient, as PyTorch shows it in next_functions.
