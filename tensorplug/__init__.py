@@ -23,6 +23,7 @@ from .frontend.factories import (
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
 from .frontend.ops.copying import clone
+from .frontend.storage import TypedStorage, UntypedStorage
 from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
