@@ -53,6 +53,7 @@ def _median_time(fn, number: int, rounds: int = 7, sync=None) -> float:
 def bench_add_bandwidth(n: int = 10_000_000) -> dict:
     import pyopencl as cl
 
+    from tensorplug.backends.api import backend_storage
     from tensorplug.backends.opencl import storage
 
     state = storage.devices()[0]
@@ -63,7 +64,7 @@ def bench_add_bandwidth(n: int = 10_000_000) -> dict:
     kernel = program.add
     kernel.set_scalar_arg_dtypes([None, None, None, np.int64])
     c_buf = cl.Buffer(state.context, cl.mem_flags.READ_WRITE, 4 * n)
-    a_buf, b_buf = a.untyped_storage().buffer, b.untyped_storage().buffer
+    a_buf, b_buf = backend_storage(a).buffer, backend_storage(b).buffer
     group = 256
     size = (n + group - 1) // group * group
 

@@ -23,6 +23,7 @@ from .frontend.factories import (
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide
 from .frontend.ops.copying import clone
+from .frontend.storage import TypedStorage, UntypedStorage
 from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
@@ -146,6 +147,21 @@ from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.co
 from .nn._aten_losses import *  # noqa: E402,F401,F403  (torch.kl_div, torch.cosine_embedding_loss, ...)
 
 autograd.register_derivatives()
+
+
+def _alias_autograd_modules() -> None:
+    # PyTorch's module paths (`from torch.autograd.graph import saved_tensors_hooks`): autograd
+    # lives in frontend/, so its modules are registered under tp.autograd's name as well. Every one
+    # of them is loaded by now, so none is ever loaded a second time under the other name.
+    import sys
+
+    real = autograd.__name__
+    for name, module in list(sys.modules.items()):
+        if name == real or name.startswith(real + "."):
+            sys.modules[__name__ + ".autograd" + name[len(real):]] = module
+
+
+_alias_autograd_modules()
 from .frontend import complex as _complex  # noqa: E402  (the Complex key's kernels, after the ops exist)
 from .frontend.complex import (  # noqa: E402
     angle, complex, conj, conj_physical, imag, is_conj, polar, real, resolve_conj, view_as_complex, view_as_real,

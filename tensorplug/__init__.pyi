@@ -62,6 +62,8 @@ from tensorplug.frontend.legacy import ShortTensor as ShortTensor
 from tensorplug.frontend.memory_format import memory_format as memory_format
 from tensorplug.frontend.random import Generator as Generator
 from tensorplug.frontend.size import Size as Size
+from tensorplug.frontend.storage import TypedStorage as TypedStorage
+from tensorplug.frontend.storage import UntypedStorage as UntypedStorage
 from tensorplug.frontend.tensor import Tensor as Tensor
 
 _Number = _int | _float | _bool

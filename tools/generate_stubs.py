@@ -79,7 +79,7 @@ RETURN_TYPES = {
     "__array__": "numpy.ndarray", "__reduce_ex__": "Any", "__dlpack__": "Any", "__dlpack_device__": "tuple[_int, _int]",
     "__array_namespace__": "Any",
     "item": "_Number", "tolist": "Any", "numpy": "numpy.ndarray", "size": "Any", "stride": "Any",
-    "register_hook": "Any", "register_post_accumulate_grad_hook": "Any", "untyped_storage": "Any",
+    "register_hook": "Any", "register_post_accumulate_grad_hook": "Any",
     "get_device": "_int", "equal": "_bool", "allclose": "_bool", "is_nonzero": "_bool", "type": "Any",
     # Tensor or (values, indices) depending on ``dim``: no single type is right.
     "max": "Any", "min": "Any", "median": "Any", "nanmedian": "Any", "unique": "Any", "nonzero": "Any",

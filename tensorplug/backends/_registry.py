@@ -244,7 +244,7 @@ def _describe(value: Any) -> str:
 
 
 def _layout(t: Any) -> tuple:
-    return (id(t.untyped_storage()), tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype)
+    return (id(t._storage), tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype)
 
 
 def _checked_primitive(device_type: str, origin: str, name: str, kernel: Callable[..., Any]) -> Callable[..., Any]:

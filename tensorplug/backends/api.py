@@ -10,7 +10,9 @@ Kernels implement the primitive ops listed in :data:`PRIMITIVES`. Every kernel r
 whose shapes, dtypes and devices the frontend already checked; inputs are broadcast to the output
 shape (as stride-0 views) and cast to the computation dtype, and the output is already allocated.
 Kernels read tensors only through ``shape``, ``stride()``, ``storage_offset()``, ``dtype``,
-``device`` and ``untyped_storage()`` (:func:`strided` gives the last three in one call).
+``device`` and :func:`backend_storage` (the object the backend's ``allocate`` returned;
+:func:`strided` gives it, the offset and the strides in one call). ``t.untyped_storage()`` is
+PyTorch's ``UntypedStorage`` over that object, whose attributes it still shows.
 
 Besides storage, copies and kernels, a backend may fill in the device runtime: streams, events,
 memory statistics and the dtypes autocast may use (:meth:`Backend.new_stream` and the methods
@@ -35,6 +37,7 @@ __all__ = [
     "Backend",
     "is_contiguous",
     "strided",
+    "backend_storage",
     "host_numpy_dtype",
 ]
 
@@ -96,7 +99,11 @@ REQUIRED_DTYPES = ("float32", "int64", "bool")
 OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
 
 
-#: ``strided(t)`` is ``(t.untyped_storage(), t.storage_offset(), t.stride())``, the triple a
+#: ``backend_storage(t)`` is the storage object the backend allocated for the memory tensor ``t``
+#: views (what ``Backend.allocate`` returned; every view of one tensor has the same one).
+backend_storage: Callable[[Any], Any] = operator.attrgetter("_storage")
+
+#: ``strided(t)`` is ``(backend_storage(t), t.storage_offset(), t.stride())``, the triple a
 #: kernel hands to native code for each tensor, read in one C call: it costs a third of the three
 #: accessor calls, and small ops read three tensors each (issue 14). It reads the slots behind
 #: those accessors, which the frontend's Tensor keeps under these names for this purpose

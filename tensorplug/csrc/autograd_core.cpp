@@ -9,8 +9,9 @@
 //   - RecordingKernel: the Autograd kernel of a primitive op (derivatives.py's autograd_kernel)
 //     for an out-of-place call whose output is fresh: it finds the inputs' gradient edges, saves
 //     the inputs, runs the kernel below Autograd and attaches a FormulaNode to the output. Every
-//     other case (in-place, views, integer results, anomaly mode, an input edge it cannot read)
-//     calls the Python kernel it wraps, which holds every rule and error message.
+//     other case (in-place, views, integer results, anomaly mode, an input edge it cannot read,
+//     saved-tensor hooks pushed somewhere) calls the Python kernel it wraps, which holds every
+//     rule and error message.
 //     With `composite=True` it is instead the Autograd kernel of a composite op with an explicit
 //     derivative (ops/_composite.py's register_derivative): kernel(below, *args) -> output, the
 //     op run below Autograd with the Autograd bit masked off, the node attached to its output.
@@ -47,8 +48,8 @@ enum NodeSlot { N_NEXT, N_SEQUENCE, N_PRE_HOOKS, N_HOOKS, N_TRACE, N_NUM };
 const char* const kNodeSlots[N_NUM] = {"next_functions", "_sequence_nr", "_pre_hooks", "_hooks", "_forward_trace"};
 enum FormulaSlot { F_FORMULA, F_SAVED, F_OUTPUT, F_EXTRA, F_OP_NAME, F_NUM };
 const char* const kFormulaSlots[F_NUM] = {"formula", "saved", "output", "extra", "op_name"};
-enum SavedSlot { S_TENSOR, S_VERSION, S_IS_OUTPUT, S_OP_NAME, S_NUM };
-const char* const kSavedSlots[S_NUM] = {"_tensor", "_version", "_is_output", "_op_name"};
+enum SavedSlot { S_TENSOR, S_VERSION, S_IS_OUTPUT, S_OP_NAME, S_HOOKED, S_NUM };
+const char* const kSavedSlots[S_NUM] = {"_tensor", "_version", "_is_output", "_op_name", "_hooked"};
 enum MetaSlot { M_OUTPUT_NR, M_ACCUMULATOR, M_HOOKS, M_POST_HOOKS, M_NUM };
 const char* const kMetaSlots[M_NUM] = {"output_nr", "accumulator", "hooks", "post_accumulate_hooks"};
 
@@ -79,6 +80,11 @@ struct Bound {
     PyObject* empty_tuple;
 };
 Bound g;
+
+// Whether some thread has saved-tensor hooks pushed (autograd.graph.saved_tensors_hooks): every
+// recording then goes to the Python kernels, whose SavedTensor calls the pack hook. Set by
+// saved_hooks.py through set_saved_hooks_active; one load per recorded op when unset.
+bool g_saved_hooks_active = false;
 
 inline bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, g.tensor); }
 inline PyObject* tslot(PyObject* t, TensorSlot s) { return get(t, g.tensor_slot[s]); }
@@ -166,6 +172,7 @@ PyObject* save_input(PyObject* t, PyObject* op_name) {
     put(saved, s[S_VERSION], PyList_GET_ITEM(version_ref, 0));
     put(saved, s[S_IS_OUTPUT], Py_False);
     put(saved, s[S_OP_NAME], op_name);
+    put(saved, s[S_HOOKED], Py_None);  // no pack hook: the tensor itself is kept
     return saved;
 }
 
@@ -430,6 +437,7 @@ PyObject* record_composite(RecordingKernel* self, PyObject* const* args, Py_ssiz
 PyObject* recording_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* self = reinterpret_cast<RecordingKernel*>(callable);
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (g_saved_hooks_active) return call_fallback(self, args, nargsf, kwnames);
     if (self->composite) {
         if (!g.tensor || kwnames || nargs < 1 || !PyLong_CheckExact(args[0]) || anomaly_enabled())
             return call_fallback(self, args, nargsf, kwnames);
@@ -849,16 +857,22 @@ PyObject* formula_backward(PyObject* node, PyObject* grads) {
     return results;
 }
 
+// SavedTensor.release(): drop the tensor, or what a pack hook made of it.
+void release_saved(PyObject* saved) {
+    replace(saved, g.saved_slot[S_TENSOR], Py_None);
+    replace(saved, g.saved_slot[S_HOOKED], Py_None);
+}
+
 // FormulaNode.release(): drop the saved tensors.
 void formula_release(PyObject* node) {
     PyObject* saved = get(node, g.formula_slot[F_SAVED]);
     if (saved && PyTuple_Check(saved))
         for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(saved); i < n; ++i) {
             PyObject* s = PyTuple_GET_ITEM(saved, i);
-            if (Py_TYPE(s) == g.saved_tensor) replace(s, g.saved_slot[S_TENSOR], Py_None);
+            if (Py_TYPE(s) == g.saved_tensor) release_saved(s);
         }
     PyObject* output = get(node, g.formula_slot[F_OUTPUT]);
-    if (output && Py_TYPE(output) == g.saved_tensor) replace(output, g.saved_slot[S_TENSOR], Py_None);
+    if (output && Py_TYPE(output) == g.saved_tensor) release_saved(output);
 }
 
 // node.backward(grads), releasing its saved tensors afterwards (even on an error) unless the
@@ -1097,6 +1111,15 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
+// set_saved_hooks_active(flag): whether recordings must go to the Python kernels (see
+// g_saved_hooks_active).
+PyObject* py_set_saved_hooks_active(PyObject*, PyObject* flag) {
+    const int on = PyObject_IsTrue(flag);
+    if (on < 0) return nullptr;
+    g_saved_hooks_active = on != 0;
+    Py_RETURN_NONE;
+}
+
 PyMethodDef kMethods[] = {
     {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_bind)), METH_FASTCALL,
      "bind(...): the autograd classes whose slots this module reads and writes, and the Python functions it "
@@ -1104,6 +1127,9 @@ PyMethodDef kMethods[] = {
     {"run_graph", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_run_graph)), METH_FASTCALL,
      "run_graph(roots, buffers, retain_graph, create_graph): run the backward pass from the root nodes, whose "
      "seeded gradients are in buffers (node -> list per output)."},
+    {"set_saved_hooks_active", py_set_saved_hooks_active, METH_O,
+     "set_saved_hooks_active(flag): while true, every recording runs the Python kernel (saved-tensor hooks are "
+     "pushed somewhere)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -51,7 +51,7 @@ def _view(t: Tensor) -> np.ndarray:
     n = t.numel()
     if n == 0:
         return np.empty(0, dtype=dtype)
-    return np.frombuffer(t.untyped_storage(), dtype=dtype, count=n, offset=t.storage_offset() * dtype.itemsize)
+    return np.frombuffer(t._storage, dtype=dtype, count=n, offset=t.storage_offset() * dtype.itemsize)
 
 
 def host_buffer(t: Tensor, *, arithmetic: bool, write: bool = True) -> HostBuffer:

@@ -146,7 +146,7 @@ def _write_back(dst: Tensor, src: Tensor) -> None:
         copy.kernels[key](dst, staged)
         return
     # No native copy_ either: read the whole storage, change the viewed elements, write it back.
-    storage = dst.untyped_storage()
+    storage = dst._storage
     whole = make_tensor(storage, (storage.nbytes // dst._dtype.itemsize,), (1,), 0, dst._dtype, dst._device)
     values = np.array(to_numpy(whole), copy=True)
     itemsize = values.itemsize

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from . import dtypes as _dt
-from . import factories, legacy, printing, shared_memory, views
+from . import factories, legacy, printing, shared_memory, storage, views
 from .ops import copying, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
@@ -335,6 +335,9 @@ def _attach() -> None:
     T.detach_ = _detach_
     T.share_memory_ = shared_memory.share_memory_
     T.is_shared = shared_memory.is_shared
+    T.untyped_storage = storage.untyped_storage
+    T.storage = storage.typed_storage
+    T.data_ptr = storage.data_ptr
 
     for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
                  "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",

@@ -66,10 +66,6 @@ class Tensor:
     def storage_offset(self) -> int:
         return self._offset
 
-    def untyped_storage(self):
-        """The backend's storage object that this tensor views."""
-        return self._storage
-
     # --- plain metadata ---------------------------------------------------------------------
     ndim = property(_hotpath.tensor_ndim, doc="The number of dims, len(shape).")  # C: see shape
 
@@ -135,10 +131,6 @@ class Tensor:
     def _version(self) -> int:
         """How many in-place changes the storage has seen (shared by all views), as in PyTorch."""
         return self._version_ref[0]
-
-    def data_ptr(self) -> int:
-        """Address of the first element, for backends whose storage has one (CPU)."""
-        return self._storage.data_ptr + self._offset * self._dtype.itemsize
 
     # --- autograd flags (the engine lives in frontend.autograd) ------------------------------
     @property

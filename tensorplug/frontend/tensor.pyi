@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
+import tensorplug.frontend.storage
 import tensorplug.linalg._results
 import tensorplug.sparse
 
@@ -319,7 +320,7 @@ class Tensor:
     def data(self) -> Any:
         """detached(t) -> t.detach(): Tensor.data's getter."""
     def data_ptr(self) -> _int:
-        """Address of the first element, for backends whose storage has one (CPU)."""
+        """The address of the first element: the storage's plus the offset in bytes (views of one tensor agree)."""
     def deg2rad(self, *, out: Tensor | None = ...) -> Tensor:
         """Degrees to radians (integers give the default float dtype)."""
     def deg2rad_(self, *, out: Tensor | None = ...) -> Tensor:
@@ -927,6 +928,8 @@ class Tensor:
         """Standard deviation: the square root of :func:`var` (same arguments)."""
     def stft(self, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
         """The short-time Fourier transform of a 1-D signal or a (batch, time) batch of them."""
+    def storage(self) -> tensorplug.frontend.storage.TypedStorage:
+        """The storage read as elements of this tensor's dtype, a TypedStorage (deprecated: PyTorch's warning)."""
     def storage_offset(self) -> _int:
         """See torch.Tensor.storage_offset."""
     def stride(self, dim: _Dims | None = ...) -> Any:
@@ -1011,8 +1014,8 @@ class Tensor:
         """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to one, with optionally each element's run number and each run's length."""
     def unsqueeze(self, dim: _Dims) -> Tensor:
         """See torch.Tensor.unsqueeze."""
-    def untyped_storage(self) -> Any:
-        """The backend's storage object that this tensor views."""
+    def untyped_storage(self) -> tensorplug.frontend.storage.UntypedStorage:
+        """The memory this tensor views, as a ``tp.UntypedStorage`` (one object for all its views while in use)."""
     def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
         """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
     def vdot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:

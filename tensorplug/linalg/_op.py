@@ -95,12 +95,13 @@ def linalg_op(name: str, *, derivative, differentiable: tuple = (0,), differenti
             recorded = range(len(outs)) if differentiable_outputs is None else differentiable_outputs
             edges = tuple(gradient_edge(args[i]) if i in needs else NO_EDGE for i in differentiable)
             saved = tuple(SavedTensor(a, name) if isinstance(a, Tensor) else a for a in args)
-            saved_outs = tuple(SavedTensor(o, name, True) if isinstance(o, Tensor) else o for o in outs)
-            node = LinalgNode(name, derivative, edges, saved, saved_outs)
+            node = LinalgNode(name, derivative, edges, saved, outs)
             for nr, out in enumerate(outs):
                 # A complex output is always differentiable (slogdet's sign is, for complex input).
                 if isinstance(out, Tensor) and (out._dtype.is_complex or nr in recorded and out._dtype.is_floating_point):
                     set_history(out, node, nr)
+            # Saved once the outputs have their grad_fn: a saved-tensor pack hook sees them so, as in PyTorch.
+            node.outputs = tuple(SavedTensor(o, name, True) if isinstance(o, Tensor) else o for o in outs)
             return result
 
         def complex_kernel(below, *args, **kwargs):

@@ -8,6 +8,7 @@ import pytest
 
 import tensorplug as tp
 import tensorplug.nn.functional as F
+from tensorplug.backends.api import backend_storage
 from tensorplug.backends.cpu._load import load_kernels
 from tensorplug.dispatcher import get_operator
 
@@ -209,7 +210,7 @@ def test_max_pool2d_indices_kernel(case):
     values, indices = tf.max_pool2d(torch.from_numpy(x), kernel, stride, padding, dilation, ceil_mode, return_indices=True)
     t = tp.tensor(x)
     out, idx = tp.empty(tuple(values.shape)), tp.empty(tuple(values.shape), dtype=tp.int64)
-    op = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    op = lambda u: (backend_storage(u), u.storage_offset(), u.stride())  # noqa: E731
     load_kernels().max_pool2d(7, t.shape, tuple(values.shape[2:]), op(out), op(idx), op(t), kernel, stride, padding, dilation)
     np.testing.assert_array_equal(out.numpy(), values.numpy())
     np.testing.assert_array_equal(idx.numpy(), indices.numpy())
@@ -407,13 +408,13 @@ def test_kernels_reject_bad_operands():
     """Operands that do not fit their storage, or inconsistent shapes, raise instead of crashing."""
     K = load_kernels()
     t = tp.zeros(4, 5)
-    op = (t.untyped_storage(), t.storage_offset(), (5, 5, 1))
+    op = (backend_storage(t), t.storage_offset(), (5, 5, 1))
     with pytest.raises(ValueError, match="storage"):
         K.softmax(7, False, 4, 6, 1, op, op)  # 4 x 6 does not fit 20 elements
     with pytest.raises(ValueError, match="float32 and float64"):
         K.softmax(5, False, 4, 5, 1, op, op)
     x, w, out = tp.zeros(1, 4, 5, 5), tp.zeros(2, 3, 3, 3), tp.zeros(1, 2, 3, 3)
-    opx = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    opx = lambda u: (backend_storage(u), u.storage_offset(), u.stride())  # noqa: E731
     with pytest.raises(ValueError, match="groups"):
         K.conv2d(7, x.shape, w.shape, opx(out), opx(x), opx(w), None, (1, 1), (0, 0), (1, 1), 1)
     with pytest.raises(ValueError, match="storage"):
@@ -426,7 +427,7 @@ def test_gradient_and_loss_kernels_reject_bad_operands():
     """The conv2d and max_pool2d gradient kernels and cross_entropy check shapes, storage, layout
     and targets before touching memory."""
     K = load_kernels()
-    opx = lambda u: (u.untyped_storage(), u.storage_offset(), u.stride())  # noqa: E731
+    opx = lambda u: (backend_storage(u), u.storage_offset(), u.stride())  # noqa: E731
     x, w, g = tp.zeros(2, 4, 5, 5), tp.zeros(6, 2, 3, 3), tp.zeros(2, 6, 3, 3)
     geometry = ((1, 1), (0, 0), (1, 1), 2)
     with pytest.raises(ValueError, match="storage"):  # grad is (2, 6, 3, 3), not (2, 6, 4, 4)

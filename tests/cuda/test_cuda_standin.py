@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _SETUP = """
     import numpy as np
     import tensorplug as tp
+    from tensorplug.backends.api import backend_storage
     from tensorplug.backends.cuda import storage, kernels
     from fake_runtime import FakeRuntime
     rt = FakeRuntime(**RUNTIME_ARGS)
@@ -73,7 +74,7 @@ def test_elementwise_op_launches_the_contiguous_kernel():
         assert launch.name == "add_tt", rt.launches
         assert launch.grid == (4, 1, 1) and launch.block == (256, 1, 1)
         out, oo, pa, oa, pb, ob, sa, sb, n, err = launch.args
-        assert (out, pa, pb) == (c.untyped_storage().buffer, a.untyped_storage().buffer, b.untyped_storage().buffer)
+        assert (out, pa, pb) == (backend_storage(c).buffer, backend_storage(a).buffer, backend_storage(b).buffer)
         assert (oo, oa, ob, sa, sb, n) == (0, 0, 0, 0.0, 0.0, 1000)
         assert err == storage.devices()[0].error_flag
         d = tp.ones(4, 5, device="cuda")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug.backends.api import backend_storage
 from tensorplug.backends.opencl import OpenCLBackend
 
 try:
@@ -338,7 +339,7 @@ def test_c_launch_refuses_bad_calls():
     state = storage.devices()[0]
     knl = kernels._kernel(state, "elementwise", "float32", "fill_c")
     out = tp.zeros(4, device=DEV)
-    buf = out.untyped_storage().buffer
+    buf = backend_storage(out).buffer
     with pytest.raises(TypeError, match="fill_c"):
         knl(state.queue, (256,), (256,), buf, 0, 1.0)  # one argument short
     with pytest.raises(TypeError, match="fill_c"):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug.backends.api import backend_storage
 from ops_helpers import as_layout, check
 
 LAYOUTS = ["contiguous", "transposed", "sliced"]
@@ -95,9 +96,9 @@ def test_sort_kernel_rejects_bad_operands():
 
     k = load_kernels()
     x = tp.ones(4)
-    op = (x.untyped_storage(), 0, (1,))
+    op = (backend_storage(x), 0, (1,))
     idx = tp.empty(4, dtype=tp.int64)
-    iop = (idx.untyped_storage(), 0, (1,))
+    iop = (backend_storage(idx), 0, (1,))
     code = dict(k.DTYPES)["float32"]
     with pytest.raises(ValueError):
         k.sort(code, (4,), op, iop, op, 1, False, False)  # dim out of range

@@ -7,7 +7,7 @@ included, runs through tensorplug's CPU fallback: each such op warns once and is
 """
 import numpy as np
 
-from tensorplug.backends.api import Backend
+from tensorplug.backends.api import Backend, backend_storage
 from tensorplug.plugins import hookimpl
 
 
@@ -19,7 +19,7 @@ class FallbackStorage:
 
 def _view(t):
     dtype = np.dtype(t.dtype.name)
-    base = np.frombuffer(t.untyped_storage().buffer, dtype=dtype)
+    base = np.frombuffer(backend_storage(t).buffer, dtype=dtype)
     if not t.shape:
         return base[t.storage_offset():t.storage_offset() + 1].reshape(())
     strides = tuple(s * dtype.itemsize for s in t.stride())

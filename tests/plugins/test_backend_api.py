@@ -14,8 +14,9 @@ from tensorplug.backends import api
     lambda: tp.nn.Parameter(tp.ones(2, 2)).detach(),
 ], ids=["contiguous", "transposed", "offset", "0-d", "expanded", "detached"])
 def test_strided_is_the_three_accessors(make):
-    """strided(t) is (untyped_storage(), storage_offset(), stride()) for any layout."""
+    """strided(t) is (backend_storage(t), storage_offset(), stride()) for any layout, and
+    untyped_storage() is PyTorch's UntypedStorage over that same backend storage."""
     t = make()
     storage, offset, strides = api.strided(t)
-    assert storage is t.untyped_storage()
+    assert storage is api.backend_storage(t) is t.untyped_storage()._backend_storage
     assert (offset, strides) == (t.storage_offset(), t.stride())

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug.backends.api import backend_storage
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +49,7 @@ def test_memory_is_its_own():
 
     host = tp.zeros(3)
     dev = host.to("npdev")
-    assert isinstance(dev.untyped_storage(), NpStorage)
+    assert isinstance(backend_storage(dev), NpStorage)
     host.fill_(5)
     back = dev.cpu()
     dev.fill_(7)
@@ -79,7 +80,7 @@ def test_two_third_party_backends_coexist(tmp_path):
         b = a.to('fallbackdev')
         c = (b * 2).to('npdev') + a
         print(b.device, c.device, c.cpu().tolist())
-        print(type(b.untyped_storage()).__name__, type(c.untyped_storage()).__name__)
+        print(type(b._storage).__name__, type(c._storage).__name__)
         print(sorted(tp.backends.ready_backends()))
         print(tp.backends.fallback_stats())
     """, extra_path=[_fallbackdev_site(tmp_path), HERE])

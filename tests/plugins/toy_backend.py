@@ -6,7 +6,7 @@ what happens for the rest.
 """
 import numpy as np
 
-from tensorplug.backends.api import Backend
+from tensorplug.backends.api import Backend, backend_storage
 from tensorplug.plugins import hookimpl
 
 
@@ -18,7 +18,7 @@ class ToyStorage:
 
 def _view(t):
     dtype = np.dtype(t.dtype.name)
-    base = np.frombuffer(t.untyped_storage().buffer, dtype=dtype)
+    base = np.frombuffer(backend_storage(t).buffer, dtype=dtype)
     strides = tuple(s * dtype.itemsize for s in t.stride())
     return np.lib.stride_tricks.as_strided(base[t.storage_offset():], t.shape, strides)
 

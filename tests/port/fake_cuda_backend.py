@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from tensorplug.backends.api import Backend
+from tensorplug.backends.api import Backend, backend_storage
 from tensorplug.plugins import hookimpl
 
 
@@ -17,7 +17,7 @@ class HostStorage:
 
 def _view(t):
     dtype = np.dtype(t.dtype.name)
-    base = np.frombuffer(t.untyped_storage().buffer, dtype=dtype)
+    base = np.frombuffer(backend_storage(t).buffer, dtype=dtype)
     strides = tuple(s * dtype.itemsize for s in t.stride())
     return np.lib.stride_tricks.as_strided(base[t.storage_offset():], t.shape, strides)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from ...dispatcher import get_operator
-from ..api import FAMILIES, is_contiguous, strided
+from ..api import FAMILIES, backend_storage, is_contiguous, strided
 from ._load import load_kernels
 
 _K = load_kernels()
@@ -165,7 +165,7 @@ def _index_put(self, indices, values, accumulate):
 def _random(entry):
     def kernel(out, seed, offset, a, b):
         # out is contiguous (the frontend guarantees it): the C++ side sees it as one flat run.
-        flat = (out.untyped_storage(), out.storage_offset(), (1,))
+        flat = (backend_storage(out), out.storage_offset(), (1,))
         entry(_code(out.dtype), flat, math.prod(out.shape), seed, offset, a, b)
 
     return kernel
@@ -202,7 +202,7 @@ def _softmax(log: bool):
         strides = (size * inner, inner, 1)
         out = x.new_empty(shape)
         entry(_code(x.dtype), log, math.prod(shape[:dim]), size, inner,
-              (out.untyped_storage(), out.storage_offset(), strides), (x.untyped_storage(), x.storage_offset(), strides))
+              (backend_storage(out), out.storage_offset(), strides), (backend_storage(x), x.storage_offset(), strides))
         return out
 
     return kernel
@@ -330,7 +330,7 @@ def _avg_pool2d(input, kernel, stride, padding, ceil_mode, count_include_pad, di
 def _flat(t, length: int):
     """A contiguous tensor as a (storage, offset, strides) operand of shape (length,)."""
     t = _contiguous(t)
-    return (t.untyped_storage(), t.storage_offset(), (1,))
+    return (backend_storage(t), t.storage_offset(), (1,))
 
 
 def _layer_norm(input, normalized_shape, weight, bias, eps):
@@ -341,8 +341,8 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     rows = x.numel() // cols if cols else 0
     out = x.new_empty(x.shape)
     strides = (cols, 1)
-    _K.layer_norm(_code(x.dtype), rows, cols, (out.untyped_storage(), out.storage_offset(), strides),
-                  (x.untyped_storage(), x.storage_offset(), strides),
+    _K.layer_norm(_code(x.dtype), rows, cols, (backend_storage(out), out.storage_offset(), strides),
+                  (backend_storage(x), x.storage_offset(), strides),
                   None if weight is None else _flat(weight, cols), None if bias is None else _flat(bias, cols), float(eps))
     return out
 
@@ -424,7 +424,7 @@ def _adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
     n = math.prod(param.shape)
 
     def flat(t):
-        return (t.untyped_storage(), t.storage_offset(), (1,))
+        return (backend_storage(t), t.storage_offset(), (1,))
 
     _K.adam_step(_code(param.dtype), n, flat(param), flat(grad), flat(exp_avg), flat(exp_avg_sq),
                  None if max_exp_avg_sq is None else flat(max_exp_avg_sq), lr, beta1, beta2, eps, weight_decay,
@@ -518,7 +518,7 @@ def _gelu_backward(grad, input, approximate):
     n = input.numel()
     # One value expanded to every element (sum's backward) is read in place; other layouts are copied.
     one_value = n > 0 and all(st == 0 for st in grad.stride())
-    grad_operand = (grad.untyped_storage(), grad.storage_offset(), (0,)) if one_value else _flat(grad, n)
+    grad_operand = (backend_storage(grad), grad.storage_offset(), (0,)) if one_value else _flat(grad, n)
     _K.gelu(_code(input.dtype), int(approximate == "tanh"), n, _flat(out, n), grad_operand, _flat(input, n))
     return out
 

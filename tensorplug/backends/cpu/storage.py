@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import host_numpy_dtype
+from ..api import backend_storage, host_numpy_dtype
 from ._load import load_kernels
 
 _K = load_kernels()
@@ -28,8 +28,8 @@ def to_host(t) -> np.ndarray:
     dtype = numpy_dtype(t.dtype)
     itemsize = dtype.itemsize
     if not t.shape:  # one element (a loss read with .item()): a view of just that element
-        return np.frombuffer(t.untyped_storage(), dtype=dtype, count=1, offset=t.storage_offset() * itemsize).reshape(())
-    base = np.frombuffer(t.untyped_storage(), dtype=dtype)
+        return np.frombuffer(backend_storage(t), dtype=dtype, count=1, offset=t.storage_offset() * itemsize).reshape(())
+    base = np.frombuffer(backend_storage(t), dtype=dtype)
     return np.lib.stride_tricks.as_strided(
         base[t.storage_offset():], shape=t.shape, strides=tuple(s * itemsize for s in t.stride())
     )

@@ -31,7 +31,7 @@ import math
 import struct
 import time
 
-from ..api import FAMILIES
+from ..api import FAMILIES, backend_storage
 from ..opencl import fused as _shared_fused
 from ..opencl import kernels as _shared
 from . import _dialect
@@ -208,9 +208,9 @@ def _gemm(out, a, b) -> bool:
     itemsize = a.dtype.itemsize
     many = batch > 1
     runtime().gemm(a.dtype.name, b_layout[0], a_layout[0], n, m, k,
-                   b.untyped_storage().buffer + b.storage_offset() * itemsize, b_layout[1], b_stride[0] if many else 0,
-                   a.untyped_storage().buffer + a.storage_offset() * itemsize, a_layout[1], a_stride[0] if many else 0,
-                   out.untyped_storage().buffer + out.storage_offset() * itemsize, o_layout[1],
+                   backend_storage(b).buffer + b.storage_offset() * itemsize, b_layout[1], b_stride[0] if many else 0,
+                   backend_storage(a).buffer + a.storage_offset() * itemsize, a_layout[1], a_stride[0] if many else 0,
+                   backend_storage(out).buffer + out.storage_offset() * itemsize, o_layout[1],
                    o_stride[0] if many else 0, batch)
     return True
 
@@ -230,12 +230,12 @@ def _matmul(out, a, b):
     dtype = a.dtype.name
     if dtype in BLAS_DTYPES and _gemm(out, a, b):
         return
-    device = out.untyped_storage().device
+    device = backend_storage(out).device
     knl = _shared._kernel(device, "matmul", dtype, "matmul")
     t = _shared._source.TILE
     g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
-    knl(device.queue, g, (t, t, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
-        a.storage_offset(), b.untyped_storage().buffer, b.storage_offset(), m, n, k, *out.stride(), *a.stride(),
+    knl(device.queue, g, (t, t, 1), backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
+        a.storage_offset(), backend_storage(b).buffer, b.storage_offset(), m, n, k, *out.stride(), *a.stride(),
         *b.stride())
 
 
@@ -327,7 +327,7 @@ def _binary(name: str):
             return
         if tail is None:
             return general(out, a, b)
-        storage = out.untyped_storage()
+        storage = backend_storage(out)
         device = storage.device
         dtype = b.dtype.name if a_number else a.dtype.name
         plan_key = (device, dtype, a_number, b_number, tail is _FLAT)
@@ -342,11 +342,11 @@ def _binary(name: str):
         if a_number:
             abuf, aoff, sa = obuf, 0, _shared._scalar(a, dtype)
         else:
-            abuf, aoff, sa = a.untyped_storage().buffer, a.storage_offset(), 0
+            abuf, aoff, sa = backend_storage(a).buffer, a.storage_offset(), 0
         if b_number:
             bbuf, boff, sb = obuf, 0, _shared._scalar(b, dtype)
         else:
-            bbuf, boff, sb = b.untyped_storage().buffer, b.storage_offset(), 0
+            bbuf, boff, sb = backend_storage(b).buffer, b.storage_offset(), 0
         if tail is _FLAT:
             plan.pack(plan.buffer, 0, obuf, ooff, abuf, aoff, bbuf, boff, sa, sb, n, device.error_flag)
         else:
@@ -378,11 +378,11 @@ def _unary(name: str):
             return
         if tail is None:
             return general(out, a)
-        storage = out.untyped_storage()
+        storage = backend_storage(out)
         device = storage.device
         plan_key = (device, a.dtype.name, tail is _FLAT)
         plan = plans[plan_key] if plan_key in plans else plan_for(plan_key)
-        a_storage = a.untyped_storage()
+        a_storage = backend_storage(a)
         plan.pack(plan.buffer, 0, storage.buffer, out.storage_offset(), a_storage.buffer, a.storage_offset(), n, *tail)
         plan.launch(plan.function, (-(-n // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
 
@@ -409,11 +409,11 @@ def _copy():
             return
         if tail is None:
             return _shared._copy(dst, src)
-        storage = dst.untyped_storage()
+        storage = backend_storage(dst)
         device = storage.device
         plan_key = (device, dst.dtype.name, src.dtype.name, tail is _FLAT)
         plan = plans[plan_key] if plan_key in plans else plan_for(plan_key)
-        src_storage = src.untyped_storage()
+        src_storage = backend_storage(src)
         plan.pack(plan.buffer, 0, storage.buffer, dst.storage_offset(), src_storage.buffer, src.storage_offset(), n,
                   *tail)
         plan.launch(plan.function, (-(-n // plan.group), 1, 1), plan.block, device.queue, plan.kernel)
@@ -458,13 +458,13 @@ def _reduce(name: str):
         if layout is None:
             return general(out, a, dims)
         nout, args = layout
-        storage = out.untyped_storage()
+        storage = backend_storage(out)
         device = storage.device
         plan_key = (device, a.dtype.name)
         plan = plans.get(plan_key)
         if plan is None:
             plan = plans[plan_key] = _Plan(_shared._kernel(device, "reduce", a.dtype.name, f"r_{name}"), device.group)
-        a_storage = a.untyped_storage()
+        a_storage = backend_storage(a)
         plan.pack(plan.buffer, 0, storage.buffer, out.storage_offset(), a_storage.buffer, a.storage_offset(), nout,
                   *args)
         plan.launch(plan.function, (-(-nout // plan.group), 1, 1), plan.block, device.queue, plan.kernel)

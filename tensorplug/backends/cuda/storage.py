@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import host_numpy_dtype, is_contiguous
+from ..api import backend_storage, host_numpy_dtype, is_contiguous
 from . import OutOfMemoryError
 
 __all__ = ["CUDADevice", "CUDAStream", "CUDAStorage", "devices", "use_runtime", "runtime", "allocate",
@@ -242,7 +242,7 @@ def numpy_dtype(dtype) -> np.dtype:
 def copy_from_host(dst, array: np.ndarray) -> None:
     if array.nbytes == 0:
         return
-    storage = dst.untyped_storage()
+    storage = backend_storage(dst)
     host = np.ascontiguousarray(array)
     if dst.dtype.name == "bfloat16":
         host = host.view(np.uint16)
@@ -252,7 +252,7 @@ def copy_from_host(dst, array: np.ndarray) -> None:
 
 def to_host(src) -> np.ndarray:
     """A copy of ``src`` on the host (synchronizes its stream; raises errors kernels recorded)."""
-    storage = src.untyped_storage()
+    storage = backend_storage(src)
     device = storage.device
     dtype = numpy_dtype(src.dtype)
     shape = tuple(src.shape)

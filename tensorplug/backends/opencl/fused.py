@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ...dispatcher import get_operator
-from ..api import is_contiguous
+from ..api import backend_storage, is_contiguous
 from . import _fused_source, _source
 from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, gemm_blocked
 
@@ -56,7 +56,7 @@ def _contiguous(t):
 
 
 def _operand(t):
-    return t.untyped_storage().buffer, t.storage_offset()
+    return backend_storage(t).buffer, t.storage_offset()
 
 
 # --- relu ----------------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
     state = _state(input)
     dtype = input.dtype.name
     out = input.new_empty(input.shape)
-    w_buf, w_off = _operand(weight) if weight is not None else (out.untyped_storage().buffer, 0)
+    w_buf, w_off = _operand(weight) if weight is not None else (backend_storage(out).buffer, 0)
     w_st = weight.stride()[0] if weight is not None else 0
     stn, st_r = target.stride()
     mode = {"none": 0, "sum": 1, "mean": 2}[reduction]
@@ -339,7 +339,7 @@ def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, with_indices:
     rows = n * c * out_hw[0]
     if rows and out_hw[1]:
         state = _state(input)
-        ibuf, ioff = _operand(indices) if with_indices else (out.untyped_storage().buffer, 0)
+        ibuf, ioff = _operand(indices) if with_indices else (backend_storage(out).buffer, 0)
         geometry = (*input.stride(), c, h, w, *out_hw, *_geometry(kernel, stride, padding, dilation))
         if _rows_kernel(input, vector):
             g, l = _pool_global(rows)  # one work-item per output row
@@ -668,7 +668,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
                 _WEIGHT_GRAD_MAX_PARTS)
     per_part = -(-n // parts)
     parts = -(-n // per_part)
-    target = (out.untyped_storage().buffer, out.storage_offset())
+    target = (backend_storage(out).buffer, out.storage_offset())
     if parts > 1:
         partial = state.allocate(parts * o * kg * itemsize)
         target = (partial.buffer, 0)
@@ -698,7 +698,7 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     gr = _contiguous(grad)
     gbuf, goff = _operand(gr)
     out = grad.new_empty(tuple(weight_shape))
-    per_image = out.untyped_storage().buffer, out.storage_offset()
+    per_image = backend_storage(out).buffer, out.storage_offset()
     if n > 1:  # one product per image, then their sum in image order (the decomposition's)
         partial = state.allocate(n * o * kg * grad.dtype.itemsize)
         per_image = partial.buffer, 0

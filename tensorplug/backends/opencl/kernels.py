@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..api import FAMILIES
+from ..api import FAMILIES, backend_storage
 from . import _ctc_source, _fused_source, _recurrent_source, _source, c_launch
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def _global(n: int, state: DeviceState) -> tuple:
 # --- operands ----------------------------------------------------------------------------------
 
 def _state(t) -> DeviceState:
-    return t.untyped_storage().state
+    return backend_storage(t).state
 
 
 def _coalesce(shape, strides_list):
@@ -257,8 +257,8 @@ def _copy(dst, src):
     n = math.prod(dst.shape)
     if n == 0:
         return
-    _copy_raw(_state(dst), dst.dtype.name, src.dtype.name, dst.untyped_storage().buffer, dst.storage_offset(),
-              dst.stride(), src.untyped_storage().buffer, src.storage_offset(), src.stride(), dst.shape)
+    _copy_raw(_state(dst), dst.dtype.name, src.dtype.name, backend_storage(dst).buffer, dst.storage_offset(),
+              dst.stride(), backend_storage(src).buffer, src.storage_offset(), src.stride(), dst.shape)
 
 
 def _copy_raw(state, dst_dtype, src_dtype, obuf, ooff, ostrides, abuf, aoff, astrides, shape):
@@ -295,7 +295,7 @@ def _fill(dst, value):
     state = _state(dst)
     dtype = dst.dtype.name
     v = _scalar(value, dtype)
-    buf, off = dst.untyped_storage().buffer, dst.storage_offset()
+    buf, off = backend_storage(dst).buffer, dst.storage_offset()
     row_major = _all_row_major(dst.shape, (dst.stride(),))
     shape_c, (so,) = ((n,), ((1,),)) if row_major else _coalesce(dst.shape, (dst.stride(),))
     if _is_flat(shape_c, (so,)):
@@ -322,8 +322,8 @@ def _unary(name: str):
             return
         state = _state(out)
         dtype = a.dtype.name
-        obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
-        abuf, aoff = a.untyped_storage().buffer, a.storage_offset()
+        obuf, ooff = backend_storage(out).buffer, out.storage_offset()
+        abuf, aoff = backend_storage(a).buffer, a.storage_offset()
         strides = (out.stride(), a.stride())
         flat = _all_row_major(shape, strides)
         if not flat:
@@ -366,11 +366,11 @@ def _binary(name: str):
         state = _state(out)
         if flagging and _source.kind(dtype) in "iu":
             state.error_possible = True
-        obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
+        obuf, ooff = backend_storage(out).buffer, out.storage_offset()
         sa = _scalar(a, dtype) if a_number else 0
         sb = _scalar(b, dtype) if b_number else 0
-        abuf, aoff = (obuf, 0) if a_number else (a.untyped_storage().buffer, a.storage_offset())
-        bbuf, boff = (obuf, 0) if b_number else (b.untyped_storage().buffer, b.storage_offset())
+        abuf, aoff = (obuf, 0) if a_number else (backend_storage(a).buffer, a.storage_offset())
+        bbuf, boff = (obuf, 0) if b_number else (backend_storage(b).buffer, b.storage_offset())
         strides = [out.stride()]
         if not a_number:
             strides.append(a.stride())
@@ -423,10 +423,10 @@ def _where(out, cond, a, b):
     state = _state(out)
     dtype = out.dtype.name
     a_number, b_number = a.__class__ in _NUMBERS, b.__class__ in _NUMBERS
-    obuf, ooff = out.untyped_storage().buffer, out.storage_offset()
-    cbuf, coff = cond.untyped_storage().buffer, cond.storage_offset()
-    abuf, aoff = (obuf, 0) if a_number else (a.untyped_storage().buffer, a.storage_offset())
-    bbuf, boff = (obuf, 0) if b_number else (b.untyped_storage().buffer, b.storage_offset())
+    obuf, ooff = backend_storage(out).buffer, out.storage_offset()
+    cbuf, coff = backend_storage(cond).buffer, cond.storage_offset()
+    abuf, aoff = (obuf, 0) if a_number else (backend_storage(a).buffer, a.storage_offset())
+    bbuf, boff = (obuf, 0) if b_number else (backend_storage(b).buffer, b.storage_offset())
     zeros = (0,) * len(shape)
     strides = [out.stride(), cond.stride(), zeros if a_number else a.stride(), zeros if b_number else b.stride()]
     shape_c, sts = _coalesce(shape, strides)
@@ -470,8 +470,8 @@ def _reduce(name: str):
             # the compact kernel, unless the tensor is large enough to split over work-items.
             nred = math.prod(shape)
             if 0 < nred and _split_parts(name, 1, nred) == 1:
-                _kernel(state, "reduce", a.dtype.name, whole)(state.queue, (1,), (1,), out.untyped_storage().buffer,
-                                                              out.storage_offset(), a.untyped_storage().buffer,
+                _kernel(state, "reduce", a.dtype.name, whole)(state.queue, (1,), (1,), backend_storage(out).buffer,
+                                                              out.storage_offset(), backend_storage(a).buffer,
                                                               a.storage_offset(), nred)
                 return
         dims = set(d % len(shape) for d in dims) if shape else set()
@@ -500,7 +500,7 @@ def _reduce(name: str):
             return
         knl = _kernel(state, "reduce", a.dtype.name, f"r_{name}")
         g, l = _global(nout, state)
-        knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        knl(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
             a.storage_offset(), nout, nred, *dims_args)
 
     return kernel
@@ -525,11 +525,11 @@ def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, di
     partials = state.allocate(nout * parts * 8)
     first = _kernel(state, "reduce", a.dtype.name, f"rp_{name}")
     g, l = _global(nout * parts, state)
-    first(state.queue, g, l, partials.buffer, a.untyped_storage().buffer, a.storage_offset(), nout, nred, parts, chunk,
+    first(state.queue, g, l, partials.buffer, backend_storage(a).buffer, a.storage_offset(), nout, nred, parts, chunk,
           *dims_args)
     second = _kernel(state, "reduce", a.dtype.name, f"rf_{name}")
     g, l = _global(nout, state)
-    second(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), partials.buffer, nout, parts,
+    second(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), partials.buffer, nout, parts,
            len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0))
 
 
@@ -549,7 +549,7 @@ def _scan(name: str):
         state = _state(out)
         knl = _kernel(state, "reduce", a.dtype.name, name)
         g, l = _global(nlines, state)
-        knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+        knl(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
             a.storage_offset(), nlines, shape[dim], ost[dim], ast[dim], len(k_shape), *_pad(k_shape, 1),
             *_pad(k_o, 0), *_pad(k_a, 0))
 
@@ -575,14 +575,14 @@ def _matmul(out, a, b):
     t = _source.TILE
     g = ((n + t - 1) // t * t, (m + t - 1) // t * t, batch)
     so, sa, sb = out.stride(), a.stride(), b.stride()
-    knl(state.queue, g, (t, t, 1), out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
-        a.storage_offset(), b.untyped_storage().buffer, b.storage_offset(), m, n, k, *so, *sa, *sb)
+    knl(state.queue, g, (t, t, 1), backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
+        a.storage_offset(), backend_storage(b).buffer, b.storage_offset(), m, n, k, *so, *sa, *sb)
 
 
 def _matmul_blocked(state, out, a, b, batch, m, n, k):
-    gemm_blocked(state, a.dtype.name, batch, m, n, k, (out.untyped_storage().buffer, out.storage_offset(), out.stride()),
-                 (a.untyped_storage().buffer, a.storage_offset(), a.stride()),
-                 (b.untyped_storage().buffer, b.storage_offset(), b.stride()))
+    gemm_blocked(state, a.dtype.name, batch, m, n, k, (backend_storage(out).buffer, out.storage_offset(), out.stride()),
+                 (backend_storage(a).buffer, a.storage_offset(), a.stride()),
+                 (backend_storage(b).buffer, b.storage_offset(), b.stride()))
 
 
 #: From this many rows of a on, b is packed into contiguous strips first (matmul_blocked's
@@ -647,8 +647,8 @@ def _gather(out, a, dim, index):
     state.error_possible = True
     knl = _kernel(state, "index", a.dtype.name, "gather")
     g, l = _global(n, state)
-    knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
-        a.storage_offset(), index.untyped_storage().buffer, index.storage_offset(), dim, a_shape[dim], n,
+    knl(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
+        a.storage_offset(), backend_storage(index).buffer, index.storage_offset(), dim, a_shape[dim], n,
         state.error_flag, len(shape), *_pad(shape, 1), *_pad(so, 0), *_pad(sa, 0), *_pad(si, 0))
 
 
@@ -666,16 +666,16 @@ def _scatter(self, dim, index, src, reduce):
     dtype = self.dtype.name
     scalar = src.__class__ in _NUMBERS
     if scalar:
-        sbuf, soff, sr, sv = self.untyped_storage().buffer, 0, (0,) * len(shape), _scalar(src, dtype)
+        sbuf, soff, sr, sv = backend_storage(self).buffer, 0, (0,) * len(shape), _scalar(src, dtype)
     else:
-        sbuf, soff, sr, sv = src.untyped_storage().buffer, src.storage_offset(), _promote0d(src)[1], 0
+        sbuf, soff, sr, sv = backend_storage(src).buffer, src.storage_offset(), _promote0d(src)[1], 0
     length = shape[dim]
     line_shape = list(shape)
     line_shape[dim] = 1
     knl = _kernel(state, "index", dtype, "scatter")
     nlines = n // length
     g, l = _global(nlines, state)
-    knl(state.queue, g, l, self.untyped_storage().buffer, self.storage_offset(), index.untyped_storage().buffer,
+    knl(state.queue, g, l, backend_storage(self).buffer, self.storage_offset(), backend_storage(index).buffer,
         index.storage_offset(), sbuf, soff, sv, int(scalar), dim, self_shape[dim], int(reduce is not None), length,
         nlines, state.error_flag, len(shape), *_pad(line_shape, 1), *_pad(ss, 0), *_pad(si, 0), *_pad(sr, 0))
 
@@ -688,7 +688,7 @@ def _stack_indices(state, indices):
     contiguous = _contiguous_strides(shape)
     for j, t in enumerate(indices):
         if npos:
-            _copy_raw(state, "int64", "int64", scratch.buffer, j * npos, contiguous, t.untyped_storage().buffer,
+            _copy_raw(state, "int64", "int64", scratch.buffer, j * npos, contiguous, backend_storage(t).buffer,
                       t.storage_offset(), t.stride(), shape)
     return scratch, npos
 
@@ -717,7 +717,7 @@ def _index_get(out, a, indices):
     ninner = math.prod(a.shape[k:])
     knl = _kernel(state, "index", a.dtype.name, "index_get")
     g, l = _global(n, state)
-    knl(state.queue, g, l, out.untyped_storage().buffer, out.storage_offset(), a.untyped_storage().buffer,
+    knl(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
         a.storage_offset(), scratch.buffer, npos, k, ninner, n, state.error_flag, *_pad(a.shape[:k], 1),
         *_pad(a.stride()[:k], 0), len(inner_shape), *_pad(inner_shape, 1), *_pad(inner_st, 0))
 
@@ -734,19 +734,19 @@ def _index_put(self, indices, values, accumulate):
     ninner = math.prod(self.shape[k:])
     scalar = values.__class__ in _NUMBERS
     if scalar:
-        vbuf, voff, sv, keep = self.untyped_storage().buffer, 0, _scalar(values, dtype), None
+        vbuf, voff, sv, keep = backend_storage(self).buffer, 0, _scalar(values, dtype), None
     else:
         # values (shape S + trailing, possibly a broadcast view) as one contiguous run
         keep = state.allocate(max(1, npos * ninner) * self.dtype.itemsize)
         _copy_raw(state, dtype, values.dtype.name, keep.buffer, 0, _contiguous_strides(values.shape),
-                  values.untyped_storage().buffer, values.storage_offset(), values.stride(), values.shape)
+                  backend_storage(values).buffer, values.storage_offset(), values.stride(), values.shape)
         vbuf, voff, sv = keep.buffer, 0, 0
     inner_shape, (inner_st,) = _coalesce(self.shape[k:], (self.stride()[k:],))
     if len(inner_shape) > MAXD:
         _too_many_dims("index_put_")
     knl = _kernel(state, "index", dtype, "index_put")
     g, l = _global(ninner, state)
-    knl(state.queue, g, l, self.untyped_storage().buffer, self.storage_offset(), scratch.buffer, npos, k, vbuf, voff,
+    knl(state.queue, g, l, backend_storage(self).buffer, self.storage_offset(), scratch.buffer, npos, k, vbuf, voff,
         sv, int(scalar), int(bool(accumulate)), ninner, state.error_flag, *_pad(self.shape[:k], 1),
         *_pad(self.stride()[:k], 0), len(inner_shape), *_pad(inner_shape, 1), *_pad(inner_st, 0))
 
@@ -763,7 +763,7 @@ def _uniform(out, seed, offset, low, high):
     per_block = 2 if out.dtype.name == "float64" else 4
     blocks = (n + per_block - 1) // per_block
     g, l = _global(blocks, state)
-    _kernel(state, "random", out.dtype.name, "uniform")(state.queue, g, l, out.untyped_storage().buffer,
+    _kernel(state, "random", out.dtype.name, "uniform")(state.queue, g, l, backend_storage(out).buffer,
                                                          out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
                                                          float(low), float(high))
 
@@ -775,7 +775,7 @@ def _normal(out, seed, offset, mean, std):
     state = _state(out)
     blocks = (n + 3) // 4
     g, l = _global(blocks, state)
-    _kernel(state, "random", out.dtype.name, "normal")(state.queue, g, l, out.untyped_storage().buffer,
+    _kernel(state, "random", out.dtype.name, "normal")(state.queue, g, l, backend_storage(out).buffer,
                                                         out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
                                                         float(mean), float(std))
 
@@ -790,7 +790,7 @@ def _randint(out, seed, offset, low, high):
         raise ValueError(f"randint: high - low must be in [1, 2**64), got {span}")
     blocks = (n + 3) // 4 if span <= 1 << 32 else (n + 1) // 2
     g, l = _global(blocks, state)
-    _kernel(state, "random", out.dtype.name, "randint")(state.queue, g, l, out.untyped_storage().buffer,
+    _kernel(state, "random", out.dtype.name, "randint")(state.queue, g, l, backend_storage(out).buffer,
                                                          out.storage_offset(), n, seed & _MASK64, offset & _MASK64,
                                                          int(low), span)
 
@@ -818,8 +818,8 @@ def _sort(values, indices, a, dim, descending, stable):
     scratch_i = state.allocate(2 * n * 8)
     knl = _kernel(state, "sort", dtype, "sort")
     g, l = _global(nlines, state)
-    knl(state.queue, g, l, values.untyped_storage().buffer, values.storage_offset(), indices.untyped_storage().buffer,
-        indices.storage_offset(), a.untyped_storage().buffer, a.storage_offset(), scratch_v.buffer, scratch_i.buffer,
+    knl(state.queue, g, l, backend_storage(values).buffer, values.storage_offset(), backend_storage(indices).buffer,
+        indices.storage_offset(), backend_storage(a).buffer, a.storage_offset(), scratch_v.buffer, scratch_i.buffer,
         length, int(bool(descending)), nlines, sv[dim], si[dim], sa[dim], len(k_shape), *_pad(k_shape, 1),
         *_pad(pick(sv), 0), *_pad(pick(si), 0), *_pad(pick(sa), 0))
 

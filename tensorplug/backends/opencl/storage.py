@@ -27,7 +27,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from ..api import host_numpy_dtype, is_contiguous
+from ..api import backend_storage, host_numpy_dtype, is_contiguous
 from . import c_launch
 
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
@@ -280,7 +280,7 @@ def _out_of_memory(state: DeviceState, nbytes: int):
 
 
 def copy_from_host(dst, array: np.ndarray) -> None:
-    storage = dst.untyped_storage()
+    storage = backend_storage(dst)
     itemsize = dst.dtype.itemsize
     if array.nbytes == 0:
         return
@@ -292,7 +292,7 @@ def copy_from_host(dst, array: np.ndarray) -> None:
 
 def to_host(src) -> np.ndarray:
     """A copy of ``src`` on the host (synchronizes; raises errors kernels recorded)."""
-    storage = src.untyped_storage()
+    storage = backend_storage(src)
     state = storage.state
     dtype = numpy_dtype(src.dtype)
     shape = tuple(src.shape)

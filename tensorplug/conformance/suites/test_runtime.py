@@ -67,8 +67,8 @@ def test_memory_statistics(conformance):
     before = runtime.memory_allocated()
     x = tp.empty(1 << 16, device=conformance.device)
     grown = runtime.memory_allocated() - before
-    if grown != x.untyped_storage().nbytes:
-        raise ConformanceFailure(f"memory_allocated grew by {grown} bytes for a {x.untyped_storage().nbytes}-byte tensor")
+    if grown != x.untyped_storage().nbytes():
+        raise ConformanceFailure(f"memory_allocated grew by {grown} bytes for a {x.untyped_storage().nbytes()}-byte tensor")
     if runtime.max_memory_allocated() < before + grown:
         raise ConformanceFailure("max_memory_allocated is below memory_allocated")
     del x

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug.backends.api import CONTRACT_VERSION, PRIMITIVES, REQUIRED_DTYPES
+from tensorplug.backends.api import CONTRACT_VERSION, PRIMITIVES, REQUIRED_DTYPES, backend_storage
 from tensorplug.conformance._checks import ConformanceFailure
 from tensorplug.conformance.opdb._core import ALL_DTYPES, INT_DTYPES, round_to, to_numpy, to_tensor
 from tensorplug.conformance.suites import cases, item
@@ -280,7 +280,7 @@ def test_memory_freed_on_death(conformance):
     x = tp.empty(1 << 16, device=conformance.device)
     view = x[10:]
     try:
-        storage = weakref.ref(x.untyped_storage())
+        storage = weakref.ref(backend_storage(x))
     except TypeError:
         storage = None
     before = _stats(conformance).get("allocated_bytes")

@@ -183,9 +183,12 @@ def _make_kernel(op: dispatcher.Operator, formula, differentiable_args: tuple, s
         edges = tuple([gradient_edge(args[i]) if i in inputs_need else NO_EDGE for i in differentiable_args])
         saved = tuple([SavedTensor(a, node_name) if isinstance(a, Tensor) else a for a in args]) if save_inputs else ()
         lookup(below)(out, *args)
-        saved_out = SavedTensor(out, node_name, True) if save_output else None
         extra = () if keep is None else _extra(args, keep)
-        set_history(out, FormulaNode(name, formula, edges, saved, saved_out, extra))
+        node = FormulaNode(name, formula, edges, saved, None, extra)
+        set_history(out, node)
+        if save_output:
+            # Saved once out has its grad_fn: a saved-tensor pack hook sees it so, as in PyTorch.
+            node.output = SavedTensor(out, node_name, True)
 
     def _inplace(below, out, args, self_pos, inputs_need):
         base = out._base

@@ -21,7 +21,7 @@ from . import graph
 from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
 
-__all__ = ["run_backward", "run_from_scalar"]
+__all__ = ["run_backward", "run_from_scalar", "running_pass"]
 
 # Reentrant and thread-safe (each thread keeps its own stack of saved masks), so shared. Backward
 # never autocasts: its ops run in the dtypes autocast chose for the forward ops they differentiate
@@ -90,6 +90,16 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
 # Callbacks queued during a backward pass (queue_callback), run once when it ends; one list per
 # pass in progress (a hook may start a nested backward).
 _final_callbacks: list[list] = []
+# The root nodes of each pass in progress, innermost last (running_pass).
+_pass_roots: list = []
+
+
+def running_pass():
+    """``(token, roots)`` of the innermost backward pass in progress, or None outside backward:
+    ``token`` is the same object for every call during one pass, ``roots`` its root nodes."""
+    if not _final_callbacks:
+        return None
+    return _final_callbacks[-1], _pass_roots[-1]
 
 
 def queue_callback(callback) -> None:
@@ -154,6 +164,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
                 heapq.heappush(ready, (-node._sequence_nr, id(node), node))
                 queued.add(node)
     _final_callbacks.append([])
+    _pass_roots.append(root_nodes)
     try:
         if compiled:
             with (_GRAD_ON if create_graph else _GRAD_OFF):
@@ -166,6 +177,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool, inpu
             callbacks.pop(0)()
     finally:
         _final_callbacks.pop()
+        _pass_roots.pop()
     return _finish(inputs, captured, accumulate, allow_unused)
 
 
@@ -175,6 +187,7 @@ def run_from_scalar(node: Node, seed: Tensor, retain_graph: bool) -> None:
     slots = [None] * max(node.num_outputs, 1)
     slots[0] = seed
     _final_callbacks.append([])
+    _pass_roots.append((node,))
     try:
         # What `with _GRAD_OFF:` does, without its two frames.
         state = local_state
@@ -189,6 +202,7 @@ def run_from_scalar(node: Node, seed: Tensor, retain_graph: bool) -> None:
             callbacks.pop(0)()
     finally:
         _final_callbacks.pop()
+        _pass_roots.pop()
 
 
 def _run_ready(ready, buffers, counts, queued, captures, captured, needed, accumulate, inputs, retain_graph,

@@ -30,7 +30,10 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors) -> None:
-        self._saved = tuple(SavedTensor(t, "Function") if isinstance(t, Tensor) else t for t in tensors)
+        # Kept as given until apply() has attached the outputs to their node, and saved then (only
+        # when a node is recorded): a saved-tensor pack hook sees outputs with their grad_fn and
+        # runs for recorded calls only, as in PyTorch.
+        self._saved = tensors
 
     @property
     def saved_tensors(self) -> tuple:
@@ -120,6 +123,7 @@ class Function:
                 set_history(o, node, nr)
                 marked.append(o)
             outs = tuple(marked)
+            ctx._saved = tuple(SavedTensor(t, "Function") if isinstance(t, Tensor) else t for t in ctx._saved)
         return outs[0] if single else outs
 
     @staticmethod

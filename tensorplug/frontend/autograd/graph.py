@@ -12,10 +12,16 @@ import itertools
 import traceback
 import weakref
 
-from ...dispatcher import AUTOGRAD
+from ...dispatcher import AUTOGRAD, ExcludeKeys
 from ..tensor import Tensor, make_tensor
+from . import saved_hooks as _saved_hooks
+from .multi_grad import register_multi_grad_hook
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "NO_EDGE", "gradient_edge", "set_history", "anomaly_mode"]
+__all__ = [
+    "Node", "AccumulateGrad", "SavedTensor", "NO_EDGE", "gradient_edge", "set_history", "anomaly_mode",
+    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
+]
 
 #: The edge of an input that needs no gradient, as PyTorch shows it in next_functions.
 NO_EDGE = (None, 0)
@@ -106,21 +112,35 @@ class SavedTensor:
     An input is kept as it is (it leads to older nodes only). An op's own output is kept as an
     alias without its grad_fn, since the node would otherwise hold itself; :meth:`unpack`
     re-attaches the node when the value is needed for a double backward.
+
+    Under saved-tensor hooks (saved_hooks.py) the node keeps ``(packed, unpack_hook, edge)`` in
+    ``_hooked`` instead of the tensor: what pack_hook returned, and the gradient edge of the
+    original, which the unpacked tensor is attached to so that a double backward still reaches
+    it. As in PyTorch, a hooked tensor has no version check (the hooks own its value).
     """
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_op_name")
+    __slots__ = ("_tensor", "_version", "_is_output", "_op_name", "_hooked")
 
     def __init__(self, t: Tensor, op_name: str, is_output: bool = False):
+        self._is_output = is_output
+        self._op_name = op_name
+        self._version = t._version_ref[0]
+        if _saved_hooks.pushed:  # one module-level read on the common path (no hooks anywhere)
+            hooks = _saved_hooks.current_hooks()
+            if hooks is not None:
+                self._tensor = None
+                self._hooked = _pack(t, hooks, is_output)
+                return
         if is_output:
             t = make_tensor(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device, t._version_ref, t._base)
         self._tensor = t
-        self._version = t._version_ref[0]
-        self._is_output = is_output
-        self._op_name = op_name
+        self._hooked = None
 
     def unpack(self, node: Node | None = None) -> Tensor:
         t = self._tensor
         if t is None:
+            if self._hooked is not None:
+                return self._unpack_hooked(node)
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after they "
                 "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -142,8 +162,55 @@ class SavedTensor:
             t.grad_fn = node
         return t
 
+    def _unpack_hooked(self, node: Node | None) -> Tensor:
+        packed, unpack_hook, edge = self._hooked
+        value = unpack_hook(packed)
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                f"{type(value).__name__}"
+            )
+        # A new tensor over the value's memory: the unpacked value's own graph, if any, is not
+        # the one this node differentiates (PyTorch attaches the saved tensor's edge instead).
+        t = make_tensor(value._storage, value._shape, value._stride, value._offset, value._dtype, value._device,
+                        value._version_ref, value._base)
+        if self._is_output:
+            if node is not None:
+                t._keys |= _AUTOGRAD_MASK
+                t.grad_fn = node
+        elif edge is not None:
+            target, output_nr = edge
+            if target.__class__ is AccumulateGrad:
+                # A leaf: the unpacked tensor is a leaf whose gradients flow into the original's .grad.
+                t._keys |= _AUTOGRAD_MASK
+                autograd_meta(t).accumulator = weakref.ref(target)
+            else:
+                set_history(t, target, output_nr)
+        return t
+
     def release(self) -> None:
         self._tensor = None
+        self._hooked = None
+
+
+_PACK_MODIFIED_INPUT = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook."
+)
+
+
+def _pack(t: Tensor, hooks: tuple, is_output: bool) -> tuple:
+    """``(packed, unpack_hook, edge)`` for ``t`` saved under ``hooks`` (see SavedTensor)."""
+    pack_hook, unpack_hook = hooks
+    version = t._version_ref[0]
+    with ExcludeKeys(_AUTOGRAD_MASK):  # PyTorch runs pack hooks with grad mode off
+        packed = pack_hook(t)
+    if t._version_ref[0] != version:
+        raise RuntimeError(_PACK_MODIFIED_INPUT)
+    # An output's edge is its node, which unpack(node) is given; an input that needs no gradient has none.
+    edge = gradient_edge(t) if not is_output and t._keys & _AUTOGRAD_MASK else None
+    return (packed, unpack_hook, edge)
 
 
 class AutogradMeta:

@@ -86,8 +86,11 @@ def register_derivative(op: Operator, formula, differentiable: tuple = (0,), sav
             out = lookup(below)(*args, **kwargs)
         finally:
             state.mask = previous
-        saved_out = SavedTensor(out, name, True) if save_output else None
-        set_history(out, FormulaNode(name, formula, tuple(edges), saved, saved_out, kwargs))
+        node = FormulaNode(name, formula, tuple(edges), saved, None, kwargs)
+        set_history(out, node)
+        if save_output:
+            # Saved once out has its grad_fn: a saved-tensor pack hook sees it so, as in PyTorch.
+            node.output = SavedTensor(out, name, True)
         return out
 
     autograd_kernel.__qualname__ = f"autograd_{op.name}"

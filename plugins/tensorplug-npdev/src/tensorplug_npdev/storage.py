@@ -1,6 +1,6 @@
 """npdev memory: storages over NumPy byte buffers, a small caching allocator, host copies.
 
-A storage is the object tensorplug keeps on every tensor (``t.untyped_storage()``); all it
+A storage is the object tensorplug keeps on every tensor (``backend_storage(t)``); all it
 needs is ``nbytes``. When the last tensor using a storage dies, CPython drops the storage at
 once and ``__del__`` hands its buffer back to the cache, where the next allocation of the same
 size picks it up (``empty_cache()`` releases the cache). ``memory_stats()`` reports what the
@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+
+from tensorplug.backends.api import backend_storage
 
 __all__ = ["NpStorage", "allocate", "copy_from_host", "to_host", "view", "memory_stats", "reset_peak_memory_stats",
            "empty_cache"]
@@ -81,11 +83,11 @@ def numpy_dtype(dtype) -> np.dtype:
 def view(t) -> np.ndarray:
     """A NumPy view of tensor ``t`` over its npdev buffer (for kernels: writes go to device memory).
 
-    It reads only the public attributes of the contract: shape, stride(), storage_offset(),
-    dtype and untyped_storage(). Strides are in elements and may be 0 (broadcast inputs).
+    It reads only what the contract gives kernels: shape, stride(), storage_offset(), dtype and
+    backend_storage(t). Strides are in elements and may be 0 (broadcast inputs).
     """
     dtype = numpy_dtype(t.dtype)
-    buffer = t.untyped_storage().buffer
+    buffer = backend_storage(t).buffer
     count = buffer.nbytes // dtype.itemsize
     base = buffer[: count * dtype.itemsize].view(dtype)
     offset = t.storage_offset()
