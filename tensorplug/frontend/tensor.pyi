@@ -318,6 +318,8 @@ class Tensor:
     @property
     def data(self) -> Any:
         """detached(t) -> t.detach(): Tensor.data's getter."""
+    @data.setter
+    def data(self, value: Any) -> None: ...
     def data_ptr(self) -> _int:
         """Address of the first element, for backends whose storage has one (CPU)."""
     def deg2rad(self, *, out: Tensor | None = ...) -> Tensor:
@@ -1046,6 +1048,9 @@ def keyset_for(dev: _device, dtype: _dtype) -> _int:
 
 def make_tensor(storage: Any, shape: tuple[Any, ...], stride: tuple[Any, ...], offset: _int, dtype: _dtype, dev: _device, version: Any = ..., base: Any = ...) -> Tensor:
     """A tensor over ``storage`` (no checks: callers pass a layout that fits the storage)."""
+
+def replace_tensor_data(target: Tensor, source: Tensor) -> None:
+    """Make ``target`` view ``source``'s data (storage, layout, dtype, device) in place, keeping its identity and its requires_grad flag: what ``t.data = x`` does in PyTorch."""
 
 
 # Names tensor.py defines for the rest of the package; not public API.
