@@ -5,7 +5,8 @@ The lecture's steps: a vocabulary from the names with '.' as the start and end t
 next character) pairs over a sliding window of `block_size` characters, train/dev/test splits
 of the shuffled names, raw parameter tensors drawn with torch.randn(..., generator=g) from a
 seeded torch.Generator, embeddings looked up by indexing C[X] and flattened with view, a tanh
-hidden layer, F.cross_entropy, minibatches from torch.randint(..., generator=g), a hand-written
+hidden layer, the loss by hand (counts / counts.sum(1, keepdims=True), prob[torch.arange(n), Y])
+and then F.cross_entropy, minibatches from torch.randint(..., generator=g), a hand-written
 SGD step (p.grad = None, loss.backward(), p.data += -lr * p.grad), @torch.no_grad() split
 losses, and names sampled with torch.multinomial(probs, num_samples=1, generator=g).
 
@@ -112,6 +113,17 @@ def main(argv=None):
     for p in parameters:
         p.requires_grad = True
 
+    # The lecture first writes the loss out by hand (exponentiate, normalise the rows, pick each
+    # target's probability) and then switches to F.cross_entropy, which gives the same number.
+    with torch.no_grad():
+        emb = C[Xtr]
+        h = torch.tanh(emb.view(-1, block_size * n_embd) @ W1 + b1)
+        logits = h @ W2 + b2
+        counts = logits.exp()
+        prob = counts / counts.sum(1, keepdims=True)
+        manual_loss = -prob[torch.arange(Xtr.shape[0], device=device), Ytr].log().mean()
+        initial_losses = [manual_loss.item(), F.cross_entropy(logits, Ytr).item()]
+
     batch_rng = np.random.default_rng(args.seed % 2 ** 32 + 1)
     lossi, log10_losses = [], []
     for i in range(args.max_steps):
@@ -174,10 +186,10 @@ def main(argv=None):
                 break
             out.append(ix)
         samples.append(''.join(itos[i] for i in out))
-    if not args.quiet:
+    if samples and not args.quiet:
         print(samples)
 
-    results = {"losses": lossi, "log10_losses": log10_losses,
+    results = {"losses": lossi, "log10_losses": log10_losses, "initial_losses": initial_losses,
                "split_losses": [split_losses['train'], split_losses['val'], split_losses['test']],
                "n_params": [n_params]}
     if samples:
