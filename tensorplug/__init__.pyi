@@ -143,7 +143,7 @@ def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
 
-def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.all."""
 
 def allclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
@@ -155,19 +155,19 @@ def alpha_dropout(input: Tensor, p: Any, train: Any) -> Tensor:
 def alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
     """See torch.alpha_dropout_."""
 
-def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
+def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.amax."""
 
-def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
+def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.amin."""
 
-def aminmax(input: Tensor, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ...) -> Tensor:
+def aminmax(input: Tensor, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """``(min, max)`` of ``input``, over ``dim`` or over every element."""
 
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
 
-def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.any."""
 
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
@@ -185,10 +185,10 @@ def arctanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def are_deterministic_algorithms_enabled() -> _bool:
     """See torch.are_deterministic_algorithms_enabled."""
 
-def argmax(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmax(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.argmax."""
 
-def argmin(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmin(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.argmin."""
 
 def argsort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
@@ -362,7 +362,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def concat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
     """Alias of :func:`cat`."""
 
-def concatenate(tensors: Sequence[Tensor], axis: Any = ..., out: Tensor | None = ...) -> Tensor:
+def concatenate(tensors: Sequence[Tensor], axis: _Dims = ..., out: Tensor | None = ...) -> Tensor:
     """Alias of :func:`cat` with NumPy's argument name ``axis``."""
 
 def conj(input: Tensor) -> Tensor:
@@ -407,7 +407,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: Any = .
 def cosine_similarity(x1: Any, x2: Any, dim: _Dims = ..., eps: Any = ...) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
 
-def count_nonzero(input: Tensor, dim: _Dims | None = ...) -> Tensor:
+def count_nonzero(input: Tensor, dim: _Dims | None = ..., *, axis: _Dims | None = ...) -> Tensor:
     """How many elements are non-zero, over ``dim`` (int64)."""
 
 def cov(input: Tensor, *, correction: Any = ..., fweights: Any = ..., aweights: Any = ...) -> Tensor:
@@ -761,7 +761,7 @@ def kl_div(input: Tensor, target: Any, reduction: Any = ..., *, log_target: Any 
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
 
-def kthvalue(input: Tensor, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+def kthvalue(input: Tensor, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Any = ..., bias: Any = ..., eps: Any = ..., cudnn_enable: Any = ...) -> Tensor:
@@ -839,7 +839,7 @@ def logit(input: Tensor, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
 def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale (complex ends give complex values, as PyTorch)."""
 
-def logsumexp(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Tensor:
+def logsumexp(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow."""
 
 def lt(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -869,7 +869,7 @@ def matrix_exp(A: Any, *, out: Tensor | None = ...) -> Tensor:
 def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
     """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
 
-def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
+def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ...) -> Tensor:
@@ -884,16 +884,16 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any 
 def maximum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
 
-def mean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+def mean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be castable to, so not an integer one)."""
 
-def median(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
+def median(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
     """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives (values, indices). A line containing NaN has median NaN."""
 
 def meshgrid(*tensors: Any, indexing: Any = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, as broadcast views; ``indexing="xy"`` swaps the first two output dims (Cartesian), ``"ij"`` keeps the input order (matrix)."""
 
-def min(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
+def min(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
     """See torch.min."""
 
 def minimum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -902,7 +902,7 @@ def minimum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | Non
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """See torch.mm."""
 
-def mode(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+def mode(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
     """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
 
 def moveaxis(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -929,16 +929,16 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 def nan_to_num(input: Tensor, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
 
-def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
 
-def nanmedian(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
+def nanmedian(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
     """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
 
-def nanquantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ...) -> Tensor:
+def nanquantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
 
-def nansum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+def nansum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
 
 def narrow(input: Tensor, dim: _Dims, start: Any, length: Any) -> Tensor:
@@ -1031,7 +1031,7 @@ def pow(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = 
 def prelu(input: Tensor, weight: Any) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1 of ``input``)."""
 
-def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
 
 def promote_types(a: _dtype, b: _dtype) -> _dtype:
@@ -1040,7 +1040,7 @@ def promote_types(a: _dtype, b: _dtype) -> _dtype:
 def put(input: Tensor, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
     """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
 
-def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ...) -> Tensor:
+def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
 
 def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -1241,10 +1241,10 @@ def squeeze(input: Tensor, dim: _Dims | None = ...) -> Tensor:
 def stack(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
     """See torch.stack."""
 
-def std(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
+def std(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
 
-def std_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ...) -> tuple[Tensor, Tensor]:
+def std_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> tuple[Tensor, Tensor]:
     """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
 
 def stft(input: Tensor, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
@@ -1256,7 +1256,7 @@ def sub(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ...,
 def subtract(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input - alpha * other``."""
 
-def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
 
 def svd(input: Tensor, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
@@ -1361,10 +1361,10 @@ def use_deterministic_algorithms(mode: _bool, *, warn_only: _bool = ...) -> None
 def vander(x: Any, N: Any = ..., increasing: Any = ...) -> Tensor:
     """The Vandermonde matrix of the 1-D ``x``: column j holds ``x ** (N - 1 - j)`` (``x ** j`` when ``increasing``); bools and integers give int64, as in PyTorch."""
 
-def var(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
+def var(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
 
-def var_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ...) -> tuple[Tensor, Tensor]:
+def var_mean(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> tuple[Tensor, Tensor]:
     """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
 
 def vdot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:

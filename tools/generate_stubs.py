@@ -41,6 +41,7 @@ PARAMETER_TYPES = {
     "dim": "_Dims",
     "dim0": "_int", "dim1": "_int", "dim2": "_int",
     "keepdim": "_bool",
+    "axis": "_Dims", "keepdims": "_bool",  # NumPy's spellings of dim and keepdim (ops/_numpy_names.py)
     "dtype": "_dtype",
     "device": "_DeviceLike",
     "requires_grad": "_bool",

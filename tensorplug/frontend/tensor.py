@@ -19,7 +19,7 @@ from . import dtypes as _dt
 from .device import UNINDEXED_DEVICE_TYPES, canonical_device, device
 from .shapes import _layout_cache as _layouts, contiguous_layout
 
-__all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor", "keyset_for"]
+__all__ = ["Tensor", "make_tensor", "empty_tensor", "bind_device", "is_tensor", "keyset_for", "replace_tensor_data"]
 
 _AUTOGRAD_MASK = dispatcher.AUTOGRAD.mask
 _COMPLEX_MASK = dispatcher.COMPLEX.mask
@@ -159,8 +159,22 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    # detach() in C (see shape): a manual optimizer step reads p.data for every parameter.
-    data = property(_hotpath.detached, doc="This tensor's values outside the graph: detach().")
+    def _assign_data(self, value: "Tensor") -> None:
+        # `t.data = x` and the augmented forms (`p.data += -lr * p.grad`, which Python ends with
+        # that assignment) swap the values under the tensor, keeping its identity and autograd
+        # state; PyTorch refuses a non-tensor and non-differentiable values for a tensor that
+        # requires grad, before anything changes.
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data: the new data has to be a Tensor, but got {type(value).__name__}")
+        if self._keys & _AUTOGRAD_MASK and value._dtype.category < 2:
+            raise RuntimeError(
+                f"Tensor.data: data set to a tensor that requires gradients must be floating point or complex "
+                f"dtype, got {value._dtype} (the tensor is {self._dtype}, shape {tuple(self._shape)})")
+        replace_tensor_data(self, value)
+
+    # Reading is detach() in C (see shape): a manual optimizer step reads p.data for every parameter.
+    data = property(_hotpath.detached, _assign_data,
+                    doc="This tensor's values outside the graph: detach(); assigning swaps them in place.")
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage and version counter, outside the graph."""
@@ -194,6 +208,22 @@ def _rebuild_tensor(array: np.ndarray, device_name: str, requires_grad: bool, dt
 def _rebuild_meta_tensor(shape: tuple, dtype_name: str, requires_grad: bool) -> Tensor:
     t = _empty_tensor(tuple(shape), getattr(_dt, dtype_name), resolve_device("meta"))
     return t.requires_grad_(True) if requires_grad else t
+
+
+def replace_tensor_data(target: Tensor, source: Tensor) -> None:
+    """Make ``target`` view ``source``'s data (storage, layout, dtype, device) in place, keeping its
+    identity and its requires_grad flag: what ``t.data = x`` does in PyTorch."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(source).__name__}")
+    grad_bit = target._keys & _AUTOGRAD_MASK
+    target._storage = source._storage
+    target._shape = source._shape
+    target._stride = source._stride
+    target._offset = source._offset
+    target._dtype = source._dtype
+    target._device = source._device
+    target._version_ref = source._version_ref
+    target._keys = (source._keys & ~_AUTOGRAD_MASK) | grad_bit
 
 
 _new = object.__new__

@@ -138,19 +138,19 @@ class Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
-    def all(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+    def all(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.all."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
         """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
-    def amax(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
+    def amax(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.amax."""
-    def amin(self, dim: _Dims = ..., keepdim: _bool = ...) -> Tensor:
+    def amin(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.amin."""
-    def aminmax(self, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ...) -> Tensor:
+    def aminmax(self, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """``(min, max)`` of ``input``, over ``dim`` or over every element."""
     def angle(self) -> Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
-    def any(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+    def any(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.any."""
     def apply_(self, callable: Any) -> Tensor:
         """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
@@ -166,9 +166,9 @@ class Tensor:
         """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
     def arctanh_(self) -> Tensor:
         """In-place version of ``arctanh``."""
-    def argmax(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+    def argmax(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.argmax."""
-    def argmin(self, dim: _Dims | None = ..., keepdim: _bool = ...) -> Tensor:
+    def argmin(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.argmin."""
     def argsort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
         """The indices that sort ``input`` along ``dim``."""
@@ -294,7 +294,7 @@ class Tensor:
         """Elementwise ``cosh`` of ``input`` (see torch.cosh)."""
     def cosh_(self) -> Tensor:
         """In-place version of ``cosh``."""
-    def count_nonzero(self, dim: _Dims | None = ...) -> Tensor:
+    def count_nonzero(self, dim: _Dims | None = ..., *, axis: _Dims | None = ...) -> Tensor:
         """How many elements are non-zero, over ``dim`` (int64)."""
     def cov(self, *, correction: Any = ..., fweights: Any = ..., aweights: Any = ...) -> Tensor:
         """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable: a 0-d result), with observations in the columns, optionally weighted by frequency (``fweights``, integers) and importance (``aweights``); ``correction=1`` is Bessel's."""
@@ -319,6 +319,8 @@ class Tensor:
     @property
     def data(self) -> Any:
         """detached(t) -> t.detach(): Tensor.data's getter."""
+    @data.setter
+    def data(self, value: Any) -> None: ...
     def data_ptr(self) -> _int:
         """The address of the first element: the storage's plus the offset in bytes (views of one tensor agree)."""
     def deg2rad(self, *, out: Tensor | None = ...) -> Tensor:
@@ -573,7 +575,7 @@ class Tensor:
         """See torch.Tensor.itemsize."""
     def kron(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter shape is padded with leading ones; dtypes promote as in multiplication)."""
-    def kthvalue(self, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+    def kthvalue(self, k: _int, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
         """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
     layout: _str
     def lcm(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -642,7 +644,7 @@ class Tensor:
         """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
     def logit_(self, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
-    def logsumexp(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Tensor:
+    def logsumexp(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """``log(sum(exp(input), dim))``, computed without overflow."""
     def long(self) -> Tensor:
         """See torch.Tensor.long."""
@@ -672,17 +674,17 @@ class Tensor:
         """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial."""
     def matrix_power(self, n: Any, *, out: Tensor | None = ...) -> Tensor:
         """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
-    def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
+    def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
     def maximum(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
     def maximum_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``maximum``."""
-    def mean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    def mean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be castable to, so not an integer one)."""
-    def median(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
+    def median(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives (values, indices). A line containing NaN has median NaN."""
-    def min(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ...) -> Any:
+    def min(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """See torch.Tensor.min."""
     def minimum(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``minimum`` of ``input`` and ``other`` with broadcasting (see torch.minimum)."""
@@ -690,7 +692,7 @@ class Tensor:
         """In-place version of ``minimum``."""
     def mm(self, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """See torch.Tensor.mm."""
-    def mode(self, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+    def mode(self, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
         """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
     def moveaxis(self, source: Any, destination: Any) -> Tensor:
         """See torch.Tensor.moveaxis."""
@@ -712,13 +714,13 @@ class Tensor:
         """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
     def nan_to_num_(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ...) -> Tensor:
         """In-place version of ``nan_to_num``."""
-    def nanmean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+    def nanmean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
-    def nanmedian(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Any:
+    def nanmedian(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
-    def nanquantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
+    def nanquantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
-    def nansum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ...) -> Tensor:
+    def nansum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` with NaN counted as zero."""
     def narrow(self, dim: _Dims, start: Any, length: Any) -> Tensor:
         """See torch.Tensor.narrow."""
@@ -784,13 +786,13 @@ class Tensor:
         """In-place version of ``pow``."""
     def prelu(self, weight: Any) -> Tensor:
         """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1 of ``input``)."""
-    def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    def prod(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
     def put(self, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
         """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
     def put_(self, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
         """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
-    def quantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ...) -> Tensor:
+    def quantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest."""
     def rad2deg(self, *, out: Tensor | None = ...) -> Tensor:
         """Radians to degrees (integers give the default float dtype)."""
@@ -924,7 +926,7 @@ class Tensor:
         """In-place version of ``square``."""
     def squeeze(self, dim: _Dims | None = ...) -> Tensor:
         """See torch.Tensor.squeeze."""
-    def std(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
+    def std(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Standard deviation: the square root of :func:`var` (same arguments)."""
     def stft(self, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
         """The short-time Fourier transform of a 1-D signal or a (batch, time) batch of them."""
@@ -940,7 +942,7 @@ class Tensor:
         """In-place version of ``sub``."""
     def subtract(self, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input - alpha * other``."""
-    def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
@@ -1016,7 +1018,7 @@ class Tensor:
         """See torch.Tensor.unsqueeze."""
     def untyped_storage(self) -> tensorplug.frontend.storage.UntypedStorage:
         """The memory this tensor views, as a ``tp.UntypedStorage`` (one object for all its views while in use)."""
-    def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ...) -> Tensor:
+    def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
     def vdot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its first argument (the same as ``dot`` for real tensors)."""
@@ -1049,6 +1051,9 @@ def keyset_for(dev: _device, dtype: _dtype) -> _int:
 
 def make_tensor(storage: Any, shape: tuple[Any, ...], stride: tuple[Any, ...], offset: _int, dtype: _dtype, dev: _device, version: Any = ..., base: Any = ...) -> Tensor:
     """A tensor over ``storage`` (no checks: callers pass a layout that fits the storage)."""
+
+def replace_tensor_data(target: Tensor, source: Tensor) -> None:
+    """Make ``target`` view ``source``'s data (storage, layout, dtype, device) in place, keeping its identity and its requires_grad flag: what ``t.data = x`` does in PyTorch."""
 
 
 # Names tensor.py defines for the rest of the package; not public API.

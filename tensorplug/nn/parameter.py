@@ -6,28 +6,11 @@ PyTorch. It requires grad by default and prints as ``Parameter containing:``.
 """
 from __future__ import annotations
 
-from .. import _hotpath
 from ..frontend.factories import empty
 from ..frontend.printing import tensor_repr
-from ..frontend.tensor import Tensor, _AUTOGRAD_MASK
+from ..frontend.tensor import Tensor, replace_tensor_data
 
 __all__ = ["Parameter", "Buffer", "replace_tensor_data"]
-
-
-def replace_tensor_data(target: Tensor, source: Tensor) -> None:
-    """Make ``target`` view ``source``'s data (storage, layout, dtype, device) in place, keeping its
-    identity and its requires_grad flag: what ``param.data = x`` does in PyTorch."""
-    if not isinstance(source, Tensor):
-        raise TypeError(f"data must be a Tensor, not {type(source).__name__}")
-    grad_bit = target._keys & _AUTOGRAD_MASK
-    target._storage = source._storage
-    target._shape = source._shape
-    target._stride = source._stride
-    target._offset = source._offset
-    target._dtype = source._dtype
-    target._device = source._device
-    target._version_ref = source._version_ref
-    target._keys = (source._keys & ~_AUTOGRAD_MASK) | grad_bit
 
 
 class Parameter(Tensor):
@@ -59,13 +42,6 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
         pass  # everything happens in __new__ (Tensor.__init__ refuses direct construction)
-
-    def _set_data(self, value: Tensor) -> None:
-        replace_tensor_data(self, value)
-
-    # Reading is Tensor.data's C getter (detach()); assigning swaps the values in place, keeping
-    # the parameter's identity.
-    data = property(_hotpath.detached, _set_data, doc="The parameter's values outside the graph.")
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + tensor_repr(self)

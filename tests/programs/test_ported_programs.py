@@ -41,14 +41,19 @@ PROGRAMS = {
     "vit_classifier": ["--dropout", "0"],
     "speech_ctc": [],
     "forward_forward": ["--numpy-permutation"],
+    "dqn": [],
+    "makemore_mlp": ["--numpy-init", "--numpy-batches", "--num-samples", "0"],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
-# RandomSampler's order): that run must train on every device too.
+# RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
+# train on every device too.
 RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_transformer", "char_gpt", "reinforce",
-                     "gcn_node_classification", "seq2seq_attention", "vit_classifier", "forward_forward"]
-# Without PyTorch, the check is that training lowers this loss (first step against last); a
-# policy-gradient loss need not go down, so REINFORCE has none.
-LEARNS = {name: "losses" for name in PROGRAMS if name != "reinforce"}
+                     "gcn_node_classification", "seq2seq_attention", "vit_classifier", "forward_forward",
+                     "makemore_mlp"]
+# Without PyTorch, the check is that training lowers this loss (first step against last). A
+# policy-gradient loss need not go down, nor does DQN's temporal-difference loss (its targets
+# grow as rewards propagate back through the bootstrapped values), so REINFORCE and DQN have none.
+LEARNS = {name: "losses" for name in PROGRAMS if name not in ("reinforce", "dqn")}
 DEVICES = ["cpu", "opencl", "npdev"]
 
 # Float32 training: the two libraries sum in different orders (blocked matmuls, convolution

@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from ..views import diagonal, expand, permute, reshape, squeeze
 from ._common import check_exact_dtype, check_same_device, is_number, write_inplace, write_out
 from ._composite import composite
+from ._numpy_names import dim_keywords
 from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exists (see __all__)
@@ -374,33 +375,41 @@ def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool, whole: bool
     return var, mean
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is
     ``correction=0``).
 
     >>> tp.var(tp.tensor([1.0, 2.0, 3.0])).item()
     1.0
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("var", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("var", input, dim, unbiased, keepdim, correction)
     return _finish(_var_mean(input, dims, correction, bool(keepdim), whole)[0], out, "var")
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None) -> Tensor:
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("std", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("std", input, dim, unbiased, keepdim, correction)
     # The square root's gradient at a variance of 0 (equal values) is 0, as PyTorch's, not NaN.
     variance = _var_mean(input, dims, correction, bool(keepdim), whole)[0]
     return _finish(_root_at_zero_safe(variance, 2.0), out, "std")
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """(variance, mean) over ``dim`` in one pass of arguments (see :func:`var`)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("var_mean", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("var_mean", input, dim, unbiased, keepdim, correction)
     return var_mean_result(*_var_mean(input, dims, correction, bool(keepdim), whole))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """(standard deviation, mean) over ``dim`` (see :func:`var`)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("std_mean", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("std_mean", input, dim, unbiased, keepdim, correction)
     variance, mean = _var_mean(input, dims, correction, bool(keepdim), whole)
     return std_mean_result(_root_at_zero_safe(variance, 2.0), mean)
@@ -482,18 +491,22 @@ def _logsumexp(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return total if keepdim else squeeze(total, dims)
 
 
-def logsumexp(input, dim=None, keepdim=False, *, out=None) -> Tensor:
+def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("logsumexp", dim, axis, keepdim, keepdims)
     _check_tensor("logsumexp", input)
     x = input if input._dtype.is_floating_point else to_dtype(input, _dt.get_default_dtype())
     dims = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(x.ndim))
     return _finish(_logsumexp(x, dims, bool(keepdim)), out, "logsumexp")
 
 
-def count_nonzero(input, dim=None) -> Tensor:
+def count_nonzero(input, dim=None, *, axis=None) -> Tensor:
     """How many elements are non-zero, over ``dim`` (int64)."""
     from .reductions import sum as _sum
 
+    if axis is not None:
+        dim, _ = dim_keywords("count_nonzero", dim, axis, False, None)
     _check_tensor("count_nonzero", input)
     dims = normalize_dims("count_nonzero", dim, input.ndim) or tuple(range(input.ndim))
     return _sum(COMPARE["ne"](input, 0), dims if input._shape else None)

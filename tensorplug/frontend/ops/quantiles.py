@@ -13,6 +13,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ._common import check_same_device, is_number, write_out
 from ._composite import composite
+from ._numpy_names import dim_keywords
 from ..autocast_hook import autocast_function
 
 __all__ = ["quantile", "nanquantile"]
@@ -94,7 +95,7 @@ def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore
     return write_out(op, out, _quantile(input, q, d, bool(keepdim), interpolation, ignore_nan))
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None) -> Tensor:
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number
     or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding
     NaN gives NaN. ``interpolation``: linear, lower, higher, midpoint or nearest.
@@ -102,20 +103,24 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> tp.quantile(tp.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).item()
     2.5
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("quantile", dim, axis, keepdim, keepdims)
     return _quantile_public("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None) -> Tensor:
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("nanquantile", dim, axis, keepdim, keepdims)
     return _quantile_public("nanquantile", input, q, dim, keepdim, interpolation, out, True)
 
 
-def _quantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear"):
-    return quantile(self, q, dim, keepdim, interpolation=interpolation)
+def _quantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None, keepdims=None):
+    return quantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis, keepdims=keepdims)
 
 
-def _nanquantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear"):
-    return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+def _nanquantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None, keepdims=None):
+    return nanquantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis, keepdims=keepdims)
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

@@ -16,6 +16,7 @@ from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze
 from ._common import check_cast, keyset, write_out
 from ._composite import composite
+from ._numpy_names import dim_keywords
 from .copying import clone, to_dtype
 from ..autocast_hook import autocast_function
 
@@ -132,11 +133,13 @@ def _out_dtype(op: str, out, dtype) -> _dt.dtype:
     return dtype
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64.
 
     With ``out=`` the sum is taken in ``out``'s dtype (the input is converted first), as in
     PyTorch: ``sum(float_tensor, 0, out=int64_tensor)`` adds the truncated values."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("sum", dim, axis, keepdim, keepdims)
     _check_tensor("sum", input)
     if out is not None:
         result = sum(input, dim, keepdim, dtype=_out_dtype("sum", out, dtype))
@@ -154,9 +157,11 @@ sum = _hotpath.FullReduction(sum, REDUCE["sum"].table, REDUCE["sum"].lookup,
 
 
 @autocast_function("prod")
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s
     dtype, as :func:`sum`."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("prod", dim, axis, keepdim, keepdims)
     _check_tensor("prod", input)
     if out is not None:
         if dim is None:  # PyTorch's out= overload of prod takes one int dim
@@ -174,10 +179,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
     return result
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a
     floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be
     castable to, so not an integer one)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("mean", dim, axis, keepdim, keepdims)
     _check_tensor("mean", input)
     in_dtype = input._dtype if dtype is None else dtype
     if in_dtype.category < 2:
@@ -204,19 +211,27 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
-def amax(input, dim=(), keepdim=False) -> Tensor:
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("amax", dim, axis, keepdim, keepdims, dim_default=())
     return _reduce("amax", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
 
 
-def amin(input, dim=(), keepdim=False) -> Tensor:
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("amin", dim, axis, keepdim, keepdims, dim_default=())
     return _reduce("amin", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
 
 
-def all(input, dim=None, keepdim=False) -> Tensor:
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("all", dim, axis, keepdim, keepdims)
     return _reduce("all", input, dim, keepdim, _dt.bool)
 
 
-def any(input, dim=None, keepdim=False) -> Tensor:
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("any", dim, axis, keepdim, keepdims)
     return _reduce("any", input, dim, keepdim, _dt.bool)
 
 
@@ -245,8 +260,10 @@ def _nansum(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return sum(_without_nan("nansum", input), dims, keepdim)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("nansum", dim, axis, keepdim, keepdims)
     _check_tensor("nansum", input)
     if not input._dtype.is_floating_point or (dtype is not None and not dtype.is_floating_point):
         return sum(_without_nan("nansum", input), dim, keepdim, dtype=dtype)
@@ -255,8 +272,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     return _nansum(x, dims, bool(keepdim))
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("nanmean", dim, axis, keepdim, keepdims)
     from .elementwise import UNARY
 
     _check_tensor("nanmean", input)
@@ -280,11 +299,15 @@ def _arg_reduce(op: str, input, dim, keepdim: bool) -> Tensor:
     return _reduce(op, input, d, keepdim, _dt.int64, needs_elements=True)
 
 
-def argmax(input, dim=None, keepdim=False) -> Tensor:
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("argmax", dim, axis, keepdim, keepdims)
     return _arg_reduce("argmax", input, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False) -> Tensor:
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("argmin", dim, axis, keepdim, keepdims)
     return _arg_reduce("argmin", input, dim, keepdim)
 
 
@@ -318,13 +341,17 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
     return values_indices(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, other=None):
+def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other)``: the elementwise maximum."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("max", dim, axis, keepdim, keepdims)
     return _extreme("max", "amax", "argmax", input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("min", dim, axis, keepdim, keepdims)
     return _extreme("min", "amin", "argmin", input, dim, keepdim, other)
 
 

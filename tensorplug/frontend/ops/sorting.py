@@ -19,6 +19,7 @@ from ..tensor import Tensor, empty_tensor
 from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset
 from ._composite import composite
+from ._numpy_names import dim_keywords
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive"]
 
@@ -120,8 +121,10 @@ def _kthvalue(input: Tensor, k: int, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("kthvalue", dim, axis, keepdim, keepdims, dim_default=-1)
     _check_tensor("kthvalue", input)
     d = normalize_dim("kthvalue", dim, input.ndim)
     k = operator.index(k)
@@ -172,14 +175,18 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     return values, indices
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives
     (values, indices). A line containing NaN has median NaN."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("median", dim, axis, keepdim, keepdims)
     return _median_public("median", input, dim, keepdim, out, False)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("nanmedian", dim, axis, keepdim, keepdims)
     return _median_public("nanmedian", input, dim, keepdim, out, True)
 
 
@@ -234,8 +241,10 @@ def _mode(input: Tensor, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
-def mode(input, dim=-1, keepdim=False, *, out=None):
+def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("mode", dim, axis, keepdim, keepdims, dim_default=-1)
     _check_tensor("mode", input)
     d = normalize_dim("mode", dim, input.ndim)
     if input._shape and input._shape[d] == 0:

@@ -8,6 +8,7 @@ from collections import namedtuple
 from ..autocast_hook import autocast_function
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
+from ._numpy_names import dim_keywords
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import UNARY
 
@@ -98,12 +99,14 @@ def corrcoef(input) -> Tensor:
     return c if c._dtype.is_complex else c.clamp(-1, 1)
 
 
-def aminmax(input, *, dim=None, keepdim=False, out=None):
+def aminmax(input, *, dim=None, keepdim=False, out=None, axis=None, keepdims=None):
     """``(min, max)`` of ``input``, over ``dim`` or over every element.
 
     >>> tp.aminmax(tp.tensor([[1, 5], [-2, 3]]), dim=1)
     aminmax(min=tensor([ 1, -2]), max=tensor([5, 3]))
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords("aminmax", dim, axis, keepdim, keepdims)
     from .reductions import amax, amin
 
     check_tensor("aminmax", input)
