@@ -191,7 +191,8 @@ class UntypedStorage:
         return getattr(self._backend_storage, name)
 
     def __repr__(self) -> str:
-        values = "".join(f" {v}\n" for v in self.tolist())
+        # A meta storage has no values: PyTorch prints "..." in their place.
+        values = "...\n" if self._device.type == "meta" else "".join(f" {v}\n" for v in self.tolist())
         return f"{values}[tensorplug.UntypedStorage(device={self._device}) of size {self.nbytes()}]"
 
 
@@ -333,7 +334,7 @@ class TypedStorage:
         return self
 
     def __repr__(self) -> str:
-        values = "".join(f" {v}\n" for v in self.tolist())
+        values = "...\n" if self.device.type == "meta" else "".join(f" {v}\n" for v in self.tolist())
         return f"{values}[tensorplug.TypedStorage(dtype={self.dtype}, device={self.device}) of size {self.size()}]"
 
 

@@ -53,7 +53,7 @@ def test_factories_match_pytorch(name):
 def test_every_dtype_is_declared(dtype):
     t = tp.empty(3, 2, dtype=dtype, device="meta")
     assert t.dtype is dtype and t.shape == (3, 2) and t.is_meta
-    assert t.untyped_storage().nbytes == 6 * dtype.itemsize
+    assert t.untyped_storage().nbytes() == 6 * dtype.itemsize
 
 
 def test_the_device_has_no_index():
@@ -65,7 +65,7 @@ def test_the_device_has_no_index():
 
 def test_storage_holds_no_memory():
     t = tp.empty(4, 3, device="meta")
-    assert t.untyped_storage().nbytes == 48
+    assert t.untyped_storage().nbytes() == 48
     assert t.data_ptr() == 0
     assert t[1].data_ptr() == 12  # the offset in bytes past address 0, as PyTorch
     assert t[1].untyped_storage() is t.untyped_storage()
@@ -74,7 +74,7 @@ def test_storage_holds_no_memory():
 def test_storage_and_address_match_pytorch():
     torch = torch_or_skip()
     ours, theirs = tp.empty(4, 3, device="meta"), torch.empty(4, 3, device="meta")
-    assert ours.untyped_storage().nbytes == theirs.untyped_storage().nbytes()
+    assert ours.untyped_storage().nbytes() == theirs.untyped_storage().nbytes()
     assert (ours.data_ptr(), ours[1].data_ptr()) == (theirs.data_ptr(), theirs[1].data_ptr())
 
 
