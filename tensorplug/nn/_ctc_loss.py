@@ -275,10 +275,15 @@ def _padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, 
     return padded
 
 
+def _in_op_layout(t: Tensor, device) -> bool:
+    return t._dtype is _dt.int64 and t.device == device and not t.requires_grad
+
+
 def _checked_ctc_loss(op, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
     """Check and normalize PyTorch's input forms, then call the ctc_loss op."""
     check_tensor(op, log_probs, "log_probs")
     check_tensor(op, targets, "targets")
+    original_input_lengths, original_target_lengths = input_lengths, target_lengths
     input_lengths, target_lengths = _lengths(op, input_lengths, target_lengths)
     if log_probs.ndim not in (2, 3):
         raise RuntimeError(f"{op}(): expected log_probs of shape (T, N, C) or unbatched (T, C), but got "
@@ -304,9 +309,16 @@ def _checked_ctc_loss(op, log_probs, targets, input_lengths, target_lengths, bla
                            f"(shape {list(log_probs._shape)}), got {max(input_lengths)}")
     padded = _padded_targets(op, targets, batch, target_lengths, classes, blank)
     device = x.device
-    loss = _ctc_loss(x, tensor(padded, device=device), tensor(np.asarray(input_lengths, dtype=np.int64), device=device),
-                     tensor(np.asarray(target_lengths, dtype=np.int64), device=device), blank, reduction,
-                     bool(zero_infinity))
+    # Arguments already in the op's layout (int64, on log_probs' device; padded targets of any
+    # width, whose values past each length the op never reads) go as they are: making each again
+    # was a third of a small batch's forward on the CPU (issue 14).
+    if not (targets.ndim == 2 and _in_op_layout(targets, device)):
+        targets = tensor(padded, device=device)
+    lengths = []
+    for given, values in ((original_input_lengths, input_lengths), (original_target_lengths, target_lengths)):
+        usable = isinstance(given, Tensor) and given.ndim == 1 and _in_op_layout(given, device)
+        lengths.append(given if usable else tensor(np.asarray(values, dtype=np.int64), device=device))
+    loss = _ctc_loss(x, targets, *lengths, blank, reduction, bool(zero_infinity))
     return loss if batched or reduction != "none" else loss.squeeze(0)
 
 
