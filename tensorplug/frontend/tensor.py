@@ -72,6 +72,8 @@ class Tensor:
     def dim(self) -> int:
         return len(self._shape)
 
+    ndimension = dim  # PyTorch's older name, still in public scripts
+
     def size(self, dim=None):
         if dim is None:
             return self._shape

@@ -732,6 +732,8 @@ class Tensor:
     @property
     def ndim(self) -> Any:
         """tensor_ndim(t) -> len(t.shape): Tensor.ndim's getter."""
+    def ndimension(self) -> _int:
+        """See torch.Tensor.ndimension."""
     def ne(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``ne`` of ``input`` and ``other`` with broadcasting (see torch.ne)."""
     def ne_(self, other: _TensorOrNumber) -> Tensor:

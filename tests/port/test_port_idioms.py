@@ -77,3 +77,11 @@ def test_sdpa_kernel_sets_the_switches_for_its_block():
             assert not cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
     assert caught and caught[0].category is FutureWarning
     assert cuda.flash_sdp_enabled()
+
+
+def test_older_size_names():
+    """ndimension() and nelement(), PyTorch's older spellings of dim() and numel()."""
+    t = tp.ones(2, 3, 4)
+    assert t.ndimension() == t.dim() == 3
+    assert t.nelement() == t.numel() == 24
+    assert tp.tensor(5.0).ndimension() == 0
