@@ -58,16 +58,21 @@ def _shared_arguments(log_probs, targets, input_lengths, target_lengths) -> list
             *_operand(target_lengths), target_lengths.stride(0)]
 
 
+def _sizes(op: str, log_probs, targets, blank) -> tuple:
+    """``(T, N, C, S, W)``: frames, batch, classes, the padded target width and the extended
+    label width 2 S + 1, after checking the blank."""
+    steps, batch, classes = log_probs.shape
+    _check_blank(op, blank, classes)
+    longest = targets.shape[1]
+    return steps, batch, classes, longest, 2 * longest + 1
+
+
 def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
     if not _fits(log_probs, targets, input_lengths, target_lengths):
         return get_operator("ctc_loss").decomposition(log_probs, targets, input_lengths, target_lengths, blank,
                                                       reduction, zero_infinity)
-    steps, batch, classes = log_probs.shape
-    _check_blank("ctc_loss", blank, classes)
-    longest = targets.shape[1]
-    width = 2 * longest + 1
-    state = _state(log_probs)
-    dtype = log_probs.dtype.name
+    steps, batch, classes, longest, width = _sizes("ctc_loss", log_probs, targets, blank)
+    state, dtype = _state(log_probs), log_probs.dtype.name
     shares = log_probs.new_empty((batch,))
     if batch:
         alpha = state.allocate(max(batch * steps * width, 1) * log_probs.element_size())
@@ -88,12 +93,8 @@ def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, 
             or tuple(grad.shape) != ((batch,) if reduction == "none" else ())):
         return get_operator("ctc_loss_backward").decomposition(grad, log_probs, targets, input_lengths,
                                                                target_lengths, blank, reduction, zero_infinity)
-    steps, batch, classes = log_probs.shape
-    _check_blank("ctc_loss_backward", blank, classes)
-    longest = targets.shape[1]
-    width = 2 * longest + 1
-    state = _state(log_probs)
-    dtype = log_probs.dtype.name
+    steps, batch, classes, longest, width = _sizes("ctc_loss_backward", log_probs, targets, blank)
+    state, dtype = _state(log_probs), log_probs.dtype.name
     out = log_probs.new_empty(log_probs.shape)
     if batch:
         size = log_probs.element_size()
