@@ -94,12 +94,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     if repeats is None:
         counts = _repeat_counts(input, input.numel())
         return tensor(np.repeat(np.arange(len(counts)), counts), dtype=_dt.int64, device=input._device)
-    if dim is None:
-        input, d = input.reshape(-1), 0
-    else:
-        d = normalize_dim("repeat_interleave", dim, max(input.ndim, 1))
-        if input.ndim == 0:
-            input = input.reshape(1)
+    input, d = _repeat_axis(input, dim)
     counts = _repeat_counts(repeats, input._shape[d])
     total = sum(counts)
     if output_size is not None and output_size != total:
@@ -116,6 +111,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     return index_select(input, d, index)
 
 
+def _repeat_axis(input: Tensor, dim) -> tuple:
+    """``(input, d)``: the tensor and dim repeat_interleave repeats along (flattened for no dim)."""
+    if dim is None:
+        return input.reshape(-1), 0
+    d = normalize_dim("repeat_interleave", dim, max(input.ndim, 1))
+    return (input.reshape(1) if input.ndim == 0 else input), d
+
+
 def _repeat_meta_counts(input: Tensor, repeats, dim, output_size) -> Tensor:
     """repeat_interleave with counts on the meta device: their sum, the result's length, is not
     known, so ``output_size`` must give it (PyTorch's rule and error type)."""
@@ -128,12 +131,7 @@ def _repeat_meta_counts(input: Tensor, repeats, dim, output_size) -> Tensor:
     output_size = operator.index(output_size)
     if repeats is None:
         return empty_tensor((output_size,), _dt.int64, input._device)
-    if dim is None:
-        input, d = input.reshape(-1), 0
-    else:
-        d = normalize_dim("repeat_interleave", dim, max(input.ndim, 1))
-        if input.ndim == 0:
-            input = input.reshape(1)
+    input, d = _repeat_axis(input, dim)
     if counts.ndim == 1 and counts._shape[0] not in (1, input._shape[d]):
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{counts._shape[0]} and input.size(0) = {input._shape[d]}")
