@@ -2,19 +2,25 @@
 the KL divergences between them, with PyTorch's names and semantics (torch.distributions), as
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
-What exists: Distribution, Categorical, Normal, MultivariateNormal, Bernoulli, Uniform, kl_divergence,
-register_kl.
+What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
+Exponential, Laplace, Poisson, Independent, kl_divergence, register_kl.
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
 """
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .exponential import Exponential
+from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform", "kl_divergence", "register_kl",
+    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
+    "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
 ]
