@@ -3,7 +3,8 @@ the KL divergences between them, with PyTorch's names and semantics (torch.distr
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Independent, kl_divergence, register_kl.
+Exponential, Laplace, Poisson, Independent, TransformedDistribution (with the transforms module),
+kl_divergence, register_kl.
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
 """
@@ -18,9 +19,14 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from . import transforms
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
 from .uniform import Uniform
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
+    "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
+    "ComposeTransform", "transforms",
 ]
