@@ -3,15 +3,18 @@ the KL divergences between them, with PyTorch's names and semantics (torch.distr
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Independent, TransformedDistribution (with the transforms module),
+Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl.
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
 """
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .gamma import Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
@@ -28,5 +31,5 @@ __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
     "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
-    "ComposeTransform", "transforms",
+    "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
 ]
