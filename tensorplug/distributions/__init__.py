@@ -3,7 +3,7 @@ the KL divergences between them, with PyTorch's names and semantics (torch.distr
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, TransformedDistribution (with the transforms module),
+Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl.
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
@@ -18,6 +18,7 @@ from .gamma import Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -32,4 +33,5 @@ __all__ = [
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
     "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
+    "MixtureSameFamily",
 ]

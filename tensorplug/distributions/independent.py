@@ -2,11 +2,7 @@
 from __future__ import annotations
 
 from .distribution import Distribution
-
-
-def _sum_rightmost(value, dims: int):
-    """value summed over its last `dims` dimensions (unchanged for 0)."""
-    return value.reshape(tuple(value.shape[:value.dim() - dims]) + (-1,)).sum(-1) if dims > 0 else value
+from .transforms import sum_rightmost
 
 
 class Independent(Distribution):
@@ -67,10 +63,10 @@ class Independent(Distribution):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
-        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+        return sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
 
     def entropy(self):
-        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+        return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
     def enumerate_support(self, expand=True):
         if self.reinterpreted_batch_ndims > 0:
