@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from ..frontend.ops.elementwise import where
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_eps, finfo_tiny
 
 
 class Beta(Distribution):
     """Independent Beta distributions with ``concentration1`` (alpha) and ``concentration0`` (beta),
-    as torch.distributions.Beta. ``rsample`` has no gradient in the concentrations (see
-    docs/deviations.md).
+    as torch.distributions.Beta. ``rsample`` differentiates in both (implicit reparameterization
+    of its two Gammas).
 
     >>> import tensorplug as tp
     >>> round(Beta(2.0, 1.0).log_prob(tp.tensor(0.5)).exp().item(), 4)
@@ -45,8 +45,8 @@ class Beta(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        g1 = standard_gamma(self.concentration1.expand(shape))
-        g0 = standard_gamma(self.concentration0.expand(shape))
+        g1 = differentiable_standard_gamma(self.concentration1.expand(shape))
+        g0 = differentiable_standard_gamma(self.concentration0.expand(shape))
         x = g1 / (g1 + g0)
         return x.clamp(min=finfo_tiny(x.dtype), max=1 - finfo_eps(x.dtype))
 

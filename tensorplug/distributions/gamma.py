@@ -1,45 +1,14 @@
-"""Gamma: the distribution of waiting times for ``concentration`` events at ``rate``, and the
-Marsaglia-Tsang sampler that Beta and Dirichlet draw from too."""
+"""Gamma: the distribution of waiting times for ``concentration`` events at ``rate``."""
 from __future__ import annotations
 
-from ..frontend.autograd.grad_mode import no_grad
-from ..frontend.factories import rand_like, randn_like
-from ..frontend.ops.elementwise import where
-from ..frontend.samplers import _fill_by_rejection
 from .distribution import Distribution
+from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_tiny
-
-
-def standard_gamma(concentration):
-    """Gamma(concentration, 1) draws of concentration's shape, from tensorplug's generator, without
-    gradients (Marsaglia and Tsang 2000; a concentration below 1 is boosted by one and the draw
-    scaled by u^(1/concentration))."""
-    with no_grad():
-        alpha = concentration.detach()
-        boosted = where(alpha < 1, alpha + 1, alpha)
-        d = boosted - 1.0 / 3.0
-        c = (9 * d).rsqrt()
-
-        def propose(pending):
-            z = randn_like(d)
-            v = (1 + c * z).pow(3)
-            u = rand_like(d)
-            positive = v > 0
-            safe_v = where(positive, v, 1.0)
-            accepted = positive & (u.log() < 0.5 * z * z + d - d * safe_v + d * safe_v.log())
-            return accepted, d * safe_v
-
-        draws = _fill_by_rejection(tuple(alpha.shape), alpha.dtype, alpha.device, propose)
-        shrink = rand_like(alpha).pow(alpha.reciprocal())
-        draws = where(alpha < 1, draws * shrink, draws)
-        # A tiny concentration can underflow to 0; keep draws positive, as PyTorch does.
-        return draws.clamp(min=finfo_tiny(draws.dtype))
 
 
 class Gamma(Distribution):
     """Independent Gamma distributions with shapes ``concentration`` and rates ``rate``, as
-    torch.distributions.Gamma. ``rsample`` differentiates in ``rate`` only: the draw for a given
-    concentration is treated as a constant (see docs/deviations.md).
+    torch.distributions.Gamma; ``rsample`` differentiates in both (implicitly in the concentration).
 
     >>> import tensorplug as tp
     >>> round(Gamma(1.0, 2.0).log_prob(tp.tensor(0.5)).exp().item(), 4)
@@ -72,7 +41,7 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        draws = standard_gamma(self.concentration.expand(shape))
+        draws = differentiable_standard_gamma(self.concentration.expand(shape))
         return (draws / self.rate).clamp(min=finfo_tiny(draws.dtype))
 
     def log_prob(self, value):
