@@ -2,19 +2,36 @@
 the KL divergences between them, with PyTorch's names and semantics (torch.distributions), as
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
-What exists: Distribution, Categorical, Normal, MultivariateNormal, Bernoulli, Uniform, kl_divergence,
-register_kl.
+What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
+Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
+kl_divergence, register_kl.
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
 """
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from . import transforms
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform", "kl_divergence", "register_kl",
+    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
+    "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
+    "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
+    "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
+    "MixtureSameFamily",
 ]

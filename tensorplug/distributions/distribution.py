@@ -91,6 +91,19 @@ class Distribution:
         """name -> tensor of the parameters the distribution was made with (for repr)."""
         return {}
 
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger batch_shape (parameters broadcast, not copied)."""
+        batch_shape = tuple(batch_shape)
+        expanded = {}
+        for name, value in self._parameters().items():
+            trailing = tuple(value.shape)[len(self._batch_shape):]
+            try:
+                expanded[name] = value.expand(batch_shape + trailing)
+            except (RuntimeError, ValueError) as error:
+                raise ValueError(f"{type(self).__name__}.expand: batch_shape {tuple(self._batch_shape)} cannot be "
+                                 f"expanded to {batch_shape} ({name} has shape {tuple(value.shape)})") from error
+        return type(self)(**expanded, validate_args=False)
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}: {value if value.numel() == 1 else tuple(value.shape)}"
                           for name, value in self._parameters().items())

@@ -6,8 +6,17 @@ import math
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .laplace import Laplace
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transforms import sum_rightmost
 from .uniform import Uniform
 
 _KL_REGISTRY: dict = {}
@@ -62,3 +71,60 @@ def _kl_bernoulli_bernoulli(p, q):
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     return where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    ratio = q.rate / p.rate
+    return ratio - 1 - ratio.log()
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    distance = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + distance / q.scale + scale_ratio * (-distance / p.scale).exp() - 1
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    # xlogy keeps a rate of 0 in p finite, and gives inf for p > 0 against a rate of 0 in q.
+    return p.rate.xlogy(p.rate) - p.rate.xlogy(q.rate) - p.rate + q.rate
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    a1, b1, a2, b2 = p.concentration, p.rate, q.concentration, q.rate
+    return (a2 * (b1 / b2).log() + a2.lgamma() - a1.lgamma() + (a1 - a2) * a1.digamma()
+            + (b2 - b1) * a1 / b1)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    a1, b1, a2, b2 = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    log_beta_p = a1.lgamma() + b1.lgamma() - (a1 + b1).lgamma()
+    log_beta_q = a2.lgamma() + b2.lgamma() - (a2 + b2).lgamma()
+    return (log_beta_q - log_beta_p + (a1 - a2) * a1.digamma() + (b1 - b2) * b1.digamma()
+            + (a2 - a1 + b2 - b1) * (a1 + b1).digamma())
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    total_a = a.sum(-1)
+    spread = a.digamma() - total_a.unsqueeze(-1).digamma()
+    return (total_a.lgamma() - a.lgamma().sum(-1) - b.sum(-1).lgamma() + b.lgamma().sum(-1)
+            + ((a - b) * spread).sum(-1))
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_one_hot_categorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL between Independent distributions needs the same reinterpreted_batch_ndims, "
+                                  f"got {p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims}")
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)

@@ -14,6 +14,11 @@ def finfo_eps(dtype) -> float:
     return 2.0 ** -7 if dtype == _dt.bfloat16 else float(np.finfo(dtype.name).eps)
 
 
+def finfo_tiny(dtype) -> float:
+    """The smallest positive normal value of a floating dtype (bfloat16 shares float32's exponent)."""
+    return 2.0 ** -126 if dtype == _dt.bfloat16 else float(np.finfo(dtype.name).tiny)
+
+
 def finfo_min(dtype) -> float:
     """The most negative finite value of a floating dtype."""
     return -3.3895313892515355e38 if dtype == _dt.bfloat16 else float(np.finfo(dtype.name).min)

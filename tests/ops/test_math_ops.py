@@ -167,6 +167,14 @@ def test_xlogy_and_count_nonzero(rng):
     check(tp.tensor(a).count_nonzero(1), np.count_nonzero(a, axis=1))
 
 
+def test_xlogy_gradient_in_x_is_log_y_even_where_x_is_zero():
+    """d/dx xlogy(x, y) = log(y), also at x = 0 (PyTorch 2.13), except 0 where x and y are both 0."""
+    x = tp.tensor([0.0, 0.0, 0.0, 2.0], dtype=tp.float64, requires_grad=True)
+    y = tp.tensor([0.0, np.nan, 3.0, 0.5], dtype=tp.float64)
+    tp.xlogy(x, y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, np.nan, np.log(3.0), np.log(0.5)], rtol=1e-15)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_addmm_addmv_outer(dtype, rng):
     """Fused products equal NumPy's with beta/alpha, broadcast input and beta=0 ignoring NaN."""

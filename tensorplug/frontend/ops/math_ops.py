@@ -255,12 +255,15 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 def _xlogy_derivative(grad, args, output, kwargs, needs):
-    """PyTorch's: grad * xlogy(input != 0, other) for input, grad * input / other for other
+    """PyTorch 2.13's: grad * log(other) for input, except 0 where input and other are both 0
+    (input = 0 alone still gets log(other): d/dc of c * log(y) does not vanish at c = 0, which
+    Dirichlet and Gamma log-densities rely on at concentration 1); grad * input / other for other
     (NaN where both are 0, as there)."""
     from ..autograd.views import sum_to_shape
 
     a, b = args
-    ga = sum_to_shape(grad * _xlogy(to_dtype(COMPARE["ne"](a, 0), a._dtype), b), a._shape) if needs[0] else None
+    not_both_zero = COMPARE["ne"](a, 0) | COMPARE["ne"](b, 0)
+    ga = sum_to_shape(grad * _xlogy(to_dtype(not_both_zero, a._dtype), b), a._shape) if needs[0] else None
     gb = sum_to_shape(grad * a / b, b._shape) if needs[1] else None
     return (ga, gb)
 

@@ -1,0 +1,65 @@
+"""Exponential: waiting times of a memoryless process with the given ``rate``."""
+from __future__ import annotations
+
+from ..frontend.factories import rand
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Exponential(Distribution):
+    """Independent exponential distributions with rates ``rate`` (mean 1 / rate), as
+    torch.distributions.Exponential; ``rsample`` is differentiable in the rate.
+
+    >>> import tensorplug as tp
+    >>> Exponential(2.0).log_prob(tp.tensor(0.0)).exp().item()
+    2.0
+    """
+
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+        self._check_parameter("rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
+
+    def _parameters(self) -> dict:
+        return {"rate": self.rate}
+
+    @property
+    def mean(self):
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self):
+        return self.rate * 0
+
+    @property
+    def stddev(self):
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self):
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        # rand is in [0, 1), so 1 - u is never 0 and the logarithm stays finite.
+        u = rand(shape, dtype=self.rate.dtype, device=self.rate.device)
+        return -(-u).log1p() / self.rate
+
+    def _check(self, value):
+        self._check_sample(value, lambda v: v >= 0, "GreaterThanEq(lower_bound=0.0)")
+
+    def log_prob(self, value):
+        self._check(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value):
+        self._check(value)
+        return 1 - (-self.rate * value).exp()
+
+    def icdf(self, value):
+        return -(-value).log1p() / self.rate
+
+    def entropy(self):
+        return 1.0 - self.rate.log()

@@ -1,0 +1,81 @@
+"""OneHotCategorical: a Categorical whose draws are one-hot vectors instead of indices."""
+from __future__ import annotations
+
+from ..frontend import dtypes as _dt
+from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.factories import eye
+from .categorical import Categorical
+from .distribution import Distribution
+
+
+class OneHotCategorical(Distribution):
+    """One-hot vectors over the last dimension of ``probs`` or ``logits``, as
+    torch.distributions.OneHotCategorical (event_shape is (K,); samples have the parameters' dtype).
+
+    >>> import tensorplug as tp
+    >>> OneHotCategorical(probs=tp.tensor([0.0, 1.0])).sample().tolist()
+    [0.0, 1.0]
+    """
+
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        super().__init__(self._categorical.batch_shape, (self._categorical.param_shape[-1],),
+                         validate_args=validate_args)
+
+    def _parameters(self) -> dict:
+        return self._categorical._parameters()
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> tuple:
+        return self._categorical.param_shape
+
+    def _one_hot(self, index):
+        """Rows of the identity picked by `index`, in the parameters' dtype and device."""
+        probs = self.probs
+        identity = eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)
+        return identity[index]
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        return self._one_hot(self.probs.argmax(-1))
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            return self._one_hot(self._categorical.sample(sample_shape))
+
+    def _in_support(self, value):
+        binary = (value == 0) | (value == 1)
+        return binary.all(-1) & (value.sum(-1) == 1)
+
+    def log_prob(self, value):
+        self._check_sample(value, self._in_support, "OneHot()")
+        return self._categorical.log_prob(value.argmax(-1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        k = self._event_shape[0]
+        values = eye(k, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.view((k,) + (1,) * len(self._batch_shape) + (k,))
+        if expand:
+            values = values.expand((k,) + self._batch_shape + (k,))
+        return values

@@ -1,0 +1,46 @@
+"""Poisson: counts of events that happen at an average ``rate``."""
+from __future__ import annotations
+
+from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.samplers import poisson
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Poisson(Distribution):
+    """Independent Poisson counts with means ``rate``, as torch.distributions.Poisson (samples are
+    floats of the rate's dtype; there is no rsample).
+
+    >>> import tensorplug as tp
+    >>> round(Poisson(2.0).log_prob(tp.tensor(0.0)).exp().item(), 6)
+    0.135335
+    """
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+        self._check_parameter("rate", self.rate, self.rate >= 0, "GreaterThanEq(lower_bound=0.0)")
+
+    def _parameters(self) -> dict:
+        return {"rate": self.rate}
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
+
+    def log_prob(self, value):
+        self._check_sample(value, lambda v: (v >= 0) & (v == v.floor()), "IntegerGreaterThan(lower_bound=0)")
+        # xlogy makes 0 * log(0) = 0, so a rate of 0 gives probability 1 to the count 0.
+        return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()
