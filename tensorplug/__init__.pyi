@@ -35,6 +35,7 @@ from tensorplug import onnx as onnx
 from tensorplug import optim as optim
 from tensorplug import plugins as plugins
 from tensorplug import profiler as profiler
+from tensorplug import random as random
 from tensorplug import sparse as sparse
 from tensorplug import special as special
 from tensorplug import testing as testing
