@@ -48,6 +48,7 @@ from .frontend.ops.rearranging import *  # noqa: F401,F403
 from .frontend.ops.scans import *  # noqa: F401,F403
 from .frontend.ops.statistics import *  # noqa: F401,F403
 from .frontend.ops.index_updates import *  # noqa: F401,F403
+from .frontend.ops.view_scatters import *  # noqa: F401,F403
 from .frontend.ops.type_queries import *  # noqa: F401,F403
 from .frontend.index_factories import *  # noqa: F401,F403
 from .frontend.extra_factories import *  # noqa: F401,F403

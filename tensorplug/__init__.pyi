@@ -201,6 +201,9 @@ def argwhere(input: Tensor) -> Tensor:
 def as_strided(input: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
     """A view with explicit size, stride and offset (checked against the storage's size)."""
 
+def as_strided_scatter(input: Tensor, src: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
+    """``input`` with ``src`` written at ``as_strided(size, stride, storage_offset)`` of a dense copy of it (offsets count from that copy's first element)."""
+
 def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ...) -> Tensor:
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
 
@@ -452,6 +455,9 @@ def diagflat(input: Tensor, offset: Any = ...) -> Tensor:
 
 def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """See torch.diagonal."""
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
+    """``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
 
 def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
@@ -1155,6 +1161,9 @@ def seed() -> _int:
 def select(input: Tensor, dim: _Dims, index: Any) -> Tensor:
     """See torch.select."""
 
+def select_scatter(input: Tensor, src: Tensor, dim: _int, index: _int) -> Tensor:
+    """``input`` with ``src`` written at ``input.select(dim, index)``."""
+
 def selu(input: Tensor) -> Tensor:
     """torch.selu: ``F.selu`` (no ``inplace``; ``selu_`` is the in-place form)."""
 
@@ -1211,6 +1220,9 @@ def sinc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
+
+def slice_scatter(input: Tensor, src: Tensor, dim: _int = ..., start: Any = ..., end: Any = ..., step: _int = ...) -> Tensor:
+    """``input`` with ``src`` written at the slice ``start:end:step`` of dimension ``dim``."""
 
 def slogdet(input: Tensor) -> tensorplug.linalg._results.slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
