@@ -57,7 +57,7 @@ from .frontend.ops.closeness import allclose, equal, isclose
 from .frontend.ops.diagonals import diag, trace
 from .frontend.ops.differences import diff
 from .frontend.ops.distance import cdist
-from .frontend.ops.histograms import bincount, histc
+from .frontend.ops.histograms import bincount, histc, histogram
 from .frontend.ops.scatter_reduce import index_reduce, scatter_reduce
 from .frontend.ops.kronecker import kron
 from .frontend.ops.quantiles import nanquantile, quantile
