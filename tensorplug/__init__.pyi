@@ -8,7 +8,6 @@ from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
 import tensorplug.frontend.memory_format
-import tensorplug.frontend.ops.histograms
 import tensorplug.linalg._results
 import tensorplug.sparse
 
@@ -658,7 +657,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: Any = ..., reductio
 def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
 
-def histogram(input: Tensor, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tensorplug.frontend.ops.histograms.histogram:
+def histogram(input: Tensor, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
     """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
 
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:

@@ -7,7 +7,6 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 from tensorplug.frontend.device import device as _device
 from tensorplug.frontend.dtypes import dtype as _dtype
 from tensorplug.frontend.random import Generator as _Generator
-import tensorplug.frontend.ops.histograms
 import tensorplug.frontend.storage
 import tensorplug.linalg._results
 import tensorplug.sparse
@@ -478,7 +477,7 @@ class Tensor:
         """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
     def histc(self, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
         """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
-    def histogram(self, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tensorplug.frontend.ops.histograms.histogram:
+    def histogram(self, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
         """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
     def hsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
         """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""

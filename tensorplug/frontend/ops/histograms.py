@@ -152,7 +152,7 @@ def _histogram_edges(op: str, input: Tensor, bins, range) -> Tensor:
     return linspace(low, high, count + 1, dtype=input._dtype, device=input._device)
 
 
-def histogram(input, bins, *, range=None, weight=None, density: bool = False, out=None) -> histogram_result:  # noqa: A002
+def histogram(input, bins, *, range=None, weight=None, density: bool = False, out=None) -> tuple:  # noqa: A002
     """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of
     ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``;
     each bin holds its left edge, the last its right edge too.
