@@ -48,6 +48,7 @@ from .frontend.ops.rearranging import *  # noqa: F401,F403
 from .frontend.ops.scans import *  # noqa: F401,F403
 from .frontend.ops.statistics import *  # noqa: F401,F403
 from .frontend.ops.index_updates import *  # noqa: F401,F403
+from .frontend.ops.view_scatters import *  # noqa: F401,F403
 from .frontend.ops.type_queries import *  # noqa: F401,F403
 from .frontend.index_factories import *  # noqa: F401,F403
 from .frontend.extra_factories import *  # noqa: F401,F403
@@ -56,7 +57,7 @@ from .frontend.ops.closeness import allclose, equal, isclose
 from .frontend.ops.diagonals import diag, trace
 from .frontend.ops.differences import diff
 from .frontend.ops.distance import cdist
-from .frontend.ops.histograms import bincount, histc
+from .frontend.ops.histograms import bincount, histc, histogram
 from .frontend.ops.scatter_reduce import index_reduce, scatter_reduce
 from .frontend.ops.kronecker import kron
 from .frontend.ops.quantiles import nanquantile, quantile
@@ -117,7 +118,7 @@ def is_complex(input: Tensor) -> bool:
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
-from . import distributions, linalg, sparse, special  # noqa: E402
+from . import distributions, linalg, random, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
     chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
 )

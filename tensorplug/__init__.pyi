@@ -35,6 +35,7 @@ from tensorplug import onnx as onnx
 from tensorplug import optim as optim
 from tensorplug import plugins as plugins
 from tensorplug import profiler as profiler
+from tensorplug import random as random
 from tensorplug import sparse as sparse
 from tensorplug import special as special
 from tensorplug import testing as testing
@@ -199,6 +200,9 @@ def argwhere(input: Tensor) -> Tensor:
 
 def as_strided(input: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
     """A view with explicit size, stride and offset (checked against the storage's size)."""
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
+    """``input`` with ``src`` written at ``as_strided(size, stride, storage_offset)`` of a dense copy of it (offsets count from that copy's first element)."""
 
 def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ...) -> Tensor:
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
@@ -452,6 +456,9 @@ def diagflat(input: Tensor, offset: Any = ...) -> Tensor:
 def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """See torch.diagonal."""
 
+def diagonal_scatter(input: Tensor, src: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
+    """``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
+
 def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
 
@@ -649,6 +656,9 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: Any = ..., reductio
 
 def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
+
+def histogram(input: Tensor, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
+    """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
 
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
     """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
@@ -1154,6 +1164,9 @@ def seed() -> _int:
 def select(input: Tensor, dim: _Dims, index: Any) -> Tensor:
     """See torch.select."""
 
+def select_scatter(input: Tensor, src: Tensor, dim: _int, index: _int) -> Tensor:
+    """``input`` with ``src`` written at ``input.select(dim, index)``."""
+
 def selu(input: Tensor) -> Tensor:
     """torch.selu: ``F.selu`` (no ``inplace``; ``selu_`` is the in-place form)."""
 
@@ -1210,6 +1223,9 @@ def sinc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
+
+def slice_scatter(input: Tensor, src: Tensor, dim: _int = ..., start: Any = ..., end: Any = ..., step: _int = ...) -> Tensor:
+    """``input`` with ``src`` written at the slice ``start:end:step`` of dimension ``dim``."""
 
 def slogdet(input: Tensor) -> tensorplug.linalg._results.slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""

@@ -176,6 +176,8 @@ class Tensor:
         """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero`` as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``)."""
     def as_strided(self, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
         """A view with explicit size, stride and offset (checked against the storage's size)."""
+    def as_strided_scatter(self, src: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
+        """``input`` with ``src`` written at ``as_strided(size, stride, storage_offset)`` of a dense copy of it (offsets count from that copy's first element)."""
     def asin(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``asin`` of ``input`` (see torch.asin)."""
     def asin_(self) -> Tensor:
@@ -344,6 +346,8 @@ class Tensor:
         """A square matrix with the flattened ``input`` on diagonal ``offset``."""
     def diagonal(self, offset: Any = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
         """See torch.Tensor.diagonal."""
+    def diagonal_scatter(self, src: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
+        """``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
     def diff(self, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
         """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
     def digamma(self, *, out: Tensor | None = ...) -> Tensor:
@@ -473,6 +477,8 @@ class Tensor:
         """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input`` and ``values`` must have one dtype, as in PyTorch."""
     def histc(self, bins: Any = ..., min: _TensorOrNumber = ..., max: _TensorOrNumber = ..., *, out: Tensor | None = ...) -> Tensor:
         """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
+    def histogram(self, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
+        """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
     def hsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
         """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
     def hypot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -875,6 +881,8 @@ class Tensor:
         """In-place ``scatter_reduce``: ``self`` receives the result."""
     def select(self, dim: _Dims, index: Any) -> Tensor:
         """See torch.Tensor.select."""
+    def select_scatter(self, src: Tensor, dim: _int, index: _int) -> Tensor:
+        """``input`` with ``src`` written at ``input.select(dim, index)``."""
     def sgn(self, *, out: Tensor | None = ...) -> Tensor:
         """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose gradient is 0; ``z / |z|`` (0 at 0) for complex ones."""
     def sgn_(self) -> Tensor:
@@ -910,6 +918,8 @@ class Tensor:
         """In-place version of ``sinh``."""
     def size(self, dim: _Dims | None = ...) -> Any:
         """See torch.Tensor.size."""
+    def slice_scatter(self, src: Tensor, dim: _int = ..., start: Any = ..., end: Any = ..., step: _int = ...) -> Tensor:
+        """``input`` with ``src`` written at the slice ``start:end:step`` of dimension ``dim``."""
     def slogdet(self) -> tensorplug.linalg._results.slogdet:
         """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
     def softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:

@@ -17,16 +17,20 @@ from ..frontend.ops.products import linalg_cross as cross
 from ..frontend.views import diagonal as _diagonal
 from ._aliases import matrix_power
 from ._checks import LinAlgError
+from ._conditioning import cond
+from ._householder import householder_product
 from ._decompositions import eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 from ._least_squares import lstsq, matrix_rank, pinv
+from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._matrix_functions import matrix_exp, multi_dot
 from ._norms import matrix_norm, norm, vector_norm
 from ._solvers import cholesky, det, inv, slogdet, solve, solve_triangular
+from ._vecdot import vecdot
 
 __all__ = [
-    "LinAlgError", "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
+    "LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
     "matrix_power", "multi_dot", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
-    "vector_norm",
+    "vecdot", "vector_norm",
 ]
 
 

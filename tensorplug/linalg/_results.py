@@ -6,7 +6,8 @@ from typing import NamedTuple
 
 from ..frontend.tensor import Tensor
 
-__all__ = ["linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_slogdet", "linalg_lstsq", "svd", "slogdet"]
+__all__ = ["linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_slogdet", "linalg_lstsq", "svd", "slogdet",
+           "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu"]
 
 
 class linalg_qr(NamedTuple):
@@ -53,3 +54,20 @@ class svd(NamedTuple):
 class slogdet(NamedTuple):
     sign: Tensor
     logabsdet: Tensor
+
+
+class linalg_lu_factor(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class linalg_lu_factor_ex(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class linalg_lu(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
