@@ -251,32 +251,148 @@ def ref_lbfgs_direction(g, pairs, H_diag):
     return r
 
 
-def test_lbfgs_matches_numpy_reference():
-    """Iterations in float64 follow the NumPy L-BFGS with PyTorch's fixed step rule, exactly enough."""
-    x0 = np.array([1.0, 1.0, 1.0])
-    opt, x, losses, calls = _lbfgs_quadratic(tp, x0, lr=0.5, max_iter=4, history_size=2)
-    # NumPy: 3 outer steps x 4 iterations, one closure per iteration except the last of each step.
-    xs, pairs, H_diag, n_iter, d, t, g_prev = x0.copy(), [], 1.0, 0, None, None, None
-    for _ in range(3):
+def ref_lbfgs_fixed_steps(x0, steps, lr, max_iter, history):
+    """NumPy L-BFGS on 0.5 x'Ax - b'x with PyTorch's fixed step rule: ``steps`` calls of ``step``, one
+    closure per iteration except the last of each call. Returns x and the memory: the (s, y) pairs,
+    H_diag and the first loop's coefficients of the last direction (oldest pair first)."""
+    xs, pairs, H_diag, n_iter, d, t, g_prev, alphas = x0.copy(), [], 1.0, 0, None, None, None, None
+    for _ in range(steps):
         g = A @ xs - B
-        for it in range(1, 5):
+        for it in range(1, max_iter + 1):
             n_iter += 1
             if n_iter == 1:
                 d = -g
             else:
                 y, s = g - g_prev, d * t
                 if y.dot(s) > 1e-10:
-                    pairs = (pairs + [(s, y)])[-2:]
+                    pairs = (pairs + [(s, y)])[-history:]
                     H_diag = y.dot(s) / y.dot(y)
                 d = ref_lbfgs_direction(g, pairs, H_diag)
+                q, alphas = -g.copy(), [0.0] * len(pairs)
+                for i in reversed(range(len(pairs))):
+                    alphas[i] = pairs[i][0].dot(q) / pairs[i][1].dot(pairs[i][0])
+                    q -= alphas[i] * pairs[i][1]
             g_prev = g
-            t = min(1.0, 1.0 / np.abs(g).sum()) * 0.5 if n_iter == 1 else 0.5
+            t = min(1.0, 1.0 / np.abs(g).sum()) * lr if n_iter == 1 else lr
             xs = xs + t * d
-            if it != 4:
+            if it != max_iter:
                 g = A @ xs - B
+    return xs, pairs, H_diag, alphas
+
+
+def test_lbfgs_matches_numpy_reference():
+    """Iterations in float64 follow the NumPy L-BFGS with PyTorch's fixed step rule, exactly enough."""
+    x0 = np.array([1.0, 1.0, 1.0])
+    opt, x, losses, calls = _lbfgs_quadratic(tp, x0, lr=0.5, max_iter=4, history_size=2)
+    xs = ref_lbfgs_fixed_steps(x0, 3, lr=0.5, max_iter=4, history=2)[0]
     np.testing.assert_allclose(x.detach().numpy(), xs, rtol=1e-12, atol=1e-12)
     assert calls == 3 * 4
     assert opt.state_dict()["state"][0]["n_iter"] == 12 and opt.state_dict()["state"][0]["func_evals"] == 12
+
+
+LBFGS_STATE_KEYS = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad",
+                    "prev_loss", "al"}
+
+
+def test_lbfgs_state_holds_the_memory_under_pytorchs_names():
+    """The state under the first parameter: the (s, y) pairs, 1 / y.s, H_diag and the coefficients
+    of the last direction (one slot per history entry, unused ones None), as the NumPy reference."""
+    x0 = np.array([1.0, 1.0, 1.0])
+    opt, x, _, _ = _lbfgs_quadratic(tp, x0, lr=0.5, max_iter=4, history_size=3)
+    _, pairs, H_diag, alphas = ref_lbfgs_fixed_steps(x0, 3, lr=0.5, max_iter=4, history=3)
+    state = opt.state[x]
+    assert set(state) == LBFGS_STATE_KEYS
+    assert len(state["old_stps"]) == len(state["old_dirs"]) == len(state["ro"]) == len(pairs) == 3
+    for got_s, got_y, got_rho, (s, y) in zip(state["old_stps"], state["old_dirs"], state["ro"], pairs):
+        np.testing.assert_allclose(got_s.numpy(), s, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(got_y.numpy(), y, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(float(got_rho), 1.0 / y.dot(s), rtol=1e-10)
+    np.testing.assert_allclose(float(state["H_diag"]), H_diag, rtol=1e-10)
+    assert len(state["al"]) == 3
+    np.testing.assert_allclose([float(a) for a in state["al"]], alphas, rtol=1e-9, atol=1e-14)
+    # A longer history than pairs so far: the slots past them stay None.
+    _, _, _, short_alphas = ref_lbfgs_fixed_steps(x0, 3, lr=0.5, max_iter=1, history=5)
+    opt, x, _, _ = _lbfgs_quadratic(tp, x0, lr=0.5, max_iter=1, history_size=5)
+    assert len(short_alphas) == 2 and opt.state[x]["al"][2:] == [None] * 3
+    np.testing.assert_allclose([float(a) for a in opt.state[x]["al"][:2]], short_alphas, rtol=1e-9, atol=1e-14)
+
+
+def test_lbfgs_first_iteration_leaves_no_coefficients():
+    """Until a direction comes from the memory there are no coefficients to keep (as PyTorch)."""
+    x = tp.tensor([1.0, 1.0, 1.0], dtype=tp.float64, requires_grad=True)
+    opt = tp.optim.LBFGS([x], max_iter=1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (x * x).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    assert set(opt.state[x]) == LBFGS_STATE_KEYS - {"al"}
+    assert opt.state[x]["H_diag"] == 1 and opt.state[x]["old_stps"] == []
+
+
+def test_lbfgs_state_dict_round_trip_continues_the_iterations():
+    """One step, the state dict loaded into a fresh optimizer over new parameters, two more steps:
+    the NumPy reference's three steps."""
+    x0 = np.array([1.0, 1.0, 1.0])
+    a, b = tp.tensor(A), tp.tensor(B)
+
+    def run(x, opt, steps):
+        def closure():
+            opt.zero_grad()
+            loss = 0.5 * (x @ (a @ x)) - (b * x).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(steps):
+            opt.step(closure)
+
+    x = tp.tensor(x0, requires_grad=True)
+    first = tp.optim.LBFGS([x], lr=0.5, max_iter=4, history_size=2)
+    run(x, first, 1)
+    saved = copy.deepcopy(first.state_dict())
+    resumed_x = tp.tensor(x.detach().numpy(), requires_grad=True)
+    resumed = tp.optim.LBFGS([resumed_x], lr=0.5, max_iter=4, history_size=2)
+    resumed.load_state_dict(saved)
+    run(resumed_x, resumed, 2)
+    want = ref_lbfgs_fixed_steps(x0, 3, lr=0.5, max_iter=4, history=2)[0]
+    np.testing.assert_allclose(resumed_x.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+    assert resumed.state[resumed_x]["n_iter"] == 12
+
+
+def test_lbfgs_treats_several_parameters_as_one_vector():
+    """x split over two parameters of other shapes follows the same NumPy iterations."""
+    x0 = np.array([1.0, -0.5, 2.0])
+    head = tp.tensor(x0[:2].reshape(2, 1), requires_grad=True)
+    tail = tp.tensor(x0[2:], requires_grad=True)
+    a, b = tp.tensor(A), tp.tensor(B)
+    opt = tp.optim.LBFGS([head, tail], lr=0.3, max_iter=5, history_size=3)
+
+    def closure():
+        opt.zero_grad()
+        x = tp.cat([head.reshape(-1), tail])
+        loss = 0.5 * (x @ (a @ x)) - (b * x).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        opt.step(closure)
+    want = ref_lbfgs_fixed_steps(x0, 2, lr=0.3, max_iter=5, history=3)[0]
+    np.testing.assert_allclose(head.detach().numpy().reshape(-1), want[:2], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tail.detach().numpy(), want[2:], rtol=1e-12, atol=1e-12)
+    assert set(opt.state) == {head}  # all state lives under the first parameter
+
+
+def test_lbfgs_state_keys_match_torch():
+    torch = _torch()
+    for lib in (tp, torch):
+        opt, x, _, _ = _lbfgs_quadratic(lib, np.array([1.0, 2.0, -1.0]), max_iter=3)
+        assert set(opt.state[x]) == LBFGS_STATE_KEYS, lib.__name__
+    for lib in (tp, torch):  # a gradient already below tolerance_grad: only the counters
+        opt, x, _, _ = _lbfgs_quadratic(lib, np.linalg.solve(A, B))
+        assert set(opt.state[x]) == {"func_evals", "n_iter"}, lib.__name__
 
 
 def test_lbfgs_converges_to_the_minimum():

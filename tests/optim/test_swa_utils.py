@@ -1,6 +1,8 @@
 """tp.optim.swa_utils (issue 13): AveragedModel, SWALR, update_bn and the averaging functions,
 against PyTorch 2.13 and against NumPy."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,55 @@ def test_averaging_on_every_device(device):
         assert got.device.type == device
         if "running" not in key and "num_batches" not in key:
             np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize("strategy", ["cos", "linear"])
+@pytest.mark.parametrize("epochs", [0, 1, 4])
+def test_swalr_follows_the_annealing_formula(strategy, epochs):
+    """Alone on an optimizer, SWALR's k-th rate is swa_lr * a + lr * (1 - a), a the annealing
+    weight at k / anneal_epochs (cos: (1 - cos(pi f)) / 2, linear: f), swa_lr at once without epochs."""
+    def weight(k):
+        if epochs == 0:
+            return 1.0
+        fraction = min(1.0, k / epochs)
+        return fraction if strategy == "linear" else (1 - math.cos(math.pi * fraction)) / 2
+
+    opt = tp.optim.SGD([tp.ones(1, requires_grad=True)], lr=0.8)
+    sched = swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=epochs, anneal_strategy=strategy)
+    assert sched.anneal_func(0.5) == pytest.approx(0.5)
+    for k in range(1, 7):
+        opt.step()
+        sched.step()
+        np.testing.assert_allclose(sched.get_last_lr(), [0.05 * weight(k) + 0.8 * (1 - weight(k))], rtol=1e-12)
+
+
+def test_swalr_state_dict_round_trip():
+    """The state dict holds PyTorch's keys and resumes the schedule."""
+    def make():
+        opt = tp.optim.SGD([tp.ones(1, requires_grad=True)], lr=1.0)
+        return opt, swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=5, anneal_strategy="linear")
+
+    opt, sched = make()
+    for _ in range(2):
+        opt.step()
+        sched.step()
+    saved = sched.state_dict()
+    assert saved["_anneal_strategy"] == "linear" and saved["anneal_epochs"] == 5
+    other_opt, other = make()
+    other_opt.param_groups[0]["lr"] = opt.param_groups[0]["lr"]
+    other.load_state_dict(saved)
+    other_opt.step()
+    other.step()
+    np.testing.assert_allclose(other.get_last_lr(), [0.1 * 0.6 + 1.0 * 0.4], rtol=1e-12)
+
+
+def test_ema_of_integer_tensors_and_decay_checks():
+    """Integer buffers follow the same average, truncated as copy_ does; decays outside [0, 1]
+    are refused."""
+    ema = swa_utils.get_ema_multi_avg_fn(0.5)
+    counts = [tp.tensor([10, 3], dtype=tp.int64)]
+    ema(counts, [tp.tensor([4, 8], dtype=tp.int64)], None)
+    np.testing.assert_array_equal(counts[0].numpy(), np.trunc(0.5 * np.array([10, 3]) + 0.5 * np.array([4, 8])))
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="Invalid decay value"):
+            swa_utils.get_ema_avg_fn(bad)
