@@ -6,6 +6,9 @@ stored as given (libraries read ``module._forward_hooks`` and the like), and wha
 side tables or function attributes (``with_kwargs``, ``always_call``, a state-dict post-hook that
 must return None) is a bit in the owner's options table under the same id, so that removing the
 handle forgets both.
+
+The hooks for every module (``register_module_*_hook``) live in the same tables on one owner,
+``EVERY_MODULE``, so that a module call reads both owners the same way.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from typing import Callable
 
 __all__ = [
     "RemovableHandle", "add_hook", "WITH_KWARGS", "ALWAYS_CALL", "MUST_RETURN_NONE", "FULL", "LEGACY", "PRE",
-    "add_backward_hook", "backward_hooks_for_call", "EVERY_MODULE", "backward_hooks_active",
+    "add_backward_hook", "backward_hooks_for_call", "EVERY_MODULE", "call_hooks_active", "add_every_module_forward_hook",
     "remember_public_post_hook", "was_public_post_hook",
 ]
 
@@ -31,9 +34,10 @@ FULL = "full"
 LEGACY = "legacy"
 PRE = "pre"
 
-#: ``backward_hooks_active[0]`` turns True once any backward hook was registered anywhere: until
-#: then a module call skips looking for them (a list, read without a global statement).
-backward_hooks_active = [False]
+#: ``call_hooks_active[0]`` turns True once any backward hook was registered anywhere, or any
+#: forward hook for every module: until then a module call looks at its own forward hook tables
+#: only (a list, read without a global statement). It stays True when the hooks are removed.
+call_hooks_active = [False]
 
 
 class RemovableHandle:
@@ -86,8 +90,15 @@ def add_backward_hook(owner, hook: Callable, kind: str, *, first: bool = False) 
             )
         owner._backward_hook_kind = kind
         table = owner._backward_hooks
-    backward_hooks_active[0] = True
+    call_hooks_active[0] = True
     return add_hook(table, hook, first=first)
+
+
+def add_every_module_forward_hook(table: OrderedDict, hook: Callable, *, options: int = 0) -> RemovableHandle:
+    """Register a forward hook or pre-hook (``table`` is EVERY_MODULE's) that every module call
+    runs before its own."""
+    call_hooks_active[0] = True
+    return add_hook(table, hook, options=options, options_table=EVERY_MODULE._hook_options)
 
 
 _NO_BACKWARD_HOOKS: tuple = ((), (), ())
@@ -114,13 +125,20 @@ def backward_hooks_for_call(module) -> tuple[list, list, list]:
 
 
 class _EveryModule:
-    """The backward hooks that apply to every module call (``register_module_*backward*_hook``),
-    with a module's attribute names so that one code path serves both."""
+    """The hooks that apply to every module (``register_module_*_hook``): forward and backward
+    hooks under a module's attribute names, so that one code path serves both, and the hooks run
+    when a module registers a parameter, buffer or child module."""
 
     def __init__(self):
+        self._forward_pre_hooks: OrderedDict = OrderedDict()
+        self._forward_hooks: OrderedDict = OrderedDict()
+        self._hook_options: dict = {}
         self._backward_hooks: OrderedDict = OrderedDict()
         self._backward_pre_hooks: OrderedDict = OrderedDict()
         self._backward_hook_kind: str | None = None
+        self._parameter_registration_hooks: OrderedDict = OrderedDict()
+        self._buffer_registration_hooks: OrderedDict = OrderedDict()
+        self._module_registration_hooks: OrderedDict = OrderedDict()
 
 
 EVERY_MODULE = _EveryModule()

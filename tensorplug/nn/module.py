@@ -32,14 +32,16 @@ from ..profiler._recorder import call_module_in_range as _call_module_in_range, 
 from ._backward_hooks import HookedCall, attach_legacy_hooks
 from ._hook_tables import (
     ALWAYS_CALL, EVERY_MODULE, FULL, LEGACY, MUST_RETURN_NONE, PRE, WITH_KWARGS, RemovableHandle, add_backward_hook,
-    add_hook, backward_hooks_active as _backward_hooks_active, backward_hooks_for_call, remember_public_post_hook,
-    was_public_post_hook,
+    add_every_module_forward_hook, add_hook, backward_hooks_for_call, call_hooks_active as _call_hooks_active,
+    remember_public_post_hook, was_public_post_hook,
 )
 from .parameter import Buffer, Parameter, replace_tensor_data
 
 __all__ = [
-    "Module", "RemovableHandle", "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
-    "register_module_backward_hook",
+    "Module", "RemovableHandle", "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_hook", "register_module_full_backward_pre_hook", "register_module_backward_hook",
+    "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook",
 ]
 
 #: The hook tables of a module: handle id -> hook, in call order, under PyTorch's attribute names
@@ -114,25 +116,35 @@ class Module:
     def __call__(self, *args, **kwargs):
         if _module_ranges[0]:  # a profile records module ranges (with_modules)
             return _call_module_in_range(self, self._call_with_hooks, args, kwargs)
-        if not (self._forward_pre_hooks or self._forward_hooks or _backward_hooks_active[0]):
+        if not (self._forward_pre_hooks or self._forward_hooks or _call_hooks_active[0]):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(*args, **kwargs)
 
     def _call_with_hooks(self, *args, **kwargs):
         full_hooks = legacy_hooks = pre_hooks = ()
-        if _backward_hooks_active[0]:
+        every_module = False  # whether forward hooks for every module run in this call
+        if _call_hooks_active[0]:
             full_hooks, legacy_hooks, pre_hooks = backward_hooks_for_call(self)
-        if not (self._forward_pre_hooks or self._forward_hooks or full_hooks or legacy_hooks or pre_hooks):
+            every_module = bool(EVERY_MODULE._forward_pre_hooks or EVERY_MODULE._forward_hooks)
+        if not (self._forward_pre_hooks or self._forward_hooks or every_module or full_hooks or legacy_hooks
+                or pre_hooks):
             return self.forward(*args, **kwargs)
         options = self._hook_options
+        forward_pre_hooks = self._forward_pre_hooks
+        if every_module:
+            # Handle ids are unique across owners, so one merged table serves both; the hooks for
+            # every module come first, PyTorch's order.
+            options = {**EVERY_MODULE._hook_options, **options}
+            forward_pre_hooks = {**EVERY_MODULE._forward_pre_hooks, **forward_pre_hooks}
         # The always_call forward hooks not run yet: if anything below raises, they still run.
-        owed = ([hook_id for hook_id in self._forward_hooks if options.get(hook_id, 0) & ALWAYS_CALL]
-                if options else [])
+        owed = ([hook_id for hook_id in itertools.chain(EVERY_MODULE._forward_hooks if every_module else (),
+                                                        self._forward_hooks)
+                 if options.get(hook_id, 0) & ALWAYS_CALL] if options else [])
         output = None
         try:
             # args and kwargs are rebound hook by hook (not in a helper) so that the always_call
             # hooks see what the last pre-hook made of them, even if a later one raises.
-            for hook_id, pre_hook in list(self._forward_pre_hooks.items()) if self._forward_pre_hooks else ():
+            for hook_id, pre_hook in list(forward_pre_hooks.items()) if forward_pre_hooks else ():
                 if options.get(hook_id, 0) & WITH_KWARGS:
                     args, kwargs = _new_args_and_kwargs(pre_hook(self, args, kwargs), args, kwargs)
                 else:
@@ -144,7 +156,9 @@ class Module:
                 hooked_call = HookedCall(self, full_hooks, pre_hooks)
                 args = hooked_call.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            forward_hooks = (list(self._forward_hooks.items()) if not every_module  # a copy: a hook may remove itself
+                             else [*EVERY_MODULE._forward_hooks.items(), *self._forward_hooks.items()])
+            for hook_id, hook in forward_hooks:
                 flags = options.get(hook_id, 0)
                 if flags & ALWAYS_CALL and hook_id in owed:
                     owed.remove(hook_id)  # before the call: a hook that raises is not run twice
@@ -162,23 +176,25 @@ class Module:
         return output
 
     def _run_owed_forward_hooks(self, hook_ids: list, args: tuple, kwargs: dict, output) -> None:
-        """Run the always_call forward hooks a failed call did not reach. A returned output goes
-        to the next of them, as in a call that works, but the call's own error is what propagates
-        in the end: theirs become warnings."""
+        """Run the always_call forward hooks a failed call did not reach (this module's or those
+        for every module). A returned output goes to the next of them, as in a call that works,
+        but the call's own error is what propagates in the end: theirs become warnings."""
         for hook_id in hook_ids:
-            hook = self._forward_hooks.get(hook_id)
+            owner = self if hook_id in self._forward_hooks else EVERY_MODULE
+            hook = owner._forward_hooks.get(hook_id)
             if hook is None:  # removed by an earlier hook
                 continue
             try:
-                if self._hook_options.get(hook_id, 0) & WITH_KWARGS:
+                if owner._hook_options.get(hook_id, 0) & WITH_KWARGS:
                     returned = hook(self, args, kwargs, output)
                 else:
                     returned = hook(self, args, output)
                 if returned is not None:
                     output = returned
             except Exception as exc:  # noqa: BLE001  (silenced in favour of the call's error, as PyTorch)
+                scope = "global module" if owner is EVERY_MODULE else "module"
                 warnings.warn(
-                    "module forward hook with ``always_call=True`` raised an exception that was silenced as another "
+                    f"{scope} forward hook with ``always_call=True`` raised an exception that was silenced as another "
                     f"error was raised in forward: {exc}",
                     stacklevel=4,
                 )
@@ -229,6 +245,9 @@ class Module:
         self._check_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
+        if EVERY_MODULE._buffer_registration_hooks:
+            tensor = _after_registration_hooks(EVERY_MODULE._buffer_registration_hooks, self, name, tensor, "buffer",
+                                               Tensor)
         if isinstance(tensor, Parameter):
             tensor = tensor.detach()
         self._buffers[name] = tensor
@@ -251,6 +270,9 @@ class Module:
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created explicitly. "
                 f"To express '{name}' as a function of another Tensor, compute the value in the forward() method."
             )
+        if param is not None and EVERY_MODULE._parameter_registration_hooks:
+            param = _after_registration_hooks(EVERY_MODULE._parameter_registration_hooks, self, name, param,
+                                              "parameter", Parameter)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -265,6 +287,9 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if EVERY_MODULE._module_registration_hooks:
+            module = _after_registration_hooks(EVERY_MODULE._module_registration_hooks, self, name, module, "module",
+                                               Module)
         self._modules[name] = module
 
     register_module = add_module
@@ -298,10 +323,16 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_from(name, d, d["_parameters"], d["_buffers"])
+            if EVERY_MODULE._module_registration_hooks:
+                value = _after_registration_hooks(EVERY_MODULE._module_registration_hooks, self, name, value,
+                                                  "module", Module)
             modules[name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (nn.Module or None expected)")
+            if EVERY_MODULE._module_registration_hooks:
+                value = _after_registration_hooks(EVERY_MODULE._module_registration_hooks, self, name, value,
+                                                  "module", Module)
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
             if d.get("_buffers") is None:
@@ -311,6 +342,9 @@ class Module:
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
+            if EVERY_MODULE._buffer_registration_hooks:
+                value = _after_registration_hooks(EVERY_MODULE._buffer_registration_hooks, self, name, value,
+                                                  "buffer", Tensor)
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -808,6 +842,38 @@ class Module:
         return main_str + ")"
 
 
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """A forward pre-hook (:meth:`Module.register_forward_pre_hook`, without keyword arguments)
+    for every module; these run before a module's own."""
+    return add_every_module_forward_hook(EVERY_MODULE._forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """A forward hook (:meth:`Module.register_forward_hook`) for every module; these run before
+    a module's own."""
+    options = (WITH_KWARGS if with_kwargs else 0) | (ALWAYS_CALL if always_call else 0)
+    return add_every_module_forward_hook(EVERY_MODULE._forward_hooks, hook, options=options)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param) -> None or new param`` runs whenever any module registers a
+    parameter (``register_parameter``, assigning a Parameter), not for None."""
+    return add_hook(EVERY_MODULE._parameter_registration_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer) -> None or new buffer`` runs whenever any module registers a
+    buffer (``register_buffer``, assigning a Buffer, or assigning to a buffer's name), None included."""
+    return add_hook(EVERY_MODULE._buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule) -> None or new submodule`` runs whenever any module
+    registers a child (``add_module``, assigning a Module, or assigning to a child's name), None included."""
+    return add_hook(EVERY_MODULE._module_registration_hooks, hook)
+
+
 def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
     """A backward pre-hook (:meth:`Module.register_full_backward_pre_hook`) for every module;
     these run before a module's own."""
@@ -888,6 +954,23 @@ def _load_subtree(module: Module, own_keys: dict, prefix: str, run: _LoadRun) ->
 def _listed_keys(what: str, keys: list) -> str:
     quoted = ", ".join('"' + key + '"' for key in keys)
     return f"{what} key(s) in state_dict: {quoted}. "
+
+
+def _after_registration_hooks(hooks: OrderedDict, module: Module, name: str, value, kind: str, expected: type):
+    """``value`` as the registration hooks for every module leave it: each gets ``(module, name,
+    value)`` and may return a replacement, which must be an ``expected`` (PyTorch stores any)."""
+    for hook in list(hooks.values()):
+        returned = hook(module, name, value)
+        if returned is None:
+            continue
+        if not isinstance(returned, expected):
+            raise TypeError(
+                f"{kind} registration hook {getattr(hook, '__qualname__', hook)!r} returned "
+                f"'{type(returned).__name__}' for {kind} '{name}' of {type(module).__name__} "
+                f"({expected.__name__} or None expected)"
+            )
+        value = returned
+    return value
 
 
 def _new_args_and_kwargs(returned, args: tuple, kwargs: dict) -> tuple:

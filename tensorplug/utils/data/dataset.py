@@ -1,15 +1,18 @@
 """Datasets: the map-style and iterable bases, and the ways to build one dataset from others
-(TensorDataset, Subset, ConcatDataset, random_split)."""
+(TensorDataset, Subset, ConcatDataset, ChainDataset, StackDataset, random_split)."""
 from __future__ import annotations
 
 import bisect
 import itertools
 import math
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ...frontend.tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = [
+    "Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "StackDataset",
+    "random_split",
+]
 
 
 class Dataset:
@@ -30,8 +33,9 @@ class IterableDataset(Dataset):
     def __iter__(self) -> Iterator:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
-    def __add__(self, other):
-        raise TypeError("adding IterableDatasets is not supported (tensorplug has no ChainDataset)")
+    def __add__(self, other: "IterableDataset") -> "ChainDataset":
+        """``a + b`` streams a's samples, then b's."""
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -92,6 +96,77 @@ class ConcatDataset(Dataset):
         part = bisect.bisect_right(self.cumulative_sizes, position)
         part_start = self.cumulative_sizes[part - 1] if part > 0 else 0
         return self.datasets[part][position - part_start]
+
+
+class ChainDataset(IterableDataset):
+    """Streams one after another, read lazily: each epoch iterates every part in turn."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        # Kept as a list so that every epoch (and len()) sees every part; PyTorch keeps the
+        # iterable as given, so a generator there yields its parts once.
+        self.datasets = list(datasets)
+        # PyTorch finds a map-style part only when the chain is read, with an AssertionError;
+        # a wrong part is the caller's mistake, so it is named here, before any epoch starts.
+        for position, part in enumerate(self.datasets):
+            if not isinstance(part, IterableDataset):
+                raise TypeError(
+                    f"ChainDataset only supports IterableDataset, but part {position} is {type(part).__name__}")
+
+    def __iter__(self) -> Iterator:
+        for part in self.datasets:
+            yield from part
+
+    def __len__(self) -> int:
+        # A part without __len__ raises Python's TypeError, as in PyTorch.
+        return sum(len(part) for part in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Datasets of one length read side by side: sample i is the tuple of each positional
+    dataset's sample i, or the dict of each keyword dataset's, as ``StackDataset(x=a, y=b)[i]``."""
+
+    datasets: tuple | dict
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output, "
+                "but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args if args else kwargs
+        parts = args if args else kwargs.values()
+        lengths = [len(part) for part in parts]
+        if len(set(lengths)) > 1:
+            raise ValueError(f"Size mismatch between datasets: lengths {lengths}")
+        self._length = lengths[0]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: part[index] for name, part in self.datasets.items()}
+        return tuple(part[index] for part in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices`` in one call: a part that reads batches (``__getitems__``)
+        reads its share at once, the others one index at a time."""
+        if isinstance(self.datasets, dict):
+            columns = {name: self._read_batch(part, indices) for name, part in self.datasets.items()}
+            return [dict(zip(columns, row)) for row in zip(*columns.values())]
+        columns = [self._read_batch(part, indices) for part in self.datasets]
+        return list(zip(*columns))
+
+    @staticmethod
+    def _read_batch(part: Dataset, indices: list) -> list:
+        read_many = getattr(part, "__getitems__", None)
+        if read_many is None:
+            return [part[index] for index in indices]
+        samples = read_many(indices)
+        if len(samples) != len(indices):
+            raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(samples)}")
+        return samples
 
 
 def _lengths_from_fractions(total: int, fractions: Sequence[float]) -> list[int]:
