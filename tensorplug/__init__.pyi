@@ -192,7 +192,7 @@ def argmax(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis
 def argmin(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.argmin."""
 
-def argsort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
+def argsort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., axis: _Dims | None = ...) -> Tensor:
     """The indices that sort ``input`` along ``dim``."""
 
 def argwhere(input: Tensor) -> Tensor:
@@ -303,7 +303,7 @@ def can_cast(from_: Any, to: Any) -> _bool:
 def cartesian_prod(*tensors: Any) -> Tensor:
     """Every combination of one element from each 1-D tensor, as rows (the tensor itself for a single input), in ``itertools.product`` order."""
 
-def cat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.cat."""
 
 def cdist(x1: Any, x2: Any, p: Any = ..., compute_mode: Any = ...) -> Tensor:
@@ -330,7 +330,7 @@ def cholesky_inverse(L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> T
 def cholesky_solve(B: Any, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
 
-def chunk(input: Tensor, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
+def chunk(input: Tensor, chunks: _int, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
     """At most ``chunks`` views of (nearly) equal size along ``dim``."""
 
 def clamp(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -363,11 +363,11 @@ def compile(model: Any = ..., *, fullgraph: Any = ..., dynamic: Any = ..., backe
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 complex128; the parts broadcast)."""
 
-def concat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
+def concat(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """Alias of :func:`cat`."""
 
-def concatenate(tensors: Sequence[Tensor], axis: _Dims = ..., out: Tensor | None = ...) -> Tensor:
-    """Alias of :func:`cat` with NumPy's argument name ``axis``."""
+def concatenate(tensors: Sequence[Tensor], axis: _Dims = ..., out: Tensor | None = ..., *, dim: _Dims | None = ...) -> Tensor:
+    """Alias of :func:`cat` with NumPy's argument name ``axis`` (PyTorch's ``dim`` is accepted too)."""
 
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
@@ -408,7 +408,7 @@ def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: Any = ..., reduction: Any = ...) -> Tensor:
     """torch.cosine_embedding_loss: ``F.cosine_embedding_loss`` with an int reduction."""
 
-def cosine_similarity(x1: Any, x2: Any, dim: _Dims = ..., eps: Any = ...) -> Tensor:
+def cosine_similarity(x1: Any, x2: Any, dim: _Dims = ..., eps: Any = ..., axis: _Dims | None = ...) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
 
 def count_nonzero(input: Tensor, dim: _Dims | None = ..., *, axis: _Dims | None = ...) -> Tensor:
@@ -417,25 +417,25 @@ def count_nonzero(input: Tensor, dim: _Dims | None = ..., *, axis: _Dims | None 
 def cov(input: Tensor, *, correction: Any = ..., fweights: Any = ..., aweights: Any = ...) -> Tensor:
     """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable: a 0-d result), with observations in the columns, optionally weighted by frequency (``fweights``, integers) and importance (``aweights``); ``correction=1`` is Bessel's."""
 
-def cross(input: _TensorOrNumber, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+def cross(input: _TensorOrNumber, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last)."""
 
 def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: Any = ..., reduction: Any = ..., zero_infinity: Any = ...) -> Tensor:
     """torch.ctc_loss: ``F.ctc_loss`` with an int reduction (unreduced when omitted)."""
 
-def cummax(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+def cummax(input: Tensor, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """``(values, indices)``: the running maximum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
 
-def cummin(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+def cummin(input: Tensor, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """``(values, indices)``: the running minimum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
 
-def cumprod(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+def cumprod(input: Tensor, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
 
-def cumsum(input: Tensor, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+def cumsum(input: Tensor, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
 
-def cumulative_trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+def cumulative_trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ..., axis: _Dims | None = ...) -> Tensor:
     """The running trapezoid rule along ``dim``: one value per interval (one fewer than the samples)."""
 
 def deg2rad(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -459,7 +459,7 @@ def diagonal(input: Tensor, offset: Any = ..., dim1: _int = ..., dim2: _int = ..
 def diagonal_scatter(input: Tensor, src: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
     """``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
 
-def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
+def diff(input: Tensor, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ..., axis: _Dims | None = ...) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
 
 def digamma(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -816,8 +816,8 @@ def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log2`` of ``input`` (see torch.log2)."""
 
-def log_softmax(input: Tensor, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-    """torch.log_softmax: ``F.log_softmax`` with ``dim`` required."""
+def log_softmax(input: Tensor, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
+    """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
 
 def logaddexp(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow, for floating tensors."""
@@ -825,7 +825,7 @@ def logaddexp(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | N
 def logaddexp2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow, for floating tensors."""
 
-def logcumsumexp(input: Tensor, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+def logcumsumexp(input: Tensor, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors."""
 
 def logdet(input: Tensor) -> Tensor:
@@ -1002,7 +1002,7 @@ def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def pad(input: Tensor, pad: Any, mode: Any = ..., value: _TensorOrNumber | None = ...) -> Tensor:
     """Pad ``input``; ``pad`` lists (before, after) pairs starting from the last dim, as in ``torch.nn.functional.pad``. Modes: constant (negative pads crop), reflect, replicate, circular."""
 
-def pairwise_distance(x1: Any, x2: Any, p: Any = ..., eps: Any = ..., keepdim: _bool = ...) -> Tensor:
+def pairwise_distance(x1: Any, x2: Any, p: Any = ..., eps: Any = ..., keepdim: _bool = ..., keepdims: _bool | None = ...) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim."""
 
 def pdist(input: Tensor, p: Any = ...) -> Tensor:
@@ -1101,7 +1101,7 @@ def renorm(input: Tensor, p: Any, dim: _Dims, maxnorm: Any, *, out: Tensor | Non
 def repeat(input: Tensor, *sizes: _Size) -> Tensor:
     """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
 
-def repeat_interleave(input: Tensor, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ...) -> Tensor:
+def repeat_interleave(input: Tensor, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ..., axis: _Dims | None = ...) -> Tensor:
     """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
 
 def reshape(input: Tensor, *shape: _Size) -> Tensor:
@@ -1230,10 +1230,10 @@ def slice_scatter(input: Tensor, src: Tensor, dim: _int = ..., start: Any = ...,
 def slogdet(input: Tensor) -> tensorplug.linalg._results.slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
 
-def softmax(input: Tensor, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-    """torch.softmax: ``F.softmax`` with ``dim`` required."""
+def softmax(input: Tensor, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
+    """torch.softmax: ``F.softmax`` with ``dim`` required (or NumPy's ``axis``, which ``F.softmax`` does not take, as in PyTorch)."""
 
-def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
 
 def sparse_coo_tensor(indices: Any, values: Any, size: _Size | None = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., check_invariants: Any = ..., is_coalesced: Any = ...) -> tensorplug.sparse.SparseTensor:
@@ -1251,10 +1251,10 @@ def sqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def square(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``square`` of ``input`` (see torch.square)."""
 
-def squeeze(input: Tensor, dim: _Dims | None = ...) -> Tensor:
+def squeeze(input: Tensor, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.squeeze."""
 
-def stack(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ...) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: _Dims = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.stack."""
 
 def std(input: Tensor, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
@@ -1290,7 +1290,7 @@ def t(input: Tensor) -> Tensor:
 def take(input: Tensor, index: Tensor) -> Tensor:
     """See torch.take."""
 
-def take_along_dim(input: Tensor, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+def take_along_dim(input: Tensor, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``."""
 
 def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -1302,7 +1302,7 @@ def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def tensor(data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
     """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
 
 def tensordot(a: Any, b: Any, dims: Any = ..., out: Tensor | None = ...) -> Tensor:
@@ -1317,7 +1317,7 @@ def threshold_(input: Tensor, threshold: Any, value: _TensorOrNumber) -> Tensor:
 def tile(input: Tensor, dims: Any) -> Tensor:
     """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
 
-def topk(input: Tensor, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+def topk(input: Tensor, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order. NaN counts as larger than every number."""
 
 def trace(input: Tensor) -> Tensor:
@@ -1326,10 +1326,10 @@ def trace(input: Tensor) -> Tensor:
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """See torch.transpose."""
 
-def trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+def trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ..., axis: _Dims | None = ...) -> Tensor:
     """The trapezoid rule along ``dim``: samples ``y`` at points ``x`` (1-D, or broadcasting with ``y``) or spaced ``dx`` apart (1 by default). Integers integrate in the default float dtype; fewer than two samples give 0."""
 
-def trapz(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ...) -> Tensor:
+def trapz(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ..., axis: _Dims | None = ...) -> Tensor:
     """Alias of :func:`trapezoid`."""
 
 def tril(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -1353,7 +1353,7 @@ def true_divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode
 def trunc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
 
-def unbind(input: Tensor, dim: _Dims = ...) -> tuple[Tensor, ...]:
+def unbind(input: Tensor, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
     """The slices along ``dim``, as views without that dim."""
 
 def unflatten(input: Tensor, dim: _Dims, sizes: _Size) -> Tensor:
@@ -1368,7 +1368,7 @@ def unique_consecutive(input: Tensor, return_inverse: _bool = ..., return_counts
 def unravel_index(indices: Any, shape: _Size) -> tuple[Any, ...]:
     """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: one tensor per dim. Indices wrap around the tensor's size (``-1`` is the last element), as in PyTorch."""
 
-def unsqueeze(input: Tensor, dim: _Dims) -> Tensor:
+def unsqueeze(input: Tensor, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.unsqueeze."""
 
 def use_deterministic_algorithms(mode: _bool, *, warn_only: _bool = ...) -> None:

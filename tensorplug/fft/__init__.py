@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from ..frontend import dtypes as _dt
 from ..frontend.autocast_hook import autocast_function
 from ..frontend.complex import conj, view_as_complex, view_as_real
+from ..frontend.ops._numpy_names import axis_as_dim
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
 from ._ops import fft_c2c, fft_c2r, fft_r2c
@@ -152,85 +153,118 @@ def _one_dim(n, dim):
     return (None if n is None else [n]), [dim]
 
 
-def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, axis: int | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim`` (a real input
     is taken as complex with zero imaginary part); ``n`` trims or zero-pads the signal first."""
+    if axis is not None:
+        dim = axis_as_dim("fft", dim, axis, -1)
     return _c2c("fft", input, *_one_dim(n, dim), norm, True)
 
 
-def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,
+         axis: int | None = None) -> Tensor:
     """The inverse of :func:`fft`."""
+    if axis is not None:
+        dim = axis_as_dim("ifft", dim, axis, -1)
     return _c2c("ifft", input, *_one_dim(n, dim), norm, False)
 
 
 def fft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
-         norm: str | None = None) -> Tensor:
+         norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The two-dimensional discrete Fourier transform (over the last two dims by default)."""
+    if axis is not None:
+        dim = axis_as_dim("fft2", dim, axis, (-2, -1))
     return _c2c("fft2", input, s, dim, norm, True)
 
 
 def ifft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
-          norm: str | None = None) -> Tensor:
+          norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fft2`."""
+    if axis is not None:
+        dim = axis_as_dim("ifft2", dim, axis, (-2, -1))
     return _c2c("ifft2", input, s, dim, norm, False)
 
 
 def fftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
-         norm: str | None = None) -> Tensor:
+         norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (every dim, or the last
     ``len(s)``, by default), each dim trimmed or zero-padded to ``s``."""
+    if axis is not None:
+        dim = axis_as_dim("fftn", dim, axis, None)
     return _c2c("fftn", input, s, dim, norm, True)
 
 
 def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
-          norm: str | None = None) -> Tensor:
+          norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fftn`."""
+    if axis is not None:
+        dim = axis_as_dim("ifftn", dim, axis, None)
     return _c2c("ifftn", input, s, dim, norm, False)
 
 
-def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,
+         axis: int | None = None) -> Tensor:
     """The Fourier transform of real ``input``: the ``n // 2 + 1`` non-negative frequencies."""
+    if axis is not None:
+        dim = axis_as_dim("rfft", dim, axis, -1)
     return _r2c("rfft", input, *_one_dim(n, dim), norm, True)
 
 
-def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,
+          axis: int | None = None) -> Tensor:
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
+    if axis is not None:
+        dim = axis_as_dim("irfft", dim, axis, -1)
     return _c2r("irfft", input, *_one_dim(n, dim), norm, False)
 
 
 def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
-          norm: str | None = None) -> Tensor:
+          norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """:func:`rfftn` over the last two dims."""
+    if axis is not None:
+        dim = axis_as_dim("rfft2", dim, axis, (-2, -1))
     return _r2c("rfft2", input, s, dim, norm, True)
 
 
 def irfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
-           norm: str | None = None) -> Tensor:
+           norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`rfft2`."""
+    if axis is not None:
+        dim = axis_as_dim("irfft2", dim, axis, (-2, -1))
     return _c2r("irfft2", input, s, dim, norm, False)
 
 
 def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
-          norm: str | None = None) -> Tensor:
+          norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The N-dimensional transform of real ``input``, onesided in the last transformed dim."""
+    if axis is not None:
+        dim = axis_as_dim("rfftn", dim, axis, None)
     return _r2c("rfftn", input, s, dim, norm, True)
 
 
 def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
-           norm: str | None = None) -> Tensor:
+           norm: str | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`rfftn`; the last transformed dim gets ``s[-1]`` (default
     ``2 * (m - 1)``) real entries."""
+    if axis is not None:
+        dim = axis_as_dim("irfftn", dim, axis, None)
     return _c2r("irfftn", input, s, dim, norm, False)
 
 
-def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,
+         axis: int | None = None) -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first half: a real result of
     length ``n`` (default ``2 * (m - 1)``)."""
+    if axis is not None:
+        dim = axis_as_dim("hfft", dim, axis, -1)
     return _c2r("hfft", input, *_one_dim(n, dim), norm, True)
 
 
-def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,
+          axis: int | None = None) -> Tensor:
     """The inverse of :func:`hfft`: the onesided inverse transform of real ``input``."""
+    if axis is not None:
+        dim = axis_as_dim("ihfft", dim, axis, -1)
     return _r2c("ihfft", input, *_one_dim(n, dim), norm, False)
 
 
@@ -279,11 +313,15 @@ def _shift(op: str, input, dim, sign: int) -> Tensor:
     return tp.roll(input, shifts, dims)
 
 
-def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+def fftshift(input: Tensor, dim: int | Sequence[int] | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """``input`` with the zero frequency moved to the centre of ``dim`` (every dim by default)."""
+    if axis is not None:
+        dim = axis_as_dim("fftshift", dim, axis, None)
     return _shift("fftshift", input, dim, 1)
 
 
-def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None, axis: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fftshift`."""
+    if axis is not None:
+        dim = axis_as_dim("ifftshift", dim, axis, None)
     return _shift("ifftshift", input, dim, -1)

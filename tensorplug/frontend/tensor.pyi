@@ -170,7 +170,7 @@ class Tensor:
         """See torch.Tensor.argmax."""
     def argmin(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """See torch.Tensor.argmin."""
-    def argsort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ...) -> Tensor:
+    def argsort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., axis: _Dims | None = ...) -> Tensor:
         """The indices that sort ``input`` along ``dim``."""
     def argwhere(self) -> Tensor:
         """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero`` as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``)."""
@@ -254,7 +254,7 @@ class Tensor:
         """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
     def cholesky_solve(self, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
-    def chunk(self, chunks: _int, dim: _Dims = ...) -> tuple[Tensor, ...]:
+    def chunk(self, chunks: _int, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
         """At most ``chunks`` views of (nearly) equal size along ``dim``."""
     def clamp(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
         """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
@@ -302,21 +302,21 @@ class Tensor:
         """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable: a 0-d result), with observations in the columns, optionally weighted by frequency (``fweights``, integers) and importance (``aweights``); ``correction=1`` is Bessel's."""
     def cpu(self) -> Tensor:
         """See torch.Tensor.cpu."""
-    def cross(self, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+    def cross(self, other: _TensorOrNumber, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last)."""
     def cuda(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
         """See torch.Tensor.cuda."""
-    def cummax(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    def cummax(self, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """``(values, indices)``: the running maximum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
-    def cummin(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    def cummin(self, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """``(values, indices)``: the running minimum along ``dim`` and where it was found (the latest position on ties; NaN propagates)."""
-    def cumprod(self, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    def cumprod(self, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
-    def cumprod_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
+    def cumprod_(self, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
         """In-place version of ``cumprod``."""
-    def cumsum(self, dim: _Dims, *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor:
+    def cumsum(self, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
-    def cumsum_(self, dim: _Dims, *, dtype: _dtype | None = ...) -> Tensor:
+    def cumsum_(self, dim: _Dims | None = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
         """In place: ``self`` keeps its dtype (the sum is taken in ``dtype`` when given)."""
     @property
     def data(self) -> Any:
@@ -348,7 +348,7 @@ class Tensor:
         """See torch.Tensor.diagonal."""
     def diagonal_scatter(self, src: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor:
         """``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
-    def diff(self, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ...) -> Tensor:
+    def diff(self, n: Any = ..., dim: _Dims = ..., prepend: Any = ..., append: Any = ..., axis: _Dims | None = ...) -> Tensor:
         """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``, applied ``n`` times), after joining ``prepend`` and ``append`` to either end."""
     def digamma(self, *, out: Tensor | None = ...) -> Tensor:
         """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers."""
@@ -620,13 +620,13 @@ class Tensor:
         """In-place version of ``log2``."""
     def log_(self) -> Tensor:
         """In-place version of ``log``."""
-    def log_softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-        """torch.log_softmax: ``F.log_softmax`` with ``dim`` required."""
+    def log_softmax(self, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
+        """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
     def logaddexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """``log(exp(input) + exp(other))`` without overflow, for floating tensors."""
     def logaddexp2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """``log2(2**input + 2**other)`` without overflow, for floating tensors."""
-    def logcumsumexp(self, dim: _Dims, *, out: Tensor | None = ...) -> Tensor:
+    def logcumsumexp(self, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors."""
     def logdet(self) -> Tensor:
         """``log(det(input))``: nan where the determinant is negative, -inf where it is zero."""
@@ -835,7 +835,7 @@ class Tensor:
         """In-place :func:`renorm`."""
     def repeat(self, *sizes: _Size) -> Tensor:
         """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
-    def repeat_interleave(self, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ...) -> Tensor:
+    def repeat_interleave(self, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ..., axis: _Dims | None = ...) -> Tensor:
         """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
     @property
     def requires_grad(self) -> _bool:
@@ -922,9 +922,9 @@ class Tensor:
         """``input`` with ``src`` written at the slice ``start:end:step`` of dimension ``dim``."""
     def slogdet(self) -> tensorplug.linalg._results.slogdet:
         """``(sign, logabsdet)`` of each square matrix's determinant (torch.slogdet)."""
-    def softmax(self, dim: _Dims, dtype: _dtype | None = ...) -> Tensor:
-        """torch.softmax: ``F.softmax`` with ``dim`` required."""
-    def sort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+    def softmax(self, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
+        """torch.softmax: ``F.softmax`` with ``dim`` required (or NumPy's ``axis``, which ``F.softmax`` does not take, as in PyTorch)."""
+    def sort(self, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
@@ -936,7 +936,7 @@ class Tensor:
         """Elementwise ``square`` of ``input`` (see torch.square)."""
     def square_(self) -> Tensor:
         """In-place version of ``square``."""
-    def squeeze(self, dim: _Dims | None = ...) -> Tensor:
+    def squeeze(self, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
         """See torch.Tensor.squeeze."""
     def std(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Standard deviation: the square root of :func:`var` (same arguments)."""
@@ -966,7 +966,7 @@ class Tensor:
         """See torch.Tensor.t."""
     def take(self, index: Tensor) -> Tensor:
         """See torch.Tensor.take."""
-    def take_along_dim(self, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ...) -> Tensor:
+    def take_along_dim(self, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
         """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``."""
     def tan(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``tan`` of ``input`` (see torch.tan)."""
@@ -976,7 +976,7 @@ class Tensor:
         """Elementwise ``tanh`` of ``input`` (see torch.tanh)."""
     def tanh_(self) -> Tensor:
         """In-place version of ``tanh``."""
-    def tensor_split(self, indices_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
+    def tensor_split(self, indices_or_sections: Any, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
         """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
     def tile(self, dims: Any) -> Tensor:
         """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
@@ -988,7 +988,7 @@ class Tensor:
         """The nonzero elements of a 2-d tensor as a coalesced sparse COO matrix."""
     def tolist(self) -> Any:
         """See torch.Tensor.tolist."""
-    def topk(self, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ...) -> _ValuesIndices:
+    def topk(self, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
         """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order. NaN counts as larger than every number."""
     def trace(self) -> Tensor:
         """The sum of the main diagonal of a 2-D ``input`` (integers sum to int64)."""
@@ -1014,7 +1014,7 @@ class Tensor:
         """See torch.Tensor.type."""
     def type_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.type_as."""
-    def unbind(self, dim: _Dims = ...) -> tuple[Tensor, ...]:
+    def unbind(self, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
         """The slices along ``dim``, as views without that dim."""
     def unflatten(self, dim: _Dims, sizes: _Size) -> Tensor:
         """See torch.Tensor.unflatten."""
@@ -1026,7 +1026,7 @@ class Tensor:
         """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
     def unique_consecutive(self, return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Tensor:
         """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to one, with optionally each element's run number and each run's length."""
-    def unsqueeze(self, dim: _Dims) -> Tensor:
+    def unsqueeze(self, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
         """See torch.Tensor.unsqueeze."""
     def untyped_storage(self) -> tensorplug.frontend.storage.UntypedStorage:
         """The memory this tensor views, as a ``tp.UntypedStorage`` (one object for all its views while in use)."""

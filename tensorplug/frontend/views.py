@@ -9,6 +9,7 @@ import operator
 
 from ..dispatcher import AUTOGRAD, local_state
 from .autograd.views import maybe_record
+from .ops._numpy_names import axis_as_dim, required_dim
 from .shapes import broadcast_shapes, normalize_dim, numel_of, view_strides
 from .tensor import Tensor, make_tensor
 
@@ -258,7 +259,9 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     return permute(input, order)
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
+def squeeze(input: Tensor, dim=None, axis=None) -> Tensor:
+    if axis is not None:
+        dim = axis_as_dim("squeeze", dim, axis, None)
     ndim = len(input._shape)
     if dim is None:
         dims = {i for i, s in enumerate(input._shape) if s == 1}
@@ -269,7 +272,9 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return _view(input, tuple(input._shape[i] for i in keep), tuple(input._stride[i] for i in keep), input._offset, "squeeze")
 
 
-def unsqueeze(input: Tensor, dim) -> Tensor:
+def unsqueeze(input: Tensor, dim=None, axis=None) -> Tensor:
+    if dim is None or axis is not None:
+        dim = required_dim("unsqueeze", dim, axis)
     ndim = len(input._shape)
     d = normalize_dim("unsqueeze", dim, ndim + 1)
     stride_here = input._shape[d] * input._stride[d] if d < ndim else 1

@@ -12,6 +12,7 @@ import numbers
 
 from ..frontend import dtypes as _dt
 from ..frontend.ops._common import write_out
+from ..frontend.ops._numpy_names import dim_keywords
 from ..frontend.ops.math_ops import _norm
 from ..frontend.ops.reductions import amax, amin
 from ..frontend.shapes import normalize_dims
@@ -39,7 +40,7 @@ def _with_dtype(op: str, x: Tensor, dtype) -> Tensor:
     return x.to(dtype)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor:
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """The vector ``ord``-norm over ``dim`` (every element when None): any real ``ord``,
     including 0 (the count of non-zeros), inf and -inf.
 
@@ -48,6 +49,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> T
     5.0
     """
     op = "linalg.vector_norm"
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims)
     check_tensor(op, x, "x")
     if isinstance(ord, bool) or not isinstance(ord, numbers.Real):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
@@ -88,11 +91,14 @@ def _wrap_dim(d: int, ndim: int) -> int:
     return d % ndim
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None) -> Tensor:
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None, axis=None,
+                keepdims=None) -> Tensor:
     """The matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), inf and
     -inf (max / min absolute row sum), 1 and -1 (column sums), 2 and -2 (largest / smallest
     singular value)."""
     op = "linalg.matrix_norm"
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims, dim_default=(-2, -1))
     check_tensor(op, A)
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
@@ -124,11 +130,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return write_out(op, out, result if keepdim else result.squeeze((rows, cols)))
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None) -> Tensor:
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None, axis=None, keepdims=None) -> Tensor:
     """A vector or matrix norm, as PyTorch chooses: an int ``dim`` (or one dim) gives a vector
     norm, two dims a matrix norm; without ``dim``, a 1-D or 2-D input by its dimensions (any
     input with ``ord=None``, flattened, 2-norm)."""
     op = "linalg.norm"
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims)
     check_tensor(op, A)
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)

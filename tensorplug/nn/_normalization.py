@@ -14,6 +14,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autograd import no_grad
 from ..frontend.ops import copying, reductions
 from ..frontend.ops._composite import composite
+from ..frontend.ops._numpy_names import axis_as_dim
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
@@ -296,8 +297,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 @autocast_function("cosine_similarity")
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1, x2, dim=1, eps=1e-8, axis=None):
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together)."""
+    if axis is not None:
+        dim = axis_as_dim("cosine_similarity", dim, axis, 1)
     check_tensor("cosine_similarity", x1, "x1")
     check_tensor("cosine_similarity", x2, "x2")
     from ..frontend.views import broadcast_tensors

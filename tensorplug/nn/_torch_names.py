@@ -8,6 +8,7 @@ op's: ``torch.dropout(input, p, train)``, ``torch.embedding(weight, indices, ...
 """
 from __future__ import annotations
 
+from ..frontend.ops._numpy_names import required_dim
 from . import functional as F
 
 __all__ = [
@@ -29,14 +30,15 @@ max_pool2d, adaptive_avg_pool1d = F.max_pool2d, F.adaptive_avg_pool1d
 threshold_, selu_ = F.threshold_, F.selu_
 
 
-def softmax(input, dim, dtype=None):
-    """torch.softmax: ``F.softmax`` with ``dim`` required."""
-    return F.softmax(input, dim, dtype=dtype)
+def softmax(input, dim=None, dtype=None, axis=None):
+    """torch.softmax: ``F.softmax`` with ``dim`` required (or NumPy's ``axis``, which
+    ``F.softmax`` does not take, as in PyTorch)."""
+    return F.softmax(input, required_dim("softmax", dim, axis), dtype=dtype)
 
 
-def log_softmax(input, dim, dtype=None):
-    """torch.log_softmax: ``F.log_softmax`` with ``dim`` required."""
-    return F.log_softmax(input, dim, dtype=dtype)
+def log_softmax(input, dim=None, dtype=None, axis=None):
+    """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
+    return F.log_softmax(input, required_dim("log_softmax", dim, axis), dtype=dtype)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):

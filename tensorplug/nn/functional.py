@@ -26,6 +26,7 @@ from ..frontend.factories import arange
 from ..frontend.ops import copying, reductions
 from ..frontend.ops.shaping import pad  # noqa: F401  (re-exported: F.pad is tp.pad)
 from ..frontend.ops._composite import composite
+from ..frontend.ops._numpy_names import dim_keywords, required_dim
 from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.meta_device import has_values, refuse_data_dependent
 from ..frontend.tensor import Tensor
@@ -278,8 +279,10 @@ def _repeat_heads(t: Tensor, times: int) -> Tensor:
     return expanded.reshape(shape[:-3] + (shape[-3] * times,) + shape[-2:])
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False, keepdims=None):
     """||x1 - x2 + eps||_p over the last dim."""
+    if keepdims is not None:
+        _, keepdim = dim_keywords("pairwise_distance", None, None, keepdim, keepdims)
     check_tensor("pairwise_distance", x1, "x1")
     check_tensor("pairwise_distance", x2, "x2")
     from ._normalization import _vector_norm
@@ -336,12 +339,13 @@ def pixel_unshuffle(input, downscale_factor):
     return out.reshape(*batch, channels * r * r, height // r, width // r)
 
 
-def _softmax_method(self, dim, dtype=None):
-    return softmax(self, dim, dtype=dtype)  # noqa: F405
+def _softmax_method(self, dim=None, dtype=None, axis=None):
+    # The method takes NumPy's ``axis`` (PyTorch's native method does); F.softmax does not.
+    return softmax(self, required_dim("softmax", dim, axis), dtype=dtype)  # noqa: F405
 
 
-def _log_softmax_method(self, dim, dtype=None):
-    return log_softmax(self, dim, dtype=dtype)  # noqa: F405
+def _log_softmax_method(self, dim=None, dtype=None, axis=None):
+    return log_softmax(self, required_dim("log_softmax", dim, axis), dtype=dtype)  # noqa: F405
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ..frontend.ops._numpy_names import required_dim
 from ..frontend.ops._pointwise_args import float_operand, promoted_operands
 from ..frontend.ops.elementwise import COMPARE, UNARY, where
 from ..frontend.ops.special_functions import _finish, digamma, erfc, lgamma, logit, sinc
@@ -38,14 +39,14 @@ _SQRT_HALF = math.sqrt(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def softmax(input, dim, *, dtype=None):
-    """torch.special.softmax: ``F.softmax`` with ``dim`` required."""
-    return _softmax(input, dim, dtype=dtype)
+def softmax(input, dim=None, *, dtype=None, axis=None):
+    """torch.special.softmax: ``F.softmax`` with ``dim`` required (or NumPy's ``axis``)."""
+    return _softmax(input, required_dim("special_softmax", dim, axis), dtype=dtype)
 
 
-def log_softmax(input, dim, *, dtype=None):
-    """torch.special.log_softmax: ``F.log_softmax`` with ``dim`` required."""
-    return _log_softmax(input, dim, dtype=dtype)
+def log_softmax(input, dim=None, *, dtype=None, axis=None):
+    """torch.special.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
+    return _log_softmax(input, required_dim("special_log_softmax", dim, axis), dtype=dtype)
 
 
 def round(input, *, decimals=0, out=None):  # noqa: A001  (torch.special's name)

@@ -1,5 +1,6 @@
-"""NumPy's spellings `axis` and `keepdims` on the reductions, as PyTorch's argument parser accepts
-them (`counts / counts.sum(1, keepdims=True)`, Karpathy's makemore lectures)."""
+"""NumPy's spellings `axis` and `keepdims` on the reductions and the other ops with a `dim`, as
+PyTorch's argument parser accepts them (`counts / counts.sum(1, keepdims=True)`, Karpathy's
+makemore lectures; `torch.cat(parts, axis=1)`, `x.softmax(axis=-1)`)."""
 import numpy as np
 import pytest
 
@@ -150,3 +151,161 @@ def test_numpy_names_match_pytorch(rng):
             assert ours == theirs
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+# --- `axis` on the other ops with a `dim` (those PyTorch binds natively; issue 13) -----------
+def _softmax_ref(a, axis):
+    shifted = np.exp(a - a.max(axis=axis, keepdims=True))
+    return shifted / shifted.sum(axis=axis, keepdims=True)
+
+
+def _cosine_ref(a, b, axis):
+    return (a * b).sum(axis) / (np.linalg.norm(a, axis=axis) * np.linalg.norm(b, axis=axis))
+
+
+# label -> (the call, in terms of a library `lib` and two (3, 5) tensors `x`, `y`; its NumPy
+# float64 reference in terms of the arrays `a`, `b`). Results are compared as lists of arrays.
+AXIS_CALLS = {
+    "cat": (lambda lib, x, y: lib.cat([x, y], axis=1), lambda a, b: np.concatenate([a, b], axis=1)),
+    "concat": (lambda lib, x, y: lib.concat([x, y], axis=0), lambda a, b: np.concatenate([a, b], axis=0)),
+    "concatenate dim=": (lambda lib, x, y: lib.concatenate([x, y], dim=1), lambda a, b: np.concatenate([a, b], 1)),
+    "stack": (lambda lib, x, y: lib.stack([x, y], axis=-1), lambda a, b: np.stack([a, b], axis=-1)),
+    "softmax": (lambda lib, x, y: lib.softmax(x, axis=1), lambda a, b: _softmax_ref(a, 1)),
+    "Tensor.softmax": (lambda lib, x, y: x.softmax(axis=0), lambda a, b: _softmax_ref(a, 0)),
+    "log_softmax": (lambda lib, x, y: lib.log_softmax(x, axis=0), lambda a, b: np.log(_softmax_ref(a, 0))),
+    "Tensor.log_softmax": (lambda lib, x, y: x.log_softmax(axis=-1, dtype=lib.float64),
+                           lambda a, b: np.log(_softmax_ref(a, -1))),
+    "special.softmax": (lambda lib, x, y: lib.special.softmax(x, axis=1), lambda a, b: _softmax_ref(a, 1)),
+    "special.log_softmax": (lambda lib, x, y: lib.special.log_softmax(x, axis=1),
+                            lambda a, b: np.log(_softmax_ref(a, 1))),
+    "cumsum": (lambda lib, x, y: lib.cumsum(x, axis=1), lambda a, b: np.cumsum(a, axis=1)),
+    "Tensor.cumprod": (lambda lib, x, y: x.cumprod(axis=0), lambda a, b: np.cumprod(a, axis=0)),
+    "Tensor.cumsum_": (lambda lib, x, y: x.clone().cumsum_(axis=0), lambda a, b: np.cumsum(a, axis=0)),
+    "Tensor.cumprod_": (lambda lib, x, y: x.clone().cumprod_(axis=1), lambda a, b: np.cumprod(a, axis=1)),
+    "cummax": (lambda lib, x, y: lib.cummax(x, axis=1).values, lambda a, b: np.maximum.accumulate(a, axis=1)),
+    "Tensor.cummin": (lambda lib, x, y: x.cummin(axis=0).values, lambda a, b: np.minimum.accumulate(a, axis=0)),
+    "logcumsumexp": (lambda lib, x, y: lib.logcumsumexp(x, axis=1), lambda a, b: np.logaddexp.accumulate(a, axis=1)),
+    "sort": (lambda lib, x, y: lib.sort(x, axis=0, descending=True).values, lambda a, b: -np.sort(-a, axis=0)),
+    "Tensor.argsort": (lambda lib, x, y: x.argsort(axis=0), lambda a, b: np.argsort(a, axis=0, kind="stable")),
+    "topk": (lambda lib, x, y: x.topk(2, axis=0).values, lambda a, b: -np.sort(-a, axis=0)[:2]),
+    "squeeze": (lambda lib, x, y: lib.squeeze(x[None], axis=0), lambda a, b: np.squeeze(a[None], axis=0)),
+    "Tensor.unsqueeze": (lambda lib, x, y: x.unsqueeze(axis=1), lambda a, b: np.expand_dims(a, 1)),
+    "unsqueeze": (lambda lib, x, y: lib.unsqueeze(x, axis=-1), lambda a, b: np.expand_dims(a, -1)),
+    "chunk": (lambda lib, x, y: x.chunk(2, axis=1), lambda a, b: [a[:, :3], a[:, 3:]]),
+    "unbind": (lambda lib, x, y: lib.unbind(x, axis=1), lambda a, b: [a[:, i] for i in range(5)]),
+    "tensor_split": (lambda lib, x, y: x.tensor_split(3, axis=1), lambda a, b: np.array_split(a, 3, axis=1)),
+    "diff": (lambda lib, x, y: lib.diff(x, axis=0), lambda a, b: np.diff(a, axis=0)),
+    "repeat_interleave": (lambda lib, x, y: x.repeat_interleave(2, axis=0), lambda a, b: np.repeat(a, 2, axis=0)),
+    "take_along_dim": (lambda lib, x, y: lib.take_along_dim(x, x.argsort(1), axis=1),
+                       lambda a, b: np.take_along_axis(a, np.argsort(a, 1), axis=1)),
+    "cross": (lambda lib, x, y: x.cross(y, axis=0), lambda a, b: np.cross(a, b, axis=0)),
+    "linalg.cross": (lambda lib, x, y: lib.linalg.cross(x, y, axis=0), lambda a, b: np.cross(a, b, axis=0)),
+    "trapezoid": (lambda lib, x, y: lib.trapezoid(x, axis=0), lambda a, b: ((a[1:] + a[:-1]) / 2).sum(0)),
+    "trapz": (lambda lib, x, y: lib.trapz(x, axis=1), lambda a, b: ((a[:, 1:] + a[:, :-1]) / 2).sum(1)),
+    "cumulative_trapezoid": (lambda lib, x, y: lib.cumulative_trapezoid(x, axis=0),
+                             lambda a, b: np.cumsum((a[1:] + a[:-1]) / 2, axis=0)),
+    "cosine_similarity": (lambda lib, x, y: lib.cosine_similarity(x, y, axis=0), lambda a, b: _cosine_ref(a, b, 0)),
+    "F.cosine_similarity": (lambda lib, x, y: lib.nn.functional.cosine_similarity(x, y, axis=1),
+                            lambda a, b: _cosine_ref(a, b, 1)),
+    "F.pairwise_distance keepdims": (lambda lib, x, y: lib.nn.functional.pairwise_distance(x, y, keepdims=True),
+                                     lambda a, b: np.linalg.norm(a - b + 1e-6, axis=-1, keepdims=True)),
+    "linalg.vector_norm": (lambda lib, x, y: lib.linalg.vector_norm(x, axis=1, keepdims=True),
+                           lambda a, b: np.linalg.norm(a, axis=1, keepdims=True)),
+    "linalg.norm": (lambda lib, x, y: lib.linalg.norm(x, 1, axis=0), lambda a, b: np.abs(a).sum(0)),
+    "linalg.matrix_norm": (lambda lib, x, y: lib.linalg.matrix_norm(x, axis=(1, 0), keepdims=True),
+                           lambda a, b: np.linalg.norm(a, keepdims=True)),
+    "fft.fft": (lambda lib, x, y: lib.fft.fft(x, axis=0), lambda a, b: np.fft.fft(a, axis=0)),
+    "fft.rfft": (lambda lib, x, y: lib.fft.rfft(x, axis=1), lambda a, b: np.fft.rfft(a, axis=1)),
+    "fft.irfft": (lambda lib, x, y: lib.fft.irfft(lib.fft.rfft(x, axis=0), 3, axis=0), lambda a, b: a),
+    "fft.hfft": (lambda lib, x, y: lib.fft.hfft(x, axis=0), lambda a, b: np.fft.hfft(a, axis=0)),
+    "fft.fft2": (lambda lib, x, y: lib.fft.fft2(x, axis=(1, 0)), lambda a, b: np.fft.fft2(a, axes=(1, 0))),
+    "fft.rfftn": (lambda lib, x, y: lib.fft.rfftn(x, axis=(0,)), lambda a, b: np.fft.rfftn(a, axes=(0,))),
+    "fft.fftshift": (lambda lib, x, y: lib.fft.fftshift(x, axis=1), lambda a, b: np.fft.fftshift(a, axes=1)),
+}
+
+
+def _as_arrays(result):
+    """A tensor, or a tuple of tensors, as a list of NumPy arrays (complex ones from the FFTs)."""
+    parts = result if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(part.tolist()) for part in parts]
+
+
+def _operands(rng):
+    """Two (3, 5) float64 arrays of distinct values (no ties for sort, cummax or argsort)."""
+    return rng.permutation(15).reshape(3, 5) / 4.0 - 1.5, rng.permutation(15).reshape(3, 5) / 3.0 + 0.25
+
+
+@pytest.mark.parametrize("label", sorted(AXIS_CALLS))
+def test_axis_on_ops_with_a_dim(label, rng):
+    """`axis=` gives NumPy's float64 result, shape and values (`dim=` for concatenate, whose own
+    name is `axis`; `keepdims=` for pairwise_distance and the norms; NumPy's `axes=` for the
+    multi-dim FFTs)."""
+    a, b = _operands(rng)
+    call, reference = AXIS_CALLS[label]
+    ours = _as_arrays(call(tp, tp.tensor(a), tp.tensor(b)))
+    expected = reference(a, b)
+    expected = [np.asarray(part) for part in (expected if isinstance(expected, list) else [expected])]
+    assert [part.shape for part in ours] == [part.shape for part in expected]
+    for got, want in zip(ours, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("label", sorted(AXIS_CALLS))
+def test_axis_on_ops_with_a_dim_matches_pytorch(label, rng):
+    """The same calls in PyTorch 2.13 give the same shapes and values."""
+    torch = torch_or_skip()
+    a, b = _operands(rng)
+    call, _ = AXIS_CALLS[label]
+    ours = _as_arrays(call(tp, tp.tensor(a), tp.tensor(b)))
+    theirs = _as_arrays(call(torch, torch.tensor(a), torch.tensor(b)))
+    assert [part.shape for part in ours] == [part.shape for part in theirs]
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# Calls PyTorch refuses with TypeError: both spellings of dim, no dim where one is required, and
+# `axis` on functions PyTorch writes in Python (F.softmax, split, norm, unique).
+REFUSED = {
+    "cat dim and axis": (lambda lib, x: lib.cat([x, x], 1, axis=0), r"cat\(\).*'dim' and 'axis'"),
+    "softmax dim and axis": (lambda lib, x: lib.softmax(x, 1, axis=0), r"softmax\(\).*'dim' and 'axis'"),
+    "Tensor.cumsum dim and axis": (lambda lib, x: x.cumsum(1, axis=0), r"cumsum\(\).*'dim' and 'axis'"),
+    "unsqueeze dim and axis": (lambda lib, x: x.unsqueeze(0, axis=1), r"unsqueeze\(\).*'dim' and 'axis'"),
+    "sort dim and axis": (lambda lib, x: x.sort(0, axis=1), r"sort\(\).*'dim' and 'axis'"),
+    "concatenate axis and dim": (lambda lib, x: lib.concatenate([x], 1, dim=0), r"concatenate\(\).*'dim' and 'axis'"),
+    "vector_norm keepdim and keepdims": (lambda lib, x: lib.linalg.vector_norm(x, 2, 1, True, keepdims=True),
+                                         r"vector_norm\(\).*'keepdim' and 'keepdims'"),
+    "softmax without dim": (lambda lib, x: x.softmax(), r"softmax\(\).*'dim'.*required"),
+    "cumsum without dim": (lambda lib, x: lib.cumsum(x), r"cumsum\(\).*'dim'.*required"),
+    "unsqueeze without dim": (lambda lib, x: lib.unsqueeze(x), r"unsqueeze\(\).*'dim'.*required"),
+    "F.softmax axis": (lambda lib, x: lib.nn.functional.softmax(x, axis=1), "axis"),
+    "F.log_softmax axis": (lambda lib, x: lib.nn.functional.log_softmax(x, axis=1), "axis"),
+    "split axis": (lambda lib, x: lib.split(x, 1, axis=1), "axis"),
+    "norm axis": (lambda lib, x: lib.norm(x, axis=1), "axis"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(REFUSED))
+def test_refused_spellings(label):
+    """TypeError naming the op and the clashing names, or Python's unexpected-keyword error."""
+    call, message = REFUSED[label]
+    with pytest.raises(TypeError, match=message):
+        call(tp, tp.ones(2, 3))
+
+
+@pytest.mark.parametrize("label", sorted(REFUSED))
+def test_refused_spellings_match_pytorch(label):
+    """PyTorch refuses each of these calls with TypeError too."""
+    torch = torch_or_skip()
+    call, _ = REFUSED[label]
+    with pytest.raises(TypeError):
+        call(torch, torch.ones(2, 3))
+
+
+def test_axis_keeps_the_gradient(rng):
+    """An op called with `axis` differentiates as with `dim`: d/dx sum(softmax(x) * w) against NumPy."""
+    a, w = _operands(rng)
+    x = tp.tensor(a, requires_grad=True)
+    (x.softmax(axis=1) * tp.tensor(w)).sum().backward()
+    s = _softmax_ref(a, 1)
+    expected = s * (w - (s * w).sum(1, keepdims=True))
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12, atol=1e-12)

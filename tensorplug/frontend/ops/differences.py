@@ -8,6 +8,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ..views import slice_dim
 from ._composite import composite
+from ._numpy_names import axis_as_dim
 
 __all__ = ["diff"]
 
@@ -39,13 +40,15 @@ def _check_edge(name: str, edge, input: Tensor, dim: int) -> None:
                                f"along the differencing dimension; input.size({i}) = {a}, but got tensor.size({i}) = {b}")
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:
+def diff(input, n=1, dim=-1, prepend=None, append=None, axis=None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``,
     applied ``n`` times), after joining ``prepend`` and ``append`` to either end.
 
     >>> tp.diff(tp.tensor([1, 3, 6])).tolist()
     [2, 3]
     """
+    if axis is not None:
+        dim = axis_as_dim("diff", dim, axis, -1)
     if not isinstance(input, Tensor):
         raise TypeError(f"diff(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.ndim == 0:

@@ -6,12 +6,15 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor, empty_tensor
 from ..views import slice_dim, unsqueeze
 from ._common import check_same_device
+from ._numpy_names import axis_as_dim
 from .copying import copy_
 
 __all__ = ["cat", "stack"]
 
 
-def cat(tensors, dim=0, *, out=None) -> Tensor:
+def cat(tensors, dim=0, *, out=None, axis=None) -> Tensor:
+    if axis is not None:
+        dim = axis_as_dim("cat", dim, axis, 0)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
@@ -53,7 +56,9 @@ def cat(tensors, dim=0, *, out=None) -> Tensor:
     return result
 
 
-def stack(tensors, dim=0, *, out=None) -> Tensor:
+def stack(tensors, dim=0, *, out=None, axis=None) -> Tensor:
+    if axis is not None:
+        dim = axis_as_dim("stack", dim, axis, 0)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack(): expects a non-empty TensorList")

@@ -14,6 +14,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
 from ..tensor import Tensor
 from ._common import check_same_device, is_number, write_out
+from ._numpy_names import axis_as_dim
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .linalg import matmul
 from .math_ops import scaled_sum
@@ -198,13 +199,15 @@ def _cross(op: str, input, other, dim) -> Tensor:
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-def cross(input, other, dim=None, *, out=None) -> Tensor:
+def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first
     dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last).
 
     >>> tp.cross(tp.tensor([1.0, 0.0, 0.0]), tp.tensor([0.0, 1.0, 0.0]), dim=0).tolist()
     [0.0, 0.0, 1.0]
     """
+    if axis is not None:
+        dim = axis_as_dim("cross", dim, axis, None)
     if dim is None:
         check_tensor("cross", input)
         check_tensor("cross", other, "other")
@@ -217,8 +220,10 @@ def cross(input, other, dim=None, *, out=None) -> Tensor:
     return write_out("cross", out, _cross("cross", input, other, dim))
 
 
-def linalg_cross(input, other, *, dim=-1, out=None) -> Tensor:
+def linalg_cross(input, other, *, dim=-1, out=None, axis=None) -> Tensor:
     """tp.linalg.cross: the cross product of the 3-vectors along ``dim`` (the last by default)."""
+    if axis is not None:
+        dim = axis_as_dim("linalg.cross", dim, axis, -1)
     return write_out("linalg.cross", out, _cross("linalg.cross", input, other, dim))
 
 

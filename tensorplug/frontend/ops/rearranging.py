@@ -16,6 +16,7 @@ from ..shapes import broadcast_shapes, normalize_dim
 from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor, empty_tensor
 from ._common import check_same_device, write_out
+from ._numpy_names import axis_as_dim
 from ._pointwise_args import check_tensor, result_dtype_of
 
 __all__ = [
@@ -24,13 +25,15 @@ __all__ = [
 ]
 
 
-def take_along_dim(input, indices, dim=None, *, out=None) -> Tensor:
+def take_along_dim(input, indices, dim=None, *, out=None, axis=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at
     flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``.
 
     >>> tp.take_along_dim(tp.tensor([[10, 30, 20]]), tp.tensor([[1, 2]]), 1).tolist()
     [[30, 20]]
     """
+    if axis is not None:
+        dim = axis_as_dim("take_along_dim", dim, axis, None)
     from .indexing import gather
 
     check_tensor("take_along_dim", input)
@@ -75,7 +78,7 @@ def _repeat_counts(repeats, length: int) -> list:
     return counts
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None, axis=None) -> Tensor:
     """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per
     slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone
     repeats each index ``i`` ``counts[i]`` times.
@@ -85,6 +88,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     >>> tp.repeat_interleave(tp.tensor([2, 0, 1])).tolist()
     [0, 0, 2]
     """
+    if axis is not None:
+        dim = axis_as_dim("repeat_interleave", dim, axis, None)
     from ..factories import tensor
 
     check_tensor("repeat_interleave", input)

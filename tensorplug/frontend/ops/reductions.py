@@ -16,7 +16,7 @@ from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze
 from ._common import check_cast, keyset, write_out
 from ._composite import composite
-from ._numpy_names import dim_keywords
+from ._numpy_names import axis_as_dim, dim_keywords, required_dim
 from .copying import clone, to_dtype
 from ..autocast_hook import autocast_function
 
@@ -383,15 +383,19 @@ def _scan_out(op: str, input, dim, dtype, out) -> Tensor:
     return write_out(op, out, _scan(op, input, dim, _out_dtype(op, out, dtype)))
 
 
-def cumsum(input, dim, *, dtype=None, out=None) -> Tensor:
+def cumsum(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
+    if dim is None or axis is not None:
+        dim = required_dim("cumsum", dim, axis)
     if out is not None:
         return _scan_out("cumsum", input, dim, dtype, out)
     return _scan("cumsum", input, dim, dtype)
 
 
-def cumsum_(self, dim, *, dtype=None) -> Tensor:
+def cumsum_(self, dim=None, *, dtype=None, axis=None) -> Tensor:
     """In place: ``self`` keeps its dtype (the sum is taken in ``dtype`` when given)."""
+    if dim is None or axis is not None:
+        dim = required_dim("cumsum_", dim, axis)
     from ._common import write_inplace
 
     _check_tensor("cumsum_", self)
@@ -399,7 +403,9 @@ def cumsum_(self, dim, *, dtype=None) -> Tensor:
     return write_inplace("cumsum_", self, result)
 
 
-def cumprod_(self, dim, *, dtype=None) -> Tensor:
+def cumprod_(self, dim=None, *, dtype=None, axis=None) -> Tensor:
+    if dim is None or axis is not None:
+        dim = required_dim("cumprod_", dim, axis)
     from ._common import write_inplace
 
     _check_tensor("cumprod_", self)
@@ -407,8 +413,10 @@ def cumprod_(self, dim, *, dtype=None) -> Tensor:
     return write_inplace("cumprod_", self, result)
 
 
-def cumprod(input, dim, *, dtype=None, out=None) -> Tensor:
+def cumprod(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
+    if dim is None or axis is not None:
+        dim = required_dim("cumprod", dim, axis)
     if out is not None:
         return _scan_out("cumprod", input, dim, dtype, out)
     return _scan("cumprod", input, dim, dtype)

@@ -15,6 +15,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ..views import slice_dim
 from ._common import check_same_device, write_out
+from ._numpy_names import axis_as_dim, required_dim
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import COMPARE, UNARY, where
 from .joining import cat
@@ -75,28 +76,34 @@ def _running_extreme(op: str, input, dim, out, later_wins: str, result_type):
     return result_type(values, indices)
 
 
-def cummax(input, dim, *, out=None):
+def cummax(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running maximum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates).
 
     >>> tp.cummax(tp.tensor([1, 3, 2, 3]), 0).indices.tolist()
     [0, 1, 1, 3]
     """
+    if dim is None or axis is not None:
+        dim = required_dim("cummax", dim, axis)
     return _running_extreme("cummax", input, dim, out, "ge", cummax_result)
 
 
-def cummin(input, dim, *, out=None):
+def cummin(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running minimum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates)."""
+    if dim is None or axis is not None:
+        dim = required_dim("cummin", dim, axis)
     return _running_extreme("cummin", input, dim, out, "le", cummin_result)
 
 
-def logcumsumexp(input, dim, *, out=None) -> Tensor:
+def logcumsumexp(input, dim=None, *, out=None, axis=None) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors.
 
     >>> [round(v, 4) for v in tp.logcumsumexp(tp.tensor([0.0, 0.0]), 0).tolist()]
     [0.0, 0.6931]
     """
+    if dim is None or axis is not None:
+        dim = required_dim("logcumsumexp", dim, axis)
     from .special_functions import logaddexp
 
     check_tensor("logcumsumexp", input)
@@ -140,7 +147,7 @@ def _trapezoid_pieces(op: str, y, x, dx, dim) -> Tensor:
     return widths * heights
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
+def trapezoid(y, x=None, *, dx=None, dim=-1, axis=None) -> Tensor:
     """The trapezoid rule along ``dim``: samples ``y`` at points ``x`` (1-D, or broadcasting
     with ``y``) or spaced ``dx`` apart (1 by default). Integers integrate in the default float
     dtype; fewer than two samples give 0.
@@ -148,23 +155,29 @@ def trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
     >>> tp.trapezoid(tp.tensor([1.0, 2.0, 3.0])).item()
     4.0
     """
+    if axis is not None:
+        dim = axis_as_dim("trapezoid", dim, axis, -1)
     pieces = _trapezoid_pieces("trapezoid", y, x, dx, dim)
     return pieces.sum(normalize_dim("trapezoid", dim, pieces.ndim))
 
 
-def trapz(y, x=None, *, dx=None, dim=-1) -> Tensor:
+def trapz(y, x=None, *, dx=None, dim=-1, axis=None) -> Tensor:
     """Alias of :func:`trapezoid`."""
+    if axis is not None:
+        dim = axis_as_dim("trapz", dim, axis, -1)
     pieces = _trapezoid_pieces("trapz", y, x, dx, dim)
     return pieces.sum(normalize_dim("trapz", dim, pieces.ndim))
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1, axis=None) -> Tensor:
     """The running trapezoid rule along ``dim``: one value per interval (one fewer than the
     samples).
 
     >>> tp.cumulative_trapezoid(tp.tensor([1.0, 2.0, 3.0])).tolist()
     [1.5, 4.0]
     """
+    if axis is not None:
+        dim = axis_as_dim("cumulative_trapezoid", dim, axis, -1)
     pieces = _trapezoid_pieces("cumulative_trapezoid", y, x, dx, dim)
     return pieces.cumsum(normalize_dim("cumulative_trapezoid", dim, pieces.ndim))
 

@@ -15,6 +15,7 @@ from ..tensor import Tensor
 from ..views import as_strided, expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
 from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded
 from ._composite import composite
+from ._numpy_names import axis_as_dim
 from .copying import copy_, number_for, to_dtype
 
 __all__ = [
@@ -69,8 +70,10 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
     return tuple(pieces)
 
 
-def chunk(input, chunks, dim=0) -> tuple:
+def chunk(input, chunks, dim=0, axis=None) -> tuple:
     """At most ``chunks`` views of (nearly) equal size along ``dim``."""
+    if axis is not None:
+        dim = axis_as_dim("chunk", dim, axis, 0)
     _check_tensor("chunk", input)
     if input.ndim == 0:
         raise RuntimeError("chunk(): chunk expects at least a 1-dimensional tensor")
@@ -84,8 +87,10 @@ def chunk(input, chunks, dim=0) -> tuple:
     return split(input, -(-size // chunks), d)
 
 
-def unbind(input, dim=0) -> tuple:
+def unbind(input, dim=0, axis=None) -> tuple:
     """The slices along ``dim``, as views without that dim."""
+    if axis is not None:
+        dim = axis_as_dim("unbind", dim, axis, 0)
     _check_tensor("unbind", input)
     if input.ndim == 0:
         raise IndexError("unbind(): Dimension specified as 0 but tensor has no dimensions")

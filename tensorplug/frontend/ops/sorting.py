@@ -19,7 +19,7 @@ from ..tensor import Tensor, empty_tensor
 from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset
 from ._composite import composite
-from ._numpy_names import dim_keywords
+from ._numpy_names import axis_as_dim, dim_keywords
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive"]
 
@@ -63,20 +63,24 @@ def _sort(input: Tensor, dim: int, descending: bool, stable: bool) -> tuple:
     return values, indices
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, dim=-1, descending=False, stable=False, *, out=None, axis=None):
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal
     values keep their order (every sort is stable).
 
     >>> tp.sort(tp.tensor([3.0, 1.0, 2.0])).indices.tolist()
     [1, 2, 0]
     """
+    if axis is not None:
+        dim = axis_as_dim("sort", dim, axis, -1)
     _check_tensor("sort", input)
     d = normalize_dim("sort", dim, input.ndim)
     return _finish_out("sort", sort_result(*_sort(input, d, descending, stable)), out)
 
 
-def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
+def argsort(input, dim=-1, descending=False, stable=False, axis=None) -> Tensor:
     """The indices that sort ``input`` along ``dim``."""
+    if axis is not None:
+        dim = axis_as_dim("argsort", dim, axis, -1)
     _check_tensor("argsort", input)
     d = normalize_dim("argsort", dim, input.ndim)
     return _sort(input, d, descending, stable)[1]
@@ -98,9 +102,11 @@ def _topk(input: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> tuple
     return slice_dim(values, dim, 0, k, 1), slice_dim(indices, dim, 0, k, 1)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order.
     NaN counts as larger than every number."""
+    if axis is not None:
+        dim = axis_as_dim("topk", dim, axis, -1)
     _check_tensor("topk", input)
     d = normalize_dim("topk", dim, input.ndim)
     k = operator.index(k)

@@ -12,6 +12,7 @@ from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ..views import slice_dim
 from .joining import cat
+from ._numpy_names import axis_as_dim
 from .shaping import atleast_1d, atleast_2d, atleast_3d
 
 __all__ = [
@@ -76,13 +77,17 @@ def column_stack(tensors, *, out=None) -> Tensor:
     return cat(parts, 1, out=out)
 
 
-def concat(tensors, dim=0, *, out=None) -> Tensor:
+def concat(tensors, dim=0, *, out=None, axis=None) -> Tensor:
     """Alias of :func:`cat`."""
+    if axis is not None:
+        dim = axis_as_dim("concat", dim, axis, 0)
     return cat(tensors, dim, out=out)
 
 
-def concatenate(tensors, axis=0, out=None) -> Tensor:
-    """Alias of :func:`cat` with NumPy's argument name ``axis``."""
+def concatenate(tensors, axis=0, out=None, *, dim=None) -> Tensor:
+    """Alias of :func:`cat` with NumPy's argument name ``axis`` (PyTorch's ``dim`` is accepted too)."""
+    if dim is not None:
+        axis = axis_as_dim("concatenate", axis, dim, 0)
     return cat(tensors, axis, out=out)
 
 
@@ -102,7 +107,7 @@ def _split_points(op: str, indices_or_sections, size: int):
     return operator.index(indices_or_sections)
 
 
-def tensor_split(input, indices_or_sections, dim=0) -> tuple:
+def tensor_split(input, indices_or_sections, dim=0, axis=None) -> tuple:
     """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first
     ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices
     give empty parts, negative ones count from the end).
@@ -110,6 +115,8 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:
     >>> [p.tolist() for p in tp.tensor_split(tp.arange(7), 3)]
     [[0, 1, 2], [3, 4], [5, 6]]
     """
+    if axis is not None:
+        dim = axis_as_dim("tensor_split", dim, axis, 0)
     if not isinstance(input, Tensor):
         raise TypeError(f"tensor_split(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.ndim == 0:
