@@ -6,21 +6,9 @@ import pytest
 import tensorplug as tp
 from tensorplug.distributions import (Beta, Categorical, Dirichlet, Exponential, Gamma, Independent, Laplace,
                                       MixtureSameFamily, Normal, OneHotCategorical, Poisson, kl_divergence)
+from distribution_helpers import DEVICES, usable_device as _device, to_numpy as _np
 
 stats = pytest.importorskip("scipy.stats")
-
-DEVICES = ["cpu", "opencl", "npdev"]
-
-
-def _device(name):
-    status = {s.device_type: s for s in tp.backends.status()}.get(name)
-    if status is None or status.state not in ("ready", "loaded"):
-        pytest.skip(f"{name} unavailable: {status.detail if status else 'no plugin registers it'}")
-    return name
-
-
-def _np(t):
-    return t.detach().cpu().numpy()
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -5,15 +5,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug.distributions import MultivariateNormal
-
-DEVICES = ["cpu", "opencl", "npdev"]
-
-
-def _device(name):
-    status = {s.device_type: s for s in tp.backends.status()}.get(name)
-    if status is None or status.state not in ("ready", "loaded"):
-        pytest.skip(f"{name} unavailable: {status.detail if status else 'no plugin registers it'}")
-    return name
+from distribution_helpers import DEVICES, usable_device as _device
 
 
 def _torch():

@@ -7,21 +7,9 @@ import tensorplug as tp
 from tensorplug.distributions import Independent, Normal, TransformedDistribution
 from tensorplug.distributions.transforms import (AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform,
                                                  TanhTransform)
+from distribution_helpers import DEVICES, usable_device as _device, to_numpy as _np
 
 stats = pytest.importorskip("scipy.stats")
-
-DEVICES = ["cpu", "opencl", "npdev"]
-
-
-def _device(name):
-    status = {s.device_type: s for s in tp.backends.status()}.get(name)
-    if status is None or status.state not in ("ready", "loaded"):
-        pytest.skip(f"{name} unavailable: {status.detail if status else 'no plugin registers it'}")
-    return name
-
-
-def _np(t):
-    return t.detach().cpu().numpy()
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -7,25 +7,9 @@ import pytest
 
 import tensorplug as tp
 from tensorplug.distributions import Exponential, Independent, Laplace, Normal, OneHotCategorical, Poisson
+from distribution_helpers import DEVICES, usable_device as _device, to_numpy as _np, assert_close as _close
 
 stats = pytest.importorskip("scipy.stats")
-
-DEVICES = ["cpu", "opencl", "npdev"]
-
-
-def _device(name):
-    status = {s.device_type: s for s in tp.backends.status()}.get(name)
-    if status is None or status.state not in ("ready", "loaded"):
-        pytest.skip(f"{name} unavailable: {status.detail if status else 'no plugin registers it'}")
-    return name
-
-
-def _np(t):
-    return t.detach().cpu().numpy()
-
-
-def _close(ours, expected, rtol=1e-9):
-    np.testing.assert_allclose(_np(ours), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=1e-12)
 
 
 @pytest.mark.parametrize("device", DEVICES)
