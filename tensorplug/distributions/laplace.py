@@ -4,11 +4,11 @@ from __future__ import annotations
 import math
 
 from ..frontend.factories import rand
-from .distribution import Distribution
-from .utils import broadcast_all, finfo_eps
+from .location_scale import LocationScale
+from .utils import finfo_eps
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """Independent Laplace distributions with locations ``loc`` and scales ``scale``, as
     torch.distributions.Laplace; ``rsample`` is differentiable in both.
 
@@ -18,23 +18,6 @@ class Laplace(Distribution):
     """
 
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-        self._check_parameter("loc", self.loc, self.loc == self.loc, "Real()")
-        self._check_parameter("scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "scale": self.scale}
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

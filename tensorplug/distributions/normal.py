@@ -5,11 +5,10 @@ import math
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import randn
-from .distribution import Distribution
-from .utils import broadcast_all
+from .location_scale import LocationScale
 
 
-class Normal(Distribution):
+class Normal(LocationScale):
     """Independent Gaussians with means ``loc`` and standard deviations ``scale`` (broadcast
     together), as torch.distributions.Normal; ``rsample`` is differentiable (reparameterized).
 
@@ -19,23 +18,6 @@ class Normal(Distribution):
     """
 
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-        self._check_parameter("loc", self.loc, self.loc == self.loc, "Real()")
-        self._check_parameter("scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "scale": self.scale}
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
