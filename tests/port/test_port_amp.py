@@ -132,6 +132,29 @@ def test_scale_nested_outputs():
     assert out["x"][0].tolist() == [2.0] and out["x"][1][0].tolist() == [2.0, 2.0]
 
 
+@pytest.mark.parametrize("bad_on", ["cpu", "other"])
+def test_scaler_checks_gradients_on_every_device(device, bad_on):
+    """Parameters on two devices: an inf on either skips the step and halves the scale; the other
+    gradients are unscaled all the same."""
+    a = tp.tensor([1.0, 2.0], requires_grad=True)
+    b = tp.tensor([3.0], device=device, requires_grad=True)
+    opt = tp.optim.SGD([a, b], lr=1.0)
+    scaler = tp.amp.GradScaler("cpu", init_scale=8.0)
+    bad = float("inf")
+    grad_a = [bad, 1.0] if bad_on == "cpu" else [1.0, 1.0]
+    grad_b = [bad] if bad_on == "other" else [2.0]
+    loss = (a * tp.tensor(grad_a)).sum() + (b * tp.tensor(grad_b, device=device)).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    assert a.tolist() == [1.0, 2.0] and b.tolist() == [3.0]  # skipped
+    finite_b = 2.0 if bad_on == "cpu" else None
+    if finite_b is not None:
+        assert b.grad.tolist() == [finite_b]  # 16 / 8: unscaled even though the step was skipped
+    scaler.update()
+    assert scaler.get_scale() == 4.0
+    assert tp.amp.grad_scaler.OptState.STEPPED.value == 2
+
+
 # --- autocast -----------------------------------------------------------------------------------------
 def test_autocast_records_state_and_casts():
     assert not tp.is_autocast_enabled("cpu")

@@ -9,6 +9,7 @@ from .. import memory_format as _mf
 from ..device import device as _device_type
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor, resolve_device
+from ..autograd.graph import Node
 from ..views import expand
 from ._common import bump_version, check_no_internal_overlap, is_number, keyset
 
@@ -202,13 +203,41 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
 
 
 def _move(t: Tensor, dev) -> Tensor:
+    """``t``'s values in a new tensor on ``dev``; while autograd records, the gradient of the
+    result flows back to ``t`` (moved to ``t``'s device), as PyTorch's ToCopyBackward0 does."""
+    moved = _move_values(t, dev)
+    if t._keys & _AUTOGRAD_MASK and local_state.mask & _AUTOGRAD_MASK:
+        from ..autograd.graph import gradient_edge, set_history
+
+        set_history(moved, _DeviceCopyNode(gradient_edge(t), t._device))
+    return moved
+
+
+def _move_values(t: Tensor, dev) -> Tensor:
     if dev.type == "meta":  # the meta device keeps no values: nothing to read from t's device
         return empty_tensor(t._shape, t._dtype, dev)
     # Between devices, data goes through host memory: every backend can copy to and from it.
     if t._dtype is _dt.bfloat16:
-        return to_dtype(_move(to_dtype(t, _dt.float32), dev), _dt.bfloat16)
+        return to_dtype(_move_values(to_dtype(t, _dt.float32), dev), _dt.bfloat16)
     host = to_numpy(t)
     return copy_from_numpy(host, t._dtype, dev)
+
+
+class _DeviceCopyNode(Node):
+    """Backward of a copy to another device: the gradient goes back to the source's device."""
+
+    __slots__ = ("source_device",)
+
+    def __init__(self, edge, source_device):
+        super().__init__((edge,))
+        self.source_device = source_device
+
+    def name(self) -> str:
+        return "ToCopyBackward0"
+
+    def backward(self, grads: tuple) -> tuple:
+        (grad,) = grads
+        return (None if grad is None else _move(grad, self.source_device),)
 
 
 def _parse_to_args(args, kwargs):

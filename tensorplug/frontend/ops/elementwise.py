@@ -233,11 +233,13 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     if not a_is_tensor and not b_is_tensor:
         raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     if a_is_tensor and b_is_tensor and a._device is not b._device:
-        # Like PyTorch, a 0-d CPU tensor may join a computation on another device as a number.
+        # Like PyTorch, a 0-d CPU tensor may join a computation on another device. It moves
+        # there as a tensor, not as a number, so that it promotes as a 0-d tensor (an int
+        # tensor + a float64 one gives float64) and its gradient flows back through the copy.
         if not b._shape and b._device.type == "cpu":
-            b, b_is_tensor = b.item(), False
+            b = b.to(a._device)
         elif not a._shape and a._device.type == "cpu":
-            a, a_is_tensor = a.item(), False
+            a = a.to(b._device)
         else:
             check_same_device(name, a, b)
     if name == "sub" and (isinstance(a, bool) or isinstance(b, bool)):

@@ -151,9 +151,12 @@ def _index_on(view: Tensor, idx: Tensor) -> Tensor:
 
 def _values_for(op: str, t: Tensor, values: Tensor):
     """The values an index_put_ writes into ``t``: in ``t``'s dtype, on its device. A 0-d CPU
-    tensor joins as a number (as in arithmetic); any other tensor must be on ``t``'s device."""
+    tensor joins as a number (as in arithmetic), or, when it requires grad, as a copy on ``t``'s
+    device, through which its gradient flows back; any other tensor must be on ``t``'s device."""
     if values._device is not t._device and not values._shape and values._device.type == "cpu":
-        return number_for(op, values.item(), t._dtype)
+        if not values.requires_grad:
+            return number_for(op, values.item(), t._dtype)
+        values = values.to(t._device)
     check_same_device(op, t, values)
     return to_dtype(values, t._dtype)
 

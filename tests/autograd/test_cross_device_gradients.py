@@ -1,0 +1,86 @@
+"""Gradients through copies between devices and through 0-d CPU tensors joining another device's
+computation (``x.to(device)``, ``cpu_scalar * device_tensor``), as PyTorch records them.
+
+References are hand-computed derivatives (NumPy float64), so the file runs without PyTorch."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+
+@pytest.fixture
+def other_device(device):
+    if device == "cpu":
+        pytest.skip("needs a device other than the CPU")
+    return device
+
+
+def test_to_another_device_records_the_copy(other_device):
+    """``x.to(device)`` of a tensor that requires grad is differentiable; the gradient arrives on
+    x's device and dtype."""
+    values = np.array([0.5, -1.0, 2.0])
+    x = tp.tensor(values, dtype=tp.float32, requires_grad=True)
+    moved = x.to(other_device)
+    assert moved.requires_grad and moved.grad_fn.name() == "ToCopyBackward0"
+    weights = tp.tensor([1.0, 2.0, 3.0], device=other_device)
+    (moved * moved * weights).sum().backward()
+    assert x.grad.device.type == "cpu" and x.grad.dtype == tp.float32
+    np.testing.assert_allclose(x.grad.numpy(), 2 * values * [1.0, 2.0, 3.0], rtol=1e-6)
+
+
+def test_round_trip_and_dtype_change(other_device):
+    """cpu -> device (float64) -> cpu: both copies and the cast pass the gradient back."""
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to(other_device, tp.float64).cpu()
+    (y * tp.tensor([3.0, 4.0], dtype=tp.float64)).sum().backward()
+    assert x.grad.dtype == tp.float32
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+
+
+def test_no_grad_copy_and_detached_source(other_device):
+    """Under no_grad, or from a tensor that does not require grad, the copy records nothing."""
+    x = tp.ones(2, requires_grad=True)
+    with tp.no_grad():
+        assert not x.to(other_device).requires_grad
+    assert not tp.ones(2).to(other_device).requires_grad
+
+
+def test_second_order_through_the_copy(other_device):
+    """create_graph=True: the backward copy is itself differentiable."""
+    x = tp.tensor([1.5, -2.0], requires_grad=True)
+    y = (x.to(other_device) ** 3).sum()
+    (grad,) = tp.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(grad.detach().numpy(), 3 * np.array([1.5, -2.0]) ** 2, rtol=1e-6)
+    grad.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.array([1.5, -2.0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("cpu_first", [True, False])
+def test_zero_dim_cpu_tensor_in_arithmetic_gets_its_gradient(other_device, cpu_first):
+    """A 0-d CPU tensor that requires grad, combined with a tensor on another device, receives the
+    summed gradient (a learned scale, a loss term computed on the CPU)."""
+    scale = tp.tensor(2.0, requires_grad=True)
+    values = tp.tensor([1.0, 2.0, 3.0], device=other_device, requires_grad=True)
+    product = scale * values if cpu_first else values * scale
+    (product + scale).sum().backward()
+    assert scale.grad.device.type == "cpu"
+    assert scale.grad.item() == pytest.approx(6.0 + 3.0)
+    np.testing.assert_allclose(values.grad.cpu().numpy(), [2.0, 2.0, 2.0])
+
+
+def test_zero_dim_cpu_tensor_promotes_as_a_tensor(other_device):
+    """int tensor + 0-d float64 CPU tensor is float64 (a 0-d tensor's dtype, not a Python float's)."""
+    result = tp.tensor([1, 2], device=other_device) + tp.tensor(0.5, dtype=tp.float64)
+    assert result.dtype == tp.float64 and result.device.type == other_device
+    np.testing.assert_array_equal(result.cpu().numpy(), [1.5, 2.5])
+    same_category = tp.tensor([1.0, 2.0], device=other_device) * tp.tensor(3.0, dtype=tp.float64)
+    assert same_category.dtype == tp.float32
+
+
+def test_index_put_of_a_zero_dim_cpu_value_that_requires_grad(other_device):
+    """``x[i] = cpu_scalar`` (requiring grad) on another device passes the gradient back."""
+    value = tp.tensor(5.0, requires_grad=True)
+    x = tp.zeros(3, device=other_device)
+    x[1] = value * 2
+    (x * tp.tensor([1.0, 7.0, 1.0], device=other_device)).sum().backward()
+    assert value.grad.item() == pytest.approx(14.0)
