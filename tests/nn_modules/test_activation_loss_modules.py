@@ -81,3 +81,4 @@ def test_legacy_reduction_arguments_warn():
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
         loss = nn.MSELoss(reduce=False)
     assert loss.reduction == "none"
+
