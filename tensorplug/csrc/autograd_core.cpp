@@ -738,10 +738,12 @@ int add_in_place(PyObject* target, PyObject* grad) {
     return 1;
 }
 
-// engine._accumulate_into_leaf's common cases: no hooks, a gradient of the leaf's shape, no
-// create_graph. Returns 1 when done, 0 when the Python function must decide, -1 on an error.
+// engine._accumulate_into_leaf's common cases: no hooks, a gradient of the leaf's shape and
+// device, no create_graph. Returns 1 when done, 0 when the Python function must decide (it moves
+// a 0-d CPU leaf's gradient back from another device), -1 on an error.
 int accumulate_plainly(Graph& graph, PyObject* leaf, PyObject* grad, Py_ssize_t holders) {
     if (graph.create_graph || !is_tensor(leaf) || !is_tensor(grad)) return 0;
+    if (tslot(leaf, T_DEVICE) != tslot(grad, T_DEVICE)) return 0;
     PyObject* meta = tslot(leaf, T_AUTOGRAD);
     if (meta != Py_None && (Py_TYPE(meta) != g.meta || get(meta, g.meta_slot[M_HOOKS]) != Py_None ||
                             get(meta, g.meta_slot[M_POST_HOOKS]) != Py_None))

@@ -82,6 +82,8 @@ def _is_negative(x):
 def _clamp_derivative(grad, args, output, kwargs, needs):
     import tensorplug as tp
 
+    from .autograd.views import sum_to_shape
+
     input, low, high = args
     # Like PyTorch, the boundary values themselves pass the gradient to the input.
     inside = tp.ones_like(input, dtype=tp.bool)
@@ -89,9 +91,14 @@ def _clamp_derivative(grad, args, output, kwargs, needs):
         inside = inside & (input >= low)
     if high is not None:
         inside = inside & (input <= high)
-    g_input = tp.where(inside, grad, 0.0) if needs[0] else None
-    g_low = tp.where(input < low, grad, 0.0) if needs[1] and isinstance(low, Tensor) else None
-    g_high = tp.where(input > high, grad, 0.0) if needs[2] and isinstance(high, Tensor) else None
+    # Tensor bounds broadcast against the input: each gradient is summed back to its own
+    # argument's shape (a 0-d bound gets the sum over every element it clamped).
+    def reduced(gradient, like):
+        return sum_to_shape(gradient, like._shape) if gradient._shape != like._shape else gradient
+
+    g_input = reduced(tp.where(inside, grad, 0.0), input) if needs[0] else None
+    g_low = reduced(tp.where(input < low, grad, 0.0), low) if needs[1] and isinstance(low, Tensor) else None
+    g_high = reduced(tp.where(input > high, grad, 0.0), high) if needs[2] and isinstance(high, Tensor) else None
     return (g_input, g_low, g_high)
 
 

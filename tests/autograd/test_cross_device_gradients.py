@@ -84,3 +84,27 @@ def test_index_put_of_a_zero_dim_cpu_value_that_requires_grad(other_device):
     x[1] = value * 2
     (x * tp.tensor([1.0, 7.0, 1.0], device=other_device)).sum().backward()
     assert value.grad.item() == pytest.approx(14.0)
+
+
+def test_clamp_tensor_bounds_get_gradients_of_their_own_shape(device):
+    """clamp with broadcast tensor bounds: each gradient is summed back to its argument's shape
+    (hand-computed: an element clamped from below sends its gradient to min, above to max)."""
+    x = tp.tensor([[-1.0, 0.5, 2.0]], device=device, requires_grad=True)
+    low = tp.tensor([[0.0], [1.0]], device=device, requires_grad=True)
+    high = tp.tensor(1.5, device=device, requires_grad=True)
+    weights = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
+    (tp.clamp(x, low, high) * weights).sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[0.0, 2.0, 0.0]])
+    np.testing.assert_array_equal(low.grad.cpu().numpy(), [[1.0], [9.0]])
+    assert high.grad.shape == () and high.grad.item() == 9.0
+
+
+def test_clamp_with_a_zero_dim_cpu_bound_on_another_device(other_device):
+    """A 0-d CPU bound of a tensor on another device: its gradient is 0-d and on the CPU, through
+    backward() and through autograd.grad."""
+    x = tp.tensor([-1.0, 0.5, 2.0], device=other_device, requires_grad=True)
+    low = tp.tensor(0.0, requires_grad=True)
+    (grad,) = tp.autograd.grad(tp.clamp(x, min=low).sum(), low)
+    assert grad.device.type == "cpu" and grad.shape == () and grad.item() == 1.0
+    tp.clamp(x, min=low).sum().backward()
+    assert low.grad.device.type == "cpu" and low.grad.item() == 1.0

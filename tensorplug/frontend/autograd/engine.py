@@ -14,12 +14,14 @@ import heapq
 from ... import _autograd_core
 from ..dtypes import dtype
 from ..ops.elementwise import BINARY, binary_inplace
+from ..shapes import broadcast_shapes
 from ..meta_device import has_values
 from ..tensor import Tensor
 from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys, local_state
 from . import graph
 from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
+from .views import sum_to_shape
 
 __all__ = ["run_backward", "run_from_scalar", "running_pass"]
 
@@ -63,6 +65,26 @@ def _dependencies(roots: list[Node]) -> dict[Node, int]:
     return counts
 
 
+def conform_gradient(grad, t: Tensor, where: str):
+    """``grad`` as a gradient of ``t``: on ``t``'s device, and summed back to ``t``'s shape when a
+    formula left it broadcast (PyTorch's engine does both for every input it validates)."""
+    if not isinstance(grad, Tensor):
+        return grad  # sparse gradients keep their own class
+    if grad._device is not t._device:
+        grad = grad.to(t._device)
+    if grad._shape != t._shape:
+        try:
+            broadcast = broadcast_shapes(t._shape, grad._shape) == grad._shape
+        except RuntimeError:
+            broadcast = False
+        if not broadcast:
+            noun = "leaf" if where == "AccumulateGrad" else "tensor"
+            raise RuntimeError(f"{where}: gradient of shape {list(grad._shape)} for a {noun} of shape "
+                               f"{list(t._shape)}")
+        grad = sum_to_shape(grad, t._shape)
+    return grad
+
+
 def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
     meta = leaf._autograd
     if isinstance(meta, AutogradMeta) and meta.hooks:
@@ -70,8 +92,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
             replaced = hook(grad)
             if replaced is not None:
                 grad = replaced
-    if grad._shape != leaf._shape:
-        raise RuntimeError(f"AccumulateGrad: gradient of shape {list(grad._shape)} for a leaf of shape {list(leaf._shape)}")
+    grad = conform_gradient(grad, leaf, "AccumulateGrad")
     if leaf.grad is None:
         # A gradient may be shared with other leaves (add returns the same tensor twice): own a copy.
         # (Grad mode is off here without create_graph, so clone records nothing.)
@@ -285,7 +306,8 @@ def _finish(inputs, captured, accumulate: bool, allow_unused: bool):
                     f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
                     f"Set allow_unused=True if this is the desired behavior."
                 )
-        return tuple(captured)
+        return tuple(conform_gradient(g, t, "autograd.grad") if g is not None else None
+                     for g, t in zip(captured, inputs))
     return None
 
 
