@@ -111,6 +111,29 @@ def _rnn_direction(x: Tensor, state: tuple, weights: tuple, reverse: bool, nonli
     return (hs.flip(0) if reverse else hs), (h_n,)
 
 
+# The options a repr shows when they differ from these defaults, in PyTorch's order.
+_LAYER_DEFAULTS = {"proj_size": 0, "num_layers": 1, "bias": True, "batch_first": False, "dropout": 0.0,
+                   "bidirectional": False}
+_CELL_DEFAULTS = {"bias": True, "nonlinearity": "tanh"}
+
+
+def _sizes_and_changed_options(module: Module, defaults: dict) -> str:
+    """``"input_size, hidden_size"`` followed by ``name=value`` for each option not at its default."""
+    parts = [f"{module.input_size}, {module.hidden_size}"]
+    for name, default in defaults.items():
+        value = getattr(module, name, default)  # LSTMCell and GRUCell have no nonlinearity
+        if value != default or type(value) is not type(default):
+            parts.append(f"{name}={value}")
+    return ", ".join(parts)
+
+
+def _uniform_by_hidden_size(module: Module) -> None:
+    """Draw every parameter from U(-k, k), k = 1 / sqrt(hidden_size): PyTorch's recurrent init."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0.0
+    for parameter in module.parameters():
+        init.uniform_(parameter, -bound, bound)
+
+
 class RNNBase(Module):
     """Shared parameters, checks and layer/direction loop of RNN, LSTM and GRU."""
 
@@ -164,9 +187,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_by_hidden_size(self)
 
     def flatten_parameters(self) -> None:
         """Nothing to do: PyTorch packs weights into one buffer for cuDNN; tensorplug has no cuDNN."""
@@ -265,20 +286,7 @@ class RNNBase(Module):
         return h
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return _sizes_and_changed_options(self, _LAYER_DEFAULTS)
 
 
 class _SingleStateRNN(RNNBase):
@@ -388,18 +396,10 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_by_hidden_size(self)
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        nonlinearity = getattr(self, "nonlinearity", "tanh")
-        if nonlinearity != "tanh":
-            s += f", nonlinearity={nonlinearity}"
-        return s
+        return _sizes_and_changed_options(self, _CELL_DEFAULTS)
 
     def _batched_input(self, input) -> tuple:
         """(input as 2-D, whether it was batched), after PyTorch's checks."""

@@ -108,3 +108,35 @@ def test_clamp_with_a_zero_dim_cpu_bound_on_another_device(other_device):
     assert grad.device.type == "cpu" and grad.shape == () and grad.item() == 1.0
     tp.clamp(x, min=low).sum().backward()
     assert low.grad.device.type == "cpu" and low.grad.item() == 1.0
+
+
+@pytest.mark.parametrize("op", ["where_other", "where_condition", "lerp_weight", "addcmul", "masked_fill",
+                                "index_fill", "heaviside", "xlogy"])
+def test_zero_dim_cpu_tensor_joins_other_ops(other_device, op):
+    """where, lerp, addcmul, masked_fill, index_fill_, heaviside, xlogy accept a 0-d CPU tensor
+    beside tensors on another device (NumPy float64 reference)."""
+    values = np.array([-1.0, 0.0, 2.0])
+    x = tp.tensor(values, dtype=tp.float32, device=other_device)
+    half = tp.tensor(0.5)
+    calls = {
+        "where_other": (lambda: tp.where(x > 0, x, half), np.where(values > 0, values, 0.5)),
+        "where_condition": (lambda: tp.where(tp.tensor(False), x, x * 2), values * 2),
+        "lerp_weight": (lambda: tp.lerp(x, x * 3, half), values * 2),
+        "addcmul": (lambda: tp.addcmul(x, half, x), values + 0.5 * values),
+        "masked_fill": (lambda: x.masked_fill(x > 0, half), np.where(values > 0, 0.5, values)),
+        "index_fill": (lambda: x.clone().index_fill_(0, tp.tensor([1], device=other_device), half),
+                       np.array([-1.0, 0.5, 2.0])),
+        "heaviside": (lambda: tp.heaviside(x, half), np.array([0.0, 0.5, 1.0])),
+        "xlogy": (lambda: tp.xlogy(x, half), values * np.log(0.5)),
+    }
+    compute, expected = calls[op]
+    result = compute()
+    assert result.device.type == other_device
+    np.testing.assert_allclose(result.cpu().numpy(), expected, rtol=1e-6)
+
+
+def test_tensors_with_dimensions_on_two_devices_are_still_refused(other_device):
+    """Only 0-d CPU tensors move: a 1-element CPU vector is refused, naming both devices."""
+    x = tp.ones(3, device=other_device)
+    with pytest.raises(RuntimeError, match="same device.*where"):
+        tp.where(x > 0, x, tp.ones(1))

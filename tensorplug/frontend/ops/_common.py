@@ -16,6 +16,7 @@ from ..tensor import Tensor
 __all__ = [
     "keyset", "is_number", "check_same_device", "check_out", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
     "write_inplace", "check_cast", "resize_out", "check_index_range", "trusted_indices", "check_no_overlap", "warn_if_expanded",
+    "on_common_device",
 ]
 
 _Number = (bool, int, float, np.bool_)  # np.bool_ is no numbers.Number, yet PyTorch takes it
@@ -41,6 +42,19 @@ def check_same_device(op: str, *tensors: Tensor) -> None:
                 f"Expected all tensors to be on the same device, but found at least two devices, "
                 f"{first} and {t._device}! (when checking arguments for {op})"
             )
+
+
+def on_common_device(op: str, *operands):
+    """``operands`` with every 0-d CPU tensor moved to the device of the other tensors, as
+    PyTorch lets a CPU scalar tensor join a computation on any device; then one device is
+    checked. The move is ``to()``'s, so a gradient flows back to the CPU tensor."""
+    devices = {x._device for x in operands if isinstance(x, Tensor) and (x._shape or x._device.type != "cpu")}
+    if len(devices) == 1:
+        (target,) = devices
+        operands = tuple(x.to(target) if isinstance(x, Tensor) and x._device is not target else x
+                         for x in operands)
+    check_same_device(op, *[x for x in operands if isinstance(x, Tensor)])
+    return operands
 
 
 def can_cast(from_dtype: _dt.dtype, to_dtype: _dt.dtype) -> bool:

@@ -9,7 +9,7 @@ import functools
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
-from ._common import check_same_device, is_number, write_inplace
+from ._common import check_same_device, is_number, on_common_device, write_inplace
 
 __all__ = ["check_tensor", "float_operand", "promoted_operands", "result_dtype_of", "inplace_variant", "refuse_complex"]
 
@@ -65,7 +65,8 @@ def promoted_operands(op: str, *operands, floating: bool = False, names=("input"
             raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not {type(x).__name__}")
     if not allow_complex:
         refuse_complex(op, *tensors)
-    check_same_device(op, *tensors)
+    operands = on_common_device(op, *operands)
+    tensors = [x for x in operands if isinstance(x, Tensor)]
     broadcast_shapes(*(t._shape for t in tensors), op=op)
     dtype = result_dtype_of(*operands)
     if floating and not dtype.is_floating_point:

@@ -20,7 +20,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
 from ..views import expand_to
-from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number
+from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number, on_common_device
 from .copying import check_scalar_fits, copy_, fill_, to_dtype
 
 __all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
@@ -447,8 +447,8 @@ def where(condition, input=None, other=None, *, out=None):
         return result
     _check_operand("where", "input", input)
     _check_operand("where", "other", other)
+    condition, input, other = on_common_device("where", condition, input, other)
     tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
-    check_same_device("where", *tensors)
     dtype = _result_dtype(input, other)
     shape = broadcast_shapes(*(t._shape for t in tensors), op="where")
     cond = condition if condition._shape == shape else expand_to(condition, shape)

@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dim
 from ..meta_device import has_values
 from ..tensor import Tensor, empty_tensor
-from ._common import check_index_range, check_same_device, is_number
+from ._common import check_index_range, check_same_device, is_number, on_common_device
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .elementwise import COMPARE, where
 
@@ -86,7 +86,7 @@ def index_fill(input, dim, index, value) -> Tensor:
         if value.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
                                f"dimension(s).")
-        check_same_device(op, input, value)
+        input, value = on_common_device(op, input, value)
         value = value.to(input._dtype)
     elif not is_number(value):
         raise TypeError(f"{op}(): argument 'value' must be Number or Tensor, not {type(value).__name__}")
@@ -192,7 +192,7 @@ def fill(input, value) -> Tensor:
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
-        check_same_device("fill", input, value)
+        input, value = on_common_device("fill", input, value)
         value = value.to(input._dtype)
     elif not is_number(value) and not isinstance(value, complex):
         raise TypeError(f"fill(): argument 'value' must be Number or Tensor, not {type(value).__name__}")

@@ -16,7 +16,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes, normalize_dims, numel_of
 from ..tensor import Tensor
 from ..views import diagonal, expand, permute, reshape, squeeze
-from ._common import check_exact_dtype, check_same_device, is_number, write_inplace, write_out
+from ._common import check_exact_dtype, check_same_device, is_number, on_common_device, write_inplace, write_out
 from ._composite import composite
 from ._numpy_names import dim_keywords
 from .copying import to_dtype
@@ -60,8 +60,8 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
     _check_tensor("lerp", end, "end")
     if not (is_number(weight) or isinstance(weight, Tensor)):
         raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
+    input, end, weight = on_common_device("lerp", input, end, weight)
     tensors = [t for t in (input, end, weight) if isinstance(t, Tensor)]
-    check_same_device("lerp", *tensors)
     for t in tensors:
         if not t._dtype.is_floating_point:
             raise RuntimeError(f"lerp(): expected floating point tensors, but got {t._dtype.name}")
@@ -279,6 +279,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("xlogy(): expected at least one Tensor argument")
+    input, other = on_common_device("xlogy", input, other)
     from .elementwise import _result_dtype
 
     dtype = _result_dtype(input, other)
