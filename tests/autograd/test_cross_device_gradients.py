@@ -140,3 +140,15 @@ def test_tensors_with_dimensions_on_two_devices_are_still_refused(other_device):
     x = tp.ones(3, device=other_device)
     with pytest.raises(RuntimeError, match="same device.*where"):
         tp.where(x > 0, x, tp.ones(1))
+
+
+def test_fill_with_a_value_that_requires_grad(device):
+    """``t.fill_(v)`` with a 0-d ``v`` that requires grad passes the filled elements' summed
+    gradient to ``v`` (PyTorch's FillBackward); without grad mode it only writes."""
+    value = tp.tensor(2.0, requires_grad=True)
+    filled = tp.zeros(3, device=device).fill_(value)
+    assert filled.requires_grad
+    (filled * tp.tensor([1.0, 5.0, 1.0], device=device)).sum().backward()
+    assert value.grad.device.type == "cpu" and value.grad.item() == 7.0
+    with tp.no_grad():
+        assert tp.zeros(2, device=device).fill_(value).cpu().tolist() == [2.0, 2.0]

@@ -58,6 +58,12 @@ def fill_(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+        if value._keys & _AUTOGRAD_MASK and local_state.mask & _AUTOGRAD_MASK:
+            # A value that requires grad gets the sum of the filled elements' gradients: fill
+            # records that, and copy_ writes its result in place (recording the write).
+            from .index_updates import fill
+
+            return self.copy_(fill(self, value))
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)) or self._dtype.is_complex:
         return _fill_complex(self, value)
