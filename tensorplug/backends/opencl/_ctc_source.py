@@ -19,6 +19,7 @@ raised at the next synchronization, and the sample is skipped without reading pa
 """
 from __future__ import annotations
 
+from ._ctc_lanes_source import lanes
 from ._source import _FLOAT_LANES, preamble
 
 __all__ = ["ctc", "GROUP_LIMIT"]
@@ -227,7 +228,8 @@ __kernel void ctc_loss_backward(__global T* out, long oo, long sot, long son, lo
 
 
 def ctc(dtype: str, fp64: bool) -> str:
-    """The CTC kernels of float32 or float64."""
+    """The CTC kernels of float32 or float64: the work-group form here, then the lane form of
+    ``_ctc_lanes_source`` (CPU devices)."""
     if dtype == "float32":
         # Inline exp and log (_source._FLOAT_LANES): PoCL's built-ins are calls, which were most
         # of the time.
@@ -235,4 +237,4 @@ def ctc(dtype: str, fp64: bool) -> str:
         head += "#define CTC_EXP(x) tp_fexp(x)\n#define CTC_LOG(x) tp_flog(x)\n"
     else:
         head = "typedef double T;\n#define TP_MAX_FINITE DBL_MAX\n#define CTC_EXP(x) exp(x)\n#define CTC_LOG(x) log(x)\n"
-    return preamble(fp64, dtype) + head + _SOURCE
+    return preamble(fp64, dtype) + head + _SOURCE + lanes(dtype)
