@@ -13,9 +13,10 @@ rows hold -inf there).
 
 The values and rules are ``_ctc_source``'s (its ``Sample``, ``ctc_label`` and ``ctc_may_skip``
 are used here, its ``ctc_setup``'s checks repeated for a lone work-item); the gradient sums
-``alpha * beta`` over each class's positions (the chains of ``next_same``) in passes per frame:
-each chain's maximum (scalar), the shifted exponentials (vector), each chain's sum (scalar), and
-the classes' values in vector lanes. Helpers are inlined by hand (``always_inline``): pip's
+``alpha * beta`` over each class's positions in passes per frame: each class's maximum
+(scalar), the shifted exponentials (vector), each class's sum (scalar), and the classes' values
+(vector), the sample's distinct classes numbered once per call ("slots"). In the forward's
+recursion one frame of eight positions costs three exponentials and a logarithm of a vector. Helpers are inlined by hand (``always_inline``): pip's
 PoCL 3.0 leaves calls in place, and ``select``, ``vload8`` and ``any`` were calls that took half
 of the forward's time.
 """
@@ -93,10 +94,14 @@ _SOURCE = r"""
 
 CTC_INLINE VT ctc_lane_max(VT a, VT b) { return a > b ? a : b; }
 
-/* log(e^a + e^b + e^c) + e per lane, shifted by the largest term (never below LOWEST). */
+/* log(e^a + e^b + e^c) + e per lane, shifted by the largest term m, whose own e^0 is the 1:
+   two exponentials rather than three (the recursions' most frequent step). -inf where all
+   three are (ctc_log_add3's result; there m - m is NaN). */
 CTC_INLINE VT ctc_lane_log_add3(VT a, VT b, VT c, VT e) {
-    VT m = ctc_lane_max(ctc_lane_max(ctc_lane_max(a, b), c), (VT)LOWEST);
-    return CTC_VLOG(CTC_VEXP(a - m) + CTC_VEXP(b - m) + CTC_VEXP(c - m)) + m + e;
+    VT high = ctc_lane_max(a, b), low = a > b ? b : a;
+    VT m = ctc_lane_max(high, c), middle = high > c ? c : high;
+    VT sum = CTC_VLOG((VT)1 + CTC_VEXP(middle - m) + CTC_VEXP(low - m)) + m + e;
+    return m == (VT)NEG_INF ? (VT)NEG_INF : sum;
 }
 
 /* The frame row's values at the eight classes of labels[0..8). */
@@ -204,10 +209,11 @@ __kernel void ctc_loss_lanes(__global T* out, long oo, long so, __global T* alph
     out[oo + b * so] = mean_share ? nll / (T)(length > 1 ? length : 1) : nll;
 }
 
-/* ctc_loss_backward's values, a work-item per sample: alpha holds steps rows of R per sample,
-   work 5 rows of R (two of beta, then alpha * beta and its shifted exponentials, each chain's
-   maximum, each chain's sum), tables 3 (P + 8) ints (label, skip, next_same as in
-   ctc_loss_backward). */
+/* ctc_loss_backward's values, a work-item per sample. Per sample: alpha holds steps rows of R;
+   work two rows of beta, one of alpha * beta (then its shifted exponentials), and 2 (P + 8)
+   values, each class slot's maximum and sum (see below); tables 4 (P + 8) integers: label, skip,
+   slot (the slot of position s's class) and slot_class (slot k's class). The slots number the
+   sample's distinct classes in order of first position; spare lanes use slot P, never stored. */
 __kernel void ctc_loss_backward_lanes(__global T* out, long oo, long sot, long son, long soc,
                                       __global const T* grad, long og, long sg, __global T* alpha, __global T* work,
                                       __global TI* tables, long P, long R,
@@ -216,24 +222,38 @@ __kernel void ctc_loss_backward_lanes(__global T* out, long oo, long sot, long s
                                       __global const long* il, long oil, long sil, __global const long* tl, long otl,
                                       long stl, long steps, long batch, long classes, long longest, long blank,
                                       int zero_infinity, int reduction, __global long* err) {
-    long b = get_global_id(0);
+    long b = get_global_id(0), E = P + 8;
     Sample x;
-    __global TI* label = tables + b * 3 * (P + 8);
-    __global TI* skip = label + P + 8;
-    __global TI* next_same = skip + P + 8;
+    __global TI* label = tables + b * 4 * E;
+    __global TI* skip = label + E;
+    __global TI* slot = skip + E;
+    __global TI* slot_class = slot + E;
     if (!ctc_lane_setup(&x, label, skip, P, b, lp, olp, st, sn, sc, targets, otg, stn, sts, il, oil, sil, tl, otl,
                         stl, steps, classes, longest, blank, err))
         return;
     __global T* o = out + oo + b * son;
-    long L = x.positions, frames = x.frames, length = (L - 1) / 2;
+    long L = x.positions, frames = x.frames, length = (L - 1) / 2, slots = 0;
     alpha += b * steps * R;
-    work += b * 5 * R;
+    work += b * (3 * R + 2 * E);
+    __global T* ab = work + 2 * R + 2;
+    __global T* top = work + 3 * R;
+    __global T* total = top + E;
+    /* Spare lanes and slots: class blank, maximum 0, sum 1 (finite values, never stored). */
+    for (long k = 0; k < E; ++k) {
+        slot[k] = (TI)P;
+        slot_class[k] = (TI)blank;
+        top[k] = 0;
+        total[k] = 1;
+    }
     for (long s = 0; s < L; ++s) {
-        long next = -1, head = 1;
-        for (long r = s - 1; r >= 0 && head; --r) head = label[r] != label[s];
-        for (long r = s + 1; r < L; ++r)
-            if (label[r] == label[s]) { next = r; break; }
-        next_same[s] = (TI)(2 * (next + 1) + head);
+        long r = 0;
+        while (r < s && label[r] != label[s]) ++r;
+        if (r < s) {
+            slot[s] = slot[r];
+        } else {
+            slot[s] = (TI)slots;
+            slot_class[slots++] = label[s];
+        }
     }
     T nll = ctc_lane_alphas(&x, alpha, R, steps, label, skip);
     T g = grad[og + (reduction == 0 ? b * sg : 0)];
@@ -243,9 +263,6 @@ __kernel void ctc_loss_backward_lanes(__global T* out, long oo, long sot, long s
         for (long c = 0; c < classes; ++c) o[t * sot + c * soc] = (T)0;
     /* Both beta rows -inf: positions a frame does not store read as no path. */
     for (long k = 0; k < 2 * R; ++k) work[k] = NEG_INF;
-    __global T* ab = work + 2 * R + 2;
-    __global T* top = work + 3 * R + 2;
-    __global T* total = work + 4 * R + 2;
     int poisoned = 0;
     for (long t = live - 1; t >= 0; --t) {
         __global T* cur = work + (t & 1) * R + 2;
@@ -264,22 +281,16 @@ __kernel void ctc_loss_backward_lanes(__global T* out, long oo, long sot, long s
             CTC_STORE(cur + s0, v);
             CTC_STORE(ab + s0, CTC_LOAD(a + s0) + v);
         }
-        /* Each chain's maximum at all its positions, ... */
-        for (long s = 0; s < L; ++s) {
-            if (!(next_same[s] & 1)) continue;
-            T m = LOWEST;
-            for (long r = s; r >= 0; r = next_same[r] / 2 - 1) m = TP_MAX(m, ab[r]);
-            for (long r = s; r >= 0; r = next_same[r] / 2 - 1) top[r] = m;
+        /* Each class's sum of alpha * beta, shifted by its own maximum: the maxima, ... */
+        for (long k = 0; k < slots; ++k) {
+            top[k] = LOWEST;
+            total[k] = 0;
         }
-        /* ...the shifted exponentials, ... */
-        for (long s0 = 0; s0 < L; s0 += 8) CTC_STORE(ab + s0, CTC_VEXP(CTC_LOAD(ab + s0) - CTC_LOAD(top + s0)));
-        /* ...and each chain's sum at its head. */
-        for (long s = 0; s < L; ++s) {
-            if (!(next_same[s] & 1)) continue;
-            T sum = 0;
-            for (long r = s; r >= 0; r = next_same[r] / 2 - 1) sum += ab[r];
-            total[s] = sum;
-        }
+        for (long s = 0; s < L; ++s) top[slot[s]] = TP_MAX(top[slot[s]], ab[s]);
+        /* ...the shifted exponentials (spare lanes: -inf - 0), and the sums. */
+        for (long s0 = 0; s0 < L; s0 += 8)
+            CTC_STORE(ab + s0, CTC_VEXP(CTC_LOAD(ab + s0) - ctc_gather(top, 1, slot + s0)));
+        for (long s = 0; s < L; ++s) total[slot[s]] += ab[s];
         /* Every class first as if no position had it (occupancy 0)... */
         long c = 0;
         for (; c + 8 <= classes; c += 8) {
@@ -293,14 +304,13 @@ __kernel void ctc_loss_backward_lanes(__global T* out, long oo, long sot, long s
             }
         }
         for (; c < classes; ++c) o[t * sot + c * soc] = CTC_EXP(row[c * sc]) * scale;
-        /* ...then the classes of the sample's positions, computed in lanes and stored by heads. */
-        for (long s0 = 0; s0 < L; s0 += 8) {
-            VT v = ctc_gather(row, sc, label + s0);
-            VT occupied = CTC_VEXP(CTC_VLOG(CTC_LOAD(total + s0)) + CTC_LOAD(top + s0) + nll - v);
-            CTC_STORE(ab + s0, (CTC_VEXP(v) - occupied) * scale);
+        /* ...then the sample's classes, eight slots at a time (stored through the ab row). */
+        for (long k0 = 0; k0 < slots; k0 += 8) {
+            VT v = ctc_gather(row, sc, slot_class + k0);
+            VT occupied = CTC_VEXP(CTC_VLOG(CTC_LOAD(total + k0)) + CTC_LOAD(top + k0) + nll - v);
+            CTC_STORE(ab + k0, (CTC_VEXP(v) - occupied) * scale);
         }
-        for (long s = 0; s < L; ++s)
-            if (next_same[s] & 1) o[t * sot + label[s] * soc] = ab[s];
+        for (long k = 0; k < slots; ++k) o[t * sot + slot_class[k] * soc] = ab[k];
     }
 }
 """

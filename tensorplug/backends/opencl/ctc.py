@@ -123,8 +123,8 @@ def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, 
         if _runs_work_items_in_loops(state):
             padded, row = _lane_widths(width)
             alpha = state.allocate(max(batch * steps * row, 1) * size)
-            work = state.allocate(batch * 5 * row * size)
-            tables = state.allocate(batch * 3 * (padded + 8) * size)
+            work = state.allocate(batch * (3 * row + 2 * (padded + 8)) * size)
+            tables = state.allocate(batch * 4 * (padded + 8) * size)
             _kernel(state, _FAMILY, dtype, "ctc_loss_backward_lanes")(
                 state.queue, (batch,), (1,), *_operand(out), *out.stride(), *_operand(grad), grad_stride,
                 alpha.buffer, work.buffer, tables.buffer, padded, row, *shared, steps, batch, classes, longest,
