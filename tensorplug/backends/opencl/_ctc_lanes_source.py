@@ -189,13 +189,13 @@ T ctc_lane_alphas(const Sample* x, __global T* alpha, long R, long rows, __globa
     return poisoned ? (T)NAN : nll;
 }
 
-/* ctc_loss's values, a work-item per sample; alpha holds two rows of R per sample, tables
+/* ctc_loss's values (as the work-group kernel's), a work-item per sample; alpha holds two rows of R per sample, tables
    2 (P + 8) ints per sample. */
 __kernel void ctc_loss_lanes(__global T* out, long oo, long so, __global T* alpha, __global TI* tables, long P,
                              long R, __global const T* lp, long olp, long st, long sn, long sc,
                              __global const long* targets, long otg, long stn, long sts,
                              __global const long* il, long oil, long sil, __global const long* tl, long otl, long stl,
-                             long steps, long classes, long longest, long blank, int zero_infinity, int mean_share,
+                             long steps, long classes, long longest, long blank, int zero_infinity, long mean_over,
                              __global long* err) {
     long b = get_global_id(0);
     Sample x;
@@ -206,7 +206,7 @@ __kernel void ctc_loss_lanes(__global T* out, long oo, long so, __global T* alph
     T nll = ctc_lane_alphas(&x, alpha + b * 2 * R, R, 2, label, label + P + 8);
     if (zero_infinity && nll == INFINITY) nll = (T)0;
     long length = (x.positions - 1) / 2;
-    out[oo + b * so] = mean_share ? nll / (T)(length > 1 ? length : 1) : nll;
+    out[oo + b * so] = mean_over ? nll / ((T)(length > 1 ? length : 1) * (T)mean_over) : nll;
 }
 
 /* ctc_loss_backward's values, a work-item per sample. Per sample: alpha holds steps rows of R;

@@ -85,6 +85,7 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reductio
     if batch:
         shared = _shared_arguments(log_probs, targets, input_lengths, target_lengths)
         size = log_probs.element_size()
+        mean_over = batch if reduction == "mean" else 0
         state.error_possible = True
         if _runs_work_items_in_loops(state):
             padded, row = _lane_widths(width)
@@ -93,17 +94,19 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reductio
             _kernel(state, _FAMILY, dtype, "ctc_loss_lanes")(
                 state.queue, (batch,), (1,), *_operand(shares), shares.stride(0), alpha.buffer, tables.buffer,
                 padded, row, *shared, steps, classes, longest, int(blank), int(bool(zero_infinity)),
-                int(reduction == "mean"), state.error_flag)
+                mean_over, state.error_flag)
         else:
             alpha = state.allocate(max(batch * steps * width, 1) * size)
             group = _group(state, width, 0)
             _kernel(state, _FAMILY, dtype, "ctc_loss")(
                 state.queue, (batch * group,), (group,), *_operand(shares), shares.stride(0), alpha.buffer, width,
-                *shared, steps, classes, longest, int(blank), int(bool(zero_infinity)), int(reduction == "mean"),
+                *shared, steps, classes, longest, int(blank), int(bool(zero_infinity)), mean_over,
                 state.error_flag)
     if reduction == "none":
         return shares
-    return shares.mean() if reduction == "mean" else shares.sum()
+    # For 'mean' the kernels wrote each sample's share of the mean: its sum is one launch
+    # (mean() is two, a sum and a division). An empty batch's mean stays NaN.
+    return shares.mean() if reduction == "mean" and not batch else shares.sum()
 
 
 def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
