@@ -25,10 +25,10 @@ pytestmark = [
 
 F = tp.nn.functional
 DEV = "opencl"
-FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "log_softmax_backward", "cross_entropy", "nll_loss", "layer_norm", "max_pool2d",
-         "max_pool2d_with_indices", "max_pool2d_backward", "max_pool2d_with_indices_backward", "conv2d",
-         "conv2d_input_backward", "conv2d_weight_backward", "adam_step_", "sgd_step_", "linear", "smooth_l1_loss",
-         "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward"]
+FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "log_softmax_backward", "cross_entropy", "nll_loss",
+         "layer_norm", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward",
+         "max_pool2d_with_indices_backward", "conv2d", "conv2d_input_backward", "conv2d_weight_backward", "adam_step_",
+         "sgd_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward"]
 # The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
 RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
              "rnn_sequence_forward", "rnn_sequence_backward"]

@@ -15,10 +15,10 @@ The values and rules are ``_ctc_source``'s (its ``Sample``, ``ctc_label`` and ``
 are used here, its ``ctc_setup``'s checks repeated for a lone work-item); the gradient sums
 ``alpha * beta`` over each class's positions in passes per frame: each class's maximum
 (scalar), the shifted exponentials (vector), each class's sum (scalar), and the classes' values
-(vector), the sample's distinct classes numbered once per call ("slots"). In the forward's
-recursion one frame of eight positions costs three exponentials and a logarithm of a vector. Helpers are inlined by hand (``always_inline``): pip's
-PoCL 3.0 leaves calls in place, and ``select``, ``vload8`` and ``any`` were calls that took half
-of the forward's time.
+(vector), the sample's distinct classes numbered once per call ("slots"). A step of the
+recursions costs two exponentials and a logarithm of a vector for eight positions. Helpers are
+inlined by hand (``always_inline``), with operators only: pip's PoCL 3.0 leaves calls in place,
+and ``select``, ``vload8`` and ``any`` were calls that took half of the forward's time.
 """
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ CTC_INLINE float8 ctc_exp8(float8 x) {
 CTC_INLINE float8 ctc_log8(float8 x) {
     int8 sub = x < 1.17549435e-38f;
     int8 bits = as_int8(sub ? x * 8388608.0f : x);
-    float8 e = (as_float8((((bits >> 23) & 0xff) - 126) + 0x4B400000) - CTC_ROUNDER) - (sub ? (float8)23.0f : (float8)0.0f);
+    float8 e = as_float8((((bits >> 23) & 0xff) - 126) + 0x4B400000) - CTC_ROUNDER;
+    e = e - (sub ? (float8)23.0f : (float8)0.0f);
     float8 m = as_float8((bits & 0x007fffff) | 0x3f000000);
     int8 low = m < 0.707106781186547524f;
     e = low ? e - 1.0f : e;
@@ -95,8 +96,8 @@ _SOURCE = r"""
 CTC_INLINE VT ctc_lane_max(VT a, VT b) { return a > b ? a : b; }
 
 /* log(e^a + e^b + e^c) + e per lane, shifted by the largest term m, whose own e^0 is the 1:
-   two exponentials rather than three (the recursions' most frequent step). -inf where all
-   three are (ctc_log_add3's result; there m - m is NaN). */
+   two exponentials rather than three (the recursions' most frequent step). Where all three are
+   -inf the result is -inf, as ctc_log_add3's (the shifted terms would be NaN there). */
 CTC_INLINE VT ctc_lane_log_add3(VT a, VT b, VT c, VT e) {
     VT high = ctc_lane_max(a, b), low = a > b ? b : a;
     VT m = ctc_lane_max(high, c), middle = high > c ? c : high;
@@ -189,8 +190,8 @@ T ctc_lane_alphas(const Sample* x, __global T* alpha, long R, long rows, __globa
     return poisoned ? (T)NAN : nll;
 }
 
-/* ctc_loss's values (as the work-group kernel's), a work-item per sample; alpha holds two rows of R per sample, tables
-   2 (P + 8) ints per sample. */
+/* ctc_loss's values (as the work-group kernel's), a work-item per sample; alpha holds two rows
+   of R per sample, tables 2 (P + 8) integers (TI) per sample: label and skip. */
 __kernel void ctc_loss_lanes(__global T* out, long oo, long so, __global T* alpha, __global TI* tables, long P,
                              long R, __global const T* lp, long olp, long st, long sn, long sc,
                              __global const long* targets, long otg, long stn, long sts,
