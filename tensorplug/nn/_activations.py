@@ -347,9 +347,24 @@ def _softmax_backward(grad, args, output, kwargs, needs):
     return (output * (grad - (grad * output).sum(dim, keepdim=True)),)
 
 
+def _log_softmax_grad_derivative(grad, args, output, kwargs, needs):
+    # h = g - e * sum(g) along dim, e = exp(y): linear in g (its transpose maps grad to
+    # grad - sum(grad * e)), and dh_k / dy_k = -e_k * sum(g) in the output (double backward).
+    output_grad, log_probs, dim = args
+    e = UNARY["exp"](log_probs)
+    return (grad - (grad * e).sum(dim, keepdim=True) if needs[0] else None,
+            -(grad * e * output_grad.sum(dim, keepdim=True)) if needs[1] else None)
+
+
+@composite("log_softmax_backward", derivative=_log_softmax_grad_derivative, differentiable=(0, 1))
+def _log_softmax_grad(grad, output, dim):
+    """log_softmax's gradient from its output: grad - exp(output) * grad.sum(dim). An op of its
+    own so that a backend may give it one kernel (the decomposition is four launches on OpenCL)."""
+    return grad - UNARY["exp"](output) * grad.sum(dim, keepdim=True)
+
+
 def _log_softmax_backward(grad, args, output, kwargs, needs):
-    dim = args[1]
-    return (grad - UNARY["exp"](output) * grad.sum(dim, keepdim=True),)
+    return (_log_softmax_grad(grad, output, args[1]),)
 
 
 @composite("softmax", derivative=_softmax_backward, save_output=True)

@@ -314,10 +314,16 @@ def _checked_ctc_loss(op, log_probs, targets, input_lengths, target_lengths, bla
     # was a third of a small batch's forward on the CPU (issue 14).
     if not (targets.ndim == 2 and _in_op_layout(targets, device)):
         targets = tensor(padded, device=device)
-    lengths = []
-    for given, values in ((original_input_lengths, input_lengths), (original_target_lengths, target_lengths)):
-        usable = isinstance(given, Tensor) and given.ndim == 1 and _in_op_layout(given, device)
-        lengths.append(given if usable else tensor(np.asarray(values, dtype=np.int64), device=device))
+    lengths = [given if isinstance(given, Tensor) and given.ndim == 1 and _in_op_layout(given, device) else None
+               for given in (original_input_lengths, original_target_lengths)]
+    if lengths[0] is None and lengths[1] is None:
+        # Both made here: the rows of one tensor, one host-to-device copy (a blocking write each on
+        # OpenCL, where the lengths usually come from the host).
+        both = tensor(np.array([input_lengths, target_lengths], dtype=np.int64), device=device)
+        lengths = [both[0], both[1]]
+    for k, values in enumerate((input_lengths, target_lengths)):
+        if lengths[k] is None:
+            lengths[k] = tensor(np.asarray(values, dtype=np.int64), device=device)
     loss = _ctc_loss(x, targets, *lengths, blank, reduction, bool(zero_infinity))
     return loss if batched or reduction != "none" else loss.squeeze(0)
 

@@ -1,7 +1,7 @@
-"""The OpenCL CTC kernels (issue 14: ctc_loss and ctc_loss_backward, a work-group per sample),
-against a NumPy float64 reference of the alpha and beta recursions written here, in both of the
-kernels' forms: one work-item per sample (what CPU devices such as PoCL run) and a work-group
-sharing each sample's positions and classes (what other devices run)."""
+"""The OpenCL CTC kernels (issue 14: ctc_loss and ctc_loss_backward, one launch each), against a
+NumPy float64 reference of the alpha and beta recursions written here, in both of the kernels'
+forms: one work-item per sample with its positions in vector lanes (what CPU devices such as
+PoCL run) and a work-group sharing each sample's positions and classes (what other devices run)."""
 import numpy as np
 import pytest
 
@@ -14,9 +14,9 @@ pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"OpenCL backend unavailab
 DEV = "opencl"
 
 
-@pytest.fixture(params=["work-item per sample", "work-group per sample"])
+@pytest.fixture(params=["positions in lanes", "work-group per sample"])
 def form(request, monkeypatch):
-    monkeypatch.setattr(ctc, "_runs_work_items_in_loops", lambda state: request.param == "work-item per sample")
+    monkeypatch.setattr(ctc, "_runs_work_items_in_loops", lambda state: request.param == "positions in lanes")
     return request.param
 
 
@@ -127,6 +127,23 @@ def test_long_sequences_and_many_classes(form):
     np.testing.assert_allclose(np.asarray(ctc._ctc_loss(*args, 77, "none", False).cpu().tolist()), losses, rtol=1e-10)
     got = ctc._ctc_loss_backward(tp.ones(4, dtype=tp.float64, device=DEV), *args, 77, "none", False)
     np.testing.assert_allclose(np.asarray(got.cpu().tolist()), grads, rtol=1e-9, atol=1e-12)
+
+
+def test_float32_over_several_vectors_of_positions_and_classes(form):
+    """float32 where positions and classes fill whole vectors and a tail (the lane form's inline
+    exp and log), repeated labels making chains of several positions."""
+    lp, targets, il, tl = _case(6, steps=30, batch=6, classes=21, longest=12)
+    targets[1, :6] = [3, 3, 5, 3, 3, 5]
+    tl[1] = 12
+    lp = lp.astype(np.float32).astype(np.float64)  # the reference from the values the kernels read
+    losses, grads = _reference(lp, targets, il, tl, 0)
+    args = _tensors(lp, targets, il, tl, tp.float32)
+    got = np.asarray(ctc._ctc_loss(*args, 0, "none", False).cpu().tolist())
+    np.testing.assert_allclose(got, losses, rtol=1e-5)
+    got = np.asarray(ctc._ctc_loss_backward(tp.ones(6, device=DEV), *args, 0, "none", False).cpu().tolist())
+    finite = np.isfinite(grads)
+    np.testing.assert_allclose(got[finite], grads[finite], rtol=1e-4, atol=1e-4)
+    assert np.array_equal(np.isnan(got), ~finite)
 
 
 def test_strided_log_probs(form):

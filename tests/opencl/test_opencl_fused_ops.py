@@ -25,10 +25,10 @@ pytestmark = [
 
 F = tp.nn.functional
 DEV = "opencl"
-FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "cross_entropy", "nll_loss", "layer_norm", "max_pool2d",
-         "max_pool2d_with_indices", "max_pool2d_backward", "max_pool2d_with_indices_backward", "conv2d",
-         "conv2d_input_backward", "conv2d_weight_backward", "adam_step_", "sgd_step_", "linear", "smooth_l1_loss",
-         "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward"]
+FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "log_softmax_backward", "cross_entropy", "nll_loss",
+         "layer_norm", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward",
+         "max_pool2d_with_indices_backward", "conv2d", "conv2d_input_backward", "conv2d_weight_backward", "adam_step_",
+         "sgd_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward"]
 # The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
 RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
              "rnn_sequence_forward", "rnn_sequence_backward"]
@@ -155,6 +155,26 @@ def test_softmax_gradient_and_noncontiguous_input():
     xr = torch.tensor(x, requires_grad=True)
     torch.log_softmax(xr.t(), 1).backward(torch.tensor(g))
     _close(xt.grad, _ref(xr.grad), 1e-5)
+
+
+@pytest.mark.parametrize("dtype, tol", [(tp.float32, 1e-5), (tp.float64, 1e-12)])
+@pytest.mark.parametrize("shape, dim", [((7, 19), 1), ((3, 5, 20), 2), ((4, 9), 0), ((6,), 0)])
+def test_log_softmax_backward_matches_numpy(dtype, tol, shape, dim):
+    """The gradient op against its formula in float64 NumPy: one kernel along the last dim
+    (rows of several vectors and a tail), the decomposition along another; an expanded
+    (stride-0) gradient, as a sum's backward gives, is made contiguous first."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape)
+    y = x - np.log(np.exp(x - x.max(dim, keepdims=True)).sum(dim, keepdims=True)) - x.max(dim, keepdims=True)
+    g = rng.standard_normal(shape)
+    from tensorplug.nn._activations import _log_softmax_grad as op
+    yt = tp.tensor(y, dtype=dtype, device=DEV)
+    y_read = _host(yt).astype(np.float64)
+    g_read = _host(tp.tensor(g, dtype=dtype)).astype(np.float64)
+    want = g_read - np.exp(y_read) * g_read.sum(dim, keepdims=True)
+    _close(op(tp.tensor(g, dtype=dtype, device=DEV), yt, dim), want, tol)
+    ones = tp.ones((), dtype=dtype, device=DEV).expand(shape)
+    _close(op(ones, yt, dim), 1.0 - np.exp(y_read) * shape[dim], tol)
 
 
 # --- cross_entropy and nll_loss ----------------------------------------------------------------

@@ -19,6 +19,7 @@ raised at the next synchronization, and the sample is skipped without reading pa
 """
 from __future__ import annotations
 
+from ._ctc_lanes_source import lanes
 from ._source import _FLOAT_LANES, preamble
 
 __all__ = ["ctc", "GROUP_LIMIT"]
@@ -128,13 +129,14 @@ T ctc_alphas(const Sample* x, __global T* alpha, long W, __local int* flags, __l
     return *result;
 }
 
-/* Each sample's loss, divided by its target length (at least 1) where mean_share, with 0 for an
-   infinite loss where zero_infinity. */
+/* Each sample's loss, with 0 for an infinite loss where zero_infinity; where mean_over (the
+   batch size, 'mean') its share of the mean: divided by its target length (at least 1) and the
+   batch size, so that the mean is the shares' sum (one launch after this rather than two). */
 __kernel void ctc_loss(__global T* out, long oo, long so, __global T* alpha, long W,
                        __global const T* lp, long olp, long st, long sn, long sc,
                        __global const long* targets, long otg, long stn, long sts,
                        __global const long* il, long oil, long sil, __global const long* tl, long otl, long stl,
-                       long steps, long classes, long longest, long blank, int zero_infinity, int mean_share,
+                       long steps, long classes, long longest, long blank, int zero_infinity, long mean_over,
                        __global long* err) {
     __local int flags[2];
     __local T result;
@@ -146,7 +148,7 @@ __kernel void ctc_loss(__global T* out, long oo, long so, __global T* alpha, lon
     if (get_local_id(0) == 0) {
         if (zero_infinity && nll == INFINITY) nll = (T)0;
         long length = (x.positions - 1) / 2;
-        out[oo + get_group_id(0) * so] = mean_share ? nll / (T)(length > 1 ? length : 1) : nll;
+        out[oo + get_group_id(0) * so] = mean_over ? nll / ((T)(length > 1 ? length : 1) * (T)mean_over) : nll;
     }
 }
 
@@ -227,7 +229,8 @@ __kernel void ctc_loss_backward(__global T* out, long oo, long sot, long son, lo
 
 
 def ctc(dtype: str, fp64: bool) -> str:
-    """The CTC kernels of float32 or float64."""
+    """The CTC kernels of float32 or float64: the work-group form here, then the lane form of
+    ``_ctc_lanes_source`` (CPU devices)."""
     if dtype == "float32":
         # Inline exp and log (_source._FLOAT_LANES): PoCL's built-ins are calls, which were most
         # of the time.
@@ -235,4 +238,4 @@ def ctc(dtype: str, fp64: bool) -> str:
         head += "#define CTC_EXP(x) tp_fexp(x)\n#define CTC_LOG(x) tp_flog(x)\n"
     else:
         head = "typedef double T;\n#define TP_MAX_FINITE DBL_MAX\n#define CTC_EXP(x) exp(x)\n#define CTC_LOG(x) log(x)\n"
-    return preamble(fp64, dtype) + head + _SOURCE
+    return preamble(fp64, dtype) + head + _SOURCE + lanes(dtype)

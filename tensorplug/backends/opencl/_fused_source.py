@@ -556,6 +556,23 @@ __kernel void softmax_rows(__global T* o, long oo, __global const T* x, long ox,
     }}
 }}
 
+/* log_softmax's gradient over contiguous rows (the last dim): o = g - exp(y) * sum(g), y the
+   forward's output; one launch where the decomposition takes four. */
+__kernel void log_softmax_backward_rows(__global T* o, long oo, __global const T* g, long og, __global const T* y,
+                                        long oy, long rows, long size) {{
+    long r = get_global_id(0);
+    if (r >= rows) return;
+    long gb = og + r * size, yb = oy + r * size, ob = oo + r * size;
+    ACCV sv = (ACCV)(0);
+    long j = 0;
+    for (; j + {VW} <= size; j += {VW}) sv += TO_ACCV(LDV(g, gb + j));
+    ACC s = tp_hsum(sv);
+    for (; j < size; ++j) s += (ACC)LD(g, gb + j);
+    C total = (C)s;
+    for (j = 0; j + {VW} <= size; j += {VW}) STV(o, ob + j, LDV(g, gb + j) - exp(LDV(y, yb + j)) * (CV)(total));
+    for (; j < size; ++j) ST(o, ob + j, LD(g, gb + j) - exp(LD(y, yb + j)) * total);
+}}
+
 /* The same over a dim with inner elements after it: each work-item takes VW neighbouring
    (outer, inner) lines, as one vector per step along the dim (the lines' elements are
    neighbours); a last partial group of lines goes one line at a time. */

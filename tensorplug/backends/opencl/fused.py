@@ -1,5 +1,6 @@
 """Fused kernels for composite ops on OpenCL (docs/backend-contract.md, "Fused kernels for
-composite ops"): relu and its gradient, softmax and log_softmax, cross_entropy and nll_loss,
+composite ops"): relu and its gradient, softmax and log_softmax (and log_softmax's gradient),
+cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
 gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
 with its gradient, and gelu with its gradient.
@@ -127,6 +128,23 @@ def _softmax(log: bool):
         return out
 
     return kernel
+
+
+def _log_softmax_backward(grad, output, dim):
+    """log_softmax's gradient, one kernel per call along the last dim (operands made contiguous
+    first); along another dim, the decomposition."""
+    if (not output.dtype.is_floating_point or output.ndim == 0 or dim != output.ndim - 1
+            or grad.dtype is not output.dtype or tuple(grad.shape) != tuple(output.shape)
+            or math.prod(output.shape) == 0):
+        return _decomposition("log_softmax_backward")(grad, output, dim)
+    g, y = _contiguous(grad), _contiguous(output)
+    size = y.shape[-1]
+    rows = math.prod(y.shape) // size
+    out = y.new_empty(y.shape)
+    gl, l = _rows_global(rows)
+    _fk(_state(y), y.dtype.name, "log_softmax_backward_rows")(_state(y).queue, gl, l, *_operand(out), *_operand(g),
+                                                             *_operand(y), rows, size)
+    return out
 
 
 def _nll(input, target, weight, reduction, ignore_index, label_smoothing, logits: bool):
@@ -767,6 +785,7 @@ def table(vector: bool = True) -> dict:
     gives adapters that launch only the program's scalar kernels (CUDA compiles no others)."""
     return {
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
+        "log_softmax_backward": _log_softmax_backward,
         "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
         "max_pool2d": _max_pool2d(vector), "max_pool2d_with_indices": _max_pool2d_with_indices(vector),
         "max_pool2d_backward": _max_pool2d_backward(vector),
