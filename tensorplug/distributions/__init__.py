@@ -4,10 +4,13 @@ composites over tensorplug ops, so they run on every device and differentiate th
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
 Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
-kl_divergence, register_kl.
+kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
+and ``support``; parameters and log_prob values are checked against them unless
+``validate_args=False``).
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
 """
+from . import constraints
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
@@ -33,5 +36,5 @@ __all__ = [
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
     "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
-    "MixtureSameFamily",
+    "MixtureSameFamily", "constraints",
 ]

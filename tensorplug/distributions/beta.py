@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.ops.elementwise import where
+from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_eps, finfo_tiny
@@ -17,15 +18,13 @@ class Beta(Distribution):
     1.0
     """
 
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
         super().__init__(self.concentration1.shape, validate_args=validate_args)
-        self._check_parameter("concentration1", self.concentration1, self.concentration1 > 0,
-                              "GreaterThan(lower_bound=0.0)")
-        self._check_parameter("concentration0", self.concentration0, self.concentration0 > 0,
-                              "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"concentration1": self.concentration1, "concentration0": self.concentration0}
@@ -51,7 +50,8 @@ class Beta(Distribution):
         return x.clamp(min=finfo_tiny(x.dtype), max=1 - finfo_eps(x.dtype))
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v >= 0) & (v <= 1), "Interval(lower_bound=0.0, upper_bound=1.0)")
+        if self._validate_args:
+            self._validate_sample(value)
         a, b = self.concentration1, self.concentration0
         return (a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma()
 

@@ -1,6 +1,7 @@
 """Dirichlet: distributions over the probability simplex, drawn as normalised Gammas."""
 from __future__ import annotations
 
+from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
 from .utils import finfo_eps, finfo_tiny
@@ -16,6 +17,8 @@ class Dirichlet(Distribution):
     2.0
     """
 
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
     has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
@@ -24,8 +27,6 @@ class Dirichlet(Distribution):
         self.concentration = concentration
         shape = tuple(concentration.shape)
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
-        self._check_parameter("concentration", concentration, (concentration > 0).all(-1),
-                              "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)")
 
     def _parameters(self) -> dict:
         return {"concentration": self.concentration}
@@ -48,11 +49,9 @@ class Dirichlet(Distribution):
         point = draws / draws.sum(-1, keepdim=True)
         return point.clamp(min=finfo_tiny(point.dtype), max=1 - finfo_eps(point.dtype))
 
-    def _in_simplex(self, value):
-        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
-
     def log_prob(self, value):
-        self._check_sample(value, self._in_simplex, "Simplex()")
+        if self._validate_args:
+            self._validate_sample(value)
         c = self.concentration
         return (c - 1).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.factories import rand
+from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -15,12 +16,13 @@ class Exponential(Distribution):
     2.0
     """
 
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.shape, validate_args=validate_args)
-        self._check_parameter("rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"rate": self.rate}
@@ -47,15 +49,14 @@ class Exponential(Distribution):
         u = rand(shape, dtype=self.rate.dtype, device=self.rate.device)
         return -(-u).log1p() / self.rate
 
-    def _check(self, value):
-        self._check_sample(value, lambda v: v >= 0, "GreaterThanEq(lower_bound=0.0)")
-
     def log_prob(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):

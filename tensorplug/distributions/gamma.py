@@ -1,6 +1,7 @@
 """Gamma: the distribution of waiting times for ``concentration`` events at ``rate``."""
 from __future__ import annotations
 
+from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_tiny
@@ -15,14 +16,13 @@ class Gamma(Distribution):
     0.7358
     """
 
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.shape, validate_args=validate_args)
-        self._check_parameter("concentration", self.concentration, self.concentration > 0,
-                              "GreaterThan(lower_bound=0.0)")
-        self._check_parameter("rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"concentration": self.concentration, "rate": self.rate}
@@ -45,7 +45,8 @@ class Gamma(Distribution):
         return (draws / self.rate).clamp(min=finfo_tiny(draws.dtype))
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: v >= 0, "GreaterThanEq(lower_bound=0.0)")
+        if self._validate_args:
+            self._validate_sample(value)
         alpha, beta = self.concentration, self.rate
         return alpha.xlogy(beta) + (alpha - 1).xlogy(value) - beta * value - alpha.lgamma()
 

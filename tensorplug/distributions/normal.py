@@ -37,11 +37,14 @@ class Normal(LocationScale):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: v == v, "Real()")
+        if self._validate_args:
+            self._validate_sample(value)
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
 
     def icdf(self, value):

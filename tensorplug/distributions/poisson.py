@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.samplers import poisson
+from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -16,10 +17,12 @@ class Poisson(Distribution):
     0.135335
     """
 
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.shape, validate_args=validate_args)
-        self._check_parameter("rate", self.rate, self.rate >= 0, "GreaterThanEq(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"rate": self.rate}
@@ -41,6 +44,7 @@ class Poisson(Distribution):
             return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v >= 0) & (v == v.floor()), "IntegerGreaterThan(lower_bound=0)")
+        if self._validate_args:
+            self._validate_sample(value)
         # xlogy makes 0 * log(0) = 0, so a rate of 0 gives probability 1 to the count 0.
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()

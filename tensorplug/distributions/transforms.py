@@ -2,9 +2,9 @@
 ExpTransform, AffineTransform, SigmoidTransform, TanhTransform and ComposeTransform, as
 torch.distributions.transforms (importable as ``tp.distributions.transforms``).
 
-Without a constraints module here, a transform states only how many rightmost dimensions its
-Jacobian couples, as ``domain_event_dim`` and ``codomain_event_dim`` (PyTorch's
-``domain.event_dim`` and ``codomain.event_dim``).
+A transform's ``domain`` and ``codomain`` are constraints (tp.distributions.constraints); how many
+rightmost dimensions its Jacobian couples is also kept as ``domain_event_dim`` and
+``codomain_event_dim`` (PyTorch's ``domain.event_dim`` and ``codomain.event_dim``).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import math
 
 from ..frontend.tensor import Tensor
 from ..nn import functional as F
+from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
 __all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
@@ -43,6 +44,22 @@ class Transform:
     @property
     def event_dim(self) -> int:
         return max(self.domain_event_dim, self.codomain_event_dim)
+
+    @property
+    def domain(self) -> constraints.Constraint:
+        """The constraint inputs satisfy (the real numbers, over domain_event_dim dimensions)."""
+        return _over_event_dims(self._domain_per_element(), self.domain_event_dim)
+
+    @property
+    def codomain(self) -> constraints.Constraint:
+        """The constraint outputs satisfy."""
+        return _over_event_dims(self._codomain_per_element(), self.codomain_event_dim)
+
+    def _domain_per_element(self) -> constraints.Constraint:
+        return constraints.real
+
+    def _codomain_per_element(self) -> constraints.Constraint:
+        return constraints.real
 
     @property
     def inv(self) -> "Transform":
@@ -91,6 +108,12 @@ class Transform:
         return f"{type(self).__name__}()"
 
 
+def _over_event_dims(constraint, event_dim: int):
+    """`constraint` made to span event_dim dimensions, as independent() does."""
+    extra = event_dim - constraint.event_dim
+    return constraints.independent(constraint, extra) if extra > 0 else constraint
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform, built by ``Transform.inv``."""
 
@@ -114,6 +137,14 @@ class _InverseTransform(Transform):
     def inv(self):
         return self._inv
 
+    @property
+    def domain(self):
+        return self._inv.codomain
+
+    @property
+    def codomain(self):
+        return self._inv.domain
+
     def __call__(self, x):
         return self._inv._inv_call(x)
 
@@ -129,6 +160,9 @@ class _InverseTransform(Transform):
 
 class ExpTransform(Transform):
     """y = exp(x)."""
+
+    def _codomain_per_element(self):
+        return constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -193,7 +227,8 @@ def _squash_into_unit_interval(value):
 class SigmoidTransform(Transform):
     """y = 1 / (1 + exp(-x)), kept strictly inside (0, 1)."""
 
-    codomain_event_dim = 0
+    def _codomain_per_element(self):
+        return constraints.unit_interval
 
     def _call(self, x):
         return _squash_into_unit_interval(x.sigmoid())
@@ -209,6 +244,9 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """y = tanh(x); log |det J| is computed as 2 (log 2 - x - softplus(-2x)), which stays finite
     where 1 - tanh(x)^2 rounds to 0 (large |x|, as squashed Gaussian policies reach)."""
+
+    def _codomain_per_element(self):
+        return constraints.interval(-1.0, 1.0)
 
     def _call(self, x):
         return x.tanh()
@@ -234,6 +272,18 @@ class ComposeTransform(Transform):
     @property
     def codomain_event_dim(self):
         return max((p.codomain_event_dim for p in self.parts), default=0)
+
+    @property
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        return _over_event_dims(self.parts[0].domain, self.domain_event_dim)
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        return _over_event_dims(self.parts[-1].codomain, self.codomain_event_dim)
 
     @property
     def sign(self):
