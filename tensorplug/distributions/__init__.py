@@ -3,7 +3,7 @@ the KL divergences between them, with PyTorch's names and semantics (torch.distr
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Gamma, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
+Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
 ``validate_args=False``).
@@ -14,6 +14,7 @@ from . import constraints
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
+from .chi2 import Chi2
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -36,5 +37,5 @@ __all__ = [
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
     "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
-    "MixtureSameFamily", "constraints",
+    "MixtureSameFamily", "constraints", "Chi2",
 ]

@@ -1,6 +1,7 @@
 """Gamma: the distribution of waiting times for ``concentration`` events at ``rate``."""
 from __future__ import annotations
 
+from ..special import gammainc
 from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
@@ -49,6 +50,13 @@ class Gamma(Distribution):
             self._validate_sample(value)
         alpha, beta = self.concentration, self.rate
         return alpha.xlogy(beta) + (alpha - 1).xlogy(value) - beta * value - alpha.lgamma()
+
+    def cdf(self, value):
+        """P(concentration, rate * value): the regularized lower incomplete gamma function
+        (differentiable in value and rate, not in the concentration, as in PyTorch)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         alpha = self.concentration
