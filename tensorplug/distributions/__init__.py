@@ -3,7 +3,9 @@ the KL divergences between them, with PyTorch's names and semantics (torch.distr
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
+Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
+Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
+Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
 ``validate_args=False``).
@@ -11,31 +13,43 @@ Random draws come from tensorplug's generator (Philox): the same seed gives the 
 every device, but not PyTorch's samples.
 """
 from . import constraints
+from . import transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .chi2 import Chi2
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
-from . import transforms
+from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Poisson", "Uniform", "kl_divergence", "register_kl",
     "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
-    "MixtureSameFamily", "constraints", "Chi2",
+    "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
+    "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
 ]

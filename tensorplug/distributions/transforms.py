@@ -104,6 +104,15 @@ class Transform:
     def inverse_shape(self, shape) -> tuple:
         return tuple(shape)
 
+    def __eq__(self, other) -> bool:
+        # Two transforms of one parameterless kind are the same map (KL of transformed pairs asks).
+        return type(self) is type(other) and self._same_parameters(other)
+
+    def _same_parameters(self, other) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -136,6 +145,9 @@ class _InverseTransform(Transform):
     @property
     def inv(self):
         return self._inv
+
+    def _same_parameters(self, other) -> bool:
+        return self._inv == other._inv
 
     @property
     def domain(self):
@@ -195,6 +207,14 @@ class AffineTransform(Transform):
         if isinstance(self.scale, (int, float)):
             return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
         return self.scale.sign()
+
+    def _same_parameters(self, other) -> bool:
+        def equal(mine, theirs):
+            if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
+                return mine is theirs or bool((mine == theirs).all())
+            return mine == theirs
+
+        return self._event_dim == other._event_dim and equal(self.loc, other.loc) and equal(self.scale, other.scale)
 
     def _call(self, x):
         return self.loc + self.scale * x
@@ -295,6 +315,9 @@ class ComposeTransform(Transform):
     @property
     def inv(self):
         return ComposeTransform([part.inv for part in reversed(self.parts)])
+
+    def _same_parameters(self, other) -> bool:
+        return self.parts == other.parts
 
     def _call(self, x):
         for part in self.parts:
