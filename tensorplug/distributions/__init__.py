@@ -5,6 +5,7 @@ composites over tensorplug ops, so they run on every device and differentiate th
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
 Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
 Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
+LowRankMultivariateNormal,
 Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
@@ -32,6 +33,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
@@ -52,4 +54,5 @@ __all__ = [
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
     "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
+    "LowRankMultivariateNormal",
 ]

@@ -19,6 +19,7 @@ from .gumbel import EULER_GAMMA, Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -140,10 +141,13 @@ def _kl_independent_independent(p, q):
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariate_normal(p, q):
     """0.5 (tr(Sq^-1 Sp) + |Lq^-1 (mu_q - mu_p)|^2 - n + log det Sq - log det Sp), from the factors."""
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot "
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes cannot "
                          f"be computed: {p.event_shape} and {q.event_shape}")
     from .. import linalg
 
