@@ -5,7 +5,7 @@ composites over tensorplug ops, so they run on every device and differentiate th
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
 Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
 Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
-LowRankMultivariateNormal,
+LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical,
 Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
@@ -41,6 +41,8 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
@@ -54,5 +56,5 @@ __all__ = [
     "ComposeTransform", "transforms", "Gamma", "Beta", "Dirichlet",
     "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
-    "LowRankMultivariateNormal",
+    "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
 ]
