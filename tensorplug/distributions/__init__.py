@@ -5,7 +5,7 @@ composites over tensorplug ops, so they run on every device and differentiate th
 What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
 Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
 Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
-LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical,
+LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical, ContinuousBernoulli,
 Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
@@ -21,6 +21,7 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -57,4 +58,5 @@ __all__ = [
     "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
     "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "ContinuousBernoulli",
 ]
