@@ -6,7 +6,7 @@ What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateN
 Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
 Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
 LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical, ContinuousBernoulli,
-Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
+VonMises, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
 kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
 ``validate_args=False``).
@@ -48,6 +48,7 @@ from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
@@ -58,5 +59,5 @@ __all__ = [
     "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
     "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-    "ContinuousBernoulli",
+    "ContinuousBernoulli", "VonMises",
 ]
