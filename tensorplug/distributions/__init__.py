@@ -7,7 +7,7 @@ Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogN
 Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
 LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical, ContinuousBernoulli,
 VonMises, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
-kl_divergence, register_kl, and the constraints module (every distribution's ``arg_constraints``
+kl_divergence, register_kl, biject_to and transform_to, and the constraints module (every distribution's ``arg_constraints``
 and ``support``; parameters and log_prob values are checked against them unless
 ``validate_args=False``).
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
@@ -21,6 +21,7 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -44,9 +45,11 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .structured_transforms import IndependentTransform, LowerCholeskyTransform, SoftmaxTransform, StickBreakingTransform
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
+                         SoftplusTransform, TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
@@ -59,5 +62,7 @@ __all__ = [
     "MixtureSameFamily", "constraints", "Chi2", "Binomial", "Cauchy", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "LogNormal", "NegativeBinomial", "Pareto", "StudentT", "Weibull",
     "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-    "ContinuousBernoulli", "VonMises",
+    "ContinuousBernoulli", "VonMises", "biject_to", "transform_to", "AbsTransform", "PowerTransform",
+    "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
+    "identity_transform",
 ]

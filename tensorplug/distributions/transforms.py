@@ -1,6 +1,8 @@
 """Invertible maps between spaces, with the log |det J| that a change of variables needs:
-ExpTransform, AffineTransform, SigmoidTransform, TanhTransform and ComposeTransform, as
-torch.distributions.transforms (importable as ``tp.distributions.transforms``).
+ExpTransform, AffineTransform, SigmoidTransform, TanhTransform, SoftplusTransform, PowerTransform,
+AbsTransform and ComposeTransform, as torch.distributions.transforms (importable as
+``tp.distributions.transforms``; the transforms over vectors and matrices are in
+structured_transforms.py).
 
 A transform's ``domain`` and ``codomain`` are constraints (tp.distributions.constraints); how many
 rightmost dimensions its Jacobian couples is also kept as ``domain_event_dim`` and
@@ -15,7 +17,8 @@ from ..nn import functional as F
 from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+           "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 def sum_rightmost(value, dims: int):
@@ -239,6 +242,81 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
+class AbsTransform(Transform):
+    """y = |x| (not invertible: the inverse returns the non-negative preimage)."""
+
+    bijective = False
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent, on positive values."""
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size)
+        self.exponent = exponent
+
+    def _domain_per_element(self):
+        return constraints.positive
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    @property
+    def sign(self):
+        if isinstance(self.exponent, (int, float)):
+            return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
+        return self.exponent.sign()
+
+    def _same_parameters(self, other) -> bool:
+        mine, theirs = self.exponent, other.exponent
+        if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
+            return mine is theirs or bool((mine == theirs).all())
+        return mine == theirs
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape) -> tuple:
+        from ..frontend.shapes import broadcast_shapes
+
+        exponent_shape = tuple(self.exponent.shape) if isinstance(self.exponent, Tensor) else ()
+        return tuple(broadcast_shapes(tuple(shape), exponent_shape))
+
+    inverse_shape = forward_shape
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)); the inverse log(exp(y) - 1) is written y + log(-expm1(-y)), which
+    neither overflows for large y nor cancels for small y."""
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return y + (-(-y).expm1()).log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
 def _squash_into_unit_interval(value):
     """Keep a probability strictly inside (0, 1) in its dtype, so logit and log stay finite."""
     return value.clamp(min=finfo_tiny(value.dtype), max=1 - finfo_eps(value.dtype))
@@ -354,3 +432,7 @@ class ComposeTransform(Transform):
     def __repr__(self) -> str:
         inner = ",\n    ".join(repr(part) for part in self.parts)
         return f"ComposeTransform(\n    {inner}\n)"
+
+
+# The identity map (an empty composition), as PyTorch names it.
+identity_transform = ComposeTransform([])
