@@ -11,6 +11,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
@@ -215,3 +216,13 @@ def _kl_transformed_transformed(p, q):
         raise NotImplementedError(f"KL between TransformedDistributions needs one event_shape, got "
                                   f"{p.event_shape} and {q.event_shape}")
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli(p, q):
+    # -H(p) - E_p[x] log q - (1 - E_p[x]) log(1 - q) - log C(q).
+    return (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_normalizer())
+
+
+# Registered last: the pairs between families import register_kl from this module.
+from . import kl_between_families  # noqa: E402,F401

@@ -76,3 +76,9 @@ def test_matches_torch():
     # PyTorch's Taylor variance has +128 x^4 / 945 where the series has -128 x^4 / 945: 1e-13 apart here.
     _close(ours.variance, theirs.variance.numpy(), rtol=1e-11)
     assert repr(ours.support) == repr(theirs.support) and ours.has_rsample == theirs.has_rsample
+    from tensorplug.distributions import kl_divergence
+
+    other = PROBS[::-1].copy()
+    _close(kl_divergence(ours, ContinuousBernoulli(probs=tp.tensor(other))),
+           torch.distributions.kl_divergence(theirs, torch.distributions.ContinuousBernoulli(
+               probs=torch.tensor(other))).numpy(), rtol=1e-9)
