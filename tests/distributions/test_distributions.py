@@ -152,8 +152,8 @@ def test_kl_divergence_matches_torch():
 
 def test_kl_divergence_without_a_formula_raises():
     """A pair with no registered formula raises NotImplementedError naming both types."""
-    with pytest.raises(NotImplementedError, match="Normal and q type Uniform"):
-        kl_divergence(Normal(0.0, 1.0), Uniform(0.0, 1.0))
+    with pytest.raises(NotImplementedError, match="Categorical and q type Normal"):
+        kl_divergence(Categorical(probs=tp.tensor([0.5, 0.5])), Normal(0.0, 1.0))
 
 
 def test_invalid_arguments_raise_value_error():
