@@ -2,13 +2,14 @@
 the KL divergences between them, with PyTorch's names and semantics (torch.distributions), as
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
-What exists: Distribution, Categorical, OneHotCategorical, Normal, MultivariateNormal, Bernoulli, Uniform,
-Exponential, Laplace, Poisson, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal,
-Cauchy, HalfCauchy, StudentT, Gumbel, Weibull, Pareto, Geometric, Binomial, NegativeBinomial,
-LowRankMultivariateNormal, RelaxedBernoulli, RelaxedOneHotCategorical, ContinuousBernoulli,
-VonMises, Independent, MixtureSameFamily, TransformedDistribution (with the transforms module),
-kl_divergence, register_kl, biject_to and transform_to, and the constraints module (every distribution's ``arg_constraints``
-and ``support``; parameters and log_prob values are checked against them unless
+What exists: Distribution; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
+Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
+HalfCauchy, StudentT, Gumbel, Weibull, Pareto, VonMises, ContinuousBernoulli; Bernoulli,
+Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric,
+Binomial, NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent,
+MixtureSameFamily, TransformedDistribution and the transforms; kl_divergence and register_kl;
+biject_to and transform_to; and the constraints module (every distribution's ``arg_constraints``
+and ``support``: parameters and log_prob values are checked against them unless
 ``validate_args=False``).
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
@@ -40,7 +41,8 @@ from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .multinomial import Multinomial
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
@@ -64,5 +66,5 @@ __all__ = [
     "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ContinuousBernoulli", "VonMises", "biject_to", "transform_to", "AbsTransform", "PowerTransform",
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
-    "identity_transform",
+    "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough",
 ]

@@ -1,4 +1,5 @@
-"""OneHotCategorical: a Categorical whose draws are one-hot vectors instead of indices."""
+"""OneHotCategorical: a Categorical whose draws are one-hot vectors instead of indices, and its
+straight-through variant, whose draws pass the probabilities' gradient through."""
 from __future__ import annotations
 
 from ..frontend import dtypes as _dt
@@ -79,3 +80,16 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((k,) + self._batch_shape + (k,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose ``rsample`` is the one-hot draw in the forward pass and carries
+    the gradient of ``probs`` in the backward pass (the straight-through estimator), as
+    torch.distributions.OneHotCategoricalStraightThrough."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        draws = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return draws + (probs - probs.detach())
