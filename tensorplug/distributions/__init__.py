@@ -4,7 +4,8 @@ composites over tensorplug ops, so they run on every device and differentiate th
 
 What exists: Distribution; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
 Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
-HalfCauchy, StudentT, Gumbel, Weibull, Pareto, VonMises, ContinuousBernoulli; Bernoulli,
+HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, InverseGamma, Kumaraswamy,
+LogisticNormal, VonMises, ContinuousBernoulli; Bernoulli,
 Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric,
 Binomial, NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent,
 MixtureSameFamily, TransformedDistribution and the transforms; kl_divergence and register_kl;
@@ -27,15 +28,19 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
@@ -66,5 +71,6 @@ __all__ = [
     "LowRankMultivariateNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ContinuousBernoulli", "VonMises", "biject_to", "transform_to", "AbsTransform", "PowerTransform",
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
-    "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough",
+    "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
+    "Kumaraswamy", "LogisticNormal",
 ]
