@@ -4,13 +4,13 @@ composites over tensorplug ops, so they run on every device and differentiate th
 
 What exists: Distribution; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
 Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
-HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, InverseGamma, Kumaraswamy,
-LogisticNormal, VonMises, ContinuousBernoulli; Bernoulli,
-Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric,
-Binomial, NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent,
-MixtureSameFamily, TransformedDistribution and the transforms; kl_divergence and register_kl;
-biject_to and transform_to; and the constraints module (every distribution's ``arg_constraints``
-and ``support``: parameters and log_prob values are checked against them unless
+HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, GeneralizedPareto, InverseGamma,
+Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli; Bernoulli, Categorical,
+OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric, Binomial,
+NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent, MixtureSameFamily,
+TransformedDistribution and the transforms; kl_divergence and register_kl; biject_to and
+transform_to; and the constraints module (every distribution's ``arg_constraints`` and
+``support``: parameters and log_prob values are checked against them unless
 ``validate_args=False``).
 Random draws come from tensorplug's generator (Philox): the same seed gives the same samples on
 every device, but not PyTorch's samples.
@@ -30,6 +30,7 @@ from .distribution import Distribution
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -72,5 +73,5 @@ __all__ = [
     "ContinuousBernoulli", "VonMises", "biject_to", "transform_to", "AbsTransform", "PowerTransform",
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
-    "Kumaraswamy", "LogisticNormal",
+    "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
 ]

@@ -108,3 +108,48 @@ def test_match_torch():
         assert ours.has_rsample == theirs.has_rsample
         assert {k: repr(v) for k, v in ours.arg_constraints.items()} == \
             {k: repr(v) for k, v in theirs.arg_constraints.items()}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_generalized_pareto_matches_scipy(device):
+    """A heavy tail, the exponential case (xi = 0) and a bounded support (xi < 0), against
+    scipy's genpareto; draws have its median; outside the support (unvalidated) the density is 0."""
+    loc, scale, xi = np.array([0.0, 1.0, 0.0]), np.array([1.0, 2.0, 1.0]), np.array([0.3, -0.5, 0.0])
+    d = D.GeneralizedPareto(tp.tensor(loc, device=_device(device)), tp.tensor(scale, device=device),
+                            tp.tensor(xi, device=device))
+    ref = stats.genpareto(xi, loc, scale)
+    value = np.array([0.5, 2.0, 1.0])
+    _close(d.log_prob(tp.tensor(value, device=device)), ref.logpdf(value))
+    _close(d.cdf(tp.tensor(value, device=device)), ref.cdf(value))
+    _close(d.icdf(tp.tensor([0.2, 0.5, 0.9], dtype=tp.float64, device=device)), ref.ppf([0.2, 0.5, 0.9]))
+    _close(d.mean, ref.mean())
+    _close(d.variance, ref.var())
+    _close(d.entropy(), ref.entropy())
+    draws = _np(d.sample((6000,)))
+    np.testing.assert_allclose(np.median(draws, 0), ref.median(), rtol=0.06)
+    assert bool(d.support.check(tp.tensor(draws, device=device)).all())
+    unchecked = D.GeneralizedPareto(0.0, 1.0, tp.tensor([-0.5, -0.5], dtype=tp.float64), validate_args=False)
+    outside = tp.tensor([3.0, -1.0], dtype=tp.float64)
+    assert _np(unchecked.log_prob(outside)).tolist() == [-np.inf, -np.inf]
+    assert _np(unchecked.cdf(outside)).tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="within the support"):
+        D.GeneralizedPareto(0.0, 1.0, tp.tensor(-0.5)).log_prob(tp.tensor(3.0))
+
+
+def test_generalized_pareto_matches_torch():
+    torch = pytest.importorskip("torch")
+    args = ([0.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.3, -0.5, 0.0])
+    ours = D.GeneralizedPareto(*(tp.tensor(a) for a in args))
+    # PyTorch 2.13's log_prob compares with a float32 zero, so it runs in float32 only.
+    theirs = torch.distributions.GeneralizedPareto(*(torch.tensor(a) for a in args))
+    value = [0.5, 2.0, 1.0]
+    for name in ("log_prob", "cdf"):
+        np.testing.assert_allclose(_np(getattr(ours, name)(tp.tensor(value))),
+                                   getattr(theirs, name)(torch.tensor(value)).numpy(), rtol=1e-5)
+    for name in ("mean", "variance", "mode"):
+        np.testing.assert_allclose(_np(getattr(ours, name)), getattr(theirs, name).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(_np(D.GeneralizedPareto(0.0, 1.0, tp.tensor([1.5])).mean),
+                               torch.distributions.GeneralizedPareto(0.0, 1.0, torch.tensor([1.5])).mean.numpy())
+    assert repr(ours.support).split("(")[0] == repr(theirs.support).split("(")[0]
+    assert ours.has_rsample == theirs.has_rsample
+    assert {k: repr(v) for k, v in ours.arg_constraints.items()} == {k: repr(v) for k, v in theirs.arg_constraints.items()}
