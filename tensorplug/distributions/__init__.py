@@ -53,7 +53,9 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
-from .structured_transforms import IndependentTransform, LowerCholeskyTransform, SoftmaxTransform, StickBreakingTransform
+from .structured_transforms import (CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
+                                    PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
+                                    StickBreakingTransform)
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
@@ -74,4 +76,5 @@ __all__ = [
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
     "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
+    "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
 ]

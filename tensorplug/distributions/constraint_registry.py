@@ -4,7 +4,7 @@ to optimise a positive or simplex-valued parameter through an unconstrained one)
 
 ``biject_to(c)`` is a bijection (so log_abs_det_jacobian is defined and the inverse is exact);
 ``transform_to(c)`` need only land inside c (the simplex through a softmax, Cholesky factors
-through an exponentiated diagonal). Both are registries: ``register(ConstraintType, factory)``
+through an exponentiated diagonal, covariance matrices as L L^T of those). Both are registries: ``register(ConstraintType, factory)``
 adds a constraint kind, looked up by the constraint's exact type.
 
 >>> from tensorplug.distributions import constraints
@@ -14,7 +14,8 @@ SigmoidTransform()
 from __future__ import annotations
 
 from . import constraints
-from .structured_transforms import IndependentTransform, LowerCholeskyTransform, SoftmaxTransform, StickBreakingTransform
+from .structured_transforms import (IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    SoftmaxTransform, StickBreakingTransform)
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform, identity_transform
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
@@ -89,3 +90,4 @@ for _registry in (biject_to, transform_to):
 biject_to.register(constraints.Simplex, lambda constraint: StickBreakingTransform())
 transform_to.register(constraints.Simplex, lambda constraint: SoftmaxTransform())
 transform_to.register(constraints.LowerCholesky, lambda constraint: LowerCholeskyTransform())
+transform_to.register(constraints.PositiveDefinite, lambda constraint: PositiveDefiniteTransform())

@@ -1,7 +1,11 @@
 """Transforms over whole vectors and matrices: IndependentTransform (an elementwise transform
-whose rightmost dims form one event), StickBreakingTransform and SoftmaxTransform (onto the
-simplex), and LowerCholeskyTransform (onto Cholesky factors), as torch.distributions.transforms."""
+whose rightmost dims form one event), ReshapeTransform, StickBreakingTransform and
+SoftmaxTransform (onto the simplex), LowerCholeskyTransform and PositiveDefiniteTransform (onto
+Cholesky factors and covariance matrices), and CumulativeDistributionTransform (a distribution's
+cdf), as torch.distributions.transforms."""
 from __future__ import annotations
+
+import math
 
 from ..frontend.factories import arange
 from ..nn import functional as F
@@ -9,7 +13,8 @@ from . import constraints
 from .transforms import Transform, sum_rightmost
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform"]
+__all__ = ["CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform"]
 
 
 class IndependentTransform(Transform):
@@ -149,3 +154,106 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices onto positive definite ones: L L^T for L = LowerCholeskyTransform(x) (not
+    bijective: the upper part of x is dropped)."""
+
+    bijective = False
+    domain_event_dim = 2
+    codomain_event_dim = 2
+
+    @property
+    def codomain(self):
+        return constraints.positive_definite
+
+    def _call(self, x):
+        factor = LowerCholeskyTransform()(x)
+        return factor @ factor.mT
+
+    def _inverse(self, y):
+        from .. import linalg
+
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class ReshapeTransform(Transform):
+    """The rightmost dims of shape ``in_shape`` reshaped to ``out_shape`` (the same number of
+    elements); log |det J| is 0."""
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size)
+
+    @property
+    def domain_event_dim(self):
+        return len(self.in_shape)
+
+    @property
+    def codomain_event_dim(self):
+        return len(self.out_shape)
+
+    def _same_parameters(self, other) -> bool:
+        return (self.in_shape, self.out_shape) == (other.in_shape, other.out_shape)
+
+    def _call(self, x):
+        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[:y.dim() - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        return x.new_zeros(batch)
+
+    def _resized(self, shape, old: tuple, new: tuple, direction: str) -> tuple:
+        shape = tuple(shape)
+        if len(shape) < len(old) or shape[len(shape) - len(old):] != old:
+            raise ValueError(f"ReshapeTransform.{direction}: shape {shape} does not end in {old}")
+        return shape[:len(shape) - len(old)] + new
+
+    def forward_shape(self, shape) -> tuple:
+        return self._resized(shape, self.in_shape, self.out_shape, "forward_shape")
+
+    def inverse_shape(self, shape) -> tuple:
+        return self._resized(shape, self.out_shape, self.in_shape, "inverse_shape")
+
+
+class CumulativeDistributionTransform(Transform):
+    """x onto [0, 1] through ``distribution.cdf`` (the probability integral transform); the
+    inverse is its icdf, and log |det J| its log_prob."""
+
+    sign = 1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain_event_dim(self):
+        return len(self.distribution.event_shape)
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    @property
+    def codomain(self):
+        return constraints.unit_interval
+
+    def _same_parameters(self, other) -> bool:
+        return self.distribution is other.distribution
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)

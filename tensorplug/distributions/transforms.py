@@ -17,8 +17,10 @@ from ..nn import functional as F
 from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
-           "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+           "TanhTransform", "Transform", "identity_transform"]
 
 
 def sum_rightmost(value, dims: int):
@@ -436,3 +438,9 @@ class ComposeTransform(Transform):
 
 # The identity map (an empty composition), as PyTorch names it.
 identity_transform = ComposeTransform([])
+
+# The transforms over vectors and matrices live in their own module; importable from here too, as
+# in PyTorch (that module needs Transform above, so it comes last).
+from .structured_transforms import (CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
+                                    LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform,
+                                    SoftmaxTransform, StickBreakingTransform)

@@ -123,3 +123,39 @@ def test_matches_torch():
             if registry is biject_to:
                 _close(a.log_abs_det_jacobian(tp.tensor(x), a(tp.tensor(x))),
                        b.log_abs_det_jacobian(torch.tensor(x), b(torch.tensor(x))).numpy())
+
+
+def test_reshape_cdf_and_positive_definite_transforms():
+    """ReshapeTransform moves event dims (log |det J| = 0); the cdf transform is scipy's norm.cdf
+    with log |det J| its logpdf; PositiveDefiniteTransform is L L^T of the exponentiated-diagonal factor."""
+    stats = pytest.importorskip("scipy.stats")
+    r = D.ReshapeTransform((2, 3), (6,))
+    x = tp.tensor(np.arange(24.0).reshape(4, 2, 3))
+    assert r(x).shape == (4, 6) and _np(r.inv(r(x))).tolist() == _np(x).tolist()
+    assert _np(r.log_abs_det_jacobian(x, r(x))).tolist() == [0.0] * 4
+    assert r.forward_shape((5, 2, 3)) == (5, 6) and r.inverse_shape((5, 6)) == (5, 2, 3)
+    assert (r.domain.event_dim, r.codomain.event_dim) == (2, 1)
+    with pytest.raises(ValueError, match="in_shape, out_shape have different numbers of elements"):
+        D.ReshapeTransform((2, 3), (5,))
+    c = D.CumulativeDistributionTransform(D.Normal(tp.tensor(0.5, dtype=tp.float64), tp.tensor(2.0, dtype=tp.float64)))
+    v = np.array([-1.0, 0.5, 3.0])
+    y = c(tp.tensor(v))
+    _close(y, stats.norm(0.5, 2.0).cdf(v))
+    _close(c.log_abs_det_jacobian(tp.tensor(v), y), stats.norm(0.5, 2.0).logpdf(v))
+    _close(c.inv(y), v, rtol=1e-9)
+    m = np.array([[0.5, 9.0], [-2.0, -1.0]])
+    factor = np.array([[np.exp(0.5), 0.0], [-2.0, np.exp(-1.0)]])
+    p = transform_to(C.positive_definite)
+    _close(p(tp.tensor(m)), factor @ factor.T)
+    assert bool(C.positive_definite.check(p(tp.tensor(m))))
+    _close(p.inv(p(tp.tensor(m))), np.array([[0.5, 0.0], [-2.0, -1.0]]), rtol=1e-9)
+
+
+def test_transforms_module_names():
+    """The transforms PyTorch 2.13 has, except Cat, Stack and CorrCholesky, importable from
+    tp.distributions.transforms."""
+    torch = pytest.importorskip("torch")
+    missing = set(torch.distributions.transforms.__all__) - set(D.transforms.__all__)
+    assert missing == {"CatTransform", "StackTransform", "CorrCholeskyTransform"}
+    for name in D.transforms.__all__:
+        assert hasattr(D.transforms, name)
