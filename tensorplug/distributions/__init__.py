@@ -2,7 +2,7 @@
 the KL divergences between them, with PyTorch's names and semantics (torch.distributions), as
 composites over tensorplug ops, so they run on every device and differentiate through autograd.
 
-What exists: Distribution; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
+What exists: Distribution, ExponentialFamily; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
 Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
 HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, GeneralizedPareto, InverseGamma,
 Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli; Bernoulli, Categorical,
@@ -27,6 +27,7 @@ from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
@@ -76,5 +77,5 @@ __all__ = [
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
     "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
-    "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+    "ExponentialFamily", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
 ]

@@ -10,11 +10,11 @@ from ..frontend.factories import arange, bernoulli
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, logits_to_probs, probs_to_logits
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """Independent coin flips, as torch.distributions.Bernoulli; values are 0.0 and 1.0 in the
     parameter's dtype.
 
@@ -81,6 +81,17 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return F.softplus(x)
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def enumerate_support(self, expand=True):
         values = arange(2, dtype=self.probs.dtype if self.probs.dtype != _dt.bool else _dt.float32,

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from ..frontend.ops.elementwise import where
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_eps, finfo_tiny
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Independent Beta distributions with ``concentration1`` (alpha) and ``concentration0`` (beta),
     as torch.distributions.Beta. ``rsample`` differentiates in both (implicit reparameterization
     of its two Gammas).
@@ -54,6 +54,20 @@ class Beta(Distribution):
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0
         return (a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        # h(x) = 1 / (x (1 - x)) with the natural parameters a and b: E[log h] = -E[log x] - E[log(1 - x)].
+        a, b = self.concentration1, self.concentration0
+        total = (a + b).digamma()
+        return -(a.digamma() - total) - (b.digamma() - total)
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0

@@ -17,11 +17,11 @@ from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
 from .binary_parameter import BinaryParameter
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs
 
 
-class ContinuousBernoulli(BinaryParameter, Distribution):
+class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
     """Independent continuous Bernoulli distributions on [0, 1] with ``probs`` (or ``logits``), as
     torch.distributions.ContinuousBernoulli; ``rsample`` (inverse cdf) is differentiable.
 
@@ -62,7 +62,8 @@ class ContinuousBernoulli(BinaryParameter, Distribution):
         """p where the closed forms are used, and a harmless stand-in (lims[0]) near 1/2."""
         return where(self._near_half(), self._lims[0], self.probs)
 
-    def _log_normalizer(self):
+    def _log_constant(self):
+        """log C(p), in terms of the (clamped) probabilities."""
         p = self._closed_form_probs()
         # log |log((1 - p) / p)| - log |1 - 2p|, the second term without cancelling on either side of 1/2.
         log_abs_logit = ((-p).log1p() - p.log()).abs().log()
@@ -94,7 +95,7 @@ class ContinuousBernoulli(BinaryParameter, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._log_normalizer()
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._log_constant()
 
     def cdf(self, value):
         if self._validate_args:
@@ -109,6 +110,25 @@ class ContinuousBernoulli(BinaryParameter, Distribution):
         closed = ((-p + value * (2 * p - 1)).log1p() - (-p).log1p()) / (p.log() - (-p).log1p())
         return where(self._near_half(), value, closed)
 
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        """log((e^x - 1) / x), by its Taylor polynomial log(1 + x/2 + x^2/6 ...) = x/2 + x^2/24 - x^4/2880
+        where x is within the probabilities' lims of 0."""
+        low, high = (math.log(p / (1 - p)) for p in self._lims)
+        near_zero = (x > low) & (x <= high)
+        safe = where(near_zero, 1.0, x)
+        # (e^x - 1) / x = e^max(x, 0) (1 - e^-|x|) / |x|, which overflows for neither sign.
+        closed = (-(-safe.abs()).expm1() / safe.abs()).log() + where(safe > 0, safe, 0.0)
+        taylor = x / 2 + x.pow(2) / 24 - x.pow(4) / 2880
+        return where(near_zero, taylor, closed)
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
+
     def entropy(self):
         log_p, log_q = self.probs.log(), (-self.probs).log1p()
-        return self.mean * (log_q - log_p) - self._log_normalizer() - log_q
+        return self.mean * (log_q - log_p) - self._log_constant() - log_q

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import finfo_eps, finfo_tiny
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Points of the simplex over the last dimension of ``concentration``, as
     torch.distributions.Dirichlet (event_shape is (K,)). ``rsample`` differentiates in the
     concentration (implicit reparameterization of its Gammas).
@@ -54,6 +54,19 @@ class Dirichlet(Distribution):
             self._validate_sample(value)
         c = self.concentration
         return (c - 1).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        # h(x) = 1 / prod x_k: E[log h] = -sum_k (digamma(c_k) - digamma(sum c)).
+        c = self.concentration
+        return -(c.digamma() - c.sum(-1, keepdim=True).digamma()).sum(-1)
 
     def entropy(self):
         c = self.concentration

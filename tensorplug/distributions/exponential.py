@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from ..frontend.factories import rand
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Independent exponential distributions with rates ``rate`` (mean 1 / rate), as
     torch.distributions.Exponential; ``rsample`` is differentiable in the rate.
 
@@ -61,6 +61,17 @@ class Exponential(Distribution):
 
     def icdf(self, value):
         return -(-value).log1p() / self.rate
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         return 1.0 - self.rate.log()

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from ..special import gammainc
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_tiny
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Independent Gamma distributions with shapes ``concentration`` and rates ``rate``, as
     torch.distributions.Gamma; ``rsample`` differentiates in both (implicitly in the concentration).
 
@@ -57,6 +57,17 @@ class Gamma(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return gammainc(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         alpha = self.concentration

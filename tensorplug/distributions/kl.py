@@ -13,6 +13,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily, bregman_kl
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -141,6 +142,9 @@ def _kl_independent_independent(p, q):
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
+register_kl(ExponentialFamily, ExponentialFamily)(bregman_kl)
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
@@ -221,7 +225,7 @@ def _kl_transformed_transformed(p, q):
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli(p, q):
     # -H(p) - E_p[x] log q - (1 - E_p[x]) log(1 - q) - log C(q).
-    return (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_normalizer())
+    return (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_constant())
 
 
 # Registered last: the pairs between families import register_kl from this module.

@@ -145,7 +145,7 @@ def _kl_uniform_beta(p, q):
 
 # q ContinuousBernoulli: E_p[-log q] = -E[x] log p - (1 - E[x]) log(1 - p) - log C(p).
 def _kl_to_continuous_bernoulli(p, q):
-    result = (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_normalizer())
+    result = (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_constant())
     if isinstance(p, Uniform):
         return where((p.low < 0) | (p.high > 1), math.inf, result)
     return result

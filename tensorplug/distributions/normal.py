@@ -5,10 +5,11 @@ import math
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import randn
+from .exp_family import ExponentialFamily
 from .location_scale import LocationScale
 
 
-class Normal(LocationScale):
+class Normal(LocationScale, ExponentialFamily):
     """Independent Gaussians with means ``loc`` and standard deviations ``scale`` (broadcast
     together), as torch.distributions.Normal; ``rsample`` is differentiable (reparameterized).
 
@@ -52,3 +53,14 @@ class Normal(LocationScale):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0

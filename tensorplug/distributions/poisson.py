@@ -4,11 +4,11 @@ from __future__ import annotations
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.samplers import poisson
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Independent Poisson counts with means ``rate``, as torch.distributions.Poisson (samples are
     floats of the rate's dtype; there is no rsample).
 
@@ -38,6 +38,13 @@ class Poisson(Distribution):
     @property
     def variance(self):
         return self.rate
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
     def sample(self, sample_shape=()):
         with no_grad():
