@@ -5,7 +5,7 @@ composites over tensorplug ops, so they run on every device and differentiate th
 What exists: Distribution, ExponentialFamily; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
 Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
 HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, GeneralizedPareto, InverseGamma,
-Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli; Bernoulli, Categorical,
+Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli, LKJCholesky; Bernoulli, Categorical,
 OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric, Binomial,
 NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent, MixtureSameFamily,
 TransformedDistribution and the transforms; kl_divergence and register_kl; biject_to and
@@ -41,6 +41,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -54,7 +55,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
-from .structured_transforms import (CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
+from .structured_transforms import (CorrCholeskyTransform, CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
                                     PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
                                     StickBreakingTransform)
 from .student_t import StudentT
@@ -77,5 +78,5 @@ __all__ = [
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
     "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
-    "ExponentialFamily", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+    "ExponentialFamily", "LKJCholesky", "CorrCholeskyTransform", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
 ]

@@ -14,7 +14,7 @@ SigmoidTransform()
 from __future__ import annotations
 
 from . import constraints
-from .structured_transforms import (IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+from .structured_transforms import (CorrCholeskyTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                                     SoftmaxTransform, StickBreakingTransform)
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform, identity_transform
 
@@ -88,6 +88,8 @@ for _registry in (biject_to, transform_to):
     _registry.register(constraints.HalfOpenInterval, _between)
 
 biject_to.register(constraints.Simplex, lambda constraint: StickBreakingTransform())
+for _registry in (biject_to, transform_to):
+    _registry.register(constraints.CorrCholesky, lambda constraint: CorrCholeskyTransform())
 transform_to.register(constraints.Simplex, lambda constraint: SoftmaxTransform())
 transform_to.register(constraints.LowerCholesky, lambda constraint: LowerCholeskyTransform())
 transform_to.register(constraints.PositiveDefinite, lambda constraint: PositiveDefiniteTransform())

@@ -1,19 +1,21 @@
 """Transforms over whole vectors and matrices: IndependentTransform (an elementwise transform
 whose rightmost dims form one event), ReshapeTransform, StickBreakingTransform and
 SoftmaxTransform (onto the simplex), LowerCholeskyTransform and PositiveDefiniteTransform (onto
-Cholesky factors and covariance matrices), and CumulativeDistributionTransform (a distribution's
+Cholesky factors and covariance matrices), CorrCholeskyTransform (onto Cholesky factors of
+correlation matrices), and CumulativeDistributionTransform (a distribution's
 cdf), as torch.distributions.transforms."""
 from __future__ import annotations
 
 import math
 
-from ..frontend.factories import arange
+from ..frontend.factories import arange, eye, zeros
+from ..frontend.index_factories import tril_indices
 from ..nn import functional as F
 from . import constraints
 from .transforms import Transform, sum_rightmost
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+__all__ = ["CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform"]
 
 
@@ -257,3 +259,71 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+def _matrix_size(count: int) -> int:
+    """d with d (d - 1) / 2 == count; ValueError when there is none."""
+    size = round((1 + math.sqrt(1 + 8 * count)) / 2)
+    if size * (size - 1) // 2 != count:
+        raise ValueError(f"CorrCholeskyTransform: the last dimension, {count}, is not d (d - 1) / 2 for any d")
+    return size
+
+
+class CorrCholeskyTransform(Transform):
+    """Vectors of d (d - 1) / 2 reals onto Cholesky factors of d x d correlation matrices,
+    bijectively: tanh gives the partial correlations z, placed below the diagonal row by row,
+    and each row keeps unit length by stick-breaking, L_ij = z_ij sqrt(prod_{k<j} (1 - z_ik^2))
+    and L_ii = sqrt(prod_{k<i} (1 - z_ik^2))."""
+
+    domain_event_dim = 1
+    codomain_event_dim = 2
+
+    @property
+    def codomain(self):
+        return constraints.corr_cholesky
+
+    @staticmethod
+    def _below_diagonal(size: int, like):
+        return tril_indices(size, size, -1, device=like.device)
+
+    def _call(self, x):
+        size = _matrix_size(x.shape[-1])
+        rows, cols = self._below_diagonal(size, x)
+        z = zeros(tuple(x.shape[:-1]) + (size, size), dtype=x.dtype, device=x.device)
+        z[..., rows, cols] = x.tanh()
+        # The share of each row's unit length left before column j: prod_{k<j} (1 - z_ik^2).
+        left = F.pad((1 - z.pow(2)).cumprod(-1)[..., :-1], (1, 0), value=1.0)
+        with_diagonal = z + eye(size, dtype=x.dtype, device=x.device)
+        return with_diagonal * left.sqrt()
+
+    def _left_before(self, y):
+        """1 - sum_{k<j} L_ik^2, kept above 0."""
+        used = F.pad(y.pow(2).cumsum(-1)[..., :-1], (1, 0), value=0.0)
+        return (1 - used).clamp(min=finfo_tiny(y.dtype))
+
+    def _inverse(self, y):
+        size = y.shape[-1]
+        rows, cols = self._below_diagonal(size, y)
+        z = y / self._left_before(y).sqrt()
+        bound = 1 - finfo_eps(y.dtype)
+        return z[..., rows, cols].clamp(min=-bound, max=bound).atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        # Triangular Jacobian: dL_ij/dx_ij = (1 - z_ij^2) sqrt(left_ij) below the diagonal.
+        size = y.shape[-1]
+        rows, cols = self._below_diagonal(size, y)
+        log_tanh_slope = 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+        log_left = self._left_before(y).log()[..., rows, cols]
+        return (log_tanh_slope + 0.5 * log_left).sum(-1)
+
+    def forward_shape(self, shape) -> tuple:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        size = _matrix_size(shape[-1])
+        return tuple(shape[:-1]) + (size, size)
+
+    def inverse_shape(self, shape) -> tuple:
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"CorrCholeskyTransform.inverse_shape: expected square matrices, got {tuple(shape)}")
+        size = shape[-1]
+        return tuple(shape[:-2]) + (size * (size - 1) // 2,)

@@ -17,9 +17,9 @@ from ..nn import functional as F
 from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
-           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
            "TanhTransform", "Transform", "identity_transform"]
 
 
@@ -441,6 +441,6 @@ identity_transform = ComposeTransform([])
 
 # The transforms over vectors and matrices live in their own module; importable from here too, as
 # in PyTorch (that module needs Transform above, so it comes last).
-from .structured_transforms import (CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
-                                    LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform,
-                                    SoftmaxTransform, StickBreakingTransform)
+from .structured_transforms import (CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
