@@ -5,7 +5,7 @@ composites over tensorplug ops, so they run on every device and differentiate th
 What exists: Distribution, ExponentialFamily; Normal, MultivariateNormal, LowRankMultivariateNormal, Uniform,
 Exponential, Laplace, Gamma (with its cdf), Chi2, Beta, Dirichlet, LogNormal, HalfNormal, Cauchy,
 HalfCauchy, StudentT, FisherSnedecor, Gumbel, Weibull, Pareto, GeneralizedPareto, InverseGamma,
-Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli, LKJCholesky; Bernoulli, Categorical,
+Kumaraswamy, LogisticNormal, VonMises, ContinuousBernoulli, LKJCholesky, Wishart; Bernoulli, Categorical,
 OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial, Poisson, Geometric, Binomial,
 NegativeBinomial; RelaxedBernoulli, RelaxedOneHotCategorical; Independent, MixtureSameFamily,
 TransformedDistribution and the transforms; kl_divergence and register_kl; biject_to and
@@ -65,6 +65,7 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal",
@@ -78,5 +79,5 @@ __all__ = [
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
     "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
-    "ExponentialFamily", "LKJCholesky", "CorrCholeskyTransform", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+    "ExponentialFamily", "LKJCholesky", "Wishart", "CorrCholeskyTransform", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
 ]
