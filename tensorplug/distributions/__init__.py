@@ -55,9 +55,9 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
-from .structured_transforms import (CorrCholeskyTransform, CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
-                                    PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
-                                    StickBreakingTransform)
+from .structured_transforms import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
@@ -79,5 +79,5 @@ __all__ = [
     "SoftplusTransform", "IndependentTransform", "LowerCholeskyTransform", "SoftmaxTransform", "StickBreakingTransform",
     "identity_transform", "Multinomial", "OneHotCategoricalStraightThrough", "FisherSnedecor", "InverseGamma",
     "Kumaraswamy", "LogisticNormal", "GeneralizedPareto",
-    "ExponentialFamily", "LKJCholesky", "Wishart", "CorrCholeskyTransform", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+    "ExponentialFamily", "LKJCholesky", "Wishart", "CatTransform", "StackTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "PositiveDefiniteTransform", "ReshapeTransform",
 ]

@@ -14,8 +14,8 @@ SigmoidTransform()
 from __future__ import annotations
 
 from . import constraints
-from .structured_transforms import (CorrCholeskyTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                                    SoftmaxTransform, StickBreakingTransform)
+from .structured_transforms import (CatTransform, CorrCholeskyTransform, IndependentTransform, LowerCholeskyTransform,
+                                    PositiveDefiniteTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform, identity_transform
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
@@ -61,6 +61,16 @@ def _to_independent(registry):
     return factory
 
 
+def _to_slices(registry):
+    def for_cat(constraint):
+        return CatTransform([registry(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+    def for_stack(constraint):
+        return StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+
+    return for_cat, for_stack
+
+
 def _above(constraint):
     # x -> lower_bound + exp(x); PyTorch composes even for a bound of 0.
     return ComposeTransform([ExpTransform(), AffineTransform(constraint.lower_bound, 1)])
@@ -86,6 +96,8 @@ for _registry in (biject_to, transform_to):
     _registry.register(constraints.LessThan, _below)
     _registry.register(constraints.Interval, _between)
     _registry.register(constraints.HalfOpenInterval, _between)
+    _registry.register(constraints.Cat, _to_slices(_registry)[0])
+    _registry.register(constraints.Stack, _to_slices(_registry)[1])
 
 biject_to.register(constraints.Simplex, lambda constraint: StickBreakingTransform())
 for _registry in (biject_to, transform_to):

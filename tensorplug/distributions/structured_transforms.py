@@ -2,20 +2,22 @@
 whose rightmost dims form one event), ReshapeTransform, StickBreakingTransform and
 SoftmaxTransform (onto the simplex), LowerCholeskyTransform and PositiveDefiniteTransform (onto
 Cholesky factors and covariance matrices), CorrCholeskyTransform (onto Cholesky factors of
-correlation matrices), and CumulativeDistributionTransform (a distribution's
-cdf), as torch.distributions.transforms."""
+correlation matrices), CumulativeDistributionTransform (a distribution's
+cdf), and CatTransform / StackTransform (other transforms on slices of one tensor), as
+torch.distributions.transforms."""
 from __future__ import annotations
 
 import math
 
 from ..frontend.factories import arange, eye, zeros
 from ..frontend.index_factories import tril_indices
+from ..frontend.ops.joining import cat, stack
 from ..nn import functional as F
 from . import constraints
 from .transforms import Transform, sum_rightmost
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+__all__ = ["CatTransform", "StackTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform"]
 
 
@@ -327,3 +329,114 @@ class CorrCholeskyTransform(Transform):
             raise ValueError(f"CorrCholeskyTransform.inverse_shape: expected square matrices, got {tuple(shape)}")
         size = shape[-1]
         return tuple(shape[:-2]) + (size * (size - 1) // 2,)
+
+
+class CatTransform(Transform):
+    """``tseq[i]`` applied to the i-th consecutive slice (of ``lengths[i]``, 1 each by default)
+    along ``dim``, the results concatenated there; each part must keep its slice's size."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        super().__init__(cache_size)
+        self.transforms = list(tseq)
+        if not all(isinstance(t, Transform) for t in self.transforms):
+            raise TypeError("CatTransform expects a sequence of Transforms")
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"CatTransform: {len(self.transforms)} transforms but {len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain_event_dim(self):
+        return max(t.domain_event_dim for t in self.transforms)
+
+    @property
+    def codomain_event_dim(self):
+        return max(t.codomain_event_dim for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+    def _same_parameters(self, other) -> bool:
+        return (self.dim, self.lengths) == (other.dim, other.lengths) and self.transforms == other.transforms
+
+    def _slices(self, value, name: str):
+        """(transform, slice) pairs; ValueError when the lengths do not add up to the size along dim."""
+        total = value.shape[self.dim]
+        if sum(self.lengths) != total:
+            raise ValueError(f"CatTransform: {name} has size {total} along dim {self.dim}, but the lengths "
+                             f"{self.lengths} add up to {sum(self.lengths)}")
+        start = 0
+        for transform, length in zip(self.transforms, self.lengths):
+            yield transform, value.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        return cat([t(piece) for t, piece in self._slices(x, "x")], self.dim)
+
+    def _inverse(self, y):
+        return cat([t.inv(piece) for t, piece in self._slices(y, "y")], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        event_dim = self.domain_event_dim
+        pieces = []
+        for (transform, x_piece), (_, y_piece) in zip(self._slices(x, "x"), self._slices(y, "y")):
+            pieces.append(sum_rightmost(transform.log_abs_det_jacobian(x_piece, y_piece),
+                                        event_dim - transform.domain_event_dim))
+        # dim counted from the right of x: inside the event it was summed away, so the parts add up;
+        # in the batch, the parts' terms sit side by side along it.
+        from_right = self.dim - x.dim() if self.dim >= 0 else self.dim
+        if from_right + event_dim < 0:
+            return cat(pieces, from_right + event_dim)
+        return sum(pieces)
+
+
+class StackTransform(Transform):
+    """``tseq[i]`` applied to index i along ``dim``, the results stacked there."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        super().__init__(cache_size)
+        self.transforms = list(tseq)
+        if not all(isinstance(t, Transform) for t in self.transforms):
+            raise TypeError("StackTransform expects a sequence of Transforms")
+        self.dim = dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+    def _same_parameters(self, other) -> bool:
+        return self.dim == other.dim and self.transforms == other.transforms
+
+    def _pieces(self, value, name: str):
+        if value.shape[self.dim] != len(self.transforms):
+            raise ValueError(f"StackTransform: {name} has size {value.shape[self.dim]} along dim {self.dim}, "
+                             f"but there are {len(self.transforms)} transforms")
+        return [(t, value.select(self.dim, i)) for i, t in enumerate(self.transforms)]
+
+    def _call(self, x):
+        return stack([t(piece) for t, piece in self._pieces(x, "x")], self.dim)
+
+    def _inverse(self, y):
+        return stack([t.inv(piece) for t, piece in self._pieces(y, "y")], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        terms = [t.log_abs_det_jacobian(x_piece, y_piece)
+                 for (t, x_piece), (_, y_piece) in zip(self._pieces(x, "x"), self._pieces(y, "y"))]
+        return stack(terms, self.dim)

@@ -17,10 +17,10 @@ from ..nn import functional as F
 from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 def sum_rightmost(value, dims: int):
@@ -441,6 +441,6 @@ identity_transform = ComposeTransform([])
 
 # The transforms over vectors and matrices live in their own module; importable from here too, as
 # in PyTorch (that module needs Transform above, so it comes last).
-from .structured_transforms import (CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+from .structured_transforms import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
                                     IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                                    ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
+                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)

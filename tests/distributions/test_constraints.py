@@ -203,3 +203,10 @@ def test_transform_domains():
     assert repr(D.AffineTransform(0.0, 2.0, event_dim=1).domain) == "IndependentConstraint(Real(), 1)"
     chain = D.ComposeTransform([D.AffineTransform(0.0, 2.0), D.ExpTransform()])
     assert repr(chain.domain) == "Real()" and repr(chain.codomain) == "GreaterThan(lower_bound=0.0)"
+
+
+def test_every_name_of_torch_distributions():
+    """tp.distributions has every public name torch.distributions 2.13 has."""
+    torch = pytest.importorskip("torch")
+    assert set(torch.distributions.__all__) <= set(D.__all__)
+    assert all(hasattr(D, name) for name in D.__all__)
