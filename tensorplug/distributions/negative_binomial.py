@@ -16,7 +16,7 @@ class NegativeBinomial(BinaryParameter, Distribution):
     failures (any non-negative real), as torch.distributions.NegativeBinomial; floats 0, 1, 2, ...
 
     >>> import tensorplug as tp
-    >>> NegativeBinomial(1.0, probs=tp.tensor(0.5)).log_prob(tp.tensor(1.0)).exp().item()
+    >>> round(NegativeBinomial(1.0, probs=tp.tensor(0.5)).log_prob(tp.tensor(1.0)).exp().item(), 4)
     0.25
     """
 

@@ -35,8 +35,8 @@ class VonMises(Distribution):
     sampler, no rsample) lie in [-pi, pi); log_prob takes any real angle.
 
     >>> import tensorplug as tp
-    >>> round(VonMises(0.0, 1.0).log_prob(tp.tensor(0.0)).item(), 6)
-    -1.000995
+    >>> round(VonMises(0.0, 1.0).log_prob(tp.tensor(0.0)).item(), 4)
+    -1.0738
     """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
