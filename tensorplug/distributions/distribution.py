@@ -1,6 +1,8 @@
 """The Distribution base class: shapes, sampling without gradients, and argument checks."""
 from __future__ import annotations
 
+import warnings
+
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.tensor import Tensor
 from . import constraints
@@ -76,6 +78,24 @@ class Distribution:
         """A sample of shape sample_shape + batch_shape + event_shape, outside the autograd graph."""
         with no_grad():
             return self.rsample(sample_shape)
+
+    def sample_n(self, n: int) -> Tensor:
+        """n samples (deprecated in PyTorch, which warns; use sample((n,)))."""
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2)
+        return self.sample((n,))
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every value of a discrete support, along a new leading dimension."""
+        raise self._missing("enumerate_support")
+
+    def _get_checked_instance(self, cls, _instance=None):
+        """A blank instance for a subclass's ``expand`` to fill (PyTorch's helper): refused for a
+        subclass with its own __init__ and no expand of its own, which could not be filled correctly."""
+        if _instance is None and type(self).__init__ is not cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method.")
+        return type(self).__new__(type(self)) if _instance is None else _instance
 
     def rsample(self, sample_shape=()) -> Tensor:
         """A reparameterized sample: gradients flow to the parameters."""

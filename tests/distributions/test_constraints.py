@@ -210,3 +210,22 @@ def test_every_name_of_torch_distributions():
     torch = pytest.importorskip("torch")
     assert set(torch.distributions.__all__) <= set(D.__all__)
     assert all(hasattr(D, name) for name in D.__all__)
+
+
+def test_distribution_helpers_for_subclasses():
+    """sample_n warns as PyTorch's does; enumerate_support is refused where the support is not
+    discrete; _get_checked_instance gives a blank instance to a subclass's expand."""
+    d = D.Normal(tp.zeros(2), tp.ones(2))
+    with pytest.warns(UserWarning, match=r"sample_n will be deprecated. Use .sample\(\(n,\)\) instead"):
+        assert d.sample_n(3).shape == (3, 2)
+    with pytest.raises(NotImplementedError, match="Normal does not implement enumerate_support"):
+        d.enumerate_support()
+
+    class Shifted(D.Normal):
+        def __init__(self, loc, validate_args=None):
+            super().__init__(loc, tp.ones_like(loc), validate_args=validate_args)
+
+    with pytest.raises(NotImplementedError, match="must also define a custom .expand"):
+        Shifted(tp.zeros(2))._get_checked_instance(D.Normal)
+    blank = d._get_checked_instance(D.Normal)
+    assert type(blank) is D.Normal and blank is not d
