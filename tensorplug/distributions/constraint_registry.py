@@ -4,8 +4,8 @@ to optimise a positive or simplex-valued parameter through an unconstrained one)
 
 ``biject_to(c)`` is a bijection (so log_abs_det_jacobian is defined and the inverse is exact);
 ``transform_to(c)`` need only land inside c (the simplex through a softmax, Cholesky factors
-through an exponentiated diagonal, covariance matrices as L L^T of those). Both are registries: ``register(ConstraintType, factory)``
-adds a constraint kind, looked up by the constraint's exact type.
+through an exponentiated diagonal, covariance matrices as L L^T of those). Both are registries:
+``register(ConstraintType, factory)`` adds a constraint kind, looked up by the constraint's exact type.
 
 >>> from tensorplug.distributions import constraints
 >>> biject_to(constraints.unit_interval)

@@ -36,7 +36,8 @@ class Kumaraswamy(TransformedDistribution):
         b = self.concentration0
         base = Uniform(b.new_full(tuple(b.shape), 0.0), b.new_full(tuple(b.shape), 1.0), validate_args=validate_args)
         # U^(1/b), then 1 - that, then its 1/a-th power.
-        steps = [PowerTransform(b.reciprocal()), AffineTransform(1.0, -1.0), PowerTransform(self.concentration1.reciprocal())]
+        steps = [PowerTransform(b.reciprocal()), AffineTransform(1.0, -1.0),
+                 PowerTransform(self.concentration1.reciprocal())]
         super().__init__(base, steps, validate_args=validate_args)
 
     __repr__ = Distribution.__repr__

@@ -43,7 +43,8 @@ class LowRankMultivariateNormal(Distribution):
         try:
             batch = broadcast_shapes(tuple(loc.shape[:-1]), tuple(cov_factor.shape[:-2]), tuple(cov_diag.shape[:-1]))
         except (RuntimeError, ValueError) as error:
-            raise ValueError(f"Incompatible batch shapes: loc {tuple(loc.shape)}, cov_factor {tuple(cov_factor.shape)}, "
+            raise ValueError(f"Incompatible batch shapes: loc {tuple(loc.shape)}, "
+                             f"cov_factor {tuple(cov_factor.shape)}, "
                              f"cov_diag {tuple(cov_diag.shape)}") from error
         self.loc = loc.expand(batch + (n,))
         self.cov_factor = cov_factor.expand(batch + (n, rank))

@@ -17,8 +17,11 @@ from . import constraints
 from .transforms import Transform, sum_rightmost
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["CatTransform", "StackTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform"]
+__all__ = [
+    "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
+    "StackTransform", "StickBreakingTransform",
+]
 
 
 class IndependentTransform(Transform):

@@ -59,8 +59,8 @@ class Wishart(ExponentialFamily):
         if bool((df <= p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
         if bool((df < p).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.",
-                          UserWarning, stacklevel=2)
+            warnings.warn("Low df values detected. Singular samples are highly likely to occur for "
+                          "ndim - 1 < df < ndim.", UserWarning, stacklevel=2)
         batch = broadcast_shapes(tuple(df.shape), tuple(matrix.shape[:-2]))
         self.df = df.expand(batch)
         self._given = (name, matrix)
