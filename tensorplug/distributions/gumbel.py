@@ -5,9 +5,9 @@ import math
 
 from ..frontend.factories import rand
 from .location_scale import LocationScale
-from .utils import finfo_eps, finfo_tiny
+from .utils import euler_constant, finfo_eps, finfo_tiny
 
-EULER_GAMMA = 0.5772156649015329
+EULER_GAMMA = euler_constant
 
 
 class Gumbel(LocationScale):

@@ -229,3 +229,29 @@ def test_distribution_helpers_for_subclasses():
         Shifted(tp.zeros(2))._get_checked_instance(D.Normal)
     blank = d._get_checked_instance(D.Normal)
     assert type(blank) is D.Normal and blank is not d
+
+
+def test_utils_names():
+    """torch.distributions.utils' helpers: the lower triangle packed row by row (any diagonal),
+    lazy_property computing once, and the Euler constant."""
+    from tensorplug.distributions import utils
+
+    packed = utils.vec_to_tril_matrix(tp.arange(1.0, 7.0))
+    assert _bools(packed == tp.tensor([[1.0, 0, 0], [2, 3, 0], [4, 5, 6]])) == [[True] * 3] * 3
+    assert utils.tril_matrix_to_vec(packed).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    below = utils.vec_to_tril_matrix(tp.arange(1.0, 4.0), diag=-1)
+    assert below.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 3.0, 0.0]]
+    assert utils.tril_matrix_to_vec(below, diag=-1).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="cannot be expressed as the lower triangular part"):
+        utils.vec_to_tril_matrix(tp.arange(5.0))
+    assert math.isclose(utils.euler_constant, 0.5772156649015329)
+    calls = []
+
+    class Holder:
+        @utils.lazy_property
+        def value(self):
+            calls.append(1)
+            return 42
+
+    holder = Holder()
+    assert holder.value == 42 and holder.value == 42 and len(calls) == 1
