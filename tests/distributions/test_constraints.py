@@ -255,3 +255,16 @@ def test_utils_names():
 
     holder = Holder()
     assert holder.value == 42 and holder.value == 42 and len(calls) == 1
+
+
+def test_every_module_path_of_torch_distributions():
+    """`from torch.distributions.<module> import ...` works with tensorplug for every module."""
+    torch = pytest.importorskip("torch")
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(torch.distributions.__path__):
+        ours = importlib.import_module(f"tensorplug.distributions.{module.name}")
+        theirs = importlib.import_module(f"torch.distributions.{module.name}")
+        public = [name for name in getattr(theirs, "__all__", []) if not name.startswith("_")]
+        assert all(hasattr(ours, name) for name in public), module.name
