@@ -31,6 +31,11 @@ def broadcast_all(*values):
     tensors = [value for value in values if isinstance(value, Tensor)]
     if not tensors and not all(isinstance(value, (int, float)) for value in values):
         raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
+    if tensors:
+        from ..frontend.ops._common import check_same_device
+
+        # Mixed devices would otherwise surface later, inside some kernel.
+        check_same_device("broadcast_all", *tensors)
     like = tensors[0] if tensors else None
     made = [value if isinstance(value, Tensor) else
             tensor(float(value), dtype=like.dtype if like is not None and like.dtype.is_floating_point else None,

@@ -268,3 +268,12 @@ def test_every_module_path_of_torch_distributions():
         theirs = importlib.import_module(f"torch.distributions.{module.name}")
         public = [name for name in getattr(theirs, "__all__", []) if not name.startswith("_")]
         assert all(hasattr(ours, name) for name in public), module.name
+
+
+def test_parameters_on_two_devices_are_refused():
+    """Parameters on different devices raise at construction, naming both devices."""
+    from distribution_helpers import usable_device
+
+    other = usable_device("npdev")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        D.Gamma(tp.ones(2), tp.ones(2, device=other))
