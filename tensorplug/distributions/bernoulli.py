@@ -9,11 +9,12 @@ from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import arange, bernoulli
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
-from .distribution import Distribution
+from . import constraints
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, logits_to_probs, probs_to_logits
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """Independent coin flips, as torch.distributions.Bernoulli; values are 0.0 and 1.0 in the
     parameter's dtype.
 
@@ -22,6 +23,8 @@ class Bernoulli(Distribution):
     [0.25]
     """
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -32,10 +35,6 @@ class Bernoulli(Distribution):
         self._given = "probs" if probs is not None else "logits"
         self._probs, self._logits = (param, None) if probs is not None else (None, param)
         super().__init__(() if isinstance(given, Number) else param.shape, validate_args=validate_args)
-        if probs is not None:
-            self._check_parameter("probs", param, (param >= 0) & (param <= 1), "Interval(lower_bound=0.0, upper_bound=1.0)")
-        else:
-            self._check_parameter("logits", param, param == param, "Real()")
 
     def _parameters(self) -> dict:
         return {self._given: self._probs if self._given == "probs" else self._logits}
@@ -75,12 +74,24 @@ class Bernoulli(Distribution):
             return bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v == 0) | (v == 1), "Boolean()")
+        if self._validate_args:
+            self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return F.softplus(x)
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def enumerate_support(self, expand=True):
         values = arange(2, dtype=self.probs.dtype if self.probs.dtype != _dt.bool else _dt.float32,

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from ..frontend.ops.elementwise import where
-from .distribution import Distribution
+from . import constraints
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_eps, finfo_tiny
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Independent Beta distributions with ``concentration1`` (alpha) and ``concentration0`` (beta),
     as torch.distributions.Beta. ``rsample`` differentiates in both (implicit reparameterization
     of its two Gammas).
@@ -17,15 +18,13 @@ class Beta(Distribution):
     1.0
     """
 
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
         super().__init__(self.concentration1.shape, validate_args=validate_args)
-        self._check_parameter("concentration1", self.concentration1, self.concentration1 > 0,
-                              "GreaterThan(lower_bound=0.0)")
-        self._check_parameter("concentration0", self.concentration0, self.concentration0 > 0,
-                              "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"concentration1": self.concentration1, "concentration0": self.concentration0}
@@ -51,9 +50,24 @@ class Beta(Distribution):
         return x.clamp(min=finfo_tiny(x.dtype), max=1 - finfo_eps(x.dtype))
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v >= 0) & (v <= 1), "Interval(lower_bound=0.0, upper_bound=1.0)")
+        if self._validate_args:
+            self._validate_sample(value)
         a, b = self.concentration1, self.concentration0
         return (a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        # h(x) = 1 / (x (1 - x)) with the natural parameters a and b: E[log h] = -E[log x] - E[log(1 - x)].
+        a, b = self.concentration1, self.concentration0
+        total = (a + b).digamma()
+        return -(a.digamma() - total) - (b.digamma() - total)
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0

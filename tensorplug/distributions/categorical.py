@@ -7,6 +7,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import arange, rand
 from ..frontend.views import broadcast_tensors
+from . import constraints
 from .distribution import Distribution
 from .utils import finfo_min, logits_to_probs, probs_to_logits
 
@@ -20,7 +21,12 @@ class Categorical(Distribution):
     0.75
     """
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -38,12 +44,6 @@ class Categorical(Distribution):
         self._given = "probs" if probs is not None else "logits"
         self._num_events = param.shape[-1]
         super().__init__(param.shape[:-1], validate_args=validate_args)
-        if self._given == "probs":
-            self._check_parameter("probs", self._probs,
-                                  (self._probs >= 0).all(-1) & ((self._probs.sum(-1) - 1).abs() < 1e-6), "Simplex()")
-        else:
-            self._check_parameter("logits", self._logits, self._logits == self._logits,
-                                  "IndependentConstraint(Real(), 1)")
 
     def _parameters(self) -> dict:
         return {self._given: self._probs if self._given == "probs" else self._logits}
@@ -88,12 +88,9 @@ class Categorical(Distribution):
             index = (cdf < threshold).sum(-1).clamp(max=self._num_events - 1)
             return index.reshape(shape)
 
-    def _in_support(self, value):
-        whole = value == value.floor() if value.dtype.is_floating_point else value == value
-        return whole & (value >= 0) & (value < self._num_events)
-
     def log_prob(self, value):
-        self._check_sample(value, self._in_support, f"IntegerInterval(lower_bound=0, upper_bound={self._num_events - 1})")
+        if self._validate_args:
+            self._validate_sample(value)
         value = value.long().unsqueeze(-1)
         value, log_pmf = broadcast_tensors(value, self.logits)
         value = value[..., :1]

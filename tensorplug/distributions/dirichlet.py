@@ -1,12 +1,13 @@
 """Dirichlet: distributions over the probability simplex, drawn as normalised Gammas."""
 from __future__ import annotations
 
-from .distribution import Distribution
+from . import constraints
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import finfo_eps, finfo_tiny
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Points of the simplex over the last dimension of ``concentration``, as
     torch.distributions.Dirichlet (event_shape is (K,)). ``rsample`` differentiates in the
     concentration (implicit reparameterization of its Gammas).
@@ -16,6 +17,8 @@ class Dirichlet(Distribution):
     2.0
     """
 
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
     has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
@@ -24,8 +27,6 @@ class Dirichlet(Distribution):
         self.concentration = concentration
         shape = tuple(concentration.shape)
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
-        self._check_parameter("concentration", concentration, (concentration > 0).all(-1),
-                              "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)")
 
     def _parameters(self) -> dict:
         return {"concentration": self.concentration}
@@ -48,13 +49,24 @@ class Dirichlet(Distribution):
         point = draws / draws.sum(-1, keepdim=True)
         return point.clamp(min=finfo_tiny(point.dtype), max=1 - finfo_eps(point.dtype))
 
-    def _in_simplex(self, value):
-        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
-
     def log_prob(self, value):
-        self._check_sample(value, self._in_simplex, "Simplex()")
+        if self._validate_args:
+            self._validate_sample(value)
         c = self.concentration
         return (c - 1).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        # h(x) = 1 / prod x_k: E[log h] = -sum_k (digamma(c_k) - digamma(sum c)).
+        c = self.concentration
+        return -(c.digamma() - c.sum(-1, keepdim=True).digamma()).sum(-1)
 
     def entropy(self):
         c = self.concentration

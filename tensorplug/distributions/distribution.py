@@ -1,8 +1,11 @@
 """The Distribution base class: shapes, sampling without gradients, and argument checks."""
 from __future__ import annotations
 
+import warnings
+
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.tensor import Tensor
+from . import constraints
 
 
 class Distribution:
@@ -17,6 +20,8 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = True
+    # name -> constraint of each parameter; checked at construction when validating.
+    arg_constraints: dict = {}
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
@@ -30,6 +35,28 @@ class Distribution:
         self._event_shape = tuple(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
+        if self._validate_args:
+            self._validate_parameters()
+
+    def _validate_parameters(self) -> None:
+        """Raise PyTorch's ValueError for a parameter outside its constraint. Parameters computed
+        lazily from the one given (probs from logits) are not checked, as in PyTorch."""
+        given = self._parameters()
+        for name, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
+            value = given[name] if name in given else vars(self).get(name)
+            if not isinstance(value, Tensor):
+                continue
+            if not bool(constraint.check(value).all()):
+                raise ValueError(
+                    f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
+                    f"{self!r} to satisfy the constraint {constraint!r}, but found invalid values:\n{value}")
+
+    @property
+    def support(self):
+        """The constraint every sample satisfies."""
+        raise self._missing("support")
 
     @property
     def batch_shape(self) -> tuple:
@@ -51,6 +78,24 @@ class Distribution:
         """A sample of shape sample_shape + batch_shape + event_shape, outside the autograd graph."""
         with no_grad():
             return self.rsample(sample_shape)
+
+    def sample_n(self, n: int) -> Tensor:
+        """n samples (deprecated in PyTorch, which warns; use sample((n,)))."""
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2)
+        return self.sample((n,))
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every value of a discrete support, along a new leading dimension."""
+        raise self._missing("enumerate_support")
+
+    def _get_checked_instance(self, cls, _instance=None):
+        """A blank instance for a subclass's ``expand`` to fill (PyTorch's helper): refused for a
+        subclass with its own __init__ and no expand of its own, which could not be filled correctly."""
+        if _instance is None and type(self).__init__ is not cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method.")
+        return type(self).__new__(type(self)) if _instance is None else _instance
 
     def rsample(self, sample_shape=()) -> Tensor:
         """A reparameterized sample: gradients flow to the parameters."""
@@ -102,27 +147,28 @@ class Distribution:
             except (RuntimeError, ValueError) as error:
                 raise ValueError(f"{type(self).__name__}.expand: batch_shape {tuple(self._batch_shape)} cannot be "
                                  f"expanded to {batch_shape} ({name} has shape {tuple(value.shape)})") from error
-        return type(self)(**expanded, validate_args=False)
+        new = type(self)(**expanded, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}: {value if value.numel() == 1 else tuple(value.shape)}"
                           for name, value in self._parameters().items())
         return f"{type(self).__name__}({shown})"
 
-    def _check_parameter(self, name: str, value: Tensor, valid: Tensor, constraint: str) -> None:
-        """Raise PyTorch's ValueError when `valid` (a bool tensor over `value`) is not all True."""
-        if self._validate_args and not bool(valid.all()):
-            raise ValueError(
-                f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
-                f"{self!r} to satisfy the constraint {constraint}, but found invalid values:\n{value}")
-
-    def _check_sample(self, value, valid_fn, support: str) -> None:
-        """Raise PyTorch's ValueError for a log_prob value outside the support."""
-        if not self._validate_args:
-            return
+    def _validate_sample(self, value) -> None:
+        """Raise PyTorch's ValueError when value is not a tensor, does not end in event_shape, does
+        not broadcast with batch_shape + event_shape, or lies outside the support."""
         if not isinstance(value, Tensor):
-            raise ValueError(f"The value argument to log_prob must be a Tensor, got {type(value).__name__}")
-        if not bool(valid_fn(value).all()):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        shape, event = tuple(value.shape), self._event_shape
+        if shape[len(shape) - len(event):] != event:
+            raise ValueError(f"The right-most size of value must match event_shape: {shape} vs {event}.")
+        expected = self._batch_shape + event
+        if any(have != want and have != 1 and want != 1 for have, want in zip(reversed(shape), reversed(expected))):
+            raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {shape} vs {expected}.")
+        support = self.support
+        if not bool(support.check(value).all()):
             raise ValueError(
-                f"Expected value argument (Tensor of shape {tuple(value.shape)}) to be within the support "
-                f"({support}) of the distribution {self!r}, but found invalid values:\n{value}")
+                f"Expected value argument (Tensor of shape {shape}) to be within the support ({support!r}) "
+                f"of the distribution {self!r}, but found invalid values:\n{value}")

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..frontend.factories import rand
-from .distribution import Distribution
+from . import constraints
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Independent exponential distributions with rates ``rate`` (mean 1 / rate), as
     torch.distributions.Exponential; ``rsample`` is differentiable in the rate.
 
@@ -15,12 +16,13 @@ class Exponential(Distribution):
     2.0
     """
 
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.shape, validate_args=validate_args)
-        self._check_parameter("rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"rate": self.rate}
@@ -47,19 +49,29 @@ class Exponential(Distribution):
         u = rand(shape, dtype=self.rate.dtype, device=self.rate.device)
         return -(-u).log1p() / self.rate
 
-    def _check(self, value):
-        self._check_sample(value, lambda v: v >= 0, "GreaterThanEq(lower_bound=0.0)")
-
     def log_prob(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):
         return -(-value).log1p() / self.rate
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         return 1.0 - self.rate.log()

@@ -1,12 +1,14 @@
 """Gamma: the distribution of waiting times for ``concentration`` events at ``rate``."""
 from __future__ import annotations
 
-from .distribution import Distribution
+from ..special import gammainc
+from . import constraints
+from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
 from .utils import broadcast_all, finfo_tiny
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Independent Gamma distributions with shapes ``concentration`` and rates ``rate``, as
     torch.distributions.Gamma; ``rsample`` differentiates in both (implicitly in the concentration).
 
@@ -15,14 +17,13 @@ class Gamma(Distribution):
     0.7358
     """
 
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.shape, validate_args=validate_args)
-        self._check_parameter("concentration", self.concentration, self.concentration > 0,
-                              "GreaterThan(lower_bound=0.0)")
-        self._check_parameter("rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"concentration": self.concentration, "rate": self.rate}
@@ -45,9 +46,28 @@ class Gamma(Distribution):
         return (draws / self.rate).clamp(min=finfo_tiny(draws.dtype))
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: v >= 0, "GreaterThanEq(lower_bound=0.0)")
+        if self._validate_args:
+            self._validate_sample(value)
         alpha, beta = self.concentration, self.rate
         return alpha.xlogy(beta) + (alpha - 1).xlogy(value) - beta * value - alpha.lgamma()
+
+    def cdf(self, value):
+        """P(concentration, rate * value): the regularized lower incomplete gamma function
+        (differentiable in value and rate, not in the concentration, as in PyTorch)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         alpha = self.concentration

@@ -1,6 +1,7 @@
 """Independent: treat the rightmost batch dimensions of a distribution as event dimensions."""
 from __future__ import annotations
 
+from . import constraints
 from .distribution import Distribution
 from .transforms import sum_rightmost
 
@@ -14,6 +15,13 @@ class Independent(Distribution):
     >>> Independent(Normal(tp.zeros(3), tp.ones(3)), 1).event_shape
     (3,)
     """
+
+    arg_constraints: dict = {}
+
+    @constraints.dependent_property
+    def support(self):
+        base = self.base_dist.support
+        return constraints.independent(base, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims else base
 
     def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int, validate_args=None):
         batch = tuple(base_distribution.batch_shape)

@@ -5,17 +5,29 @@ import math
 
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
+from ..frontend.shapes import broadcast_shapes
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily, bregman_kl
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import EULER_GAMMA, Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .transforms import sum_rightmost
 from .uniform import Uniform
 
@@ -128,3 +140,93 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError("KL between Independent distributions needs the same reinterpreted_batch_ndims, "
                                   f"got {p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims}")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(bregman_kl)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariate_normal(p, q):
+    """0.5 (tr(Sq^-1 Sp) + |Lq^-1 (mu_q - mu_p)|^2 - n + log det Sq - log det Sp), from the factors."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes cannot "
+                         f"be computed: {p.event_shape} and {q.event_shape}")
+    from .. import linalg
+
+    shape = broadcast_shapes(p.batch_shape, q.batch_shape) + p.event_shape + p.event_shape
+    Lp, Lq = p._unbroadcasted_scale_tril.expand(shape), q._unbroadcasted_scale_tril.expand(shape)
+    trace = linalg.solve_triangular(Lq, Lp, upper=False).pow(2).sum((-2, -1))
+    diff = (q.loc - p.loc).expand(shape[:-1])
+    mahalanobis = linalg.solve_triangular(Lq, diff.unsqueeze(-1), upper=False).pow(2).sum((-2, -1))
+    half_log_det = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                    - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    return half_log_det + 0.5 * (trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return (spread / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_half_normal_half_normal(p, q):
+    # The same as between the centred Normals they fold.
+    ratio = (p.scale / q.scale).pow(2)
+    return 0.5 * (ratio - 1 - ratio.log())
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    # -H(p) - E_p[k] log(1 - q) - log q, with E_p[k] = 1 / p - 1.
+    return -p.entropy() - (-q.probs).log1p() * (p.probs.reciprocal() - 1) - q.probs.log()
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    n = p.total_count
+    # n (p log(p / q) + (1 - p) log((1 - p) / (1 - q))), in logits so that p near 0 or 1 stays finite.
+    per_trial = (p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+                 + (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits)))
+    return where(p.total_count > q.total_count, math.inf, n * per_trial)
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return (-ratio.log() + shift + EULER_GAMMA * (ratio - 1) + ((1 + ratio).lgamma() - shift).exp() - 1)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # Infinite where p puts mass below q's minimum.
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return where(p.scale < q.scale, math.inf, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # The same bijection on both sides leaves the KL divergence of the bases unchanged.
+    if p.transforms != q.transforms:
+        raise NotImplementedError("KL between TransformedDistributions needs the same transforms")
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError(f"KL between TransformedDistributions needs one event_shape, got "
+                                  f"{p.event_shape} and {q.event_shape}")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli(p, q):
+    # -H(p) - E_p[x] log q - (1 - E_p[x]) log(1 - q) - log C(q).
+    return (-p.entropy() - p.mean * q.probs.log() - (1 - p.mean) * (-q.probs).log1p() - q._log_constant())
+
+
+# Registered last: the pairs between families import register_kl from this module.
+from . import kl_between_families  # noqa: E402,F401

@@ -33,15 +33,14 @@ class Laplace(LocationScale):
         u = (rand(shape, dtype=self.loc.dtype, device=self.loc.device) * 2 - 1).clamp(min=finfo_eps(self.loc.dtype) - 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
-    def _check(self, value):
-        self._check_sample(value, lambda v: v == v, "Real()")
-
     def log_prob(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
-        self._check(value)
+        if self._validate_args:
+            self._validate_sample(value)
         centred = value - self.loc
         return 0.5 - 0.5 * centred.sign() * (-centred.abs() / self.scale).expm1()
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
 from .categorical import Categorical
+from . import constraints
 from .distribution import Distribution
 
 
@@ -17,6 +18,13 @@ class MixtureSameFamily(Distribution):
     >>> mix.mean.item()
     0.0
     """
+
+    arg_constraints: dict = {}
+    has_rsample = False
+
+    @constraints.dependent_property
+    def support(self):
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     def __init__(self, mixture_distribution, component_distribution, validate_args=None):
         if not isinstance(mixture_distribution, Categorical):
@@ -93,11 +101,15 @@ class MixtureSameFamily(Distribution):
         return value.unsqueeze(self._component_axis)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         log_probs = self._component_distribution.log_prob(self._per_component(value))
         log_weights = self._mixture_distribution.logits
         return (log_probs + log_weights).logsumexp(-1)
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         cdfs = self._component_distribution.cdf(self._per_component(value))
         return (cdfs * self._mixture_distribution.probs).sum(-1)
 

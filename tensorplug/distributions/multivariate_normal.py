@@ -9,6 +9,7 @@ from ..frontend.shapes import broadcast_shapes
 from ..frontend.tensor import Tensor
 from .. import linalg
 from ..linalg._aliases import cholesky_inverse
+from . import constraints
 from .distribution import Distribution
 
 
@@ -33,6 +34,9 @@ class MultivariateNormal(Distribution):
     -1.837877
     """
 
+    arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
@@ -49,25 +53,11 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(batch_shape + (n,))
         self._given = (name, given)
         super().__init__(batch_shape, (n,), validate_args=validate_args)
-        self._check_parameter("loc", self.loc, self.loc == self.loc, "IndependentConstraint(Real(), 1)")
         if scale_tril is not None:
-            diagonal = scale_tril.diagonal(dim1=-2, dim2=-1)
-            lower = (scale_tril.triu(1) == 0).all(-1).all(-1) & (diagonal > 0).all(-1)
-            self._check_parameter("scale_tril", scale_tril, lower, "LowerCholesky()")
             self._unbroadcasted_scale_tril = scale_tril
         else:
-            self._check_positive_definite(name, given)
             self._unbroadcasted_scale_tril = (linalg.cholesky(covariance_matrix) if covariance_matrix is not None
                                               else _precision_to_scale_tril(precision_matrix))
-
-    def _check_positive_definite(self, name: str, matrix: Tensor) -> None:
-        symmetric = ((matrix - matrix.mT).abs() <= 1e-6 * (1 + matrix.abs())).all()
-        self._check_parameter(name, matrix, symmetric, "PositiveDefinite()")
-        if self._validate_args:
-            try:
-                linalg.cholesky(matrix)
-            except linalg.LinAlgError:
-                self._check_parameter(name, matrix, symmetric.logical_not() & symmetric, "PositiveDefinite()")
 
     def _parameters(self) -> dict:
         name, given = self._given
@@ -110,7 +100,8 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
     def log_prob(self, value) -> Tensor:
-        self._check_sample(value, lambda v: v == v, "IndependentConstraint(Real(), 1)")
+        if self._validate_args:
+            self._validate_sample(value)
         diff = value - self.loc
         L = self._unbroadcasted_scale_tril
         # The Mahalanobis term |L^-1 (x - mu)|^2, L broadcast against the value's batch dims.

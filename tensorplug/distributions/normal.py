@@ -5,10 +5,11 @@ import math
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import randn
+from .exp_family import ExponentialFamily
 from .location_scale import LocationScale
 
 
-class Normal(LocationScale):
+class Normal(LocationScale, ExponentialFamily):
     """Independent Gaussians with means ``loc`` and standard deviations ``scale`` (broadcast
     together), as torch.distributions.Normal; ``rsample`` is differentiable (reparameterized).
 
@@ -37,11 +38,14 @@ class Normal(LocationScale):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: v == v, "Real()")
+        if self._validate_args:
+            self._validate_sample(value)
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
 
     def icdf(self, value):
@@ -49,3 +53,14 @@ class Normal(LocationScale):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0

@@ -1,10 +1,12 @@
-"""OneHotCategorical: a Categorical whose draws are one-hot vectors instead of indices."""
+"""OneHotCategorical: a Categorical whose draws are one-hot vectors instead of indices, and its
+straight-through variant, whose draws pass the probabilities' gradient through."""
 from __future__ import annotations
 
 from ..frontend import dtypes as _dt
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import eye
 from .categorical import Categorical
+from . import constraints
 from .distribution import Distribution
 
 
@@ -17,6 +19,8 @@ class OneHotCategorical(Distribution):
     [0.0, 1.0]
     """
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -61,12 +65,9 @@ class OneHotCategorical(Distribution):
         with no_grad():
             return self._one_hot(self._categorical.sample(sample_shape))
 
-    def _in_support(self, value):
-        binary = (value == 0) | (value == 1)
-        return binary.all(-1) & (value.sum(-1) == 1)
-
     def log_prob(self, value):
-        self._check_sample(value, self._in_support, "OneHot()")
+        if self._validate_args:
+            self._validate_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
@@ -79,3 +80,16 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((k,) + self._batch_shape + (k,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose ``rsample`` is the one-hot draw in the forward pass and carries
+    the gradient of ``probs`` in the backward pass (the straight-through estimator), as
+    torch.distributions.OneHotCategoricalStraightThrough."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        draws = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return draws + (probs - probs.detach())

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.samplers import poisson
-from .distribution import Distribution
+from . import constraints
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Independent Poisson counts with means ``rate``, as torch.distributions.Poisson (samples are
     floats of the rate's dtype; there is no rsample).
 
@@ -16,10 +17,12 @@ class Poisson(Distribution):
     0.135335
     """
 
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.shape, validate_args=validate_args)
-        self._check_parameter("rate", self.rate, self.rate >= 0, "GreaterThanEq(lower_bound=0.0)")
 
     def _parameters(self) -> dict:
         return {"rate": self.rate}
@@ -36,11 +39,19 @@ class Poisson(Distribution):
     def variance(self):
         return self.rate
 
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
+
     def sample(self, sample_shape=()):
         with no_grad():
             return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v >= 0) & (v == v.floor()), "IntegerGreaterThan(lower_bound=0)")
+        if self._validate_args:
+            self._validate_sample(value)
         # xlogy makes 0 * log(0) = 0, so a rate of 0 gives probability 1 to the count 0.
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()

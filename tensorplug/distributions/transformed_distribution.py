@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
+from . import constraints
 from .distribution import Distribution
 from .transforms import ComposeTransform, Transform, sum_rightmost
 
@@ -17,6 +18,16 @@ class TransformedDistribution(Distribution):
     >>> round(TransformedDistribution(Normal(0.0, 1.0), [ExpTransform()]).log_prob(tp.tensor(1.0)).item(), 6)
     -0.918939
     """
+
+    arg_constraints: dict = {}
+
+    @constraints.dependent_property
+    def support(self):
+        if not self.transforms:
+            return self.base_dist.support
+        codomain = self.transforms[-1].codomain
+        extra = len(self._event_shape) - codomain.event_dim
+        return constraints.independent(codomain, extra) if extra > 0 else codomain
 
     def __init__(self, base_distribution: Distribution, transforms, validate_args=None):
         if isinstance(transforms, Transform):
@@ -65,6 +76,8 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         event_dim = len(self._event_shape)
         log_prob = 0.0
         y = value

@@ -1,10 +1,12 @@
 """Invertible maps between spaces, with the log |det J| that a change of variables needs:
-ExpTransform, AffineTransform, SigmoidTransform, TanhTransform and ComposeTransform, as
-torch.distributions.transforms (importable as ``tp.distributions.transforms``).
+ExpTransform, AffineTransform, SigmoidTransform, TanhTransform, SoftplusTransform, PowerTransform,
+AbsTransform and ComposeTransform, as torch.distributions.transforms (importable as
+``tp.distributions.transforms``; the transforms over vectors and matrices are in
+structured_transforms.py).
 
-Without a constraints module here, a transform states only how many rightmost dimensions its
-Jacobian couples, as ``domain_event_dim`` and ``codomain_event_dim`` (PyTorch's
-``domain.event_dim`` and ``codomain.event_dim``).
+A transform's ``domain`` and ``codomain`` are constraints (tp.distributions.constraints); how many
+rightmost dimensions its Jacobian couples is also kept as ``domain_event_dim`` and
+``codomain_event_dim`` (PyTorch's ``domain.event_dim`` and ``codomain.event_dim``).
 """
 from __future__ import annotations
 
@@ -12,9 +14,16 @@ import math
 
 from ..frontend.tensor import Tensor
 from ..nn import functional as F
+from . import constraints
 from .utils import finfo_eps, finfo_tiny
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
+__all__ = [
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
+]
 
 
 def sum_rightmost(value, dims: int):
@@ -43,6 +52,22 @@ class Transform:
     @property
     def event_dim(self) -> int:
         return max(self.domain_event_dim, self.codomain_event_dim)
+
+    @property
+    def domain(self) -> constraints.Constraint:
+        """The constraint inputs satisfy (the real numbers, over domain_event_dim dimensions)."""
+        return _over_event_dims(self._domain_per_element(), self.domain_event_dim)
+
+    @property
+    def codomain(self) -> constraints.Constraint:
+        """The constraint outputs satisfy."""
+        return _over_event_dims(self._codomain_per_element(), self.codomain_event_dim)
+
+    def _domain_per_element(self) -> constraints.Constraint:
+        return constraints.real
+
+    def _codomain_per_element(self) -> constraints.Constraint:
+        return constraints.real
 
     @property
     def inv(self) -> "Transform":
@@ -87,8 +112,23 @@ class Transform:
     def inverse_shape(self, shape) -> tuple:
         return tuple(shape)
 
+    def __eq__(self, other) -> bool:
+        # Two transforms of one parameterless kind are the same map (KL of transformed pairs asks).
+        return type(self) is type(other) and self._same_parameters(other)
+
+    def _same_parameters(self, other) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _over_event_dims(constraint, event_dim: int):
+    """`constraint` made to span event_dim dimensions, as independent() does."""
+    extra = event_dim - constraint.event_dim
+    return constraints.independent(constraint, extra) if extra > 0 else constraint
 
 
 class _InverseTransform(Transform):
@@ -114,6 +154,17 @@ class _InverseTransform(Transform):
     def inv(self):
         return self._inv
 
+    def _same_parameters(self, other) -> bool:
+        return self._inv == other._inv
+
+    @property
+    def domain(self):
+        return self._inv.codomain
+
+    @property
+    def codomain(self):
+        return self._inv.domain
+
     def __call__(self, x):
         return self._inv._inv_call(x)
 
@@ -129,6 +180,9 @@ class _InverseTransform(Transform):
 
 class ExpTransform(Transform):
     """y = exp(x)."""
+
+    def _codomain_per_element(self):
+        return constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -162,6 +216,14 @@ class AffineTransform(Transform):
             return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
         return self.scale.sign()
 
+    def _same_parameters(self, other) -> bool:
+        def equal(mine, theirs):
+            if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
+                return mine is theirs or bool((mine == theirs).all())
+            return mine == theirs
+
+        return self._event_dim == other._event_dim and equal(self.loc, other.loc) and equal(self.scale, other.scale)
+
     def _call(self, x):
         return self.loc + self.scale * x
 
@@ -185,6 +247,81 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
+class AbsTransform(Transform):
+    """y = |x| (not invertible: the inverse returns the non-negative preimage)."""
+
+    bijective = False
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent, on positive values."""
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size)
+        self.exponent = exponent
+
+    def _domain_per_element(self):
+        return constraints.positive
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    @property
+    def sign(self):
+        if isinstance(self.exponent, (int, float)):
+            return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
+        return self.exponent.sign()
+
+    def _same_parameters(self, other) -> bool:
+        mine, theirs = self.exponent, other.exponent
+        if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
+            return mine is theirs or bool((mine == theirs).all())
+        return mine == theirs
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape) -> tuple:
+        from ..frontend.shapes import broadcast_shapes
+
+        exponent_shape = tuple(self.exponent.shape) if isinstance(self.exponent, Tensor) else ()
+        return tuple(broadcast_shapes(tuple(shape), exponent_shape))
+
+    inverse_shape = forward_shape
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)); the inverse log(exp(y) - 1) is written y + log(-expm1(-y)), which
+    neither overflows for large y nor cancels for small y."""
+
+    def _codomain_per_element(self):
+        return constraints.positive
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return y + (-(-y).expm1()).log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
 def _squash_into_unit_interval(value):
     """Keep a probability strictly inside (0, 1) in its dtype, so logit and log stay finite."""
     return value.clamp(min=finfo_tiny(value.dtype), max=1 - finfo_eps(value.dtype))
@@ -193,7 +330,8 @@ def _squash_into_unit_interval(value):
 class SigmoidTransform(Transform):
     """y = 1 / (1 + exp(-x)), kept strictly inside (0, 1)."""
 
-    codomain_event_dim = 0
+    def _codomain_per_element(self):
+        return constraints.unit_interval
 
     def _call(self, x):
         return _squash_into_unit_interval(x.sigmoid())
@@ -209,6 +347,9 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """y = tanh(x); log |det J| is computed as 2 (log 2 - x - softplus(-2x)), which stays finite
     where 1 - tanh(x)^2 rounds to 0 (large |x|, as squashed Gaussian policies reach)."""
+
+    def _codomain_per_element(self):
+        return constraints.interval(-1.0, 1.0)
 
     def _call(self, x):
         return x.tanh()
@@ -236,6 +377,18 @@ class ComposeTransform(Transform):
         return max((p.codomain_event_dim for p in self.parts), default=0)
 
     @property
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        return _over_event_dims(self.parts[0].domain, self.domain_event_dim)
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        return _over_event_dims(self.parts[-1].codomain, self.codomain_event_dim)
+
+    @property
     def sign(self):
         sign = 1
         for part in self.parts:
@@ -245,6 +398,9 @@ class ComposeTransform(Transform):
     @property
     def inv(self):
         return ComposeTransform([part.inv for part in reversed(self.parts)])
+
+    def _same_parameters(self, other) -> bool:
+        return self.parts == other.parts
 
     def _call(self, x):
         for part in self.parts:
@@ -281,3 +437,13 @@ class ComposeTransform(Transform):
     def __repr__(self) -> str:
         inner = ",\n    ".join(repr(part) for part in self.parts)
         return f"ComposeTransform(\n    {inner}\n)"
+
+
+# The identity map (an empty composition), as PyTorch names it.
+identity_transform = ComposeTransform([])
+
+# The transforms over vectors and matrices live in their own module; importable from here too, as
+# in PyTorch (that module needs Transform above, so it comes last).
+from .structured_transforms import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)

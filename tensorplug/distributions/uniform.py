@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..frontend.factories import rand
+from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -19,11 +20,17 @@ class Uniform(Distribution):
 
     has_rsample = True
 
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def _parameters(self) -> dict:
         return {"low": self.low, "high": self.high}
@@ -50,13 +57,15 @@ class Uniform(Distribution):
         return self.low + unit * (self.high - self.low)
 
     def log_prob(self, value):
-        self._check_sample(value, lambda v: (v >= self.low) & (v < self.high),
-                           f"Interval(lower_bound={self.low}, upper_bound={self.high})")
+        if self._validate_args:
+            self._validate_sample(value)
         lb = self.low.le(value).to(self.low.dtype)
         ub = self.high.gt(value).to(self.low.dtype)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
     def icdf(self, value):

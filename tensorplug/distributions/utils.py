@@ -1,5 +1,6 @@
-"""Helpers shared by the distributions: broadcasting parameters, and moving between
-probabilities and logits without producing infinities (PyTorch's torch.distributions.utils)."""
+"""Helpers shared by the distributions, with torch.distributions.utils' names: broadcasting
+parameters, moving between probabilities and logits without producing infinities, packing the
+lower triangle of matrices into vectors, and ``lazy_property`` for parameters computed on first use."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,6 +31,11 @@ def broadcast_all(*values):
     tensors = [value for value in values if isinstance(value, Tensor)]
     if not tensors and not all(isinstance(value, (int, float)) for value in values):
         raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
+    if tensors:
+        from ..frontend.ops._common import check_same_device
+
+        # Mixed devices would otherwise surface later, inside some kernel.
+        check_same_device("broadcast_all", *tensors)
     like = tensors[0] if tensors else None
     made = [value if isinstance(value, Tensor) else
             tensor(float(value), dtype=like.dtype if like is not None and like.dtype.is_floating_point else None,
@@ -57,3 +63,56 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     """log(p), or log(p) - log(1 - p) for a binary probability, of clamped probabilities."""
     clamped = clamp_probs(probs)
     return clamped.log() - (-clamped).log1p() if is_binary else clamped.log()
+
+
+# Euler-Mascheroni constant (the mean of a standard Gumbel draw).
+euler_constant = 0.5772156649015329
+
+
+class lazy_property:  # noqa: N801  (PyTorch's name)
+    """A property computed on first access and then stored on the instance, so later reads cost
+    nothing (distributions use it for probs computed from logits, and the reverse)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+def _lower_count(size: int, diag: int) -> int:
+    """How many entries of a size x size matrix lie on or below diagonal `diag`."""
+    return sum(max(0, min(size, row + diag + 1)) for row in range(size))
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The matrices whose entries on or below diagonal `diag` are vec's last dimension, row by row."""
+    from ..frontend.factories import zeros
+    from ..frontend.index_factories import tril_indices
+
+    count = vec.shape[-1]
+    size = 1
+    while _lower_count(size, diag) < count:
+        size += 1
+    if _lower_count(size, diag) != count:
+        raise ValueError(f"The size of last dimension is {count} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    rows, cols = tril_indices(size, size, diag, device=vec.device)
+    matrix = zeros(tuple(vec.shape[:-1]) + (size, size), dtype=vec.dtype, device=vec.device)
+    matrix[..., rows, cols] = vec
+    return matrix
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of mat on or below diagonal `diag`, row by row, as its last dimension."""
+    from ..frontend.index_factories import tril_indices
+
+    size = mat.shape[-1]
+    rows, cols = tril_indices(size, size, diag, device=mat.device)
+    return mat[..., rows, cols]

@@ -3,8 +3,10 @@
 Most are tensorplug's own functions under SciPy's names (``expit`` is ``sigmoid``, ``gammaln``
 ``lgamma``, ``psi`` ``digamma``, ...). The rest are composites of existing ops: ``entr``,
 ``xlog1py``, the normal distribution's ``ndtr``, ``log_ndtr`` and ``ndtri``, the Bessel function
-``i0`` and the Hurwitz ``zeta`` (``frontend/ops/zeta_functions.py``, which also gives
-``polygamma`` and ``multigammaln``). Each runs on every backend and differentiates.
+``i0``, the Hurwitz ``zeta``, the regularized incomplete gamma functions ``gammainc`` and
+``gammaincc`` (``_incomplete_gamma.py``), ``i1`` and the scaled ``i0e`` and ``i1e``
+(``_scaled_bessel.py``); ``frontend/ops/zeta_functions.py`` gives ``zeta``, ``polygamma`` and
+``multigammaln``. Each runs on every backend and differentiates.
 
 >>> import tensorplug as tp
 >>> round(tp.special.ndtr(tp.tensor(0.0)).item(), 6)
@@ -19,6 +21,8 @@ from ..frontend.ops._pointwise_args import float_operand, promoted_operands
 from ..frontend.ops.elementwise import COMPARE, UNARY, where
 from ..frontend.ops.special_functions import _finish, digamma, erfc, lgamma, logit, sinc
 from ..frontend.ops.zeta_functions import multigammaln, polygamma, zeta
+from ._incomplete_gamma import gammainc, gammaincc
+from ._scaled_bessel import i0e, i1, i1e
 from ..frontend import dtypes as _dt
 from ..frontend.autograd import Function
 from ..frontend.shapes import broadcast_shapes
@@ -29,7 +33,7 @@ from ..nn.functional import log_softmax as _log_softmax, softmax as _softmax
 __all__ = [
     "expit", "logit", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logsumexp", "softmax",
     "log_softmax", "xlogy", "xlog1py", "sinc", "round", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
-    "i0", "entr", "ndtr", "ndtri", "log_ndtr", "zeta", "erfcx",
+    "i0", "entr", "ndtr", "ndtri", "log_ndtr", "zeta", "erfcx", "gammainc", "gammaincc", "i0e", "i1", "i1e",
 ]
 
 gammaln, psi = lgamma, digamma

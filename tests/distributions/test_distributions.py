@@ -152,8 +152,8 @@ def test_kl_divergence_matches_torch():
 
 def test_kl_divergence_without_a_formula_raises():
     """A pair with no registered formula raises NotImplementedError naming both types."""
-    with pytest.raises(NotImplementedError, match="Normal and q type Uniform"):
-        kl_divergence(Normal(0.0, 1.0), Uniform(0.0, 1.0))
+    with pytest.raises(NotImplementedError, match="Categorical and q type Normal"):
+        kl_divergence(Categorical(probs=tp.tensor([0.5, 0.5])), Normal(0.0, 1.0))
 
 
 def test_invalid_arguments_raise_value_error():
@@ -166,8 +166,8 @@ def test_invalid_arguments_raise_value_error():
         Categorical(probs=tp.tensor([0.5, 0.5]), logits=tp.tensor([0.0, 0.0]))
     with pytest.raises(ValueError, match=r"within the support \(IntegerInterval\(lower_bound=0, upper_bound=1\)\)"):
         Categorical(probs=tp.tensor([0.5, 0.5])).log_prob(tp.tensor(2))
-    with pytest.raises(ValueError, match="Uniform is not defined when low>= high"):
-        Uniform(1.0, 1.0)
+    with pytest.raises(ValueError, match=r"Expected parameter low .* LessThan\(upper_bound=1.0\)"):
+        Uniform(1.0, 1.0)  # PyTorch 2.13's message: low must be below high
     with pytest.raises(ValueError, match="Interval"):
         Bernoulli(probs=tp.tensor([1.5]))
     Normal(tp.tensor([0.0]), tp.tensor([-1.0]), validate_args=False)  # unchecked on request

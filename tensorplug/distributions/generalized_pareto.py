@@ -1,0 +1,102 @@
+"""GeneralizedPareto: the limit law of exceedances over a high threshold (peaks over threshold),
+with location ``loc``, scale ``scale`` and shape ``concentration`` xi: a heavy tail for xi > 0,
+the exponential for xi = 0, and a bounded support [loc, loc - scale / xi] for xi < 0."""
+from __future__ import annotations
+
+import math
+
+from ..frontend.factories import rand
+from ..frontend.ops.elementwise import where
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+# |xi| at or below this counts as 0 (the exponential case), as PyTorch's isclose(xi, 0) does.
+_ZERO_SHAPE = 1e-8
+
+
+class GeneralizedPareto(Distribution):
+    """Independent generalized Pareto distributions, as torch.distributions.GeneralizedPareto;
+    ``rsample`` (inverse cdf) is differentiable in all three parameters. The mean is NaN for
+    xi >= 1 and the variance for xi >= 1/2, as in PyTorch.
+
+    >>> import tensorplug as tp
+    >>> round(GeneralizedPareto(0.0, 1.0, 0.0).cdf(tp.tensor(1.0)).item(), 6)
+    0.632121
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def _parameters(self) -> dict:
+        return {"loc": self.loc, "scale": self.scale, "concentration": self.concentration}
+
+    def _upper_end(self):
+        """loc - scale / xi for xi < 0, else inf."""
+        xi = self.concentration
+        bounded = xi < 0
+        return where(bounded, self.loc - self.scale / where(bounded, xi, -1.0), math.inf)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.loc, self._upper_end())
+
+    def _split_shape(self):
+        """(is xi zero, xi with a harmless 1 where it is)."""
+        zero = self.concentration.abs() <= _ZERO_SHAPE
+        return zero, where(zero, 1.0, self.concentration)
+
+    @property
+    def mean(self):
+        xi = self.concentration
+        return where(xi < 1, self.loc + self.scale / (1 - xi), math.nan)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        xi = self.concentration
+        return where(xi < 0.5, self.scale.pow(2) / ((1 - xi).pow(2) * (1 - 2 * xi)), math.nan)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return self.icdf(rand(shape, dtype=self.loc.dtype, device=self.loc.device))
+
+    def _inside(self, value):
+        return (value >= self.loc) & (value <= self._upper_end())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        zero, xi = self._split_shape()
+        z = (value - self.loc) / self.scale
+        inside = self._inside(value)
+        safe_z = where(inside, z, 0.0)
+        tail = -(1 / xi + 1) * (xi * safe_z).log1p()
+        density = -self.scale.log() + where(zero, -safe_z, tail)
+        return where(inside, density, -math.inf)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        zero, xi = self._split_shape()
+        z = (value - self.loc) / self.scale
+        inside = self._inside(value)
+        safe_z = where(inside, z, 0.0)
+        probability = -where(zero, -safe_z, -(xi * safe_z).log1p() / xi).expm1()
+        return where(inside, probability, where(value < self.loc, 0.0, 1.0))
+
+    def icdf(self, value):
+        zero, xi = self._split_shape()
+        log_survival = (-value).log1p()
+        standard = where(zero, -log_survival, (-xi * log_survival).expm1() / xi)
+        return self.loc + self.scale * standard
+
+    def entropy(self):
+        return self.scale.log() + self.concentration + 1
