@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 from ..frontend import dtypes as _dt
 from ..frontend.autograd.grad_mode import no_grad
@@ -10,11 +9,12 @@ from ..frontend.factories import arange, bernoulli
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
+from .binary_parameter import BinaryParameter
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryParameter, ExponentialFamily):
     """Independent coin flips, as torch.distributions.Bernoulli; values are 0.0 and 1.0 in the
     parameter's dtype.
 
@@ -28,32 +28,11 @@ class Bernoulli(ExponentialFamily):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        self._given = "probs" if probs is not None else "logits"
-        self._probs, self._logits = (param, None) if probs is not None else (None, param)
-        super().__init__(() if isinstance(given, Number) else param.shape, validate_args=validate_args)
+        self._take_probs_or_logits(probs, logits)
+        super().__init__(self.param_shape, validate_args=validate_args)
 
     def _parameters(self) -> dict:
-        return {self._given: self._probs if self._given == "probs" else self._logits}
-
-    @property
-    def probs(self):
-        if self._probs is None:
-            self._probs = logits_to_probs(self._logits, is_binary=True)
-        return self._probs
-
-    @property
-    def logits(self):
-        if self._logits is None:
-            self._logits = probs_to_logits(self._probs, is_binary=True)
-        return self._logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return tuple((self._probs if self._given == "probs" else self._logits).shape)
+        return self._given_parameter()
 
     @property
     def mean(self):
