@@ -129,7 +129,11 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     """``t`` converted to ``dtype`` (``t`` itself when it already has it)."""
     if t._dtype is dtype:
         return t
-    out = empty_tensor(t._shape, dtype, t._device)
+    dev = t._device
+    if dtype._part is None and dtype not in dev._dtypes:
+        raise TypeError(f"to(): cannot convert a {t._dtype.name} tensor to {dtype.name} on {dev}: the {dev.type!r} "
+                        f"backend declares {', '.join(sorted(dev._backend.dtypes))} (docs/dtypes.md)")
+    out = empty_tensor(t._shape, dtype, dev)
     COPY.lookup(keyset(out, t))(out, t)  # out's keys too: a complex result needs the Complex key
     return out
 
@@ -184,8 +188,9 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
-    if dtype is _dt.bfloat16:
-        # NumPy has no bfloat16 of its own: stage through float32 (exact) and convert on device.
+    if dtype is _dt.bfloat16 or dtype in _dt.float8_dtypes:
+        # NumPy has no bfloat16 or float8 of its own: stage through float32 and convert on device
+        # (exact for bfloat16; for float8, PyTorch too rounds a float64 to float32 first).
         return to_dtype(copy_from_numpy(np.asarray(array, dtype=np.float32), _dt.float32, dev), dtype)
     shape = tuple(np.shape(array))  # ascontiguousarray turns 0-d arrays into 1-d ones
     array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
