@@ -8,7 +8,7 @@ from .. import dtypes as _dt
 from .. import memory_format as _mf
 from ..device import device as _device_type
 from ..shapes import broadcast_shapes
-from ..tensor import Tensor, empty_tensor, resolve_device
+from ..tensor import Tensor, empty_tensor, resolve_device, undeclared_dtype_error
 from ..views import expand
 from ._common import bump_version, check_no_internal_overlap, is_number, keyset
 
@@ -131,8 +131,7 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
         return t
     dev = t._device
     if dtype._part is None and dtype not in dev._dtypes:
-        raise TypeError(f"to(): cannot convert a {t._dtype.name} tensor to {dtype.name} on {dev}: the {dev.type!r} "
-                        f"backend declares {', '.join(sorted(dev._backend.dtypes))} (docs/dtypes.md)")
+        raise undeclared_dtype_error(dev, dtype, "to")
     out = empty_tensor(t._shape, dtype, dev)
     COPY.lookup(keyset(out, t))(out, t)  # out's keys too: a complex result needs the Complex key
     return out
@@ -188,6 +187,8 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
+    if dtype not in dev._dtypes and dtype._part is None:
+        raise undeclared_dtype_error(dev, dtype)
     if dtype is _dt.bfloat16 or dtype in _dt.float8_dtypes:
         # NumPy has no bfloat16 or float8 of its own: stage through float32 and convert on device
         # (exact for bfloat16; for float8, PyTorch too rounds a float64 to float32 first).
@@ -209,7 +210,11 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
 def _move(t: Tensor, dev) -> Tensor:
     if dev.type == "meta":  # the meta device keeps no values: nothing to read from t's device
         return empty_tensor(t._shape, t._dtype, dev)
+    if t._dtype._part is None and t._dtype not in dev._dtypes:
+        raise undeclared_dtype_error(dev, t._dtype, "to")
     # Between devices, data goes through host memory: every backend can copy to and from it.
+    if t._dtype in _dt.float8_dtypes:  # NumPy has no float8 types: move the bytes
+        return _move(contiguous(t).view(_dt.uint8), dev).view(t._dtype)
     if t._dtype is _dt.bfloat16:
         return to_dtype(_move(to_dtype(t, _dt.float32), dev), _dt.bfloat16)
     host = to_numpy(t)
