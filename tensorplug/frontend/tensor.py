@@ -286,7 +286,7 @@ def undeclared_dtype_error(dev: device, dtype: _dt.dtype, op: str = "") -> TypeE
     kernel runs (``op``, when given, names the public op that would have made such a tensor)."""
     prefix = f"{op}(): " if op else ""
     return TypeError(f"{prefix}device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
-                     f"{', '.join(sorted(bind_device(dev)._backend.dtypes))} (docs/dtypes.md)")
+                     f"{', '.join(sorted(bind_device(dev)._backend.dtypes))}")
 
 
 def keyset_for(dev: device, dtype: _dt.dtype) -> int:
