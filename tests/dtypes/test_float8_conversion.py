@@ -95,10 +95,17 @@ def test_float8_to_float8(source, target):
 @pytest.mark.parametrize("name", NAMES)
 def test_fill_and_factories_round_like_conversion(name):
     dtype = getattr(tp, name)
-    for value in (3.3, -0.0, 1e6, float("inf"), float("nan"), 0.001):
+    for value in (3.3, -0.0, 1e6, float("inf"), float("nan"), 0.001, tp.finfo(dtype).max + 1e-3):
         expected = encode(float(np.float32(value)), name)
-        assert _codes_of(tp.full((2,), value, dtype=dtype)).tolist() == [expected] * 2
         assert _codes_of(tp.tensor([value], dtype=dtype)).tolist() == [expected]
+        if math.isfinite(value) and abs(value) > tp.finfo(dtype).max:
+            # a Python number beyond the largest value is refused by fill_ and full, as in PyTorch
+            with pytest.raises(RuntimeError, match=f"value {value} cannot be converted to type {name} without overflow"):
+                tp.full((2,), value, dtype=dtype)
+            with pytest.raises(RuntimeError, match="without overflow"):
+                tp.zeros(2, dtype=dtype).fill_(-value)
+        else:
+            assert _codes_of(tp.full((2,), value, dtype=dtype)).tolist() == [expected] * 2
     assert _codes_of(tp.zeros(3, dtype=dtype)).tolist() == [0, 0, 0]
     assert tp.ones(2, dtype=dtype).float().tolist() == [1.0, 1.0]
 

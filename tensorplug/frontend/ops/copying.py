@@ -80,8 +80,10 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
     if dtype is _dt.bool or isinstance(value, bool) or dtype.is_complex:
         return
     if dtype.is_floating_point:
-        if dtype in (_dt.float16, _dt.bfloat16, _dt.float32) and value == value and abs(value) != float("inf"):
-            largest = {_dt.float16: 65504.0, _dt.bfloat16: 3.3895313892515355e38, _dt.float32: 3.4028234663852886e38}[dtype]
+        if dtype is not _dt.float64 and value == value and abs(value) != float("inf"):
+            # The float8 types too: a finite number beyond the largest value is refused here,
+            # although converting a tensor saturates or overflows (PyTorch's checked conversion).
+            largest = _dt.finfo(dtype).max
             if abs(float(value)) > largest:
                 raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
         return
