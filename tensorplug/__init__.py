@@ -16,6 +16,7 @@ from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
     bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16, float32, float64,
     get_default_dtype, half, int, finfo, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
 )
 from .frontend.factories import (
     arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, frombuffer, full, full_like, linspace, logspace, ones,

@@ -88,6 +88,10 @@ float: _dtype
 float16: _dtype
 float32: _dtype
 float64: _dtype
+float8_e4m3fn: _dtype
+float8_e4m3fnuz: _dtype
+float8_e5m2: _dtype
+float8_e5m2fnuz: _dtype
 half: _dtype
 int: _dtype
 int16: _dtype
@@ -99,6 +103,9 @@ preserve_format: tensorplug.frontend.memory_format.memory_format
 short: _dtype
 sparse_coo: _str
 strided: _str
+uint16: _dtype
+uint32: _dtype
+uint64: _dtype
 uint8: _dtype
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "FAMILIES",
     "REQUIRED_DTYPES",
     "OPTIONAL_DTYPES",
+    "EXTRA_DTYPES",
     "Backend",
     "is_contiguous",
     "strided",
@@ -97,6 +98,9 @@ PRIMITIVES: dict[str, str] = {name: family for family, names in FAMILIES.items()
 REQUIRED_DTYPES = ("float32", "int64", "bool")
 #: A backend declares which of these it supports; what it declares must pass.
 OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
+#: Dtypes PyTorch supports for a few ops only (docs/dtypes.md): a backend may declare them too; the
+#: conformance suite does not test them, and a device that does not declare them refuses them.
+EXTRA_DTYPES = ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
 
 
 #: ``backend_storage(t)`` is the storage object the backend allocated for the memory tensor ``t``
@@ -256,22 +260,22 @@ _host_numpy_dtypes: dict = {}
 def host_numpy_dtype(dtype: Any) -> Any:
     """The NumPy dtype of host arrays of ``dtype`` handed to users (``Tensor.numpy()``).
 
-    bfloat16 needs the optional ml_dtypes package (NumPy has no bfloat16 of its own); without it,
+    bfloat16 and the float8 types need the optional ml_dtypes package (NumPy has none); without it,
     a TypeError says how to get it or how to convert first.
     """
     found = _host_numpy_dtypes.get(dtype)
     if found is None:
         import numpy as np
 
-        if dtype.name == "bfloat16":
+        if dtype.name == "bfloat16" or dtype.name.startswith("float8"):
             try:
                 import ml_dtypes
             except ImportError:
                 raise TypeError(
-                    "bfloat16 tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
+                    f"{dtype.name} tensors need the ml_dtypes package to become NumPy arrays: pip install ml_dtypes "
                     "(or convert first: t.float().numpy())"
                 ) from None
-            found = np.dtype(ml_dtypes.bfloat16)
+            found = np.dtype(getattr(ml_dtypes, dtype.name))
         else:
             found = np.dtype(dtype.name)
         _host_numpy_dtypes[dtype] = found

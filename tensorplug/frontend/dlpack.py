@@ -29,8 +29,9 @@ def _dlpack(self: Tensor, *, stream=None, max_version=None, dl_device=None, copy
     if self.requires_grad:
         raise BufferError("__dlpack__: a tensor that requires grad cannot be shared; call detach() first "
                           "(as in PyTorch)")
-    if self._dtype.name == "bfloat16":
-        raise BufferError("__dlpack__: NumPy cannot exchange bfloat16 through DLPack; convert with .float() first")
+    if self._dtype.name == "bfloat16" or self._dtype.name.startswith("float8"):
+        raise BufferError(f"__dlpack__: NumPy cannot exchange {self._dtype.name} through DLPack; convert with .float() "
+                          "first")
     array = self.numpy()  # a view of the tensor's memory
     kwargs = {} if max_version is None else {"max_version": max_version}
     if copy is not None:

@@ -8,6 +8,10 @@ counterpart.
 
 complex64 and complex128 are stored as (real, imag) pairs of float32 and float64: a backend never
 sees them (docs/complex.md), so they are kept out of ``all_dtypes``, the dtypes a backend declares.
+
+uint16/uint32/uint64 and the float8 family are backend dtypes that a backend declares or not
+(docs/dtypes.md). PyTorch 2.13 has no promotion rule between them and the other integer types
+(nor between a float8 type and any other dtype); ``promote_types`` refuses those pairs as PyTorch does.
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int", "long",
+    "float64", "complex64", "complex128", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2",
+    "float8_e4m3fnuz", "float8_e5m2fnuz", "cfloat", "cdouble", "half", "float", "double", "short", "int", "long",
     "all_dtypes", "complex_dtypes", "promote_types",
     "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "dtype_of_scalar", "finfo", "iinfo",
 ]
@@ -60,12 +65,13 @@ class dtype:
         return found
 
 
-def _bfloat16_numpy():
+def _ml_dtypes_numpy(name: str):
+    """NumPy's dtype for bfloat16 or a float8 type, from the optional ml_dtypes package (None without it)."""
     try:
-        import ml_dtypes  # optional: NumPy interop for bfloat16
+        import ml_dtypes  # optional: NumPy interop for bfloat16 and the float8 types
     except ImportError:
         return None
-    return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 bool = dtype("bool", 1, 0, False, np.dtype(np.bool_), 0)
@@ -80,12 +86,24 @@ float32 = dtype("float32", 4, 2, True, np.dtype(np.float32), 8)
 float64 = dtype("float64", 8, 2, True, np.dtype(np.float64), 9)
 complex64 = dtype("complex64", 8, 3, True, np.dtype(np.complex64), 10, part=float32)
 complex128 = dtype("complex128", 16, 3, True, np.dtype(np.complex128), 11, part=float64)
+uint16 = dtype("uint16", 2, 1, False, np.dtype(np.uint16), 12)
+uint32 = dtype("uint32", 4, 1, False, np.dtype(np.uint32), 13)
+uint64 = dtype("uint64", 8, 1, False, np.dtype(np.uint64), 14)
+float8_e4m3fn = dtype("float8_e4m3fn", 1, 2, True, None, 15)
+float8_e5m2 = dtype("float8_e5m2", 1, 2, True, None, 16)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", 1, 2, True, None, 17)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", 1, 2, True, None, 18)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 #: The dtypes a backend may declare and compute in.
-all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16, uint32, uint64,
+              float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
+#: The unsigned integer types wider than a byte, which PyTorch 2.13 does not promote with other integers.
+wide_unsigned_dtypes = (uint16, uint32, uint64)
+#: The 8-bit float types, which PyTorch 2.13 does not promote with any other dtype.
+float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
 #: Complex dtypes: (real, imag) pairs of a part dtype that a backend declares (docs/complex.md).
 complex_dtypes = (complex64, complex128)
 _complex_of = {"float32": complex64, "float64": complex128}
@@ -98,11 +116,11 @@ def _dtype_by_name(name: str) -> dtype:
 
 
 def numpy_dtype(d: dtype) -> np.dtype:
-    """The NumPy dtype of ``d`` (bfloat16 needs the optional ``ml_dtypes`` package)."""
+    """The NumPy dtype of ``d`` (bfloat16 and the float8 types need the optional ``ml_dtypes`` package)."""
     if d.numpy is None:
-        found = _bfloat16_numpy()
+        found = _ml_dtypes_numpy(d.name)
         if found is None:
-            raise TypeError("bfloat16 tensors need the ml_dtypes package for NumPy interop: pip install ml_dtypes")
+            raise TypeError(f"{d.name} tensors need the ml_dtypes package for NumPy interop: pip install ml_dtypes")
         d.numpy = found
         _by_numpy[found] = d
     return d.numpy
@@ -111,14 +129,29 @@ def numpy_dtype(d: dtype) -> np.dtype:
 def from_numpy_dtype(np_dtype) -> dtype:
     found = _by_numpy.get(np.dtype(np_dtype))
     if found is None:
-        if np.dtype(np_dtype).name == "bfloat16":
-            numpy_dtype(bfloat16)
-            return bfloat16
+        named = _by_name.get(np.dtype(np_dtype).name)
+        if named is not None and named.numpy is None:  # an ml_dtypes type: bfloat16, a float8
+            numpy_dtype(named)
+            return named
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, "
+            "uint8, and bool."
         )
     return found
+
+
+def _has_no_promotion(a: dtype, b: dtype) -> _builtin_bool:
+    # PyTorch 2.13 refuses: a float8 type with any other dtype; uint16/32/64 with any other
+    # integer, bool or complex dtype (they promote only with the real floating types).
+    if a is b:
+        return False
+    if a in float8_dtypes or b in float8_dtypes:
+        return True
+    for wide, other in ((a, b), (b, a)):
+        if wide in wide_unsigned_dtypes and other.category != 2:
+            return True
+    return False
 
 
 def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
@@ -126,6 +159,8 @@ def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
     every = all_dtypes + complex_dtypes
     for a in every:
         for b in every:
+            if _has_no_promotion(a, b):
+                continue  # promote_types raises for a pair missing from the table
             if a.is_complex or b.is_complex:
                 table[a, b] = _promote_complex(a, b)
             elif a.category != b.category:
@@ -161,9 +196,18 @@ def _promote_integers(a: dtype, b: dtype) -> dtype:
 _promotion = _build_promotion_table()
 
 
+def _promotion_error(a: dtype, b: dtype) -> RuntimeError:
+    family = "float8 types" if a in float8_dtypes or b in float8_dtypes else "uint16, uint32, uint64 types"
+    return RuntimeError(f"Promotion for {family} is not supported, attempted to promote {a.name} and {b.name} "
+                        f"(as in PyTorch 2.13; convert one operand first, e.g. with .to())")
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
-    return _promotion[a, b]
+    found = _promotion.get((a, b))
+    if found is None:
+        raise _promotion_error(a, b)
+    return found
 
 
 _default_dtype = float32
@@ -223,7 +267,7 @@ def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | Non
     if higher.category == 2:
         return higher
     if higher is bool or lower.category == 2:
-        return _promotion[higher, lower]
+        return promote_types(higher, lower)
     return higher
 
 
@@ -234,6 +278,12 @@ _FLOAT_LIMITS = {
     "bfloat16": (16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126, 2),
     "float32": (32, 2.0 ** -23, 3.4028234663852886e38, 2.0 ** -126, 6),
     "float64": (64, 2.0 ** -52, 1.7976931348623157e308, 2.0 ** -1022, 15),
+    # The float8 types: PyTorch 2.13 reports resolution 1 for all four, and eps 2**-3 for
+    # e5m2fnuz although its mantissa has 2 bits (kept, so the two libraries agree).
+    "float8_e4m3fn": (8, 2.0 ** -3, 448.0, 2.0 ** -6, 0),
+    "float8_e5m2": (8, 2.0 ** -2, 57344.0, 2.0 ** -14, 0),
+    "float8_e4m3fnuz": (8, 2.0 ** -3, 240.0, 2.0 ** -7, 0),
+    "float8_e5m2fnuz": (8, 2.0 ** -3, 57344.0, 2.0 ** -15, 0),
 }
 
 

@@ -75,7 +75,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
         array = array.astype(np.float64)
     if inferred.is_complex and not dtype.is_complex:
         raise TypeError(f"tensor(): can't convert complex data to {dtype.name}")
-    if array.size and not isinstance(data, (np.ndarray, np.generic)) and dtype.category < 2:
+    python_data = not isinstance(data, (np.ndarray, np.generic))
+    if dtype is _dt.uint64 and python_data and array.dtype.kind in "iuf":
+        # NumPy reads ints above 2**63 mixed with smaller ones as float64, which rounds them: read
+        # the Python numbers again straight into uint64 (a negative int raises OverflowError, as
+        # in PyTorch).
+        array = np.array(_nested_tensors_to_numpy(data), dtype=np.uint64)
+    elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
         for bound in (array.min(), array.max()):

@@ -140,9 +140,13 @@ def _bool_guard(self):
     return bool(self.item())
 
 
+# The dtypes NumPy has no type for (without ml_dtypes): values are read back through float32.
+_THROUGH_FLOAT32 = frozenset((_dt.bfloat16,) + _dt.float8_dtypes)
+
+
 def _host_values(t):
-    """A NumPy array of ``t``'s values (bfloat16 goes through float32: NumPy lacks it)."""
-    if t._dtype is _dt.bfloat16:
+    """A NumPy array of ``t``'s values (bfloat16 and float8 go through float32: NumPy lacks them)."""
+    if t._dtype in _THROUGH_FLOAT32:
         t = copying.to_dtype(t, _dt.float32)
     return copying.to_numpy(t)
 
@@ -150,7 +154,7 @@ def _host_values(t):
 def _item(self):
     if not has_values(self):
         raise RuntimeError(ITEM_MESSAGE)
-    if not self._shape and self._dtype is not _dt.bfloat16:  # a loss: one element, already 0-d
+    if not self._shape and self._dtype not in _THROUGH_FLOAT32:  # a loss: one element, already 0-d
         return copying.to_numpy(self).item()
     if self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")

@@ -50,8 +50,8 @@ def _special(v) -> str:
 
 
 def _format_values(t) -> str:
-    if t._dtype is _dt.bfloat16 or t._dtype is _dt.float16:
-        t = t.float()  # printed through float32 (NumPy has no bfloat16 without ml_dtypes)
+    if t._dtype.is_floating_point and t._dtype.itemsize < 4:
+        t = t.float()  # printed through float32 (NumPy has no bfloat16 or float8 without ml_dtypes)
     array = t.detach().cpu().numpy()
     summarize = array.size > _options["threshold"]
     kwargs = dict(separator=", ", prefix="tensor(", threshold=_options["threshold"], edgeitems=_options["edgeitems"],

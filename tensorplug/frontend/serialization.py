@@ -47,6 +47,9 @@ __all__ = ["save", "load"]
 _DTYPE_NAMES = {
     _dt.bool: "BOOL", _dt.uint8: "U8", _dt.int8: "I8", _dt.int16: "I16", _dt.int32: "I32", _dt.int64: "I64",
     _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64",
+    _dt.uint16: "U16", _dt.uint32: "U32", _dt.uint64: "U64",
+    _dt.float8_e4m3fn: "F8_E4M3", _dt.float8_e5m2: "F8_E5M2",
+    _dt.float8_e4m3fnuz: "F8_E4M3FNUZ", _dt.float8_e5m2fnuz: "F8_E5M2FNUZ",
 }
 _DTYPES = {name: d for d, name in _DTYPE_NAMES.items()}
 
@@ -165,6 +168,9 @@ def _tensor_bytes(t: Tensor) -> bytes:
         # Exact without ml_dtypes: a bfloat16 is the top half of the float32 with the same value.
         wide = np.ascontiguousarray(t.to(_dt.float32).cpu().numpy())
         return (wide.view(np.uint32) >> 16).astype("<u2").tobytes()
+    if t.dtype.itemsize == 1 and t.dtype.is_floating_point:
+        # A float8 type has no NumPy dtype without ml_dtypes; its bytes are the same read as uint8.
+        return t.contiguous().view(_dt.uint8).cpu().numpy().tobytes()
     array = np.ascontiguousarray(t.cpu().numpy())
     return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
 

@@ -261,8 +261,7 @@ def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     if dtype._part is not None:
         return _empty_complex(shape, dtype, dev)
     if dtype not in dev._dtypes:  # one set lookup: a dtype the backend did not declare never reaches it
-        raise TypeError(f"device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
-                        f"{', '.join(sorted(backend.dtypes))}")
+        raise undeclared_dtype_error(dev, dtype)
     # The layout cache read inline: one dict lookup instead of a call on every allocation.
     stride, numel = _layouts.get(shape) or contiguous_layout(shape)
     storage = backend.allocate(numel * dtype.itemsize, dev.index)
@@ -280,6 +279,14 @@ def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     t.grad_fn = None
     t._autograd = None
     return t
+
+
+def undeclared_dtype_error(dev: device, dtype: _dt.dtype, op: str = "") -> TypeError:
+    """The error for a ``dtype`` that ``dev``'s backend does not declare, raised before any
+    kernel runs (``op``, when given, names the public op that would have made such a tensor)."""
+    prefix = f"{op}(): " if op else ""
+    return TypeError(f"{prefix}device {dev} does not support {dtype.name}: the {dev.type!r} backend declares "
+                     f"{', '.join(sorted(bind_device(dev)._backend.dtypes))}")
 
 
 def keyset_for(dev: device, dtype: _dt.dtype) -> int:

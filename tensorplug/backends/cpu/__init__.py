@@ -6,14 +6,15 @@ compiled module is imported only in :meth:`CPUBackend.load`.
 from __future__ import annotations
 
 from ...plugins import hookimpl
-from ..api import REQUIRED_DTYPES, OPTIONAL_DTYPES, Backend
+from ..api import EXTRA_DTYPES, REQUIRED_DTYPES, OPTIONAL_DTYPES, Backend
 
 __all__ = ["CPUBackend", "plugin"]
 
 
 class CPUBackend(Backend):
     device_type = "cpu"
-    dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES)
+    # The C++ kernels dispatch on every dtype, the extra ones included (docs/dtypes.md).
+    dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES + EXTRA_DTYPES)
     # PyTorch's CPU autocast dtypes (the C++ kernels compute both through float32).
     autocast_dtypes = frozenset({"bfloat16", "float16"})
 

@@ -63,7 +63,7 @@ def _unary(code: int):
 # rounded to float32, not to the tensor's dtype (as PyTorch does): float16 * 70000.0 is finite
 # although 70000 is not a float16, and float16 / 1e5 is not a division by infinity.
 _WIDE_SCALAR_OPS = frozenset({"add", "sub", "mul", "div"})
-_SIXTEEN_BIT = frozenset({"float16", "bfloat16"})
+_SIXTEEN_BIT = frozenset({"float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
 
 
 def _in_float32(code: int, entry, out, a, b):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...plugins import hookimpl
-from ..api import OPTIONAL_DTYPES, PRIMITIVES, REQUIRED_DTYPES, Backend
+from ..api import EXTRA_DTYPES, OPTIONAL_DTYPES, PRIMITIVES, REQUIRED_DTYPES, Backend
 
 __all__ = ["MetaBackend", "MetaStorage", "NO_DATA_MESSAGE", "plugin"]
 
@@ -57,7 +57,7 @@ class MetaBackend(Backend):
     """Storage without memory and kernels without work, for every dtype the frontend knows."""
 
     device_type = "meta"
-    dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES)
+    dtypes = frozenset(REQUIRED_DTYPES + OPTIONAL_DTYPES + EXTRA_DTYPES)
 
     def device_count(self) -> int:
         """One meta device: it has no memory to tell apart (PyTorch's meta tensors carry no index)."""

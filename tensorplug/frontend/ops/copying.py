@@ -8,8 +8,8 @@ from .. import dtypes as _dt
 from .. import memory_format as _mf
 from ..device import device as _device_type
 from ..shapes import broadcast_shapes
-from ..tensor import Tensor, empty_tensor, resolve_device
 from ..autograd.graph import Node
+from ..tensor import Tensor, empty_tensor, resolve_device, undeclared_dtype_error
 from ..views import expand
 from ._common import bump_version, check_no_internal_overlap, is_number, keyset
 
@@ -87,8 +87,10 @@ def check_scalar_fits(op: str, value, dtype: _dt.dtype) -> None:
     if dtype is _dt.bool or isinstance(value, bool) or dtype.is_complex:
         return
     if dtype.is_floating_point:
-        if dtype in (_dt.float16, _dt.bfloat16, _dt.float32) and value == value and abs(value) != float("inf"):
-            largest = {_dt.float16: 65504.0, _dt.bfloat16: 3.3895313892515355e38, _dt.float32: 3.4028234663852886e38}[dtype]
+        if dtype is not _dt.float64 and value == value and abs(value) != float("inf"):
+            # The float8 types too: a finite number beyond the largest value is refused here,
+            # although converting a tensor saturates or overflows (PyTorch's checked conversion).
+            largest = _dt.finfo(dtype).max
             if abs(float(value)) > largest:
                 raise RuntimeError(f"{op}(): value {value} cannot be converted to type {dtype.name} without overflow")
         return
@@ -136,7 +138,10 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     """``t`` converted to ``dtype`` (``t`` itself when it already has it)."""
     if t._dtype is dtype:
         return t
-    out = empty_tensor(t._shape, dtype, t._device)
+    dev = t._device
+    if dtype._part is None and dtype not in dev._dtypes:
+        raise undeclared_dtype_error(dev, dtype, "to")
+    out = empty_tensor(t._shape, dtype, dev)
     COPY.lookup(keyset(out, t))(out, t)  # out's keys too: a complex result needs the Complex key
     return out
 
@@ -191,8 +196,11 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     """A new tensor on ``dev`` holding ``array`` converted to ``dtype``."""
-    if dtype is _dt.bfloat16:
-        # NumPy has no bfloat16 of its own: stage through float32 (exact) and convert on device.
+    if dtype not in dev._dtypes and dtype._part is None:
+        raise undeclared_dtype_error(dev, dtype)
+    if dtype is _dt.bfloat16 or dtype in _dt.float8_dtypes:
+        # NumPy has no bfloat16 or float8 of its own: stage through float32 and convert on device
+        # (exact for bfloat16; for float8, PyTorch too rounds a float64 to float32 first).
         return to_dtype(copy_from_numpy(np.asarray(array, dtype=np.float32), _dt.float32, dev), dtype)
     shape = tuple(np.shape(array))  # ascontiguousarray turns 0-d arrays into 1-d ones
     array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
@@ -222,7 +230,11 @@ def _move(t: Tensor, dev) -> Tensor:
 def _move_values(t: Tensor, dev) -> Tensor:
     if dev.type == "meta":  # the meta device keeps no values: nothing to read from t's device
         return empty_tensor(t._shape, t._dtype, dev)
+    if t._dtype._part is None and t._dtype not in dev._dtypes:
+        raise undeclared_dtype_error(dev, t._dtype, "to")
     # Between devices, data goes through host memory: every backend can copy to and from it.
+    if t._dtype in _dt.float8_dtypes:  # NumPy has no float8 types: move the bytes
+        return _move_values(contiguous(t).view(_dt.uint8), dev).view(t._dtype)
     if t._dtype is _dt.bfloat16:
         return to_dtype(_move_values(to_dtype(t, _dt.float32), dev), _dt.bfloat16)
     host = to_numpy(t)

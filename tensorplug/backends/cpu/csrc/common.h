@@ -36,14 +36,24 @@ enum DType : int {
     kFloat32 = 7,
     kFloat64 = 8,
     kBFloat16 = 9,
-    kNumDTypes = 10,
+    kUInt16 = 10,
+    kUInt32 = 11,
+    kUInt64 = 12,
+    kFloat8E4M3FN = 13,
+    kFloat8E5M2 = 14,
+    kFloat8E4M3FNUZ = 15,
+    kFloat8E5M2FNUZ = 16,
+    kNumDTypes = 17,
 };
 
 extern const int kItemSize[kNumDTypes];
 extern const char* const kDTypeName[kNumDTypes];
 
-inline bool is_float_dtype(int d) { return d == kFloat16 || d == kFloat32 || d == kFloat64 || d == kBFloat16; }
-inline bool is_int_dtype(int d) { return d >= kUInt8 && d <= kInt64; }
+inline bool is_float8_dtype(int d) { return d >= kFloat8E4M3FN && d <= kFloat8E5M2FNUZ; }
+// The floats narrower than float32, whose arithmetic with a Python number runs in float32.
+inline bool is_narrow_float_dtype(int d) { return d == kFloat16 || d == kBFloat16 || is_float8_dtype(d); }
+inline bool is_float_dtype(int d) { return d == kFloat32 || d == kFloat64 || is_narrow_float_dtype(d); }
+inline bool is_int_dtype(int d) { return (d >= kUInt8 && d <= kInt64) || (d >= kUInt16 && d <= kUInt64); }
 
 // ---------------------------------------------------------------------------------------------
 // Errors. Kernels throw KernelError; the Python entry points turn it into the named exception.
@@ -123,7 +133,94 @@ struct bf16_t {
     operator float() const { return bf16_to_f32(x); }
 };
 
-template <class T> constexpr bool is_half_like = std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>;
+// ---------------------------------------------------------------------------------------------
+// 8-bit floats (docs/dtypes.md). Three flavours of special values:
+//  - kIeee (e5m2): infinities and NaNs as IEEE 754; overflow rounds to infinity.
+//  - kFiniteNan (e4m3fn): no infinity, S.1111.111 is NaN; overflow and infinities saturate to
+//    the largest finite value, as PyTorch's conversion does.
+//  - kUnsignedZeroNan (the fnuz types): no infinity and no -0; 0x80 is the only NaN, and
+//    overflow, infinities and NaN all become it.
+enum Float8Flavour { kIeee, kFiniteNan, kUnsignedZeroNan };
+
+template <int MantissaBits, int Bias, Float8Flavour Flavour> struct float8_t {
+    uint8_t x;
+    static constexpr int kMantissaBits = MantissaBits;
+    static constexpr uint32_t kMantissaMask = (1u << MantissaBits) - 1u;
+    // The code of the largest finite magnitude.
+    static constexpr uint32_t kMaxCode = Flavour == kIeee ? (0x7cu - 1u) : Flavour == kFiniteNan ? 0x7eu : 0x7fu;
+
+    static uint8_t nan_code(uint32_t sign) { return static_cast<uint8_t>(Flavour == kUnsignedZeroNan ? 0x80u : (sign | 0x7fu)); }
+
+    static uint8_t overflow_code(uint32_t sign) {
+        if constexpr (Flavour == kIeee) return static_cast<uint8_t>(sign | 0x7cu);
+        else if constexpr (Flavour == kFiniteNan) return static_cast<uint8_t>(sign | kMaxCode);
+        else return 0x80u;
+    }
+
+    static float8_t from_float(float f) {
+        float8_t r;
+        const uint32_t bits = f32_bits(f);
+        const uint32_t sign = (bits >> 24) & 0x80u;
+        const uint32_t abits = bits & 0x7fffffffu;
+        uint32_t code;
+        if (abits > 0x7f800000u) { r.x = nan_code(sign); return r; }
+        if (abits == 0x7f800000u) { r.x = overflow_code(sign); return r; }
+        // Below the smallest normal the spacing is fixed: scale to units of the last place
+        // (exact, a power of two) and round to the nearest even integer there.
+        const float smallest_normal = std::ldexp(1.0f, 1 - Bias);
+        const float af = bits_f32(abits);
+        if (af < smallest_normal) {
+            code = static_cast<uint32_t>(std::nearbyint(std::ldexp(af, Bias - 1 + MantissaBits)));
+        } else {
+            // Round float32's significand to MantissaBits bits, to nearest even; a carry moves
+            // into the exponent field as it should. Then rebias the exponent.
+            constexpr int drop = 23 - MantissaBits;
+            const uint32_t rounded = abits + ((1u << (drop - 1)) - 1u) + ((abits >> drop) & 1u);
+            const uint32_t rebias = static_cast<uint32_t>(127 - Bias) << MantissaBits;
+            code = (rounded >> drop) - rebias;
+        }
+        if (code > kMaxCode) { r.x = overflow_code(sign); return r; }
+        if constexpr (Flavour == kUnsignedZeroNan) {
+            if (code == 0) { r.x = 0; return r; }  // no negative zero
+        }
+        r.x = static_cast<uint8_t>(sign | code);
+        return r;
+    }
+
+    operator float() const {
+        const uint32_t sign = static_cast<uint32_t>(x & 0x80u) << 24;
+        const uint32_t e = (x >> MantissaBits) & (0x7fu >> MantissaBits);
+        const uint32_t m = x & kMantissaMask;
+        const uint32_t top_exponent = 0x7fu >> MantissaBits;
+        if constexpr (Flavour == kUnsignedZeroNan) {
+            if (x == 0x80u) return std::numeric_limits<float>::quiet_NaN();
+        } else if constexpr (Flavour == kFiniteNan) {
+            if (e == top_exponent && m == kMantissaMask) return bits_f32(sign | 0x7fc00000u);
+        } else {
+            if (e == top_exponent) return bits_f32(sign | (m ? 0x7fc00000u : 0x7f800000u));
+        }
+        if (e == 0) {
+            const float magnitude = std::ldexp(static_cast<float>(m), 1 - Bias - MantissaBits);
+            return bits_f32(f32_bits(magnitude) | sign);
+        }
+        return bits_f32(sign | ((e + 127u - Bias) << 23) | (m << (23 - MantissaBits)));
+    }
+};
+using f8e4m3fn_t = float8_t<3, 7, kFiniteNan>;
+using f8e5m2_t = float8_t<2, 15, kIeee>;
+using f8e4m3fnuz_t = float8_t<3, 8, kUnsignedZeroNan>;
+using f8e5m2fnuz_t = float8_t<2, 16, kUnsignedZeroNan>;
+
+template <class T> constexpr bool is_float8 = std::is_same_v<T, f8e4m3fn_t> || std::is_same_v<T, f8e5m2_t> ||
+                                              std::is_same_v<T, f8e4m3fnuz_t> || std::is_same_v<T, f8e5m2fnuz_t>;
+template <class T> constexpr bool is_half_like = std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t> || is_float8<T>;
+
+// Significand bits (the implicit one included) of the float types narrower than float64;
+// float32's 24 for any other type (an integer T only reaches it in discarded branches).
+template <class T> struct significand_bits { static constexpr int value = 24; };
+template <> struct significand_bits<half_t> { static constexpr int value = 11; };
+template <> struct significand_bits<bf16_t> { static constexpr int value = 8; };
+template <int M, int B, Float8Flavour F> struct significand_bits<float8_t<M, B, F>> { static constexpr int value = M + 1; };
 template <class T> constexpr bool is_floating = std::is_floating_point_v<T> || is_half_like<T>;
 template <class T> constexpr bool is_bool = std::is_same_v<T, bool>;
 template <class T> constexpr bool is_integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -132,6 +229,7 @@ template <class T> constexpr bool is_integer = std::is_integral_v<T> && !std::is
 template <class T> struct compute_type { using type = T; };
 template <> struct compute_type<half_t> { using type = float; };
 template <> struct compute_type<bf16_t> { using type = float; };
+template <int M, int B, Float8Flavour F> struct compute_type<float8_t<M, B, F>> { using type = float; };
 template <class T> using compute_t = typename compute_type<T>::type;
 
 template <class T> inline compute_t<T> to_c(T v) { return static_cast<compute_t<T>>(v); }
@@ -143,8 +241,12 @@ template <class D, class S> inline D convert(S s) {
         return s;
     } else if constexpr (is_bool<D>) {
         return to_c(s) != 0;
+    } else if constexpr (is_float8<D>) {
+        // Through float32, as PyTorch converts (a float64 is rounded twice).
+        return D::from_float(static_cast<float>(to_c(s)));
     } else if constexpr (is_half_like<D>) {
-        if constexpr (std::is_same_v<S, double> || std::is_same_v<S, int64_t> || std::is_same_v<S, int32_t>) {
+        if constexpr (std::is_same_v<S, double> || std::is_same_v<S, int64_t> || std::is_same_v<S, int32_t> ||
+                      std::is_same_v<S, uint64_t> || std::is_same_v<S, uint32_t>) {
             return D::from_float(f64_to_f32_odd(static_cast<double>(s)));
         } else {
             return D::from_float(static_cast<float>(to_c(s)));
@@ -152,7 +254,14 @@ template <class D, class S> inline D convert(S s) {
     } else if constexpr (std::is_floating_point_v<D>) {
         return static_cast<D>(to_c(s));
     } else {
-        if constexpr (is_floating<S>) {
+        if constexpr (is_floating<S> && std::is_same_v<D, uint64_t>) {
+            // uint64 holds values up to 2^64: convert those directly; negative ones wrap
+            // through int64 as for the other integer types; beyond both, 0 (as PyTorch).
+            double d = static_cast<double>(to_c(s));
+            if (d >= 0.0 && d < 18446744073709551616.0) return static_cast<uint64_t>(d);
+            if (d >= -9223372036854775808.0 && d < 0.0) return static_cast<uint64_t>(static_cast<int64_t>(d));
+            return 0;
+        } else if constexpr (is_floating<S>) {
             double d = static_cast<double>(to_c(s));
             int64_t v = (d >= -9223372036854775808.0 && d < 9223372036854775808.0)
                             ? static_cast<int64_t>(d)
@@ -183,6 +292,13 @@ template <class D, class S> inline D convert(S s) {
         TP_DTYPE_CASE(::tp::kFloat32, float, T, __VA_ARGS__) \
         TP_DTYPE_CASE(::tp::kFloat64, double, T, __VA_ARGS__) \
         TP_DTYPE_CASE(::tp::kBFloat16, ::tp::bf16_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kUInt16, uint16_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kUInt32, uint32_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kUInt64, uint64_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat8E4M3FN, ::tp::f8e4m3fn_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat8E5M2, ::tp::f8e5m2_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat8E4M3FNUZ, ::tp::f8e4m3fnuz_t, T, __VA_ARGS__) \
+        TP_DTYPE_CASE(::tp::kFloat8E5M2FNUZ, ::tp::f8e5m2fnuz_t, T, __VA_ARGS__) \
         default:                                             \
             ::tp::value_error("invalid dtype code");         \
     }

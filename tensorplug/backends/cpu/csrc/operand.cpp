@@ -5,9 +5,11 @@
 
 namespace tp {
 
-const int kItemSize[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 4, 8, 2};
+const int kItemSize[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1, 1};
 const char* const kDTypeName[kNumDTypes] = {"bool",    "uint8",   "int8",    "int16",   "int32",
-                                            "int64",   "float16", "float32", "float64", "bfloat16"};
+                                            "int64",   "float16", "float32", "float64", "bfloat16",
+                                            "uint16",  "uint32",  "uint64",  "float8_e4m3fn",
+                                            "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"};
 
 const OpName kUnaryOpNames[U_NUM_OPS] = {
     {"neg", U_NEG},         {"abs", U_ABS},       {"sign", U_SIGN},
@@ -132,6 +134,17 @@ void scalar_to_dtype(PyObject* o, int dtype, void* dst, const char* fname) {
         if (!i) throw PythonErrorSet{};
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+        if (overflow > 0 && dtype == kUInt64) {
+            // Above int64: uint64 takes Python ints up to 2^64 - 1.
+            unsigned long long u = PyLong_AsUnsignedLongLong(i);
+            Py_DECREF(i);
+            if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+                PyErr_Clear();
+                value_error(std::string(fname) + ": integer scalar is out of range for uint64");
+            }
+            *static_cast<uint64_t*>(dst) = static_cast<uint64_t>(u);
+            return;
+        }
         if (overflow) {
             if (is_float_dtype(dtype)) {
                 double d = PyLong_AsDouble(i);

@@ -122,8 +122,9 @@ PyObject* py_uniform(PyObject* const* args, Py_ssize_t nargs) {
                 const int64_t i = 4 * j + q;
                 if (i < n) {
                     // Only as many bits as the dtype's significand holds, so that rounding to
-                    // float16/bfloat16 can never produce 1.0: float32 24, float16 11, bfloat16 8.
-                    constexpr int bits = std::is_same_v<T, half_t> ? 11 : std::is_same_v<T, bf16_t> ? 8 : 24;
+                    // float16/bfloat16/float8 can never produce 1.0: float32 24, float16 11,
+                    // bfloat16 8, a float8 its mantissa bits plus the implicit one.
+                    constexpr int bits = significand_bits<T>::value;
                     const float u = static_cast<float>(w[q] >> (32 - bits)) * (1.0f / static_cast<float>(1u << bits));
                     o[i] = convert<T>(lo + range * u);
                 }

@@ -193,7 +193,7 @@ PyObject* tensor_kernel_call(PyObject* callable, PyObject* const* args, size_t n
         (b_number && !is_py_scalar(b)) || (fb && !fields_set(b, fb)) || (a_number && (unary || b_number)))
         return call_adapter(self, args, nargsf, kwnames);
     const int dtype = dtype_code(field(fa ? a : b, (fa ? fa : fb)->dtype));
-    if (dtype < 0 || (self->widen && (a_number || b_number) && (dtype == kFloat16 || dtype == kBFloat16)))
+    if (dtype < 0 || (self->widen && (a_number || b_number) && is_narrow_float_dtype(dtype)))
         return call_adapter(self, args, nargsf, kwnames);
     const char* fname = unary ? "unary" : self->family == kCompareFamily ? "compare" : "binary";
     try {

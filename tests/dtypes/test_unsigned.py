@@ -1,0 +1,129 @@
+"""uint16, uint32 and uint64 on the CPU: values against NumPy's unsigned arithmetic (modulo 2**n),
+and the ops PyTorch 2.13 supports against PyTorch itself where it is installed."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+UNSIGNED = [("uint16", np.uint16), ("uint32", np.uint32), ("uint64", np.uint64)]
+
+
+def _sample(np_dtype, n=40):
+    """Values over the whole range: small ones, the top, and around the signed type's limit."""
+    info = np.iinfo(np_dtype)
+    rng = np.random.default_rng(3)
+    top = int(info.max)
+    half = (top + 1) // 2
+    fixed = [0, 1, 2, 7, half - 1, half, half + 1, top - 1, top]
+    rand = [int(v) for v in rng.integers(0, top, n, dtype=np.uint64, endpoint=True)] if top < 2 ** 64 else []
+    if np_dtype == np.uint64:
+        rand = [int(v) for v in rng.integers(0, 2 ** 63, n, dtype=np.uint64)] + [2 ** 63 + int(v) for v in
+                                                                                 rng.integers(0, 2 ** 63, n, dtype=np.uint64)]
+    return np.array(fixed + rand, dtype=np_dtype)
+
+
+@pytest.mark.parametrize("name,np_dtype", UNSIGNED)
+def test_values_round_trip_exactly(name, np_dtype):
+    values = _sample(np_dtype)
+    t = tp.tensor([int(v) for v in values], dtype=getattr(tp, name))
+    assert t.dtype is getattr(tp, name) and not t.dtype.is_signed
+    assert t.tolist() == [int(v) for v in values]
+    np.testing.assert_array_equal(t.numpy(), values)
+    assert t.numpy().dtype == np_dtype
+    assert tp.from_numpy(values).dtype is getattr(tp, name)
+    assert t[-1].item() == int(values[-1])
+
+
+def test_uint64_above_int64():
+    big = 2 ** 64 - 1
+    t = tp.tensor([1, big, 2 ** 63 + 5], dtype=tp.uint64)
+    assert t.tolist() == [1, big, 2 ** 63 + 5]
+    assert tp.full((2,), big, dtype=tp.uint64).tolist() == [big, big]
+    assert tp.full((1,), -1, dtype=tp.uint64).tolist() == [big]  # wraps, as PyTorch's fill
+    with pytest.raises(OverflowError):
+        tp.tensor([-1], dtype=tp.uint64)  # as PyTorch: "can't convert negative int to unsigned"
+    assert t.to(tp.int64).tolist() == [1, -1, -(2 ** 63) + 5]
+    assert t.double().tolist() == [1.0, float(big), float(2 ** 63 + 5)]
+    converted = tp.tensor([1.8e19, -1.0, 3.9], dtype=tp.float64).to(tp.uint64).tolist()
+    assert converted == [int(np.float64(1.8e19)), big, 3]
+
+
+@pytest.mark.parametrize("name,np_dtype", UNSIGNED)
+def test_arithmetic_wraps_like_numpy(name, np_dtype):
+    a_np = _sample(np_dtype)
+    b_np = np.roll(a_np, 3)
+    b_np[b_np == 0] = 1
+    a, b = tp.from_numpy(a_np), tp.from_numpy(b_np)
+    with np.errstate(over="ignore"):
+        expected = {"add": a_np + b_np, "sub": a_np - b_np, "mul": a_np * b_np, "floor_divide": a_np // b_np,
+                    "remainder": a_np % b_np, "bitwise_and": a_np & b_np, "bitwise_or": a_np | b_np,
+                    "bitwise_xor": a_np ^ b_np, "maximum": np.maximum(a_np, b_np), "minimum": np.minimum(a_np, b_np)}
+    for op, want in expected.items():
+        got = getattr(tp, op)(a, b)
+        assert got.dtype is getattr(tp, name), op
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=op)
+    for op, want in {"eq": a_np == b_np, "lt": a_np < b_np, "ge": a_np >= b_np}.items():
+        np.testing.assert_array_equal(getattr(tp, op)(a, b).numpy(), want, err_msg=op)
+    np.testing.assert_array_equal((a * 3).numpy(), (a_np * np_dtype(3)).astype(np_dtype))
+    np.testing.assert_array_equal((-a).numpy(), (np.zeros_like(a_np) - a_np))
+    np.testing.assert_allclose((a / b).numpy(), (a_np.astype(np.float64) / b_np).astype(np.float32), rtol=1e-6)
+    assert (a / b).dtype is tp.float32
+
+
+@pytest.mark.parametrize("name,np_dtype", UNSIGNED)
+def test_reductions_sort_and_selection(name, np_dtype):
+    a_np = _sample(np_dtype)
+    a = tp.from_numpy(a_np)
+    assert a.max().item() == int(a_np.max()) and a.min().item() == int(a_np.min())
+    assert a.argmax().item() == int(a_np.argmax())
+    total = a.sum()
+    assert total.dtype is tp.int64  # integer sums are int64, as PyTorch's (a uint64 sum wraps)
+    assert int(total.item()) % 2 ** 64 == sum(int(v) for v in a_np) % 2 ** 64
+    values, indices = a.sort()
+    np.testing.assert_array_equal(values.numpy(), np.sort(a_np, kind="stable"))
+    np.testing.assert_array_equal(indices.numpy(), np.argsort(a_np, kind="stable"))
+    assert values.dtype is getattr(tp, name)
+    mask = a_np > a_np[4]
+    np.testing.assert_array_equal(tp.where(tp.from_numpy(mask), a, a[0]).numpy(), np.where(mask, a_np, a_np[0]))
+    np.testing.assert_array_equal(a[tp.tensor([0, 3, 8])].numpy(), a_np[[0, 3, 8]])
+    np.testing.assert_array_equal(tp.cat([a, a.clone()]).numpy(), np.concatenate([a_np, a_np]))
+    np.testing.assert_array_equal(tp.arange(5, dtype=getattr(tp, name)).numpy(), np.arange(5, dtype=np_dtype))
+
+
+@pytest.mark.parametrize("name,np_dtype", UNSIGNED)
+def test_conversions_both_ways(name, np_dtype):
+    dtype = getattr(tp, name)
+    floats = np.array([0.0, 1.5, 3.99, 70000.0, 4e9, -1.0], dtype=np.float64)
+    got = tp.from_numpy(floats).to(dtype).tolist()
+    # float -> unsigned truncates toward zero through int64 and wraps to n bits (uint64: directly)
+    expected = [int(np.int64(np.trunc(v))) % 2 ** (8 * np.dtype(np_dtype).itemsize) for v in floats]
+    assert got == expected
+    values = _sample(np_dtype)
+    t = tp.from_numpy(values)
+    np.testing.assert_array_equal(t.to(tp.float64).numpy(), values.astype(np.float64))
+    np.testing.assert_array_equal(t.to(tp.int64).numpy(), values.astype(np.int64))
+    np.testing.assert_array_equal(t.to(tp.uint8).numpy(), values.astype(np.uint8))
+    np.testing.assert_array_equal(t.to(tp.bool).numpy(), values != 0)
+
+
+@pytest.mark.parametrize("name,np_dtype", UNSIGNED)
+def test_against_torch(name, np_dtype):
+    torch = pytest.importorskip("torch")
+    values = _sample(np_dtype)
+    ours, theirs = tp.from_numpy(values), torch.from_numpy(values)
+    assert ours.sum().item() == theirs.sum().item()
+    assert ours.prod().item() == theirs.prod().item()
+    np.testing.assert_array_equal((ours * ours).numpy(), (theirs * theirs).numpy())
+    np.testing.assert_array_equal((ours * 3).numpy(), (theirs * 3).numpy())
+    np.testing.assert_array_equal((ours & 1234).numpy(), (theirs & 1234).numpy())
+    np.testing.assert_array_equal((ours / 3).numpy(), (theirs / 3).numpy())
+    np.testing.assert_array_equal(ours.sort().values.numpy(), theirs.sort().values.numpy())
+    np.testing.assert_array_equal(ours.to(tp.float32).numpy(), theirs.to(torch.float32).numpy())
+    np.testing.assert_array_equal(ours.to(tp.int32).numpy(), theirs.to(torch.int32).numpy())
+    # In-range values and small negative ones (which wrap): beyond the range, C++ leaves the
+    # conversion undefined and PyTorch's results differ between source dtypes (docs/dtypes.md).
+    extra = {"uint16": [], "uint32": [3e9], "uint64": [3e9, 1e19, -3e9]}[name]
+    floats = np.array([0.5, 1e4, 65535.0, -1.0, -7.5] + extra, dtype=np.float32)
+    np.testing.assert_array_equal(tp.from_numpy(floats).to(getattr(tp, name)).numpy(),
+                                  torch.from_numpy(floats).to(getattr(torch, name)).numpy())
+    assert repr(ours[:3]).replace("tensorplug.", "") == repr(theirs[:3]).replace("torch.", "")
