@@ -1,4 +1,4 @@
-"""What tools/audit_cross_device.py found: ops that refused or crashed on a 0-d CPU tensor beside
+"""What tensorplug/conformance/cross_device.py found: ops that refused or crashed on a 0-d CPU tensor beside
 another device's tensors, where PyTorch computes (nextafter, isclose, the pointwise losses,
 composite ops with a fused backend kernel), and the mixes that must still be refused clearly.
 
