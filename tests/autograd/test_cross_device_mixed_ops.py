@@ -90,3 +90,120 @@ def test_class_losses_refuse_a_cpu_target_clearly(other_device):
     for loss in (F.cross_entropy, F.nll_loss):
         with pytest.raises(RuntimeError, match="same device"):
             loss(logits, tp.tensor([1]))
+
+
+@pytest.mark.parametrize("op, value, weight_grad", [
+    # x = w * 1 then x.op_(s), s = 2, w = [1, 2, 3], loss = sum(x * [1, 10, 100]); by hand:
+    ("add_", [3.0, 4.0, 5.0], 111.0),  # d/ds = sum(c)
+    ("mul_", [2.0, 4.0, 6.0], 321.0),  # sum(c * w)
+    ("sub_", [-1.0, 0.0, 1.0], -111.0),
+    ("div_", [0.5, 1.0, 1.5], -80.25),  # -sum(c * w) / s**2
+])
+def test_in_place_ops_on_a_device_tensor_with_a_zero_dim_cpu_argument(other_device, op, value, weight_grad):
+    scale = tp.tensor(2.0, requires_grad=True)
+    w = tp.tensor([1.0, 2.0, 3.0], device=other_device, requires_grad=True)
+    x = w * 1
+    assert getattr(x, op)(scale) is x and x.device.type == other_device
+    np.testing.assert_allclose(x.detach().cpu().numpy(), value)
+    (x * tp.tensor([1.0, 10.0, 100.0], device=other_device)).sum().backward()
+    assert scale.grad.device.type == "cpu" and scale.grad.shape == ()
+    assert scale.grad.item() == pytest.approx(weight_grad)
+    assert w.grad.device.type == other_device
+
+
+def test_clamp_in_place_with_a_zero_dim_cpu_bound(other_device):
+    """x.clamp_(min=s): the clamped element's gradient goes to s (at equality it stays with x)."""
+    low = tp.tensor(2.0, requires_grad=True)
+    w = tp.tensor([1.0, 2.0, 3.0], device=other_device, requires_grad=True)
+    x = (w * 1).clamp_(min=low)
+    np.testing.assert_array_equal(x.detach().cpu().numpy(), [2.0, 2.0, 3.0])
+    (x * tp.tensor([1.0, 10.0, 100.0], device=other_device)).sum().backward()
+    assert low.grad.device.type == "cpu" and low.grad.item() == 1.0
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), [0.0, 10.0, 100.0])
+
+
+def test_integer_device_tensor_in_place_with_a_float64_cpu_scalar_is_refused(other_device):
+    """The 0-d float64 tensor makes the result float64, which an int64 tensor cannot hold."""
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        tp.tensor([1, 2], device=other_device).add_(tp.tensor(0.5, dtype=tp.float64))
+
+
+@pytest.mark.parametrize("source_on_cpu", [True, False])
+def test_copy_between_devices_passes_the_gradient_back(other_device, source_on_cpu):
+    source_device, target_device = ("cpu", other_device) if source_on_cpu else (other_device, "cpu")
+    source = tp.tensor([1.0, 2.0, 3.0], device=source_device, requires_grad=True)
+    target = tp.zeros(3, device=target_device) * 1
+    target.copy_(source)
+    (target * tp.tensor([1.0, 10.0, 100.0], device=target_device)).sum().backward()
+    assert source.grad.device.type == source_device
+    np.testing.assert_array_equal(source.grad.cpu().numpy(), [1.0, 10.0, 100.0])
+
+
+def test_joining_tensors_of_two_devices_is_refused(other_device):
+    """cat and stack are not elementwise: even 0-d or one-element CPU tensors are refused."""
+    for join, parts in ((tp.cat, [tp.ones(2, device=other_device), tp.ones(1)]),
+                        (tp.stack, [tp.tensor(1.0, device=other_device), tp.tensor(2.0)])):
+        with pytest.raises(RuntimeError, match="same device"):
+            join(parts)
+
+
+def test_indexing_a_device_tensor_with_cpu_indices_and_masks(other_device):
+    values = np.arange(6.0).reshape(2, 3)
+    x = tp.tensor(values, device=other_device, requires_grad=True)
+    rows, cols = np.array([1, 1]), np.array([[True, False, True], [False, True, False]])
+    picked = x[tp.tensor(rows)]
+    masked = x[tp.tensor(cols)]
+    assert picked.device.type == other_device and masked.device.type == other_device
+    np.testing.assert_array_equal(picked.detach().cpu().numpy(), values[rows])
+    np.testing.assert_array_equal(masked.detach().cpu().numpy(), values[cols])
+    (picked.sum() + 2 * masked.sum()).backward()
+    expected = np.zeros((2, 3))
+    np.add.at(expected, rows, 1.0)
+    expected += 2 * cols
+    assert x.grad.device.type == other_device
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), expected)
+
+
+@pytest.mark.parametrize("index", ["cpu rows", "cpu mask", "int", "slice"])
+def test_setitem_with_cpu_index_and_cpu_value_that_requires_grad(other_device, index):
+    """y[index] = 3 * v (v on the CPU, 0-d, or a row for a slice): the value's gradient is the
+    summed weights of the written elements, times 3; the rest of y passes its weights to w."""
+    mask = np.array([[True, False, True], [False, True, False]])
+    written = {"cpu rows": np.array([[False] * 3, [True] * 3]), "cpu mask": mask,
+               "int": np.array([[True] * 3, [False] * 3]), "slice": np.array([[True] * 3, [False] * 3])}[index]
+    key = {"cpu rows": tp.tensor([1]), "cpu mask": tp.tensor(mask), "int": 0, "slice": slice(0, 1)}[index]
+    value = tp.ones((1, 3) if index == "slice" else (), requires_grad=True)
+    w = tp.zeros(2, 3, device=other_device, requires_grad=True)
+    y = w * 1
+    y[key] = value * 3
+    weights = np.arange(1.0, 7.0).reshape(2, 3)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), 3.0 * written)
+    (y * tp.tensor(weights, dtype=tp.float32, device=other_device)).sum().backward()
+    assert value.grad.device.type == "cpu" and value.grad.shape == value.shape
+    expected_value_grad = 3 * weights[:1] if index == "slice" else 3 * weights[written].sum()
+    np.testing.assert_allclose(value.grad.numpy(), expected_value_grad)
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), np.where(written, 0.0, weights))
+
+
+def test_setitem_of_a_cpu_value_with_dimensions_through_an_index_tensor_is_refused(other_device):
+    """Advanced-index assignment is index_put_, which needs the value on the tensor's device
+    unless it is 0-d (as in PyTorch)."""
+    y = tp.zeros(2, 3, device=other_device)
+    with pytest.raises(RuntimeError, match="same device"):
+        y[tp.tensor([1])] = tp.ones(1, 3)
+
+
+def test_shape_and_type_helpers_across_devices(other_device):
+    """type_as moves to the other tensor's device and dtype (PyTorch's ``to(other.options())``);
+    new_tensor keeps self's device and dtype; expand_as/view_as/reshape_as read only a shape."""
+    x = tp.ones(3, device=other_device)
+    cast = x.type_as(tp.zeros(1, dtype=tp.float64))
+    assert cast.device.type == "cpu" and cast.dtype == tp.float64
+    back = tp.ones(2).type_as(tp.zeros(1, dtype=tp.int64, device=other_device))
+    assert back.device.type == other_device and back.dtype == tp.int64
+    made = x.new_tensor(tp.tensor([1.5, 2.5], dtype=tp.float64))
+    assert made.device.type == other_device and made.dtype == tp.float32
+    assert made.cpu().tolist() == [1.5, 2.5]
+    assert tp.ones(1, device=other_device).expand_as(tp.ones(4)).shape == (4,)
+    for shaped in (x.view_as(tp.ones(3, 1)), x.reshape_as(tp.ones(1, 3))):
+        assert shaped.device.type == other_device and shaped.numel() == 3
