@@ -207,3 +207,31 @@ def test_shape_and_type_helpers_across_devices(other_device):
     assert tp.ones(1, device=other_device).expand_as(tp.ones(4)).shape == (4,)
     for shaped in (x.view_as(tp.ones(3, 1)), x.reshape_as(tp.ones(1, 3))):
         assert shaped.device.type == other_device and shaped.numel() == 3
+
+
+def test_augmented_assignment_through_an_index_with_a_cpu_scalar(device):
+    """``y[mask] += v; y[i] *= v`` (PyTorch programs' idiom): the index node keeps only the
+    input's shape, so writing y afterwards does not invalidate it. By hand, with y = w = 1 and
+    weights c = [1, 10, 100, 1000]: y = [1 + v, v, 1 + v, 1]; dv = c0 + c1 + c2 = 111 at v = 3;
+    dw = [c0, v * c1, c2, c3]."""
+    v = tp.tensor(3.0, requires_grad=True)
+    w = tp.ones(4, device=device, requires_grad=True)
+    y = w * 1
+    y[tp.tensor([True, False, True, False])] += v
+    y[tp.tensor([1])] *= v
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), [4.0, 3.0, 4.0, 1.0])
+    (y * tp.tensor([1.0, 10.0, 100.0, 1000.0], device=device)).sum().backward()
+    assert v.grad.device.type == "cpu" and v.grad.item() == 111.0
+    assert w.grad.device.type == w.device.type
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), [1.0, 30.0, 100.0, 1000.0])
+
+
+def test_gather_gradient_after_its_input_is_written(device):
+    """gather's node keeps only the input's shape and dtype: an in-place write to the input
+    after the gather leaves its gradient (scatter-added weights) computable."""
+    x = tp.arange(6.0, device=device).reshape(2, 3).requires_grad_()
+    y = x * 1
+    picked = y.gather(1, tp.tensor([[0, 0], [2, 1]], device=device))
+    y.add_(1.0)
+    (picked * tp.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)).sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[3.0, 0.0, 0.0], [0.0, 4.0, 3.0]])
