@@ -14,6 +14,14 @@ Resolution walks the keys of the set from the highest priority down:
 * a backend key: the backend's kernel, else the op's decomposition (CompositeImplicit), else the
   backend's boxed fallback, else a kernel that raises ``NotImplementedError``.
 
+A composite op called with tensors of two backends (a 0-d CPU tensor beside another device's
+tensors, which PyTorch allows in elementwise ops) runs its decomposition in the backend slot: a
+backend's fused kernel reads the storages of its own device only, while the decomposition's
+primitives move the 0-d CPU tensor or refuse the mix with a clear error. The Autograd slot is
+unchanged, so an op's explicit derivative still defines its gradient (clamp's at ties differs from
+that of the maximum it decomposes into). The choice is cached per key set like any other, so calls
+on one device pay nothing for it.
+
 Kernels on Autograd and InplaceOrView receive, as their first argument, the key set that lies
 below them, to hand to :func:`redispatch`.
 """
@@ -115,7 +123,8 @@ class Operator:
         """Work out, without caching, which kernel handles ``keyset`` and why."""
         skipped: list[str] = []
         keys = _keys.keys_in(keyset)
-        backend = next((key for key in keys if key.is_backend), None)
+        backends = [key for key in keys if key.is_backend]
+        backend = backends[0] if backends else None
         for key in keys:
             below = keyset & ((1 << key.bit) - 1)
             if key is AUTOGRAD:
@@ -136,6 +145,11 @@ class Operator:
                 skipped.append(f"{key.name}: fallthrough")
                 continue
             kernel = self.kernels.get(key)
+            if len(backends) > 1 and self.decomposition is not None:
+                # Tensors of two devices: no backend's fused kernel can read both (module
+                # docstring). Below autograd, so an explicit derivative still applies.
+                return Resolution(self.decomposition, key,
+                                  f"CompositeImplicit decomposition (tensors on {len(backends)} backends)", skipped)
             if kernel is not None:
                 return Resolution(kernel, key, f"{key.name} kernel", skipped)
             if self.decomposition is not None:

@@ -16,7 +16,7 @@ import warnings
 from ..frontend import dtypes as _dt
 from ..frontend.factories import ones_like, zeros_like
 from ..frontend.ops import copying
-from ..frontend.ops._common import trusted_indices
+from ..frontend.ops._common import on_common_device, trusted_indices
 from ..frontend.ops._composite import composite
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
 from ..frontend.ops.math_ops import xlogy
@@ -320,7 +320,9 @@ def _pair_inputs(op: str, input, target, warn_size: bool = True):
         )
     if target._shape == input._shape:  # nothing to broadcast (the usual case)
         return input, target
-    return broadcast_tensors(input, target)
+    # The pointwise losses are elementwise in PyTorch: a 0-d CPU target (or input) joins the
+    # other's device before broadcasting makes it a CPU tensor with dimensions.
+    return broadcast_tensors(*on_common_device(op, input, target))
 
 
 def _weighted(op: str, loss: Tensor, weight, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:

@@ -79,6 +79,20 @@ def test_composite_override_needs_a_derivative(key):
     assert op.lookup(AUTOGRAD.mask | key.mask)(1) == ("fused", 1)
 
 
+def test_composite_on_two_backends_runs_its_decomposition(key):
+    """A fused kernel reads one device's storages: a key set with two backend keys (a 0-d CPU
+    tensor beside another device's tensor) runs the decomposition in the backend slot, below the
+    op's own Autograd kernel (its explicit derivative); one backend still gets the fused kernel."""
+    other = dispatcher.allocate_backend_key(key.name + "_second")
+    op = _op("comp3", decomposition=lambda x: ("decomposed", x))
+    dispatcher.register_kernel(op, AUTOGRAD, lambda ks, x: ("derivative",) + dispatcher.redispatch(op, ks, x))
+    dispatcher.register_kernel(op, key, lambda x: ("fused", x))
+    assert op.lookup(key.mask)(1) == ("fused", 1)
+    assert op.lookup(key.mask | other.mask)(1) == ("decomposed", 1)
+    assert "2 backends" in op.resolve(key.mask | other.mask).source
+    assert op.lookup(AUTOGRAD.mask | key.mask | other.mask)(1) == ("derivative", "decomposed", 1)
+
+
 def test_boxed_fallback_gets_the_op(key):
     """A backend without a kernel for an op uses its boxed fallback, which is told the op."""
     op = _op("fb")

@@ -464,14 +464,22 @@ def _matmul_formula(grad, inputs, output, extra, needs):
     return (ga, gb)
 
 
+# gather and index_get read only the input's shape and dtype (its TensorMeta in ``extra``; the
+# gradient is on its device): saving the input itself made ``y[i] *= v`` fail at backward, as
+# the write into y bumped the version of the tensor the index node had saved. PyTorch's
+# IndexBackward0 keeps only the sizes too.
+def _zeros_of(meta, grad: Tensor) -> Tensor:
+    return _tp().zeros(meta.shape, dtype=meta.dtype, device=grad.device)
+
+
 def _gather_formula(grad, inputs, output, extra, needs):
-    a, dim, index = inputs[0], extra[1], extra[2]
-    return (_zeros_like(a).scatter_add(dim, index, grad),)
+    meta, dim, index = extra[0], extra[1], extra[2]
+    return (_zeros_of(meta, grad).scatter_add(dim, index, grad),)
 
 
 def _index_get_formula(grad, inputs, output, extra, needs):
-    a, indices = inputs[0], extra[1]
-    return (_zeros_like(a).index_put_(indices, grad, accumulate=True),)
+    meta, indices = extra[0], extra[1]
+    return (_zeros_of(meta, grad).index_put_(indices, grad, accumulate=True),)
 
 
 def _copy_formula(grad, inputs, output, extra, needs):
@@ -517,8 +525,8 @@ def register_all() -> None:
     _register("cumsum", _cumsum_formula, (0,), save_inputs=False)
     _register("cumprod", _cumprod_formula, (0,), save_output=True)
     _register("matmul", _matmul_formula, (0, 1))
-    _register("gather", _gather_formula, (0,), keep=(2,))
-    _register("index_get", _index_get_formula, (0,), keep=(1,))
+    _register("gather", _gather_formula, (0,), save_inputs=False, keep=(2,))
+    _register("index_get", _index_get_formula, (0,), save_inputs=False, keep=(1,))
     _register("copy_", _copy_formula, (0,), save_inputs=False, inplace=True)
     _register("where", _where_formula, (1, 2), save_inputs=False, keep=(0,))
     _register("scatter_", _scatter_formula, (-1, 2), save_inputs=False, inplace=True, keep=(1,))

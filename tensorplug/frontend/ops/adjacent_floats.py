@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
-from ._common import check_same_device, write_out
+from ._common import on_common_device, write_out
 from ._composite import composite
 from ._pointwise_args import check_tensor, inplace_variant, refuse_complex, result_dtype_of
 from .copying import to_dtype
@@ -68,7 +68,8 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     dtype = result_dtype_of(input, other)
     if not dtype.is_floating_point:
         raise NotImplementedError(f"nextafter(): not implemented for '{_TORCH_NAMES.get(dtype.name, dtype.name)}'")
-    check_same_device("nextafter", input, other)
+    # An elementwise op: a 0-d CPU operand joins another device's tensor, as in PyTorch.
+    input, other = on_common_device("nextafter", input, other)
     shape = broadcast_shapes(input._shape, other._shape, op="nextafter")
     a, b = (to_dtype(x, dtype).expand(shape) for x in (input, other))
     return write_out("nextafter", out, _nextafter(a, b))

@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
-from ._common import check_same_device
+from ._common import check_same_device, on_common_device
 from ._composite import composite
 
 __all__ = ["isclose", "allclose", "equal"]
@@ -34,11 +34,10 @@ def _isclose(input: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: 
     return close | (UNARY["isfinite"](actual) & (actual <= allowed))
 
 
-def _check_pair(op: str, input, other) -> None:
+def _check_types(op: str, input, other) -> None:
     for name, value in (("input", input), ("other", other)):
         if not isinstance(value, Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(value).__name__}")
-    check_same_device(op, input, other)
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
@@ -48,7 +47,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     >>> tp.isclose(tp.tensor([1.0, 2.0]), tp.tensor([1.0 + 1e-9, 2.1])).tolist()
     [True, False]
     """
-    _check_pair("isclose", input, other)
+    _check_types("isclose", input, other)
+    # Elementwise, so a 0-d CPU tensor joins another device's tensor (PyTorch's isclose is
+    # composite over elementwise ops); equal() is not elementwise and keeps one device.
+    input, other = on_common_device("isclose", input, other)
     if input._dtype is not other._dtype:
         raise RuntimeError(f"isclose(): {input._dtype.name} did not match {other._dtype.name} (input and other must "
                            f"have the same dtype)")
@@ -68,7 +70,8 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def equal(input: Tensor, other: Tensor) -> bool:
     """True if the two tensors have the same shape and the same values (NaN is never equal;
     values compare after type promotion, so ``1 == 1.0``)."""
-    _check_pair("equal", input, other)
+    _check_types("equal", input, other)
+    check_same_device("equal", input, other)
     if input._shape != other._shape:
         return False
     if input.numel() == 0:
