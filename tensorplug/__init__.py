@@ -11,7 +11,8 @@ from . import backends, dispatcher
 from .frontend import autograd
 from .frontend import fallback as _fallback, kernel_checks as _kernel_checks  # the registry's CPU fallback and check mode
 from .frontend import methods as _methods  # attaches Tensor methods and operators
-from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
+from .frontend.autograd.functional import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
     bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16, float32, float64,
@@ -123,6 +124,7 @@ from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.
     chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
+from . import _dynamo, _inductor  # noqa: E402,F401  (their config flags, which scripts set; nothing compiles)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)
 from . import func  # noqa: E402  (torch.func's transforms, over autograd)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
@@ -148,6 +150,7 @@ from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.co
 from .nn._aten_losses import *  # noqa: E402,F401,F403  (torch.kl_div, torch.cosine_embedding_loss, ...)
 
 autograd.register_derivatives()
+from .frontend.autograd import profiler as _autograd_profiler  # noqa: E402,F401  (tp.autograd.profiler, over tp.profiler)
 
 
 def _alias_autograd_modules() -> None:

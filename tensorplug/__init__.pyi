@@ -621,6 +621,9 @@ def get_deterministic_debug_mode() -> _int:
 def get_float32_matmul_precision() -> _str:
     """See torch.get_float32_matmul_precision."""
 
+def get_num_interop_threads() -> _int:
+    """The inter-op thread count: the value set, else the machine's core count (PyTorch's default)."""
+
 def get_num_threads() -> _int:
     """See torch.get_num_threads."""
 
@@ -702,6 +705,12 @@ def instance_norm(input: Tensor, weight: Any, bias: Any, running_mean: Any, runn
 def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
 
+def is_anomaly_check_nan_enabled() -> _bool:
+    """Whether anomaly detection also checks every gradient for NaN."""
+
+def is_anomaly_enabled() -> _bool:
+    """Whether anomaly detection is on (``set_detect_anomaly`` / ``detect_anomaly``)."""
+
 def is_autocast_cache_enabled() -> _bool:
     """See torch.is_autocast_cache_enabled."""
 
@@ -722,6 +731,9 @@ def is_floating_point(input: Tensor) -> _bool:
 
 def is_grad_enabled() -> _bool:
     """See torch.is_grad_enabled."""
+
+def is_inference_mode_enabled() -> _bool:
+    """Whether this thread runs inside ``inference_mode()`` (``no_grad`` alone is not inference mode)."""
 
 def is_nonzero(input: Tensor) -> _bool:
     """Whether the single element of ``input`` is nonzero (an error for any other size)."""
@@ -1193,6 +1205,9 @@ def set_deterministic_debug_mode(debug_mode: Any) -> None:
 
 def set_float32_matmul_precision(precision: _str) -> None:
     """"highest", "high" or "medium", as PyTorch (another value warns and changes nothing)."""
+
+def set_num_interop_threads(nthreads: _int) -> None:
+    """Record the inter-op thread count; as in PyTorch, only once and only a positive int."""
 
 def set_num_threads(n: _int) -> None:
     """Threads used by CPU kernels (OpenMP and OpenBLAS together)."""

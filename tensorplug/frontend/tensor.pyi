@@ -532,6 +532,8 @@ class Tensor:
         """See torch.Tensor.is_cuda."""
     def is_floating_point(self) -> _bool:
         """See torch.Tensor.is_floating_point."""
+    def is_inference(self) -> _bool:
+        """False: tensorplug's inference_mode is no_grad and makes no inference tensors (docs/deviations.md)."""
     @property
     def is_leaf(self) -> _bool:
         """See torch.Tensor.is_leaf."""
