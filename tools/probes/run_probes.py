@@ -2,7 +2,8 @@
 and list the ones that fail, or give different results, only under tensorplug (issue 13).
 
 A batch is a Python file of functions named ``probe_*``, each taking the library module as its
-one argument (``def probe_flip(torch): ...``) and returning what the idiom computes: tensors,
+one argument (``def probe_flip(torch): ...``; an ``import torch.X`` inside a probe gives
+tensorplug's ``X`` in the tensorplug run) and returning what the idiom computes: tensors,
 numbers, strings, bools, None, or tuples/lists/dicts of them. Inputs that decide values come
 from NumPy (``probe_common.data``) because the two libraries' generators differ; idioms whose
 results are random return shapes only.
@@ -18,6 +19,7 @@ the first differing value.
 from __future__ import annotations
 
 import argparse
+import importlib.abc
 import importlib.util
 import json
 import math
@@ -70,6 +72,26 @@ def _summary(value, lib):
     return f"<{type(value).__name__}>"
 
 
+class _TorchImportsTensorplug(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Makes ``import torch.X`` / ``from torch.X import Y`` inside a probe give tensorplug's
+    ``X``: the probes' own import lines switch library as a ported script's do."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "torch" or fullname.startswith("torch."):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        module = importlib.import_module("tensorplug" + spec.name[len("torch"):])
+        self.own_spec = module.__spec__  # the import system overwrites it; exec_module puts it back
+        return module
+
+    def exec_module(self, module):
+        """The tensorplug module is already executed; only its own spec is restored (relative
+        imports inside it check it)."""
+        module.__spec__ = self.own_spec
+
+
 def run_worker(batch_path: str, library: str, only: str | None) -> dict:
     """Runs every probe of the batch under one library; returns {name: {"ok": summary} or {"error": text}}."""
     sys.path.insert(0, HERE)
@@ -79,6 +101,7 @@ def run_worker(batch_path: str, library: str, only: str | None) -> dict:
     else:
         sys.path.insert(0, ROOT)
         import tensorplug as lib
+        sys.meta_path.insert(0, _TorchImportsTensorplug())
     batch = _load_batch(batch_path)
     results = {}
     for name in sorted(n for n in vars(batch) if n.startswith("probe_")):
