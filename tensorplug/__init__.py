@@ -82,6 +82,7 @@ globals().update({k: v for k, v in _BINARY.items() if k not in ("add", "sub", "d
 globals().update(_COMPARE)
 # exp, log, pow, sum, ... with autocast's float32 policy applied before their C fast paths (issue 13).
 globals().update(_AUTOCAST_FRONTS)
+from .frontend.ops.decimal_round import round  # noqa: E402  (round(decimals=...); decimals=0 is UNARY["round"])
 multiply, subtract, divide = _BINARY["mul"], sub, div
 greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
 negative = _UNARY["neg"]
@@ -121,7 +122,8 @@ from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import distributions, linalg, random, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
-    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
+    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd,
+    top_level_matrix_power as matrix_power,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import _dynamo, _inductor  # noqa: E402,F401  (their config flags, which scripts set; nothing compiles)

@@ -161,9 +161,9 @@ def _promote_integers(a: dtype, b: dtype) -> dtype:
 _promotion = _build_promotion_table()
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
-    return _promotion[a, b]
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` convert to without losing their category."""
+    return _promotion[type1, type2]
 
 
 _default_dtype = float32

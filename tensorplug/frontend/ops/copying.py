@@ -161,14 +161,14 @@ def contiguous(t: Tensor, memory_format=None) -> Tensor:
     return clone(t, memory_format=fmt)
 
 
-def clone(t: Tensor, memory_format=None) -> Tensor:
-    """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last
+def clone(input: Tensor, memory_format=None) -> Tensor:
+    """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last
     layout) picks the copy's layout."""
-    if memory_format is None and t.is_contiguous():
-        out = empty_tensor(t._shape, t._dtype, t._device)
+    if memory_format is None and input.is_contiguous():
+        out = empty_tensor(input._shape, input._dtype, input._device)
     else:
-        out = empty_in_format(t._shape, t._dtype, t._device, _resolve_format("clone", t, memory_format))
-    COPY.lookup(keyset(t))(out, t)
+        out = empty_in_format(input._shape, input._dtype, input._device, _resolve_format("clone", input, memory_format))
+    COPY.lookup(keyset(input))(out, input)
     return out
 
 
