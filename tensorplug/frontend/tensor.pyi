@@ -280,8 +280,8 @@ class Tensor:
         """The complex conjugate as a new tensor (``input`` itself when real)."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
         """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
-    def copy_(self, src: Any, non_blocking: _bool = ...) -> Tensor:
-        """Copy ``src`` (broadcast to ``self``'s shape, converted to its dtype) into ``self``."""
+    def copy_(self, other: _TensorOrNumber, non_blocking: _bool = ...) -> Tensor:
+        """Copy ``other`` (broadcast to ``self``'s shape, converted to its dtype) into ``self`` (PyTorch 2.13 names it ``other``; its documentation still says ``src``)."""
     def copysign(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
     def copysign_(self, other: _TensorOrNumber) -> Tensor:

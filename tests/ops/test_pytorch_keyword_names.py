@@ -200,3 +200,13 @@ def test_torch_accepts_the_same_keywords(call):
     """Each spelling tensorplug now takes is one PyTorch 2.13 takes (not a tensorplug extension)."""
     eval(call, {"L": torch})
     eval(call, {"L": tp})
+
+
+def test_parameter_names_follow_torch_at_run_time():
+    """one_hot's tensor is ``input`` and copy_'s source ``other`` in PyTorch 2.13 (its copy_
+    documentation still says ``src``, which its argument parser refuses)."""
+    assert tp.nn.functional.one_hot(input=tp.tensor([2, 0]), num_classes=3).tolist() == [[0, 0, 1], [1, 0, 0]]
+    assert tp.empty(2).copy_(other=tp.tensor([1.0, 2.0])).tolist() == [1.0, 2.0]
+    if torch is not None:
+        torch.nn.functional.one_hot(input=torch.tensor([2, 0]), num_classes=3)
+        torch.empty(2).copy_(other=torch.ones(2))
