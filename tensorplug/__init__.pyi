@@ -498,7 +498,7 @@ def embedding(weight: Any, indices: Any, padding_idx: Any = ..., scale_grad_by_f
 def empty(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.empty."""
 
-def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks its layout."""
 
 def empty_strided(size: _Size, stride: Any, *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
@@ -591,7 +591,7 @@ def frombuffer(buffer: Any, *, dtype: _dtype, count: Any = ..., offset: Any = ..
 def full(size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.full."""
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.full_like."""
 
 def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ..., out: Tensor | None = ...) -> Tensor:
@@ -1005,7 +1005,7 @@ def numel(input: Tensor) -> _int:
 def ones(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.ones."""
 
-def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.ones_like."""
 
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -1071,19 +1071,19 @@ def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def rand(*sizes: _Size, size: _Size | None = ..., generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.rand."""
 
-def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.rand_like."""
 
 def randint(low: Any, high: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
 
-def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randint_like."""
 
 def randn(*sizes: _Size, size: _Size | None = ..., generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randn."""
 
-def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randn_like."""
 
 def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
@@ -1422,5 +1422,5 @@ def xlogy(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None 
 def zeros(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.zeros."""
 
-def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.zeros_like."""

@@ -250,9 +250,12 @@ def _like(input: Tensor, dtype, device):
     return (input._dtype if dtype is None else dtype), (input._device if device is None else resolve_device(device))
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format,
     which keeps a channels-last layout) picks its layout."""
+    if layout is not None:
+        factory_options.check_layout("empty_like", layout)
     dtype, dev = _like(input, dtype, device)
     if memory_format is None and (len(input._shape) < 4 or input.is_contiguous()):
         return _finish(empty_tensor(input._shape, dtype, dev), requires_grad)
@@ -262,19 +265,21 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(empty_in_format(input._shape, dtype, dev, fmt), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, 0), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, 1), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-              **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, fill_value), requires_grad)
 
 
@@ -500,21 +505,24 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(uniform_(out, generator=generator), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(normal_(out, generator=generator), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None, memory_format=None) -> Tensor:
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None, memory_format=None, layout=None,
+                 requires_grad=False, pin_memory=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-    return random_(out, low, high, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:

@@ -210,3 +210,15 @@ def test_parameter_names_follow_torch_at_run_time():
     if torch is not None:
         torch.nn.functional.one_hot(input=torch.tensor([2, 0]), num_classes=3)
         torch.empty(2).copy_(other=torch.ones(2))
+
+
+def test_like_factories_take_layout_and_pin_memory_and_refuse_unknown_keywords():
+    x = tp.ones(2, 3)
+    assert tp.zeros_like(x, layout=tp.strided, pin_memory=False).tolist() == [[0.0] * 3] * 2
+    assert tp.full_like(x, 2.0, layout=tp.strided).tolist() == [[2.0] * 3] * 2
+    assert tp.rand_like(x, layout=tp.strided).shape == (2, 3) and tp.empty_like(x, pin_memory=False).shape == (2, 3)
+    assert tp.randint_like(x, 3, requires_grad=False).shape == (2, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'size'"):
+        tp.zeros_like(x, size=3)  # used to be swallowed silently
+    with pytest.raises(NotImplementedError, match="to_sparse"):
+        tp.ones_like(x, layout=tp.sparse_coo)
