@@ -11,7 +11,8 @@ from . import backends, dispatcher
 from .frontend import autograd
 from .frontend import fallback as _fallback, kernel_checks as _kernel_checks  # the registry's CPU fallback and check mode
 from .frontend import methods as _methods  # attaches Tensor methods and operators
-from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .frontend.autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
+from .frontend.autograd.functional import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .frontend.device import device, get_default_device, set_default_device
 from .frontend.dtypes import (
     bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16, float32, float64,
@@ -82,6 +83,7 @@ globals().update({k: v for k, v in _BINARY.items() if k not in ("add", "sub", "d
 globals().update(_COMPARE)
 # exp, log, pow, sum, ... with autocast's float32 policy applied before their C fast paths (issue 13).
 globals().update(_AUTOCAST_FRONTS)
+from .frontend.ops.decimal_round import round  # noqa: E402  (round(decimals=...); decimals=0 is UNARY["round"])
 multiply, subtract, divide = _BINARY["mul"], sub, div
 greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
 negative = _UNARY["neg"]
@@ -121,9 +123,11 @@ from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import distributions, linalg, random, sparse, special  # noqa: E402
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
-    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet, svd,
+    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd,
+    top_level_matrix_power as matrix_power,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
+from . import _dynamo, _inductor  # noqa: E402,F401  (their config flags, which scripts set; nothing compiles)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)
 from . import func  # noqa: E402  (torch.func's transforms, over autograd)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
@@ -149,6 +153,7 @@ from .nn._torch_names import *  # noqa: E402,F401,F403  (torch.softmax, torch.co
 from .nn._aten_losses import *  # noqa: E402,F401,F403  (torch.kl_div, torch.cosine_embedding_loss, ...)
 
 autograd.register_derivatives()
+from .frontend.autograd import profiler as _autograd_profiler  # noqa: E402,F401  (tp.autograd.profiler, over tp.profiler)
 
 
 def _alias_autograd_modules() -> None:

@@ -163,10 +163,10 @@ def alpha_dropout(input: Tensor, p: Any, train: Any) -> Tensor:
 def alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
     """See torch.alpha_dropout_."""
 
-def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+def amax(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Tensor:
     """See torch.amax."""
 
-def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Tensor:
     """See torch.amin."""
 
 def aminmax(input: Tensor, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
@@ -178,7 +178,7 @@ def angle(input: Tensor) -> Tensor:
 def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """See torch.any."""
 
-def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
 
 def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -298,7 +298,7 @@ def broadcast_shapes(*shapes: tuple[Any, ...], op: _str = ...) -> tuple[Any, ...
 def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
     """See torch.broadcast_tensors."""
 
-def broadcast_to(input: Tensor, shape: _Size) -> Tensor:
+def broadcast_to(input: Tensor, size: _Size) -> Tensor:
     """See torch.broadcast_to."""
 
 def bucketize(input: Tensor, boundaries: Any, *, out_int32: Any = ..., right: Any = ..., out: Tensor | None = ...) -> Tensor:
@@ -355,8 +355,8 @@ def clear_autocast_cache() -> None:
 def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
 
-def clone(t: Tensor, memory_format: Any = ...) -> Tensor:
-    """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
+def clone(input: Tensor, memory_format: Any = ...) -> Tensor:
+    """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
 
 def column_stack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
     """Join along the second dim, vectors and scalars becoming columns."""
@@ -448,8 +448,8 @@ def cumulative_trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ..
 def deg2rad(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Degrees to radians (integers give the default float dtype)."""
 
-def det(A: Any, *, out: Tensor | None = ...) -> Tensor:
-    """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
+def det(input: Tensor) -> Tensor:
+    """torch.det: :func:`tp.linalg.det` under PyTorch's top-level argument name."""
 
 def diag(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
@@ -481,8 +481,8 @@ def div(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str |
 def divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
 
-def dot(input: _TensorOrNumber, other: _TensorOrNumber) -> Tensor:
-    """See torch.dot."""
+def dot(input: Tensor, tensor: Any) -> Tensor:
+    """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
 
 def dropout(input: Tensor, p: Any, train: Any) -> Tensor:
     """torch.dropout: ``F.dropout(input, p, training=train)``, every argument required."""
@@ -490,7 +490,7 @@ def dropout(input: Tensor, p: Any, train: Any) -> Tensor:
 def dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
     """See torch.dropout_."""
 
-def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+def dsplit(input: Tensor, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
     """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
 
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
@@ -502,10 +502,10 @@ def einsum(equation: _str, *operands: Any) -> Tensor:
 def embedding(weight: Any, indices: Any, padding_idx: Any = ..., scale_grad_by_freq: Any = ..., sparse: Any = ...) -> Tensor:
     """torch.embedding: the rows of ``weight`` at ``indices`` (note the order: weight first); ``padding_idx=-1`` means none, as in PyTorch's ATen op."""
 
-def empty(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def empty(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.empty."""
 
-def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks its layout."""
 
 def empty_strided(size: _Size, stride: Any, *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
@@ -532,13 +532,13 @@ def exp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def exp2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``exp2`` of ``input`` (see torch.exp2)."""
 
-def expand(input: Tensor, *sizes: _Size) -> Tensor:
+def expand(input: Tensor, *sizes: _Size, size: _Size | None = ...) -> Tensor:
     """See torch.expand."""
 
 def expm1(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``expm1`` of ``input`` (see torch.expm1)."""
 
-def eye(n: Any, m: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def eye(n: Any, m: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.eye."""
 
 def feature_alpha_dropout(input: Tensor, p: Any, train: Any) -> Tensor:
@@ -595,13 +595,13 @@ def from_numpy(array: numpy.ndarray) -> Tensor:
 def frombuffer(buffer: Any, *, dtype: _dtype, count: Any = ..., offset: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """A 1-D CPU tensor over the memory of an object with the buffer protocol (``bytes``, ``bytearray``, ``array.array``, ``memoryview``, ...): ``count`` elements of ``dtype`` (every element when -1) from byte ``offset``. Writes through either are seen by both; the tensor keeps the buffer alive."""
 
-def full(size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def full(size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.full."""
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.full_like."""
 
-def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ...) -> Tensor:
+def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ..., out: Tensor | None = ...) -> Tensor:
     """See torch.gather."""
 
 def gcd(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -627,6 +627,9 @@ def get_deterministic_debug_mode() -> _int:
 
 def get_float32_matmul_precision() -> _str:
     """See torch.get_float32_matmul_precision."""
+
+def get_num_interop_threads() -> _int:
+    """The inter-op thread count: the value set, else the machine's core count (PyTorch's default)."""
 
 def get_num_threads() -> _int:
     """See torch.get_num_threads."""
@@ -667,7 +670,7 @@ def histc(input: Tensor, bins: Any = ..., min: _TensorOrNumber = ..., max: _Tens
 def histogram(input: Tensor, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
     """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
 
-def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+def hsplit(input: Tensor, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
     """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
 
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
@@ -694,7 +697,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: _bool = ...)
 def index_reduce(input: Tensor, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
 
-def index_select(input: Tensor, dim: _Dims, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: _Dims, index: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """See torch.index_select."""
 
 def initial_seed() -> _int:
@@ -708,6 +711,12 @@ def instance_norm(input: Tensor, weight: Any, bias: Any, running_mean: Any, runn
 
 def inverse(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
+
+def is_anomaly_check_nan_enabled() -> _bool:
+    """Whether anomaly detection also checks every gradient for NaN."""
+
+def is_anomaly_enabled() -> _bool:
+    """Whether anomaly detection is on (``set_detect_anomaly`` / ``detect_anomaly``)."""
 
 def is_autocast_cache_enabled() -> _bool:
     """See torch.is_autocast_cache_enabled."""
@@ -729,6 +738,9 @@ def is_floating_point(input: Tensor) -> _bool:
 
 def is_grad_enabled() -> _bool:
     """See torch.is_grad_enabled."""
+
+def is_inference_mode_enabled() -> _bool:
+    """Whether this thread runs inside ``inference_mode()`` (``no_grad`` alone is not inference mode)."""
 
 def is_nonzero(input: Tensor) -> _bool:
     """Whether the single element of ``input`` is nonzero (an error for any other size)."""
@@ -805,7 +817,7 @@ def less_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | 
 def lgamma(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
 
-def linspace(start: Any, end: Any, steps: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def linspace(start: Any, end: Any, steps: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.linspace."""
 
 def load(f: Any, map_location: Any = ..., weights_only: _bool = ..., *, mmap: Any = ...) -> Any:
@@ -853,7 +865,7 @@ def logical_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor |
 def logit(input: Tensor, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
 
-def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale (complex ends give complex values, as PyTorch)."""
 
 def logsumexp(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
@@ -883,10 +895,10 @@ def matmul(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None
 def matrix_exp(A: Any, *, out: Tensor | None = ...) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial."""
 
-def matrix_power(A: Any, n: Any, *, out: Tensor | None = ...) -> Tensor:
-    """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
+def matrix_power(input: Tensor, n: Any, *, out: Tensor | None = ...) -> Tensor:
+    """torch.matrix_power (and Tensor.matrix_power): :func:`tp.linalg.matrix_power` under PyTorch's top-level argument name."""
 
-def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
+def max(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Any:
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: Any = ...) -> Tensor:
@@ -910,7 +922,7 @@ def median(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out:
 def meshgrid(*tensors: Any, indexing: Any = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, as broadcast views; ``indexing="xy"`` swaps the first two output dims (Cartesian), ``"ij"`` keeps the input order (matrix)."""
 
-def min(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
+def min(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Any:
     """See torch.min."""
 
 def minimum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -997,10 +1009,10 @@ def not_equal(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | N
 def numel(input: Tensor) -> _int:
     """See torch.numel."""
 
-def ones(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def ones(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.ones."""
 
-def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.ones_like."""
 
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -1015,7 +1027,7 @@ def pairwise_distance(x1: Any, x2: Any, p: Any = ..., eps: Any = ..., keepdim: _
 def pdist(input: Tensor, p: Any = ...) -> Tensor:
     """The p-norm distance of each pair of rows of an (N, M) input: N (N - 1) / 2 values. The gradient at a zero distance is 0, as PyTorch's."""
 
-def permute(input: Tensor, *dims: Any) -> Tensor:
+def permute(input: Tensor, *order: Any, dims: Any = ...) -> Tensor:
     """See torch.permute."""
 
 def pinverse(input: Tensor, rcond: Any = ...) -> Tensor:
@@ -1051,8 +1063,8 @@ def prelu(input: Tensor, weight: Any) -> Tensor:
 def prod(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s dtype, as :func:`sum`."""
 
-def promote_types(a: _dtype, b: _dtype) -> _dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
+def promote_types(type1: _dtype, type2: _dtype) -> _dtype:
+    """The smallest dtype both ``type1`` and ``type2`` convert to without losing their category."""
 
 def put(input: Tensor, index: Any, source: Any, accumulate: _bool = ...) -> Tensor:
     """``input`` with ``source`` written (added, with ``accumulate``) at the flat positions ``index`` of the row-major ``input`` (negative ones count from the end)."""
@@ -1063,25 +1075,25 @@ def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..
 def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Radians to degrees (integers give the default float dtype)."""
 
-def rand(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def rand(*sizes: _Size, size: _Size | None = ..., generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.rand."""
 
-def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def rand_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.rand_like."""
 
-def randint(low: Any, high: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def randint(low: Any, high: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
 
-def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def randint_like(input: Tensor, low: Any = ..., high: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randint_like."""
 
-def randn(*size: _Size, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def randn(*sizes: _Size, size: _Size | None = ..., generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randn."""
 
-def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ...) -> Tensor:
+def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., generator: _Generator | None = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.randn_like."""
 
-def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a composite over ``random_`` and ``sort``, so every backend has it)."""
 
 def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
@@ -1111,7 +1123,7 @@ def repeat(input: Tensor, *sizes: _Size) -> Tensor:
 def repeat_interleave(input: Tensor, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ..., axis: _Dims | None = ...) -> Tensor:
     """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
 
-def reshape(input: Tensor, *shape: _Size) -> Tensor:
+def reshape(input: Tensor, *sizes: _Size, shape: _Size | None = ...) -> Tensor:
     """A view when the strides allow it, else a contiguous copy."""
 
 def resolve_conj(input: Tensor) -> Tensor:
@@ -1129,8 +1141,8 @@ def roll(input: Tensor, shifts: Any, dims: Any = ...) -> Tensor:
 def rot90(input: Tensor, k: _int = ..., dims: Any = ...) -> Tensor:
     """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first dim's direction towards the second's."""
 
-def round(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
-    """Elementwise ``round`` of ``input`` (see torch.round)."""
+def round(input: Tensor, *, decimals: _int = ..., out: Tensor | None = ...) -> Tensor:
+    """Round to ``decimals`` decimal places (half to even)."""
 
 def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
     """Alias of :func:`vstack`."""
@@ -1189,8 +1201,8 @@ def set_autocast_dtype(device_type: _str, dtype: _dtype) -> None:
 def set_autocast_enabled(device_type: _str, enabled: _bool) -> None:
     """Turn autocast on or off for ``device_type`` in this thread without a context (PyTorch's ``torch.set_autocast_enabled``; the ``autocast`` context is the usual way)."""
 
-def set_default_device(d: Any) -> None:
-    """Make factories create tensors on ``d`` when no ``device=`` is given."""
+def set_default_device(device: _DeviceLike) -> None:
+    """Make factories create tensors on ``device`` when no ``device=`` is given."""
 
 def set_default_dtype(d: _dtype) -> None:
     """Set the dtype of Python floats and of float factories (float32 or float64, as PyTorch)."""
@@ -1200,6 +1212,9 @@ def set_deterministic_debug_mode(debug_mode: Any) -> None:
 
 def set_float32_matmul_precision(precision: _str) -> None:
     """"highest", "high" or "medium", as PyTorch (another value warns and changes nothing)."""
+
+def set_num_interop_threads(nthreads: _int) -> None:
+    """Record the inter-op thread count; as in PyTorch, only once and only a positive int."""
 
 def set_num_threads(n: _int) -> None:
     """Threads used by CPU kernels (OpenMP and OpenBLAS together)."""
@@ -1285,8 +1300,8 @@ def sum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: 
 def svd(input: Tensor, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
     """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
 
-def swapaxes(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
-    """See torch.swapaxes."""
+def swapaxes(input: Tensor, axis0: Any, axis1: Any) -> Tensor:
+    """``transpose`` under NumPy's name, with NumPy's (and PyTorch's) argument names."""
 
 def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """See torch.swapdims."""
@@ -1306,10 +1321,10 @@ def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``tanh`` of ``input`` (see torch.tanh)."""
 
-def tensor(data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
+def tensor(data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors); ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
+def tensor_split(input: Tensor, indices_or_sections: Any = ..., dim: _Dims = ..., axis: _Dims | None = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Tensor, ...]:
     """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
 
 def tensordot(a: Any, b: Any, dims: Any = ..., out: Tensor | None = ...) -> Tensor:
@@ -1399,7 +1414,7 @@ def view_as_complex(input: Tensor) -> Tensor:
 def view_as_real(input: Tensor) -> Tensor:
     """A real view of complex ``input``: shape ``input.shape + (2,)``, the last dim holding the real and imaginary parts (it shares storage with ``input``)."""
 
-def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]:
+def vsplit(input: Tensor, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
     """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
 
 def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
@@ -1411,8 +1426,8 @@ def where(condition: Any, input: _TensorOrNumber | None = ..., other: _TensorOrN
 def xlogy(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
 
-def zeros(*size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def zeros(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.zeros."""
 
-def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., **ignored: Any) -> Tensor:
+def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.zeros_like."""

@@ -1,5 +1,5 @@
-"""Global switches PyTorch scripts set in their first lines: deterministic algorithms and the
-float32 matmul precision.
+"""Global switches PyTorch scripts set in their first lines: deterministic algorithms, the
+float32 matmul precision and the inter-op thread count.
 
 tensorplug keeps them with PyTorch's names, values and validation, but no kernel reads them:
 every tensorplug kernel computes float32 matmuls in float32 (never TF32 or bfloat16 passes), and
@@ -12,13 +12,18 @@ import warnings
 __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
-    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "set_num_interop_threads",
+    "get_num_interop_threads",
 ]
 
 _deterministic = False
 _warn_only = False
 _MATMUL_PRECISIONS = ("highest", "high", "medium")
 _matmul_precision = "highest"
+# PyTorch's pool for running independent ops concurrently (TorchScript forks); tensorplug runs
+# ops one after another, so the count is only kept for the scripts that set and print it.
+_interop_threads: int | None = None
+_interop_threads_set = False
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -69,3 +74,23 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _matmul_precision
+
+
+def set_num_interop_threads(nthreads: int) -> None:
+    """Record the inter-op thread count; as in PyTorch, only once and only a positive int."""
+    global _interop_threads, _interop_threads_set
+    if isinstance(nthreads, bool) or not isinstance(nthreads, int):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got {type(nthreads).__name__}")
+    if nthreads <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _interop_threads_set:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _interop_threads, _interop_threads_set = nthreads, True
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count: the value set, else the machine's core count (PyTorch's default)."""
+    import os
+
+    return _interop_threads if _interop_threads is not None else (os.cpu_count() or 1)

@@ -10,10 +10,10 @@ from ._registry import (
     reset_fallback_stats, set_check_kernels, status,
 )
 from .api import CONTRACT_VERSION, PRIMITIVES, Backend
-from . import cuda, cudnn, mps  # PyTorch's flag modules: tp.backends.cudnn.benchmark, ...
+from . import cuda, cudnn, mkldnn, mps, opt_einsum  # PyTorch's flag modules: tp.backends.cudnn.benchmark, ...
 
 __all__ = [
     "CONTRACT_VERSION", "PRIMITIVES", "Backend", "BackendStatus", "FallbackWarning", "backend_for", "check_kernels_enabled",
     "fallback_stats", "plugin_manager", "ready_backends", "reset_fallback_stats", "set_check_kernels", "status",
-    "cuda", "cudnn", "mps",
+    "cuda", "cudnn", "mkldnn", "mps", "opt_einsum",
 ]

@@ -13,11 +13,18 @@ import datetime
 import importlib.util
 import sys
 
-from . import _group
+import os
+
+from . import _group, constants
 from ._group import GroupMember, ProcessGroup
+from .backend_names import Backend
 from .collectives import (
-    ReduceOp, Work, all_gather, all_gather_into_tensor, all_gather_object, all_reduce, barrier, broadcast,
-    broadcast_object_list, irecv, isend, recv, reduce, reduce_scatter_tensor, send,
+    P2POp, ReduceOp, Work, all_gather, all_gather_into_tensor, all_gather_object, all_gather_single, all_reduce,
+    barrier, batch_isend_irecv, broadcast, broadcast_object_list, irecv, isend, monitored_barrier, recv, reduce,
+    reduce_scatter_single, reduce_scatter_tensor, send,
+)
+from .rooted_and_exchange import (
+    all_to_all, all_to_all_single, gather, gather_object, reduce_scatter, scatter, scatter_object_list,
 )
 
 __all__ = [
@@ -25,7 +32,14 @@ __all__ = [
     "is_nccl_available", "get_rank", "get_world_size", "get_backend", "new_group", "ReduceOp", "Work", "GroupMember",
     "ProcessGroup", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
     "reduce_scatter_tensor", "barrier", "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list",
+    "all_gather_single", "reduce_scatter_single", "reduce_scatter", "gather", "scatter", "gather_object",
+    "scatter_object_list", "all_to_all", "all_to_all_single", "monitored_barrier", "P2POp", "batch_isend_irecv",
+    "Backend", "group", "constants", "is_gloo_available", "is_torchelastic_launched", "get_global_rank",
+    "get_process_group_ranks", "get_node_local_rank",
 ]
+
+# ``dist.group.WORLD``: PyTorch's second spelling of ``GroupMember.WORLD`` (the default group).
+group = GroupMember
 
 # "gloo" is PyTorch's CPU engine; scripts that ask for it get MPI, which carries every device here.
 _MPI_NAMES = ("mpi", "gloo")
@@ -38,6 +52,16 @@ def is_available() -> bool:
 
 def is_mpi_available() -> bool:
     return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_gloo_available() -> bool:
+    """Whether ``backend="gloo"`` works: it runs on MPI here, so when mpi4py is installed."""
+    return is_mpi_available()
+
+
+def is_torchelastic_launched() -> bool:
+    """Whether torchrun (torchelastic) started this process: it sets TORCHELASTIC_RUN_ID."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
 def is_nccl_available() -> bool:
@@ -68,7 +92,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     (``mpiexec -n N``); ``world_size``/``rank``, when given, must match it.
     """
     if _group.world() is not None:
-        raise RuntimeError("trying to initialize the default process group twice")
+        raise ValueError("trying to initialize the default process group twice")
     name = (backend or "mpi").lower()
     if name == "nccl" or "cuda:nccl" in name:
         raise RuntimeError("backend='nccl' carries CUDA tensors through NCCL, which needs the CUDA backend; it is not "
@@ -90,7 +114,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                          f"(mpiexec -n {size})")
     if rank not in (-1, None) and rank != me:
         raise ValueError(f"init_process_group: rank={rank}, but MPI gave this process rank {me}")
-    _group.set_world(ProcessGroup(comm.Dup(), list(range(size)), _timeout(timeout), "mpi"))
+    # The group answers get_backend() with the name the script asked for ("gloo" runs on MPI).
+    _group.set_world(ProcessGroup(comm.Dup(), list(range(size)), _timeout(timeout), name if name in _MPI_NAMES else "mpi"))
     if size > 1:
         _abort_all_on_uncaught_exception(MPI, me, size)
 
@@ -139,6 +164,31 @@ def get_world_size(group=None) -> int:
     _world("get_world_size")
     g = _group.resolve_group(group, "get_world_size")
     return -1 if g is None else g.size()
+
+
+def get_global_rank(group, group_rank: int) -> int:
+    """The global rank of ``group``'s member ``group_rank``."""
+    g = _group.resolve_group(group, "get_global_rank")
+    if g is None or not 0 <= group_rank < len(g.ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return g.ranks[group_rank]
+
+
+def get_process_group_ranks(group) -> list[int]:
+    """The global ranks of ``group``'s members, in group-rank order (the world's for None)."""
+    g = _group.resolve_group(group, "get_process_group_ranks")
+    return [] if g is None else list(g.ranks)
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its machine: LOCAL_RANK from the launcher, else ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
 
 
 def get_backend(group=None) -> str:

@@ -105,7 +105,8 @@ def set_world(group: ProcessGroup | None) -> None:
 
 def require_world(what: str) -> ProcessGroup:
     if _world is None:
-        raise RuntimeError(
+        # ValueError, as PyTorch raises it here (scripts catch it to fall back to one process).
+        raise ValueError(
             f"{what}: the default process group has not been initialized; call "
             "tensorplug.distributed.init_process_group() first (and launch with mpiexec -n N)"
         )

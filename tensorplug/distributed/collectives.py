@@ -9,6 +9,7 @@ never a hang or garbage.
 from __future__ import annotations
 
 import enum
+import warnings
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from ._buffers import empty_host, host_buffer
 __all__ = [
     "ReduceOp", "Work", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
     "reduce_scatter_tensor", "barrier", "send", "recv", "isend", "irecv", "all_gather_object",
-    "broadcast_object_list",
+    "broadcast_object_list", "all_gather_single", "reduce_scatter_single", "monitored_barrier", "P2POp",
+    "batch_isend_irecv", "CompletedWorkFuture",
 ]
 
 
@@ -37,7 +39,7 @@ class ReduceOp(enum.Enum):
 
 _OPS = list(ReduceOp)
 _COLLECTIVES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
-                "barrier"]
+                "barrier", "gather", "scatter", "all_to_all_single", "all_to_all"]
 _DTYPES = [_dt.bool, _dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.float16, _dt.bfloat16, _dt.float32,
            _dt.float64]
 
@@ -82,8 +84,48 @@ class Work:
     def is_success(self) -> bool:
         return self.is_completed()
 
+    def get_future(self) -> "CompletedWorkFuture":
+        """A future whose ``wait()`` waits for this collective (PyTorch's ``Work.get_future``)."""
+        return CompletedWorkFuture(self)
+
     def __repr__(self) -> str:
         return f"Work({self._what}, {'done' if self._done else 'in flight'})"
+
+
+class CompletedWorkFuture:
+    """What ``Work.get_future()`` returns: ``wait()``/``value()`` wait for the collective and give
+    the tensors it wrote (as a list, like PyTorch's future), ``then(fn)`` chains a callback."""
+
+    def __init__(self, work: Work, tensors: list | None = None):
+        self._work = work
+        self._tensors = tensors if tensors is not None else []
+
+    def wait(self):
+        self._work.wait()
+        return self._tensors
+
+    value = wait
+
+    def done(self) -> bool:
+        return self._work.is_completed()
+
+    def then(self, callback):
+        """A future of ``callback(self)``, run once this one is done."""
+        result = callback(self)
+        return _ValueFuture(result)
+
+
+class _ValueFuture:
+    def __init__(self, result):
+        self._result = result
+
+    def wait(self):
+        return self._result
+
+    value = wait
+
+    def done(self) -> bool:
+        return True
 
 
 def _finish_buffer(buf):
@@ -243,6 +285,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Deprecated in PyTorch 2.13 for ``all_gather_single`` (the same collective)."""
+    warnings.warn("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+                  "`torch.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(output_tensor, input_tensor, group=group, async_op=async_op)
+
+
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     """``output_tensor`` (size x the input's elements) holds every rank's input, in rank order."""
     g = _group.resolve_group(group, "all_gather_into_tensor")
     if g is None:
@@ -260,6 +309,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Deprecated in PyTorch 2.13 for ``reduce_scatter_single`` (the same collective)."""
+    warnings.warn("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                  "`torch.distributed.reduce_scatter_single` instead.", FutureWarning, stacklevel=2)
+    return reduce_scatter_single(output, input, op=op, group=group, async_op=async_op)
+
+
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``input`` (size x the output's elements) over the ranks; rank r keeps block r."""
     g = _group.resolve_group(group, "reduce_scatter_tensor")
     if g is None:
@@ -285,6 +341,16 @@ def barrier(group=None, async_op=False, device_ids=None):
         return None
     _agree(g, "barrier", None)
     return _run(g, g.comm.Ibarrier(), "barrier", [], async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False) -> None:
+    """A barrier that fails after ``timeout`` (a timedelta; the group's by default), naming the
+    group, when a rank does not arrive (every barrier here is bounded so)."""
+    g = _group.resolve_group(group, "monitored_barrier")
+    if g is None:
+        return
+    _agree(g, "barrier", None)
+    g.wait(g.comm.Ibarrier(), "monitored_barrier", timeout)
 
 
 def _point_to_point(what: str, tensor, peer, group, tag: int):
@@ -358,3 +424,27 @@ def broadcast_object_list(object_list, src=0, group=None, device=None) -> None:
         return
     root = g.group_rank(src, "broadcast_object_list")
     object_list[:] = g.comm.bcast(list(object_list) if g.rank() == root else None, root=root)
+
+
+class P2POp:
+    """One send or receive for ``batch_isend_irecv``: ``P2POp(dist.isend, tensor, peer)``."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                             "``torch.distributed.irecv``.")
+        _check_tensor("P2POp", tensor)
+        if peer is None and group_peer is None:
+            raise ValueError("P2POp: give the peer as peer (a global rank) or group_peer")
+        self.op, self.tensor, self.group, self.tag = op, tensor, group, tag
+        if peer is None:
+            g = _group.resolve_group(group, "P2POp")
+            peer = g.ranks[group_peer]
+        self.peer = peer
+
+
+def batch_isend_irecv(p2p_op_list) -> list:
+    """Starts every send and receive of the list; returns their Work handles, in order."""
+    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.")
+    return [p.op(p.tensor, p.peer, p.group, p.tag) for p in p2p_op_list]

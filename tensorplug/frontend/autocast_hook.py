@@ -57,8 +57,20 @@ def autocast_function(name: str):
     return decorate
 
 
-def autocast_front(name: str, fn: Callable):
+def _renamed(name: str, kwargs: dict, keyword_names: dict) -> dict:
+    for theirs, ours in keyword_names.items():
+        if theirs in kwargs:
+            if ours in kwargs:
+                raise TypeError(f"{name}() got multiple values for argument '{theirs}'")
+            kwargs[ours] = kwargs.pop(theirs)
+    return kwargs
+
+
+def autocast_front(name: str, fn: Callable, keyword_names: dict | None = None):
     """``fn`` behind a dispatch step in C that follows autocast's policy for ``name``.
+
+    ``keyword_names`` maps PyTorch's keyword names to ``fn``'s (``pow(exponent=2)``); only
+    calls with keywords pay for the renaming.
 
     Outside an autocast region the step resolves the call's key set, in C, to ``fn`` itself: no
     Python frame is added, so ``fn``'s own C fast path still runs. With the Autocast key in the
@@ -76,6 +88,8 @@ def autocast_front(name: str, fn: Callable):
     @functools.wraps(fn)
     def with_keywords(*args, **kwargs):
         # The C step hands calls with keyword arguments to this function.
+        if keyword_names:
+            kwargs = _renamed(name, kwargs, keyword_names)
         if local_state.include & local_state.mask & AUTOCAST_MASK:
             return under_autocast(*args, **kwargs)
         return fn(*args, **kwargs)

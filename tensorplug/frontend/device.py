@@ -94,10 +94,14 @@ def get_default_device() -> device:
     return _default_device
 
 
-def set_default_device(d) -> None:
-    """Make factories create tensors on ``d`` when no ``device=`` is given."""
+# set_default_device's argument has PyTorch's name, ``device``, which hides the class inside it.
+_device_class = device
+
+
+def set_default_device(device) -> None:
+    """Make factories create tensors on ``device`` when no ``device=`` is given."""
     global _default_device
-    _default_device = device("cpu") if d is None else device(d)
+    _default_device = _device_class("cpu") if device is None else _device_class(device)
 
 
 #: Per device type, the index a bare device type means (``tp.accelerator.set_device_index``,

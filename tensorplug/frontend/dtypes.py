@@ -202,11 +202,11 @@ def _promotion_error(a: dtype, b: dtype) -> RuntimeError:
                         f"(as in PyTorch 2.13; convert one operand first, e.g. with .to())")
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
-    found = _promotion.get((a, b))
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` convert to without losing their category."""
+    found = _promotion.get((type1, type2))
     if found is None:
-        raise _promotion_error(a, b)
+        raise _promotion_error(type1, type2)
     return found
 
 

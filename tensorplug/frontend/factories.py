@@ -10,8 +10,9 @@ import numpy as np
 
 from ..dispatcher import Operator
 from . import dtypes as _dt
+from . import factory_options
 from . import memory_format as _mf
-from .ops._common import keyset, is_number
+from .ops._common import is_number, keyset, write_out
 from .ops.copying import check_scalar_fits, copy_from_numpy, empty_in_format, fill_, to_dtype
 from .random import blocks_for, default_generator
 from .shapes import check_shape, contiguous_layout
@@ -57,8 +58,9 @@ def _nested_tensors_to_numpy(data):
     return data
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors);
+    ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
     if isinstance(data, Tensor):
         result = data.detach().to(device=device if device is not None else data._device, dtype=dtype or data._dtype, copy=True)
         return _finish(result, requires_grad)
@@ -198,18 +200,27 @@ def _factory_dtype(dtype) -> _dt.dtype:
     return _dt.get_default_dtype() if dtype is None else dtype
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
-    shape = check_shape("empty", size)
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, out=None, layout=None,
+          pin_memory=False) -> Tensor:
+    if size is not None or out is not None or layout is not None or pin_memory:
+        sizes, dtype, device = factory_options.resolve("empty", sizes, size, dtype, device, out, layout, pin_memory)
+    shape = check_shape("empty", sizes)
     dtype, dev = _factory_dtype(dtype), resolve_device(device)
     if memory_format is None:
-        return _finish(empty_tensor(shape, dtype, dev), requires_grad)
+        result = _finish(empty_tensor(shape, dtype, dev), requires_grad)
+        return result if out is None else _into("empty", out, result)
     fmt = _mf.check_memory_format("empty", memory_format)
     if fmt is _mf.preserve_format:
         raise RuntimeError("empty(): unsupported memory format preserve_format")
-    return _finish(empty_in_format(shape, dtype, dev, fmt), requires_grad)
+    return _into("empty", out, _finish(empty_in_format(shape, dtype, dev, fmt), requires_grad))
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False) -> Tensor:
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("full", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("full", out, full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad))
     shape = check_shape("full", (size,) if isinstance(size, int) else tuple(size))
     if dtype is None:
         is_scalar = is_number(fill_value) or isinstance(fill_value, (complex, np.complexfloating))
@@ -218,23 +229,39 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _finish(fill_(t, fill_value), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    shape = check_shape("zeros", size)
-    return _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 0), requires_grad)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False) -> Tensor:
+    if size is not None or out is not None or layout is not None or pin_memory:
+        sizes, dtype, device = factory_options.resolve("zeros", sizes, size, dtype, device, out, layout, pin_memory)
+    shape = check_shape("zeros", sizes)
+    result = _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 0), requires_grad)
+    return result if out is None else _into("zeros", out, result)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    shape = check_shape("ones", size)
-    return _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 1), requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False) -> Tensor:
+    if size is not None or out is not None or layout is not None or pin_memory:
+        sizes, dtype, device = factory_options.resolve("ones", sizes, size, dtype, device, out, layout, pin_memory)
+    shape = check_shape("ones", sizes)
+    result = _finish(fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 1), requires_grad)
+    return result if out is None else _into("ones", out, result)
+
+
+def _into(op: str, out, result: Tensor) -> Tensor:
+    """``result``, or, given ``out=``, ``out`` holding it (resized as PyTorch resizes it)."""
+    return result if out is None else write_out(op, out, result)
 
 
 def _like(input: Tensor, dtype, device):
     return (input._dtype if dtype is None else dtype), (input._device if device is None else resolve_device(device))
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format,
     which keeps a channels-last layout) picks its layout."""
+    if layout is not None:
+        factory_options.check_layout("empty_like", layout)
     dtype, dev = _like(input, dtype, device)
     if memory_format is None and (len(input._shape) < 4 or input.is_contiguous()):
         return _finish(empty_tensor(input._shape, dtype, dev), requires_grad)
@@ -244,24 +271,31 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(empty_in_format(input._shape, dtype, dev, fmt), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, 0), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, 1), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-              **ignored) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(fill_(out, fill_value), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+           pin_memory=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("arange", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("arange", out, arange(start, end, step, dtype=dtype, device=device, requires_grad=requires_grad))
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):
@@ -304,21 +338,37 @@ def _spaced(op: str, start, end, steps, dtype):
     return np.linspace(float(start), float(end), steps, dtype=np.float64), dtype
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+             pin_memory=False) -> Tensor:
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("linspace", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("linspace", out, linspace(start, end, steps, dtype=dtype, device=device,
+                                                   requires_grad=requires_grad))
     values, dtype = _spaced("linspace", start, end, steps, dtype)
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+             pin_memory=False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale
     (complex ends give complex values, as PyTorch)."""
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("logspace", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("logspace", out, logspace(start, end, steps, base, dtype=dtype, device=device,
+                                                   requires_grad=requires_grad))
     exponents, dtype = _spaced("logspace", start, end, steps, dtype)
     base = float(base)
     values = np.power(base if exponents.dtype.kind == "f" else complex(base), exponents)
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("eye", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("eye", out, eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad))
     m = n if m is None else m
     shape = check_shape("eye", (n, m))
     t = fill_(empty_tensor(shape, _factory_dtype(dtype), resolve_device(device)), 0)
@@ -405,20 +455,34 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
     return _random_fill(RANDINT, self, generator, 4 if span <= 2**32 else 2, from_, to)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    shape = check_shape("rand", size)
-    out = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
-    return _finish(uniform_(out, generator=generator), requires_grad)
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False) -> Tensor:
+    if size is not None or out is not None or layout is not None or pin_memory:
+        sizes, dtype, device = factory_options.resolve("rand", sizes, size, dtype, device, out, layout, pin_memory)
+    shape = check_shape("rand", sizes)
+    values = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
+    result = _finish(uniform_(values, generator=generator), requires_grad)
+    return result if out is None else _into("rand", out, result)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    shape = check_shape("randn", size)
-    out = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
-    return _finish(normal_(out, generator=generator), requires_grad)
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False) -> Tensor:
+    if size is not None or out is not None or layout is not None or pin_memory:
+        sizes, dtype, device = factory_options.resolve("randn", sizes, size, dtype, device, out, layout, pin_memory)
+    shape = check_shape("randn", sizes)
+    values = empty_tensor(shape, _factory_dtype(dtype), resolve_device(device))
+    result = _finish(normal_(values, generator=generator), requires_grad)
+    return result if out is None else _into("randn", out, result)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+            layout=None, pin_memory=False) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("randint", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("randint", out, randint(low, high, size, generator=generator, dtype=dtype, device=device,
+                                                 requires_grad=requires_grad))
     if size is None:
         if high is None:
             raise TypeError("randint(): missing required argument 'size'")
@@ -430,9 +494,15 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+             pin_memory=False) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a
     composite over ``random_`` and ``sort``, so every backend has it)."""
+    if out is not None or layout is not None or pin_memory:
+        _, dtype, device = factory_options.resolve("randperm", (), None, dtype, device, out, layout, pin_memory)
+        if out is not None:
+            return _into("randperm", out, randperm(n, generator=generator, dtype=dtype, device=device,
+                                                   requires_grad=requires_grad))
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"randperm(): n must be a non-negative integer, got {n!r}")
     keys = random_(empty_tensor((n,), _dt.int64, resolve_device(device)), 0, 1 << 62, generator=generator)
@@ -441,21 +511,24 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
+              pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(uniform_(out, generator=generator), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
+               pin_memory=False) -> Tensor:
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
     return _finish(normal_(out, generator=generator), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None, memory_format=None) -> Tensor:
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None, memory_format=None, layout=None,
+                 requires_grad=False, pin_memory=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-    return random_(out, low, high, generator=generator)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 
 from . import dtypes as _dt
-from . import factories, legacy, printing, shared_memory, storage, views
-from .ops import copying, indexing, linalg, reductions
+from . import factories, factory_options, legacy, printing, shared_memory, storage, views
+from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
 from .ops.autocast_fronts import FRONTS
@@ -161,10 +161,10 @@ def _item(self):
     return _host_values(self).reshape(()).item()
 
 
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
-    shape = size[0] if len(size) == 1 else None
-    if shape.__class__ is tuple and dtype is None and device is None and not requires_grad:
+    shape = sizes[0] if len(sizes) == 1 else None
+    if shape.__class__ is tuple and dtype is None and device is None and not requires_grad and layout is None:
         # A shape tuple of sizes and nothing else (how fused kernels allocate their results):
         # check_shape's rules inline, without factories.empty's device and dtype resolution.
         count = 1
@@ -175,7 +175,30 @@ def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         else:
             if count <= MAX_NUMEL:
                 return empty_tensor(shape, self._dtype, self._device)
-    return factories.empty(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    return factories.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self._device,
+                           requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def _new_filled(factory):
+    def new(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return factory(*sizes, size=size, dtype=dtype or self._dtype, device=device or self._device,
+                       requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+    new.__name__ = new.__qualname__ = "new_" + factory.__name__
+    new.__doc__ = f"A tensor of {factory.__name__} with this tensor's dtype and device unless given."
+    return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device unless given."""
+    return factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device,
+                          requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A tensor of ``data``, with this tensor's dtype and device unless given."""
+    factory_options.check_layout("new_tensor", layout)
+    return factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
 
 def _tolist(self):
@@ -280,6 +303,31 @@ def _pin_memory(self, device=None):
     return copying.clone(self)
 
 
+def _div_inplace_with_rounding(div_inplace):
+    def div_(self, other, *, rounding_mode=None):
+        """In-place division; ``rounding_mode`` ("trunc" or "floor") as ``div``'s."""
+        if rounding_mode is None:
+            return div_inplace(self, other)
+        return write_inplace("div_", self, div(copying.inplace_source(self), other, rounding_mode=rounding_mode))
+
+    return div_
+
+
+def _keyword_names(op: str, func, renames: dict):
+    """``func`` also taking PyTorch's names for its parameters (``renames``: PyTorch's -> ours)."""
+    def with_names(*args, **kwargs):
+        for theirs, ours in renames.items():
+            if theirs in kwargs:
+                if ours in kwargs:
+                    raise TypeError(f"{op}() got multiple values for argument '{theirs}'")
+                kwargs[ours] = kwargs.pop(theirs)
+        return func(*args, **kwargs)
+
+    with_names.__name__ = with_names.__qualname__ = op
+    with_names.__doc__ = func.__doc__
+    return with_names
+
+
 def _attach() -> None:
     T = Tensor
     for name, func in BINARY.items():
@@ -292,7 +340,13 @@ def _attach() -> None:
         setattr(T, name, func)
         setattr(T, name + "_", _inplace_unary(name))
     T.add, T.sub, T.div, T.true_divide, T.divide = add, sub, div, div, div
-    T.true_divide_ = T.divide_ = T.div_
+    T.true_divide_ = T.divide_ = T.div_ = _div_inplace_with_rounding(T.div_)
+    # PyTorch's keyword spellings of round and pow (round(decimals=2), pow(exponent=2)); the
+    # positional calls go straight to the ops as before.
+    T.round = decimal_round.round_method
+    round_inplace = T.round_
+    T.round_ = lambda self, *, decimals=0: round_inplace(self) if decimals == 0 else decimal_round.round_decimals_(self, decimals)
+    T.pow_ = _keyword_names("pow_", T.pow_, {"exponent": "other"})
     T.subtract, T.multiply = sub, BINARY["mul"]
     add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
     # alpha == 1 (an optimizer's p.add_(update)) skips _scaled's frame.
@@ -392,10 +446,8 @@ def _attach() -> None:
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty = _new_empty
-    T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.zeros(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: factories.ones(*size, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: factories.full(size, fill_value, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: factories.tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
+    T.new_full, T.new_tensor = _new_full, _new_tensor
 
     # Complex numbers (docs/complex.md): real and imag are views, settable as in PyTorch.
     from . import complex as _complex

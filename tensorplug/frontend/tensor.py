@@ -117,6 +117,10 @@ class Tensor:
     def is_complex(self) -> bool:
         return self._dtype.is_complex
 
+    def is_inference(self) -> bool:
+        """False: tensorplug's inference_mode is no_grad and makes no inference tensors (docs/deviations.md)."""
+        return False
+
     @property
     def is_cpu(self) -> bool:
         return self._device.type == "cpu"

@@ -142,9 +142,9 @@ class Tensor:
         """See torch.Tensor.all."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
         """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
-    def amax(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    def amax(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Tensor:
         """See torch.Tensor.amax."""
-    def amin(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    def amin(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Tensor:
         """See torch.Tensor.amin."""
     def aminmax(self, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """``(min, max)`` of ``input``, over ``dim`` or over every element."""
@@ -240,7 +240,7 @@ class Tensor:
         """See torch.Tensor.bmm."""
     def bool(self) -> Tensor:
         """See torch.Tensor.bool."""
-    def broadcast_to(self, shape: _Size) -> Tensor:
+    def broadcast_to(self, size: _Size) -> Tensor:
         """See torch.Tensor.broadcast_to."""
     def byte(self) -> Tensor:
         """See torch.Tensor.byte."""
@@ -273,15 +273,15 @@ class Tensor:
     def clip_(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ...) -> Tensor:
         """In-place version of ``clip``."""
     def clone(self, memory_format: Any = ...) -> Tensor:
-        """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
+        """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
     def conj(self) -> Tensor:
         """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
     def conj_physical(self) -> Tensor:
         """The complex conjugate as a new tensor (``input`` itself when real)."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
         """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
-    def copy_(self, src: Any, non_blocking: _bool = ...) -> Tensor:
-        """Copy ``src`` (broadcast to ``self``'s shape, converted to its dtype) into ``self``."""
+    def copy_(self, other: _TensorOrNumber, non_blocking: _bool = ...) -> Tensor:
+        """Copy ``other`` (broadcast to ``self``'s shape, converted to its dtype) into ``self`` (PyTorch 2.13 names it ``other``; its documentation still says ``src``)."""
     def copysign(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``copysign`` of ``input`` and ``other`` with broadcasting (see torch.copysign)."""
     def copysign_(self, other: _TensorOrNumber) -> Tensor:
@@ -329,8 +329,8 @@ class Tensor:
         """Degrees to radians (integers give the default float dtype)."""
     def deg2rad_(self, *, out: Tensor | None = ...) -> Tensor:
         """Degrees to radians (integers give the default float dtype)."""
-    def det(self, *, out: Tensor | None = ...) -> Tensor:
-        """The determinant of each square matrix in ``A``; differentiable also where ``A`` is singular (through the SVD)."""
+    def det(self) -> Tensor:
+        """torch.det: :func:`tp.linalg.det` under PyTorch's top-level argument name."""
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage and version counter, outside the graph."""
     def detach_(self) -> Tensor:
@@ -360,17 +360,17 @@ class Tensor:
         """The p-norm of ``input - other`` (broadcast), over every element."""
     def div(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
         """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
-    def div_(self, other: _TensorOrNumber) -> Tensor:
-        """In-place version of ``div``."""
+    def div_(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ...) -> Tensor:
+        """In-place division; ``rounding_mode`` ("trunc" or "floor") as ``div``'s."""
     def divide(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
         """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
-    def divide_(self, other: _TensorOrNumber) -> Tensor:
-        """In-place version of ``divide``."""
-    def dot(self, other: _TensorOrNumber) -> Tensor:
-        """See torch.Tensor.dot."""
+    def divide_(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ...) -> Tensor:
+        """In-place division; ``rounding_mode`` ("trunc" or "floor") as ``div``'s."""
+    def dot(self, tensor: Any) -> Tensor:
+        """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
     def double(self) -> Tensor:
         """See torch.Tensor.double."""
-    def dsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+    def dsplit(self, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
         """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
     @property
     def dtype(self) -> Any:
@@ -403,7 +403,7 @@ class Tensor:
         """In-place version of ``exp2``."""
     def exp_(self) -> Tensor:
         """In-place version of ``exp``."""
-    def expand(self, *sizes: _Size) -> Tensor:
+    def expand(self, *sizes: _Size, size: _Size | None = ...) -> Tensor:
         """See torch.Tensor.expand."""
     def expand_as(self, other: Tensor) -> Tensor:
         """See torch.Tensor.expand_as."""
@@ -415,7 +415,7 @@ class Tensor:
         """See torch.Tensor.fill_."""
     def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
         """See torch.Tensor.flatten."""
-    def flip(self, *dims: Any) -> Tensor:
+    def flip(self, *order: Any, dims: Any = ...) -> Tensor:
         """A copy of ``input`` with the order of elements reversed along ``dims``."""
     def fliplr(self) -> Tensor:
         """See torch.Tensor.fliplr."""
@@ -449,7 +449,7 @@ class Tensor:
         """In-place version of ``frac``."""
     def frexp(self, *, out: Tensor | None = ...) -> Tensor:
         """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The mantissa's gradient is ``2 ** -exponent``, as PyTorch's."""
-    def gather(self, dim: _Dims, index: Tensor, *, sparse_grad: Any = ...) -> Tensor:
+    def gather(self, dim: _Dims, index: Tensor, *, sparse_grad: Any = ..., out: Tensor | None = ...) -> Tensor:
         """See torch.Tensor.gather."""
     def gcd(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``)."""
@@ -479,7 +479,7 @@ class Tensor:
         """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's range when ``min == max``); values outside the range, and NaN, are not counted."""
     def histogram(self, bins: Any, *, range: Any = ..., weight: Any = ..., density: _bool = ..., out: Tensor | None = ...) -> tuple[Any, ...]:
         """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``; each bin holds its left edge, the last its right edge too."""
-    def hsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+    def hsplit(self, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
         """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count must divide that dim."""
     def hypot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
@@ -510,7 +510,7 @@ class Tensor:
         """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
     def index_reduce_(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
         """In-place ``index_reduce``: ``self`` receives the result."""
-    def index_select(self, dim: _Dims, index: Tensor) -> Tensor:
+    def index_select(self, dim: _Dims, index: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """See torch.Tensor.index_select."""
     def inner(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """The sum of products over the last dim of both tensors (no conjugate): the result has shape ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
@@ -532,6 +532,8 @@ class Tensor:
         """See torch.Tensor.is_cuda."""
     def is_floating_point(self) -> _bool:
         """See torch.Tensor.is_floating_point."""
+    def is_inference(self) -> _bool:
+        """False: tensorplug's inference_mode is no_grad and makes no inference tensors (docs/deviations.md)."""
     @property
     def is_leaf(self) -> _bool:
         """See torch.Tensor.is_leaf."""
@@ -680,7 +682,7 @@ class Tensor:
         """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial."""
     def matrix_power(self, n: Any, *, out: Tensor | None = ...) -> Tensor:
         """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the identity for 0), by repeated squaring."""
-    def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
+    def max(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Any:
         """``max(input)``: the largest value; ``max(input, dim)``: (values, indices); ``max(input, other)``: the elementwise maximum."""
     def maximum(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``maximum`` of ``input`` and ``other`` with broadcasting (see torch.maximum)."""
@@ -690,7 +692,7 @@ class Tensor:
         """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be castable to, so not an integer one)."""
     def median(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives (values, indices). A line containing NaN has median NaN."""
-    def min(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
+    def min(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, other: _TensorOrNumber | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Any:
         """See torch.Tensor.min."""
     def minimum(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``minimum`` of ``input`` and ``other`` with broadcasting (see torch.minimum)."""
@@ -750,16 +752,16 @@ class Tensor:
         """In-place version of ``neg``."""
     def nelement(self) -> _int:
         """See torch.Tensor.nelement."""
-    def new_empty(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+    def new_empty(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
-    def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-        """See torch.Tensor.new_full."""
-    def new_ones(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-        """See torch.Tensor.new_ones."""
-    def new_tensor(self, data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-        """See torch.Tensor.new_tensor."""
-    def new_zeros(self, *size: _Size, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
-        """See torch.Tensor.new_zeros."""
+    def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device unless given."""
+    def new_ones(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """A tensor of ones with this tensor's dtype and device unless given."""
+    def new_tensor(self, data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """A tensor of ``data``, with this tensor's dtype and device unless given."""
+    def new_zeros(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """A tensor of zeros with this tensor's dtype and device unless given."""
     def nextafter(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
     def nextafter_(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -778,7 +780,7 @@ class Tensor:
         """See torch.Tensor.numpy."""
     def outer(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
-    def permute(self, *dims: Any) -> Tensor:
+    def permute(self, *order: Any, dims: Any = ...) -> Tensor:
         """See torch.Tensor.permute."""
     def pin_memory(self, device: _DeviceLike | None = ...) -> Tensor:
         """A copy of a CPU tensor, as PyTorch's pin_memory gives; the copy is ordinary memory here (tensorplug has no page-locked host memory, and its devices copy from any host memory)."""
@@ -790,7 +792,7 @@ class Tensor:
         """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
     def pow(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``pow`` of ``input`` and ``other`` with broadcasting (see torch.pow)."""
-    def pow_(self, other: _TensorOrNumber) -> Tensor:
+    def pow_(self, **kwargs: Any) -> Tensor:
         """In-place version of ``pow``."""
     def prelu(self, weight: Any) -> Tensor:
         """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1 of ``input``)."""
@@ -833,7 +835,7 @@ class Tensor:
         """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm``, scaled to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the other slices unchanged."""
     def renorm_(self, p: Any, dim: _Dims, maxnorm: Any) -> Tensor:
         """In-place :func:`renorm`."""
-    def repeat(self, *sizes: _Size) -> Tensor:
+    def repeat(self, *sizes: _Size, repeats: Any = ...) -> Tensor:
         """``input`` repeated ``sizes[i]`` times along each dim (new leading dims when sizes is longer)."""
     def repeat_interleave(self, repeats: Any = ..., dim: _Dims | None = ..., *, output_size: Any = ..., axis: _Dims | None = ...) -> Tensor:
         """Each slice along ``dim`` repeated ``repeats`` times in place (one count, or one per slice); the input is flattened when ``dim`` is None. ``repeat_interleave(counts)`` alone repeats each index ``i`` ``counts[i]`` times."""
@@ -844,7 +846,7 @@ class Tensor:
     def requires_grad(self, value: _bool) -> None: ...
     def requires_grad_(self, requires_grad: _bool = ...) -> Tensor:
         """In-place version of ``requires_grad``."""
-    def reshape(self, *shape: _Size) -> Tensor:
+    def reshape(self, *sizes: _Size, shape: _Size | None = ...) -> Tensor:
         """A view when the strides allow it, else a contiguous copy."""
     def reshape_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.reshape_as."""
@@ -859,9 +861,9 @@ class Tensor:
         """Rotate ``input`` by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
     def rot90(self, k: _int = ..., dims: Any = ...) -> Tensor:
         """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first dim's direction towards the second's."""
-    def round(self, *, out: Tensor | None = ...) -> Tensor:
-        """Elementwise ``round`` of ``input`` (see torch.round)."""
-    def round_(self) -> Tensor:
+    def round(self, *, decimals: _int = ...) -> Tensor:
+        """``Tensor.round(decimals=...)``."""
+    def round_(self, *, decimals: Any = ...) -> Tensor:
         """In-place version of ``round``."""
     def rsqrt(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``rsqrt`` of ``input`` (see torch.rsqrt)."""
@@ -958,8 +960,8 @@ class Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
-    def swapaxes(self, dim0: _int, dim1: _int) -> Tensor:
-        """See torch.Tensor.swapaxes."""
+    def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:
+        """``transpose`` under NumPy's name, with NumPy's (and PyTorch's) argument names."""
     def swapdims(self, dim0: _int, dim1: _int) -> Tensor:
         """See torch.Tensor.swapdims."""
     def t(self) -> Tensor:
@@ -976,7 +978,7 @@ class Tensor:
         """Elementwise ``tanh`` of ``input`` (see torch.tanh)."""
     def tanh_(self) -> Tensor:
         """In-place version of ``tanh``."""
-    def tensor_split(self, indices_or_sections: Any, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
+    def tensor_split(self, indices_or_sections: Any = ..., dim: _Dims = ..., axis: _Dims | None = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Tensor, ...]:
         """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices give empty parts, negative ones count from the end)."""
     def tile(self, dims: Any) -> Tensor:
         """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
@@ -1004,8 +1006,8 @@ class Tensor:
         """In-place version of ``triu``."""
     def true_divide(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
         """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
-    def true_divide_(self, other: _TensorOrNumber) -> Tensor:
-        """In-place version of ``true_divide``."""
+    def true_divide_(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ...) -> Tensor:
+        """In-place division; ``rounding_mode`` ("trunc" or "floor") as ``div``'s."""
     def trunc(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
     def trunc_(self) -> Tensor:
@@ -1034,11 +1036,11 @@ class Tensor:
         """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is ``correction=0``)."""
     def vdot(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its first argument (the same as ``dot`` for real tensors)."""
-    def view(self, *shape: _Size) -> Tensor:
+    def view(self, *shape: _Size, size: _Size | None = ..., dtype: _dtype | None = ...) -> Tensor:
         """See torch.Tensor.view."""
     def view_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.view_as."""
-    def vsplit(self, indices_or_sections: Any) -> tuple[Any, ...]:
+    def vsplit(self, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
         """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
     def where(self, condition: Any, other: _TensorOrNumber) -> Tensor:
         """``input`` where ``condition`` is true, else ``other`` (broadcast together)."""

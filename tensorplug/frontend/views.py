@@ -82,6 +82,13 @@ def _dtype_name(dtype) -> str:
             "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz"}.get(dtype.name, dtype.name)
 
 
+def _keyword_instead(op: str, positional: tuple, value, name: str) -> tuple:
+    """The positional form of a size or dims given by PyTorch's keyword name; both at once is an error."""
+    if positional:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (value,)
+
+
 def view_dtype(input: Tensor, dtype) -> Tensor:
     """The same bytes read as ``dtype``. With another element size the last dim must be
     contiguous; it shrinks or grows by the size ratio, as PyTorch's ``view(dtype)``. Not
@@ -123,7 +130,9 @@ def view_dtype(input: Tensor, dtype) -> Tensor:
                        input._base if input._base is not None else input)
 
 
-def view(input: Tensor, *shape) -> Tensor:
+def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    if size is not None or dtype is not None:  # PyTorch's keyword spellings: view(size=...), view(dtype=...)
+        shape = _keyword_instead("view", shape, size if dtype is None else dtype, "size" if dtype is None else "dtype")
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
         return view_dtype(input, shape[0])
     new_shape = _infer_size("view", shape, input.numel())
@@ -137,16 +146,20 @@ def view(input: Tensor, *shape) -> Tensor:
     return _view(input, new_shape, strides, input._offset, "view")
 
 
-def reshape(input: Tensor, *shape) -> Tensor:
+def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     """A view when the strides allow it, else a contiguous copy."""
-    new_shape = _infer_size("reshape", shape, input.numel())
+    if shape is not None:
+        sizes = _keyword_instead("reshape", sizes, shape, "shape")
+    new_shape = _infer_size("reshape", sizes, input.numel())
     strides = view_strides(input._shape, input._stride, new_shape)
     if strides is not None:
         return _view(input, new_shape, strides, input._offset, "reshape")
     return view(input.contiguous(), new_shape)
 
 
-def expand(input: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes, size=None) -> Tensor:
+    if size is not None:
+        sizes = _keyword_instead("expand", sizes, size, "size")
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     sizes = tuple(operator.index(s) for s in sizes)
@@ -190,8 +203,8 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._shape)
 
 
-def broadcast_to(input: Tensor, shape) -> Tensor:
-    return expand(input, tuple(shape))
+def broadcast_to(input: Tensor, size) -> Tensor:
+    return expand(input, tuple(size))
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple:
@@ -214,7 +227,9 @@ def transpose(input: Tensor, dim0, dim1) -> Tensor:
     return _view(input, tuple(shape), tuple(stride), input._offset, "transpose", "permute", order)
 
 
-swapaxes = transpose
+def swapaxes(input: Tensor, axis0, axis1) -> Tensor:
+    """``transpose`` under NumPy's name, with NumPy's (and PyTorch's) argument names."""
+    return transpose(input, axis0, axis1)
 
 
 def t(input: Tensor) -> Tensor:
@@ -228,7 +243,10 @@ def t(input: Tensor) -> Tensor:
     return _view(input, (cols, rows), (col_stride, row_stride), input._offset, "transpose", "permute", [1, 0])
 
 
-def permute(input: Tensor, *dims) -> Tensor:
+def permute(input: Tensor, *order, dims=None) -> Tensor:
+    if dims is not None:
+        order = _keyword_instead("permute", order, dims, "dims")
+    dims = order
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
     ndim = len(input._shape)

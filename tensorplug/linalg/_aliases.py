@@ -13,11 +13,16 @@ from ._decompositions import _svd, svdvals
 from ._least_squares import pinv
 from ._matrix_functions import chain_matmul, matrix_exp
 from ._op import linalg_op
-from ._solvers import _broadcast_pair, _solve_triangular, det, inv, logdet, slogdet as _linalg_slogdet
+from ._solvers import _broadcast_pair, _solve_triangular, det as _linalg_det, inv, logdet, slogdet as _linalg_slogdet
 from ..frontend.autocast_hook import autocast_function
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power", "matrix_exp",
-           "chain_matmul"]
+           "chain_matmul", "top_level_matrix_power"]
+
+
+def det(input) -> Tensor:
+    """torch.det: :func:`tp.linalg.det` under PyTorch's top-level argument name."""
+    return _linalg_det(input)
 
 
 def slogdet(input) -> _results.slogdet:
@@ -101,6 +106,12 @@ def cholesky_inverse(L, upper=False, *, out=None) -> Tensor:
     check_matrix("cholesky_inverse", L, "input")
     identity = eye(L._shape[-1], dtype=L._dtype, device=L._device).expand(L._shape)
     return write_out("cholesky_inverse", out, cholesky_solve(identity, L, upper))
+
+
+def top_level_matrix_power(input, n, *, out=None) -> Tensor:
+    """torch.matrix_power (and Tensor.matrix_power): :func:`tp.linalg.matrix_power` under
+    PyTorch's top-level argument name."""
+    return matrix_power(input, n, out=out)
 
 
 def matrix_power(A, n, *, out=None) -> Tensor:

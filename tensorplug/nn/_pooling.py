@@ -20,6 +20,7 @@ import numpy as np
 from .. import dispatcher
 from ..backends import _registry
 from ..dispatcher import Operator
+from ..frontend import dtypes as _dt
 from ..frontend.factories import arange, tensor, zeros
 from ..frontend.ops import reductions
 from ..frontend.ops.elementwise import where
@@ -632,11 +633,63 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [float(f) for f in factors]
     if any(s <= 0 for s in sizes):
         raise RuntimeError(f"interpolate(): output size {sizes} must be positive (input spatial size {list(spatial)})")
+    _check_interpolate_dtype(input, mode)
     if mode == "area":
         return _adaptive_avg("interpolate", input, sizes, nd)
     weights = _antialias_matrix if antialias else _interp_matrix
     matrices = [weights(s, o, mode, align_corners, sc) for s, o, sc in zip(spatial, sizes, scales)]
+    if input._dtype is _dt.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_uint8_image(input, matrices)
     return _apply_matrices(input, matrices)
+
+
+def _check_interpolate_dtype(input: Tensor, mode: str) -> None:
+    """PyTorch resizes floating tensors in every mode and uint8 images (nearest, nearest-exact,
+    bilinear and bicubic); other dtypes have no kernel there, so they are refused here too."""
+    if input._dtype.is_floating_point:
+        return
+    if input._dtype is _dt.uint8 and mode in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        return
+    raise NotImplementedError(
+        f"interpolate(): mode {mode!r} is not implemented for {input._dtype} input (shape {list(input._shape)}); "
+        f"convert it with .float() first (uint8 images may use nearest, nearest-exact, bilinear and bicubic)")
+
+
+def _resample_uint8_image(input: Tensor, matrices: list) -> Tensor:
+    """uint8 images resized as PyTorch's uint8 kernels (after Pillow's) do: in integers, along
+    the width first, back to 0..255, then along the height; the same pixels to the bit."""
+    x = input.to(_dt.int64)
+    x = _fixed_point_rows(x, x.ndim - 1, matrices[1])
+    x = _fixed_point_rows(x, x.ndim - 2, matrices[0])
+    return x.to(_dt.uint8)
+
+
+def _fixed_point_weights(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """``m`` as integers scaled by 2**bits, ``bits`` the most that keep the largest weight times
+    2 below 2**15 (16-bit weights); each rounded half away from zero."""
+    bits = 0
+    while bits < 22 and m.max() * (1 << (bits + 1)) < (1 << 15):
+        bits += 1
+    scaled = m * (1 << bits)
+    return np.where(scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5)).astype(np.int64), bits
+
+
+def _fixed_point_rows(x: Tensor, d: int, m: np.ndarray) -> Tensor:
+    """Output i of dim ``d`` of the int64 image ``x``: sum_j w[i, j] x[j] in fixed point, rounded
+    half up and clamped to 0..255 (integers have no NaN, so zero weights may be multiplied)."""
+    weights, bits = _fixed_point_weights(m)
+    out = m.shape[0]
+    columns = [np.flatnonzero(row) for row in weights]
+    width = max(1, max(len(c) for c in columns))
+    index = np.zeros((out, width), dtype=np.int64)
+    taps = np.zeros((out, width), dtype=np.int64)
+    for i, cols in enumerate(columns):
+        index[i, :len(cols)] = cols
+        taps[i, :len(cols)] = weights[i, cols]
+    xt = x.transpose(d, -1)
+    gathered = xt.index_select(-1, tensor(index.reshape(-1), device=x._device)).reshape(*xt._shape[:-1], out, width)
+    total = (gathered * tensor(taps, device=x._device)).sum(-1) + (1 << (bits - 1))
+    return (total // (1 << bits)).clamp(0, 255).transpose(d, -1)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

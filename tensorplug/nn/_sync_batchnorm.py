@@ -44,7 +44,7 @@ class _SyncBatchNormFunction(Function):
         counts = local_mean.new_full((input.shape[1],), float(count))
         mine = stack([local_mean, local_var, counts])  # (3, C)
         gathered = empty((world_size,) + tuple(mine.shape), dtype=mine.dtype, device=mine.device)
-        dist.all_gather_into_tensor(gathered, mine.contiguous(), group=group)
+        dist.all_gather_single(gathered, mine.contiguous(), group=group)
         means, variances, sizes = gathered[:, 0], gathered[:, 1], gathered[:, 2]
         total = sizes.sum(0)
         if float(total.min()) == 0:

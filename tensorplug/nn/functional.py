@@ -193,28 +193,28 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
         weight.index_put_((indices,), picked * scale)
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(input, num_classes=-1):
     """int64 one-hot encoding with a new last dim of ``num_classes`` (max + 1 when -1)."""
-    check_tensor("one_hot", tensor, "tensor")
-    if tensor._dtype is not _dt.int64:
+    check_tensor("one_hot", input, "input")
+    if input._dtype is not _dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if tensor.numel() == 0:
+    if input.numel() == 0:
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    elif not has_values(tensor):  # a meta tensor: nothing to check, and no largest class to infer
+    elif not has_values(input):  # a meta tensor: nothing to check, and no largest class to infer
         if num_classes == -1:
-            refuse_data_dependent("one_hot() without num_classes", tensor)
+            refuse_data_dependent("one_hot() without num_classes", input)
     else:
         # Data-dependent checks, as PyTorch makes them (they read two numbers back).
-        if reductions.amin(tensor).item() < 0:
+        if reductions.amin(input).item() < 0:
             raise RuntimeError("Class values must be non-negative.")
-        largest = reductions.amax(tensor).item()
+        largest = reductions.amax(input).item()
         if num_classes == -1:
             num_classes = largest + 1
         elif largest >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = arange(num_classes, device=tensor._device)
-    return copying.to_dtype(COMPARE["eq"](tensor.unsqueeze(-1), classes), _dt.int64)
+    classes = arange(num_classes, device=input._device)
+    return copying.to_dtype(COMPARE["eq"](input.unsqueeze(-1), classes), _dt.int64)
 
 
 # --- attention and distances -------------------------------------------------------------

@@ -24,7 +24,7 @@ __all__ = [
     "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "Dropout", "Dropout1d",
-    "Dropout2d", "Dropout3d", "Embedding", "EmbeddingBag", "Upsample",
+    "Dropout2d", "Dropout3d", "Embedding", "EmbeddingBag", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold",
 ]
 
@@ -482,6 +482,20 @@ class Upsample(Module):
         if self.scale_factor is not None:
             return f"scale_factor={self.scale_factor}, mode='{self.mode}'"
         return f"size={self.size}, mode='{self.mode}'"
+
+
+class UpsamplingNearest2d(Upsample):
+    """The older name of ``Upsample(mode="nearest")`` for 4-D input."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """The older name of ``Upsample(mode="bilinear", align_corners=True)`` for 4-D input."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):

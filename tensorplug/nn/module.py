@@ -495,6 +495,13 @@ class Module:
     def eval(self) -> "Module":
         return self.train(False)
 
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place, as ``tp.compile`` would (tensorplug is eager:
+        the arguments are checked and the module keeps running op by op)."""
+        from ..compiler import compile as compile_callable
+
+        compile_callable(self, *args, **kwargs)
+
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         for param in self.parameters():
             param.requires_grad_(requires_grad)

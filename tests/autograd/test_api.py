@@ -486,7 +486,8 @@ def test_detect_anomaly_nan_check():
             return grad * float("nan")
 
     x = leaf([1.0])
-    with tp.autograd.detect_anomaly():
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"), tp.autograd.detect_anomaly():
+        assert tp.is_anomaly_enabled() and tp.is_anomaly_check_nan_enabled()
         y = (NanBackward.apply(x) * 2).sum()
         with pytest.raises(RuntimeError, match=r"returned nan values"):
             y.backward()
@@ -496,5 +497,7 @@ def test_nan_check_can_be_disabled():
     """set_detect_anomaly(True, check_nan=False) lets NaN gradients through."""
     x = leaf([0.0])
     with tp.autograd.set_detect_anomaly(True, check_nan=False):
+        assert tp.is_anomaly_enabled() and not tp.is_anomaly_check_nan_enabled()
         (x.log() * 0).sum().backward()
+    assert not tp.is_anomaly_enabled() and tp.is_anomaly_check_nan_enabled()
     assert np.isnan(as_numpy(x.grad)[0])

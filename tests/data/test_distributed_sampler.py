@@ -42,5 +42,5 @@ def test_shuffle_is_shared_by_ranks_and_changes_with_the_epoch():
 def test_bad_rank_is_refused():
     with pytest.raises(ValueError, match="Invalid rank 2"):
         DistributedSampler(range(4), num_replicas=2, rank=2)
-    with pytest.raises(RuntimeError, match="init_process_group"):
+    with pytest.raises(ValueError, match="init_process_group"):
         DistributedSampler(range(4))

@@ -105,3 +105,12 @@ def test_sync_batchnorm_on_two_ranks_matches_batchnorm_on_the_whole_batch():
     status, output = run_ranks("sync_batchnorm.py")
     assert status == 0, output
     assert output.count("SyncBatchNorm OK") == 2, output
+
+
+def test_rooted_and_exchange_collectives_match_numpy():
+    """gather/scatter (tensors and objects), all_to_all(_single) with equal and uneven splits,
+    reduce_scatter over a list, batch_isend_irecv, Work.get_future, monitored_barrier, the
+    all_gather_single/reduce_scatter_single names (the old ones warn) and the group queries."""
+    status, output = run_ranks("rooted_and_exchange.py")
+    assert status == 0, output
+    assert output.count("rooted and exchange OK") == 2, output

@@ -1,13 +1,15 @@
 """``backward``, ``grad``, gradient checks and anomaly detection: the functions users call."""
 from __future__ import annotations
 
+import warnings
+
 from ...dispatcher import local_state
 from ..ops.copying import FILL, fill_
 from ..tensor import Tensor, empty_tensor
 from .engine import run_backward, run_from_scalar
 from .graph import anomaly_mode, autograd_meta
 
-__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "tensor_backward", "retain_grad", "register_hook",
+__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "tensor_backward", "retain_grad", "register_hook",
            "register_post_accumulate_grad_hook"]
 
 
@@ -155,9 +157,34 @@ class set_detect_anomaly:
         return False
 
 
-class detect_anomaly(set_detect_anomaly):
+class detect_anomaly:
+    """``with detect_anomaly():`` turns anomaly detection on for the block (and warns, as PyTorch
+    does, that it slows every op down)."""
+
     def __init__(self, check_nan: bool = True):
-        super().__init__(True, check_nan)
+        self.check_nan = bool(check_nan)
+        self._previous = None
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", UserWarning, stacklevel=2)
+
+    def __enter__(self):
+        self._previous = (anomaly_mode.enabled, anomaly_mode.check_nan)
+        anomaly_mode.enabled, anomaly_mode.check_nan = True, self.check_nan
+        return self
+
+    def __exit__(self, *exc_info):
+        anomaly_mode.enabled, anomaly_mode.check_nan = self._previous
+        return False
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (``set_detect_anomaly`` / ``detect_anomaly``)."""
+    return anomaly_mode.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks every gradient for NaN."""
+    return anomaly_mode.check_nan
 
 
 def _outputs(result):

@@ -7,6 +7,7 @@ manager and as a decorator, and is thread-local.
 from __future__ import annotations
 
 import functools
+import threading
 
 from ...dispatcher import AUTOGRAD, ExcludeKeys, IncludeKeys, local_state
 
@@ -39,11 +40,9 @@ class _GradMode:
         return False
 
     def __call__(self, func):
-        mode = type(self)
-
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with mode():
+            with self.clone():
                 return func(*args, **kwargs)
 
         return wrapper
@@ -62,11 +61,34 @@ class enable_grad(_GradMode):
     _switch = IncludeKeys
 
 
+class _InferenceState(threading.local):
+    # Whether this thread is inside inference_mode(True), apart from grad mode: no_grad alone
+    # is not inference mode (is_inference_mode_enabled() is False there, as in PyTorch).
+    enabled = False
+
+
+_inference_state = _InferenceState()
+
+
 class inference_mode(_GradMode):
     """Like ``no_grad`` (tensorplug has no separate inference tensors; see docs/deviations.md)."""
 
     def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
         self._switch = ExcludeKeys if mode else IncludeKeys
+        self._previous: list[bool] = []
+
+    def __enter__(self):
+        self._previous.append(_inference_state.enabled)
+        _inference_state.enabled = self.mode
+        return super().__enter__()
+
+    def __exit__(self, *exc_info):
+        _inference_state.enabled = self._previous.pop()
+        return super().__exit__(*exc_info)
+
+    def clone(self):
+        return inference_mode(self.mode)
 
 
 class set_grad_enabled(_GradMode):
@@ -101,4 +123,5 @@ class set_grad_enabled(_GradMode):
 
 
 def is_inference_mode_enabled() -> bool:
-    return not is_grad_enabled()
+    """Whether this thread runs inside ``inference_mode()`` (``no_grad`` alone is not inference mode)."""
+    return _inference_state.enabled

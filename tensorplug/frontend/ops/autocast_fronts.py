@@ -22,6 +22,7 @@ FRONTED_UNARY = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10
 
 #: Public name -> fronted function (tp.<name> and Tensor.<name>).
 FRONTS = {name: autocast_front(name, UNARY[name]) for name in FRONTED_UNARY}
-FRONTS["pow"] = autocast_front("pow", BINARY["pow"])
+# PyTorch's names: pow(input, exponent), and pow(self=2.0, exponent=t) for a number base.
+FRONTS["pow"] = autocast_front("pow", BINARY["pow"], {"exponent": "other", "self": "input"})
 for _name in ("sum", "cumsum", "cumprod"):
     FRONTS[_name] = autocast_front(_name, getattr(reductions, _name))

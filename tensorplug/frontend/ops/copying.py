@@ -25,25 +25,26 @@ def _same_layout(a: Tensor, b: Tensor) -> bool:
     return a._offset == b._offset and a._stride == b._stride and a._shape == b._shape
 
 
-def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
-    """Copy ``src`` (broadcast to ``self``'s shape, converted to its dtype) into ``self``."""
-    if is_number(src):
-        return fill_(self, src)
-    if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
+    """Copy ``other`` (broadcast to ``self``'s shape, converted to its dtype) into ``self`` (PyTorch 2.13 names
+    it ``other``; its documentation still says ``src``)."""
+    if is_number(other):
+        return fill_(self, other)
+    if not isinstance(other, Tensor):
+        raise TypeError(f"copy_(): argument 'other' must be Tensor, not {type(other).__name__}")
     check_no_internal_overlap("copy_", self)
-    if src._shape != self._shape:
-        if broadcast_shapes(self._shape, src._shape) != self._shape:
+    if other._shape != self._shape:
+        if broadcast_shapes(self._shape, other._shape) != self._shape:
             raise RuntimeError(
-                f"copy_(): The size of the source tensor {list(src._shape)} must be broadcastable to the "
+                f"copy_(): The size of the source tensor {list(other._shape)} must be broadcastable to the "
                 f"destination's size {list(self._shape)}"
             )
-        src = expand(src, self._shape)
-    if src._device is not self._device:
-        src = _move(src, self._device)
-    elif src._storage is self._storage and not _same_layout(src, self):
-        src = clone(src)  # a partial overlap would read values the copy already overwrote
-    COPY.lookup(keyset(self, src))(self, src)
+        other = expand(other, self._shape)
+    if other._device is not self._device:
+        other = _move(other, self._device)
+    elif other._storage is self._storage and not _same_layout(other, self):
+        other = clone(other)  # a partial overlap would read values the copy already overwrote
+    COPY.lookup(keyset(self, other))(self, other)
     bump_version(self)
     return self
 
@@ -173,14 +174,14 @@ def contiguous(t: Tensor, memory_format=None) -> Tensor:
     return clone(t, memory_format=fmt)
 
 
-def clone(t: Tensor, memory_format=None) -> Tensor:
-    """A copy of ``t``; ``memory_format`` (default preserve_format, which keeps a channels-last
+def clone(input: Tensor, memory_format=None) -> Tensor:
+    """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last
     layout) picks the copy's layout."""
-    if memory_format is None and t.is_contiguous():
-        out = empty_tensor(t._shape, t._dtype, t._device)
+    if memory_format is None and input.is_contiguous():
+        out = empty_tensor(input._shape, input._dtype, input._device)
     else:
-        out = empty_in_format(t._shape, t._dtype, t._device, _resolve_format("clone", t, memory_format))
-    COPY.lookup(keyset(t))(out, t)
+        out = empty_in_format(input._shape, input._dtype, input._device, _resolve_format("clone", input, memory_format))
+    COPY.lookup(keyset(input))(out, input)
     return out
 
 

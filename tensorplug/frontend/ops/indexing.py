@@ -20,7 +20,7 @@ from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
 from ._common import (
     bump_version, check_index_range, check_no_internal_overlap, check_no_overlap, check_same_device, is_number, keyset,
-    warn_if_expanded,
+    warn_if_expanded, write_out,
 )
 from .copying import copy_, fill_, number_for, to_dtype
 
@@ -289,7 +289,9 @@ def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> int:
     return d
 
 
-def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False) -> Tensor:
+def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False, out=None) -> Tensor:
+    if out is not None:
+        return write_out("gather", out, gather(input, dim, index, sparse_grad=sparse_grad), exact_dtype=True)
     d = _check_gather_args("gather", input, dim, index)
     if index.numel() == 0:
         # Nothing to read, whatever the index's sizes: an empty view of input (so that autograd
@@ -303,8 +305,8 @@ def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False) -> Tensor:
 def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
     d = _check_gather_args("scatter_", self, dim, index)
     source = value if src is None else src
-    if reduce not in (None, "add"):
-        raise RuntimeError(f"scatter_(): reduce argument must be None or 'add', got {reduce!r}")
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError(f"scatter_(): reduce argument must be either add or multiply, got {reduce!r}")
     check_no_internal_overlap("scatter_", self)
     check_no_overlap("scatter_", self, index)
     if isinstance(source, Tensor):
@@ -323,6 +325,14 @@ def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=N
         source = number_for("scatter_", source, self._dtype)
     if index.numel() == 0:
         return self  # nothing to write (and no sizes to check, as in PyTorch)
+    if reduce == "multiply":
+        # PyTorch's older spelling of scatter_reduce_(..., "prod") (every value sent to a place
+        # multiplies it, self included); the kernels here only add.
+        from .scatter_reduce import scatter_reduce_
+
+        if not isinstance(source, Tensor):
+            source = fill_(empty_tensor(index._shape, self._dtype, self._device), source)
+        return scatter_reduce_(self, d, index, source, "prod")
     source_keys = (source,) if isinstance(source, Tensor) else ()
     SCATTER.lookup(keyset(self, index, *source_keys))(self, d, index, source, reduce)
     bump_version(self)
@@ -337,7 +347,9 @@ def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor) -> Tensor:
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
 
-def index_select(input: Tensor, dim, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
+    if out is not None:
+        return write_out("index_select", out, index_select(input, dim, index), exact_dtype=True)
     if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._dtype not in (_dt.int64, _dt.int32):

@@ -141,7 +141,9 @@ def bmm(input, mat2, *, out=None) -> Tensor:
 
 
 @autocast_function("dot")
-def dot(input, other) -> Tensor:
+def dot(input, tensor) -> Tensor:
+    """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
+    other = tensor
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"dot(): 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")

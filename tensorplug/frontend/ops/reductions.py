@@ -211,16 +211,18 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
-def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amax", dim, axis, keepdim, keepdims, dim_default=())
-    return _reduce("amax", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+    result = _reduce("amax", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+    return result if out is None else write_out("amax", out, result, exact_dtype=True)
 
 
-def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amin", dim, axis, keepdim, keepdims, dim_default=())
-    return _reduce("amin", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+    result = _reduce("amin", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
+    return result if out is None else write_out("amin", out, result, exact_dtype=True)
 
 
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
@@ -341,18 +343,30 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
     return values_indices(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other)``: the elementwise maximum."""
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("max", dim, axis, keepdim, keepdims)
-    return _extreme("max", "amax", "argmax", input, dim, keepdim, other)
+    result = _extreme("max", "amax", "argmax", input, dim, keepdim, other)
+    return result if out is None else _extreme_out("max", out, result)
 
 
-def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("min", dim, axis, keepdim, keepdims)
-    return _extreme("min", "amin", "argmin", input, dim, keepdim, other)
+    result = _extreme("min", "amin", "argmin", input, dim, keepdim, other)
+    return result if out is None else _extreme_out("min", out, result)
+
+
+def _extreme_out(op: str, out, result):
+    """``out=`` of max/min: one tensor for a single result, a (values, indices) pair with ``dim``."""
+    if isinstance(result, Tensor):
+        return write_out(op, out, result, exact_dtype=True)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{op}(): with dim, out must be a (values, indices) pair of tensors")
+    values = write_out(op, out[0], result[0], exact_dtype=True)
+    return values_indices(values, write_out(op, out[1], result[1], exact_dtype=True))
 
 
 def _scan(op: str, input, dim, dtype) -> Tensor:

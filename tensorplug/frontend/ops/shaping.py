@@ -588,14 +588,22 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
-def _repeat_method(self, *sizes):
+def _repeat_method(self, *sizes, repeats=None):
+    if repeats is not None:  # PyTorch's keyword: x.repeat(repeats=(2, 1))
+        if sizes:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        sizes = (repeats,)
     return repeat(self, *sizes)
 
 
-def _flip_method(self, *dims):
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = dims[0]
-    return flip(self, tuple(dims))
+def _flip_method(self, *order, dims=None):
+    if dims is not None:  # PyTorch's keyword: x.flip(dims=[0])
+        if order:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        order = (dims,)
+    if len(order) == 1 and isinstance(order[0], (tuple, list)):
+        order = order[0]
+    return flip(self, tuple(order))
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

@@ -107,7 +107,7 @@ def _split_points(op: str, indices_or_sections, size: int):
     return operator.index(indices_or_sections)
 
 
-def tensor_split(input, indices_or_sections, dim=0, axis=None) -> tuple:
+def tensor_split(input, indices_or_sections=None, dim=0, axis=None, *, sections=None, indices=None) -> tuple:
     """Views of ``input`` split along ``dim``: into that many nearly equal parts (the first
     ``size % n`` one longer), or at the listed indices (slice semantics: out-of-range indices
     give empty parts, negative ones count from the end).
@@ -115,6 +115,8 @@ def tensor_split(input, indices_or_sections, dim=0, axis=None) -> tuple:
     >>> [p.tolist() for p in tp.tensor_split(tp.arange(7), 3)]
     [[0, 1, 2], [3, 4], [5, 6]]
     """
+    if sections is not None or indices is not None or indices_or_sections is None:
+        indices_or_sections = _sections_or_indices("tensor_split", indices_or_sections, sections, indices)
     if axis is not None:
         dim = axis_as_dim("tensor_split", dim, axis, 0)
     if not isinstance(input, Tensor):
@@ -157,21 +159,33 @@ def _numpy_split(op: str, input, indices_or_sections, dim: int, min_dims: int) -
     return tensor_split(input, indices_or_sections, dim)
 
 
-def hsplit(input, indices_or_sections) -> tuple:
+def _sections_or_indices(op: str, indices_or_sections, sections, indices):
+    """The one split argument, from the positional or PyTorch's keywords ``sections=`` (a count)
+    and ``indices=`` (split points)."""
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}(): give exactly one of a sections count (sections=) or split indices (indices=)")
+    return given[0]
+
+
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """:func:`tensor_split` along the second dim (the first of a 1-D tensor); a sections count
     must divide that dim."""
     dim = 1 if isinstance(input, Tensor) and input.ndim > 1 else 0
-    return _numpy_split("hsplit", input, indices_or_sections, dim, 1)
+    split = _sections_or_indices("hsplit", indices_or_sections, sections, indices)
+    return _numpy_split("hsplit", input, split, dim, 1)
 
 
-def vsplit(input, indices_or_sections) -> tuple:
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
-    return _numpy_split("vsplit", input, indices_or_sections, 0, 2)
+    split = _sections_or_indices("vsplit", indices_or_sections, sections, indices)
+    return _numpy_split("vsplit", input, split, 0, 2)
 
 
-def dsplit(input, indices_or_sections) -> tuple:
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """:func:`tensor_split` along the third dim of a tensor of at least 3 dims."""
-    return _numpy_split("dsplit", input, indices_or_sections, 2, 3)
+    split = _sections_or_indices("dsplit", indices_or_sections, sections, indices)
+    return _numpy_split("dsplit", input, split, 2, 3)
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

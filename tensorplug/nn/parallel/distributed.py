@@ -12,6 +12,7 @@ bucket's all-reduce is waited for and the averaged gradients are written back in
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 from ... import distributed as dist
 from ...distributed import collectives
@@ -69,12 +70,22 @@ class DistributedDataParallel(Module):
     """``tp.nn.parallel.DistributedDataParallel(module)``: wraps a module so that ``backward``
     averages its gradients over every rank of ``process_group`` (the world by default)."""
 
-    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0, broadcast_buffers: bool = True,
-                 process_group=None, bucket_cap_mb=None, find_unused_parameters: bool = False,
-                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False):
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0, broadcast_buffers=None,
+                 init_sync: bool = True, process_group=None, bucket_cap_mb=None, find_unused_parameters: bool = False,
+                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 *, forward_sync_buffers: bool | None = None):
         super().__init__()
+        if broadcast_buffers is not None:
+            warnings.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. IMPORTANT: unlike "
+                          "`broadcast_buffers=False`, `forward_sync_buffers=False` still syncs buffers at init. If you "
+                          "rely on buffers NOT being synced at init (e.g. rank-local buffers), keep using "
+                          "`broadcast_buffers=False` until `init_sync_buffers` is available.", FutureWarning, stacklevel=2)
+        else:
+            # PyTorch 2.13's newer switch: buffers follow rank 0's before each forward unless it is False.
+            broadcast_buffers = True if forward_sync_buffers is None else bool(forward_sync_buffers)
         if not dist.is_initialized():
-            raise RuntimeError("DistributedDataParallel: call tensorplug.distributed.init_process_group() first")
+            raise ValueError("DistributedDataParallel: the default process group has not been initialized; call "
+                             "tensorplug.distributed.init_process_group() first")
         self.module = module
         self.device_ids = device_ids
         self.output_device = output_device

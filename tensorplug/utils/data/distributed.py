@@ -24,8 +24,8 @@ class DistributedSampler(Sampler):
             from ... import distributed as dist
 
             if not dist.is_initialized():
-                raise RuntimeError("DistributedSampler: pass num_replicas and rank, or call "
-                                   "tensorplug.distributed.init_process_group() first")
+                raise ValueError("DistributedSampler: pass num_replicas and rank, or call "
+                                 "tensorplug.distributed.init_process_group() first")
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
         if num_replicas < 1:

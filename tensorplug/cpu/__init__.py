@@ -10,11 +10,12 @@ one order of the program and its events take host timestamps: the contract's def
 """
 from __future__ import annotations
 
-from ._device_runtime import runtime_for
-from .backends import backend_for
+from .._device_runtime import runtime_for
+from ..backends import backend_for
+from . import amp  # the deprecated tp.cpu.amp spellings
 
 __all__ = [
-    "Stream", "Event", "StreamContext", "stream", "current_stream", "default_stream", "set_stream", "synchronize",
+    "amp", "Stream", "Event", "StreamContext", "stream", "current_stream", "default_stream", "set_stream", "synchronize",
     "is_available", "device_count", "current_device", "set_device", "memory_stats", "memory_allocated",
     "memory_reserved", "max_memory_allocated", "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
 ]
