@@ -24,7 +24,7 @@ CASES = {
                  "(g * h).sum().backward()"),
     # A loss read once per step, and a small tensor from a Python list.
     "item": ("x = L.ones(()) * 1.5", "x.item()"),
-    "tensor": ("", "L.tensor([1.0, 2.0, 3.0])"),
+    "tensor": ("L.tensor([0.0])  # the first call loads the CPU backend", "L.tensor([1.0, 2.0, 3.0])"),
     # bench_training.py's small-regression step (pytorch/examples' regression), one statement.
     "regression": ("L.manual_seed(0); fc = L.nn.Linear(4, 1); x = L.randn(32, 4); y = L.randn(32, 1)\n"
                    "def step():\n"
