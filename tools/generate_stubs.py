@@ -277,7 +277,13 @@ def _tensor_member_doc(name: str, value, tensorplug) -> str:
 
 def _python_function(value):
     """The Python function behind a compiled fast path (``_hotpath.ElementwiseOp`` forwards
-    ``__wrapped__``), which carries the signature and docstring; other values unchanged."""
+    ``__wrapped__``; a compiled Tensor method such as ``item`` falls back to ``methods._<name>``),
+    which carries the signature and docstring; other values unchanged."""
+    if isinstance(value, types.MethodDescriptorType):
+        from tensorplug.frontend import methods
+
+        fallback = getattr(methods, "_" + value.__name__, None)
+        return fallback if inspect.isfunction(fallback) else value
     wrapped = getattr(value, "__wrapped__", None)
     return wrapped if inspect.isfunction(wrapped) else value
 

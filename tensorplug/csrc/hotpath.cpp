@@ -12,7 +12,9 @@
 //   - ElementwiseOp: the fast path of elementwise.py's unary and binary functions (tensors of one
 //     dtype and device and the same shape, or a floating tensor and a Python number);
 //   - CompositeOp: a composite op's dispatching call (ops/_composite.py) for positional arguments;
-//   - tensor_ndim and detached: Tensor.ndim's and Tensor.data's getters.
+//   - tensor_ndim and detached: Tensor.ndim's and Tensor.data's getters;
+//   - item_method: Tensor.item for one element in host memory (a CPU storage);
+//   - tensor_from_list: tp.tensor() of a flat list of Python floats, ints or bools.
 // Every other case calls the Python function it wraps, which stays the reference and holds every
 // rule and error message. The dispatch itself is unchanged: the key set is (operand keys |
 // thread's include) & thread's mask, and the kernel comes from the operator's table (or its
@@ -23,6 +25,7 @@
 #include "hotpath_api.h"
 #include "slots.h"
 
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 
@@ -689,6 +692,240 @@ PyObject* py_detached(PyObject*, PyObject* t) {
     return out;
 }
 
+// ----- Tensor.item ---------------------------------------------------------------------------
+// A loss read once per step: in Python, to_host's NumPy view and its .item() were 1.7 us against
+// PyTorch's 0.3. Here, for a tensor of one element whose storage is host memory exporting a
+// buffer (the storage types a backend registered with add_host_storage), the element is read
+// from the buffer and boxed as NumPy's .item() would box it. Everything else (other devices, the
+// meta device, numel != 1, dtypes not listed) calls the Python method, which holds the errors.
+enum ItemKind { K_BOOL, K_I8, K_I16, K_I32, K_I64, K_U8, K_F16, K_BF16, K_F32, K_F64, K_C64, K_C128, K_NUM_KINDS };
+const char* const kItemKindNames[K_NUM_KINDS] = {"bool",  "int8",     "int16",   "int32",   "int64",     "uint8",
+                                                 "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+const int kItemKindSizes[K_NUM_KINDS] = {1, 1, 2, 4, 8, 1, 2, 2, 4, 8, 8, 16};
+
+constexpr int kMaxHostStorages = 4;
+PyTypeObject* g_host_storages[kMaxHostStorages] = {};
+PyObject* g_item_kinds = nullptr;     // dtype -> ItemKind (an int)
+PyObject* g_item_fallback = nullptr;  // methods._item
+
+bool is_host_storage(PyObject* storage) {
+    for (PyTypeObject* type : g_host_storages)
+        if (type && Py_TYPE(storage) == type) return true;
+    return false;
+}
+
+template <class T> T load(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+PyObject* box_element(int kind, const char* p) {
+    switch (kind) {
+        case K_BOOL: return PyBool_FromLong(*p != 0);
+        case K_I8: return PyLong_FromLong(load<int8_t>(p));
+        case K_I16: return PyLong_FromLong(load<int16_t>(p));
+        case K_I32: return PyLong_FromLong(load<int32_t>(p));
+        case K_I64: return PyLong_FromLongLong(load<int64_t>(p));
+        case K_U8: return PyLong_FromLong(load<uint8_t>(p));
+        case K_F16: return PyFloat_FromDouble(PyFloat_Unpack2(p, PY_LITTLE_ENDIAN));
+        case K_BF16: {  // the upper half of a float32
+            const uint32_t bits = uint32_t(load<uint16_t>(p)) << 16;
+            return PyFloat_FromDouble(load<float>(reinterpret_cast<const char*>(&bits)));
+        }
+        case K_F32: return PyFloat_FromDouble(load<float>(p));
+        case K_F64: return PyFloat_FromDouble(load<double>(p));
+        case K_C64: return PyComplex_FromDoubles(load<float>(p), load<float>(p + 4));
+        case K_C128: return PyComplex_FromDoubles(load<double>(p), load<double>(p + 8));
+        default: return nullptr;
+    }
+}
+
+// The element's value, or nullptr without an error set when this path does not apply.
+PyObject* host_item(PyObject* t) {
+    PyObject* shape = tslot(t, T_SHAPE);
+    PyObject* storage = tslot(t, T_STORAGE);
+    PyObject* offset_obj = tslot(t, T_OFFSET);
+    PyObject* dtype = tslot(t, T_DTYPE);
+    if (!shape || !PyTuple_CheckExact(shape) || !storage || !is_host_storage(storage) || !offset_obj ||
+        !PyLong_CheckExact(offset_obj) || !dtype)
+        return nullptr;
+    for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(shape); ++d) {
+        PyObject* extent = PyTuple_GET_ITEM(shape, d);
+        if (!PyLong_CheckExact(extent) || PyLong_AsLong(extent) != 1) {
+            PyErr_Clear();
+            return nullptr;
+        }
+    }
+    PyObject* kind_obj = PyDict_GetItemWithError(g_item_kinds, dtype);
+    if (!kind_obj) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    const long kind = PyLong_AsLong(kind_obj);
+    const long long offset = PyLong_AsLongLong(offset_obj);
+    if (kind < 0 || kind >= K_NUM_KINDS || offset < 0) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(storage, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    const long long size = kItemKindSizes[kind];
+    PyObject* value = nullptr;
+    if (offset <= (static_cast<long long>(view.len) - size) / size)  // the element lies inside the buffer
+        value = box_element(static_cast<int>(kind), static_cast<const char*>(view.buf) + offset * size);
+    PyBuffer_Release(&view);
+    return value;
+}
+
+PyObject* tensor_item(PyObject* self, PyObject*) {
+    if (is_tensor(self) && g_item_kinds) {
+        if (PyObject* value = host_item(self)) return value;
+        if (PyErr_Occurred()) return nullptr;
+    }
+    return PyObject_CallOneArg(g_item_fallback, self);
+}
+
+PyMethodDef kItemDef = {"item", tensor_item, METH_NOARGS,
+                        "The value of a one-element tensor as a Python number."};
+
+// item_method(fallback, dtypes): Tensor.item's descriptor. dtypes maps each dtype the fast path
+// reads to its name (one of kItemKindNames); the others go to fallback(t).
+PyObject* py_item_method(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "item_method(fallback, {dtype: name})");
+        return nullptr;
+    }
+    if (!g.tensor) {
+        PyErr_SetString(PyExc_RuntimeError, "_hotpath: bind() was not called");
+        return nullptr;
+    }
+    PyObject* kinds = PyDict_New();
+    if (!kinds) return nullptr;
+    PyObject *dtype, *name;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(args[1], &pos, &dtype, &name)) {
+        int kind = 0;
+        while (kind < K_NUM_KINDS && !(PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, kItemKindNames[kind]) == 0))
+            ++kind;
+        PyObject* code = kind < K_NUM_KINDS ? PyLong_FromLong(kind) : nullptr;
+        if (!code) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "item_method: no element reader for %R", name);
+            Py_DECREF(kinds);
+            return nullptr;
+        }
+        const int failed = PyDict_SetItem(kinds, dtype, code);
+        Py_DECREF(code);
+        if (failed) {
+            Py_DECREF(kinds);
+            return nullptr;
+        }
+    }
+    Py_XSETREF(g_item_kinds, kinds);
+    Py_INCREF(args[0]);
+    Py_XSETREF(g_item_fallback, args[0]);
+    return PyDescr_NewMethod(g.tensor, &kItemDef);
+}
+
+// add_host_storage(type): tensors whose storage is of this type keep their elements in host
+// memory, at the buffer's start plus offset * itemsize (the CPU backend registers its Storage).
+PyObject* py_add_host_storage(PyObject*, PyObject* type) {
+    if (!PyType_Check(type) || !reinterpret_cast<PyTypeObject*>(type)->tp_as_buffer ||
+        !reinterpret_cast<PyTypeObject*>(type)->tp_as_buffer->bf_getbuffer) {
+        PyErr_SetString(PyExc_TypeError, "add_host_storage: expected a type that exports a buffer");
+        return nullptr;
+    }
+    for (PyTypeObject*& slot : g_host_storages) {
+        if (slot == reinterpret_cast<PyTypeObject*>(type)) Py_RETURN_NONE;
+        if (!slot) {
+            Py_INCREF(type);
+            slot = reinterpret_cast<PyTypeObject*>(type);
+            Py_RETURN_NONE;
+        }
+    }
+    PyErr_SetString(PyExc_RuntimeError, "add_host_storage: too many storage types");
+    return nullptr;
+}
+
+// ----- tp.tensor of a flat list --------------------------------------------------------------
+// tp.tensor([1.0, 2.0, 3.0]) went through np.asarray, a dtype conversion and a copy: 6 us against
+// PyTorch's 4. A flat list whose items are all exactly float, all exactly int (within int64) or
+// all bool is written here straight into a new tensor in host memory, with the dtype PyTorch
+// infers (the default float dtype, int64, bool). Anything else returns None and the Python
+// factory decides, errors included.
+enum ListKind { L_FLOAT, L_INT, L_BOOL };
+
+PyObject* py_tensor_from_list(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    // tensor_from_list(data, float_dtype, float64, int64, bool, device) -> Tensor or None
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "tensor_from_list(data, float_dtype, float64, int64, bool, device)");
+        return nullptr;
+    }
+    PyObject* data = args[0];
+    if (!g.tensor || !PyList_CheckExact(data) || PyList_GET_SIZE(data) == 0) Py_RETURN_NONE;
+    const Py_ssize_t n = PyList_GET_SIZE(data);
+    PyObject* first = PyList_GET_ITEM(data, 0);
+    const ListKind kind = PyFloat_CheckExact(first) ? L_FLOAT : PyBool_Check(first) ? L_BOOL
+                        : PyLong_CheckExact(first) ? L_INT : ListKind(-1);
+    if (kind == ListKind(-1)) Py_RETURN_NONE;
+    for (Py_ssize_t i = 1; i < n; ++i) {
+        PyObject* v = PyList_GET_ITEM(data, i);
+        const bool same = kind == L_FLOAT ? PyFloat_CheckExact(v) : kind == L_BOOL ? PyBool_Check(v) : PyLong_CheckExact(v);
+        if (!same) Py_RETURN_NONE;
+    }
+    // float data takes the default dtype when it is float32 or float64; half defaults go to Python.
+    PyObject* dtype = kind == L_FLOAT ? args[1] : kind == L_INT ? args[3] : args[4];
+    const bool as_double = kind == L_FLOAT && dtype == args[2];
+    if (kind == L_FLOAT && !as_double && get(dtype, g.dtype_itemsize) != nullptr &&
+        PyLong_AsLong(get(dtype, g.dtype_itemsize)) != 4)
+        Py_RETURN_NONE;
+    PyObject* shape = PyTuple_New(1);
+    if (!shape) return nullptr;
+    PyTuple_SET_ITEM(shape, 0, PyLong_FromSsize_t(n));
+    if (!PyTuple_GET_ITEM(shape, 0)) {
+        Py_DECREF(shape);
+        return nullptr;
+    }
+    PyObject* t = empty_tensor(shape, dtype, args[5]);
+    Py_DECREF(shape);
+    if (!t) return nullptr;
+    PyObject* storage = tslot(t, T_STORAGE);
+    Py_buffer view;
+    if (!storage || !is_host_storage(storage) || PyObject_GetBuffer(storage, &view, PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        Py_DECREF(t);
+        Py_RETURN_NONE;  // another device's memory: the Python factory copies it there
+    }
+    bool ok = true;
+    char* out = static_cast<char*>(view.buf);
+    for (Py_ssize_t i = 0; i < n && ok; ++i) {
+        PyObject* v = PyList_GET_ITEM(data, i);
+        if (kind == L_BOOL) {
+            out[i] = v == Py_True;
+        } else if (kind == L_INT) {
+            int overflow = 0;
+            const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            ok = !overflow;  // beyond int64: the Python factory raises PyTorch's error
+            std::memcpy(out + i * 8, &x, 8);
+        } else if (as_double) {
+            const double x = PyFloat_AS_DOUBLE(v);
+            std::memcpy(out + i * 8, &x, 8);
+        } else {
+            const float x = static_cast<float>(PyFloat_AS_DOUBLE(v));  // rounded once, as NumPy's cast
+            std::memcpy(out + i * 4, &x, 4);
+        }
+    }
+    PyBuffer_Release(&view);
+    if (!ok) {
+        Py_DECREF(t);
+        Py_RETURN_NONE;
+    }
+    return t;
+}
+
 bool make_reduction_shapes() {
     g_empty_tuple = PyTuple_New(0);
     if (!g_empty_tuple) return false;
@@ -759,6 +996,15 @@ PyMethodDef kMethods[] = {
      "canonical."},
     {"tensor_ndim", py_tensor_ndim, METH_O, "tensor_ndim(t) -> len(t.shape): Tensor.ndim's getter."},
     {"detached", py_detached, METH_O, "detached(t) -> t.detach(): Tensor.data's getter."},
+    {"item_method", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_item_method)), METH_FASTCALL,
+     "item_method(fallback, {dtype: name}) -> Tensor.item's descriptor: one element of a host storage read in C, "
+     "every other case fallback(t)."},
+    {"tensor_from_list", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_tensor_from_list)),
+     METH_FASTCALL,
+     "tensor_from_list(data, float_dtype, float64, int64, bool, device) -> a new host tensor of a flat list of "
+     "floats, ints or bools, or None for anything else."},
+    {"add_host_storage", py_add_host_storage, METH_O,
+     "add_host_storage(type): a storage type whose buffer holds its tensors' elements in host memory."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .. import _hotpath
 from ..dispatcher import Operator
 from . import dtypes as _dt
 from . import factory_options
@@ -64,6 +65,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         result = data.detach().to(device=device if device is not None else data._device, dtype=dtype or data._dtype, copy=True)
         return _finish(result, requires_grad)
+    if data.__class__ is list and dtype is None:
+        # A flat list of floats, ints or bools (a target, a few constants): written in C into host
+        # memory; None for any other list or device, which the NumPy path below takes.
+        made = _hotpath.tensor_from_list(data, _dt.get_default_dtype(), _dt.float64, _dt.int64, _dt.bool,
+                                         resolve_device(device))
+        if made is not None:
+            return _finish(made, requires_grad)
     try:
         array = np.asarray(_nested_tensors_to_numpy(data))
     except ValueError as exc:

@@ -6,6 +6,7 @@ import cycles; every method is the same function as the ``tp.`` one, with ``self
 from __future__ import annotations
 
 
+from .. import _hotpath
 from . import dtypes as _dt
 from . import factories, factory_options, legacy, printing, shared_memory, storage, views
 from .ops import copying, decimal_round, indexing, linalg, reductions
@@ -391,7 +392,9 @@ def _attach() -> None:
     T.__str__ = printing.tensor_repr
     T.__array__ = _array
     T.__format__ = lambda self, spec: format(self.item(), spec) if self.numel() == 1 and not self._shape else repr(self)
-    T.item, T.tolist, T.numpy = _item, _tolist, _numpy
+    # item() of one element in host memory is read in C (a loss, once per step); _item does the rest.
+    T.item = _hotpath.item_method(_item, {d: d.name for d in _dt.all_dtypes + _dt.complex_dtypes})
+    T.tolist, T.numpy = _tolist, _numpy
     T.backward = _autograd.tensor_backward
     T.retain_grad = _autograd.retain_grad
     T.register_hook = _autograd.register_hook

@@ -19,9 +19,12 @@ class CPUBackend(Backend):
     autocast_dtypes = frozenset({"bfloat16", "float16"})
 
     def load(self) -> None:
+        from ... import _hotpath
         from . import kernels, storage
 
         self._kernels = kernels.table()
+        # Tensor.item reads one element of this storage's buffer in C.
+        _hotpath.add_host_storage(storage.storage_type)
         # Bound straight to the storage functions: allocation is on every op's path.
         self.allocate = storage.allocate
         self.copy_from_host = storage.copy_from_host

@@ -11,12 +11,17 @@ _K = load_kernels()
 # The NumPy dtype of a tensor's host view (bfloat16 through the optional ml_dtypes package).
 numpy_dtype = host_numpy_dtype
 
-__all__ = ["allocate", "copy_from_host", "to_host", "wrap_host", "memory_stats", "empty_cache", "numpy_dtype"]
+__all__ = ["allocate", "copy_from_host", "to_host", "wrap_host", "memory_stats", "empty_cache", "numpy_dtype",
+           "storage_type"]
 
 
 # allocate(nbytes, device_index=None) is the C++ allocator's entry itself: every tensor the CPU
 # makes passes here, and a Python wrapper around it was a third of a small op's allocation.
 allocate = _K.alloc
+
+
+#: The type of the blocks ``allocate`` and ``wrap_host`` return (their buffers are host memory).
+storage_type = _K.Storage
 
 
 def wrap_host(array: np.ndarray):

@@ -1,0 +1,118 @@
+"""Tensor.item (read in C for one element of a CPU tensor) and tp.tensor of a flat list of
+floats, ints or bools (written in C): every dtype's value and Python type, views at an offset,
+the errors and the cases that go to the Python paths, against NumPy and PyTorch."""
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+VALUES = {
+    "bool": [True, False], "uint8": [0, 255], "int8": [-128, 127], "int16": [-32768, 32767],
+    "int32": [-2**31, 2**31 - 1], "int64": [-2**63, 2**63 - 1],
+    "float16": [1.5, -65504.0, 6e-8], "bfloat16": [1.5, -3.0e38, 1e-39],
+    "float32": [0.1, -0.0, float("inf"), 1e-45], "float64": [0.1, -1e-310, float("-inf")],
+    "complex64": [1.5 - 2.25j], "complex128": [0.1 + 1e300j],
+}
+PY_TYPES = {"bool": bool, "complex64": complex, "complex128": complex}
+
+
+def _numpy_value(value, name):
+    """What the element holds once stored in dtype `name` (bfloat16 through float32: round to
+    nearest even on the upper 16 bits), as a Python number."""
+    if name == "bfloat16":
+        bits = np.array([value], np.float32).view(np.uint32).astype(np.uint64)
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+        return float(bits.view(np.float32)[0])
+    return np.array(value, dtype=name).item()
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_item_of_every_dtype(name):
+    dtype = getattr(tp, name)
+    for value in VALUES[name]:
+        for shape in ((), (1,), (1, 1, 1)):
+            got = tp.tensor(value, dtype=dtype).reshape(shape).item()
+            want = _numpy_value(value, name)
+            assert type(got) is PY_TYPES.get(name, int if name.startswith(("int", "uint")) else float)
+            if isinstance(want, float) and np.isnan(want):
+                assert np.isnan(got)
+            else:
+                assert got == want and np.copysign(1, abs(got) if isinstance(got, complex) else got) == \
+                    np.copysign(1, abs(want) if isinstance(want, complex) else want)
+
+
+def test_item_of_a_view_at_an_offset():
+    base = tp.tensor(np.arange(24, dtype=np.float64).reshape(2, 3, 4))
+    assert base[1, 2, 3].item() == 23.0
+    assert base[1:, 2:, 3:].item() == 23.0
+    assert base.transpose(0, 2)[3:, 2:, 1:].item() == 23.0
+    c = tp.tensor(np.array([1 + 2j, 3 - 4j], np.complex64))
+    assert c[1].item() == 3 - 4j
+
+
+def test_item_keeps_autograd_out():
+    x = tp.tensor([2.5], requires_grad=True)
+    y = (x * 2).sum()
+    assert y.item() == 5.0 and x.item() == 2.5
+    y.backward()
+    assert x.grad.tolist() == [2.0]
+
+
+def test_item_errors_name_the_problem():
+    with pytest.raises(RuntimeError, match="a Tensor with 3 elements cannot be converted to Scalar"):
+        tp.ones(3).item()
+    with pytest.raises(RuntimeError, match="a Tensor with 0 elements"):
+        tp.ones(0).item()
+    with pytest.raises(RuntimeError, match="meta"):
+        tp.ones(1, device="meta").item()
+
+
+def test_item_matches_torch():
+    torch = pytest.importorskip("torch")
+    for value, name in ((0.1, "float32"), (-7, "int64"), (True, "bool"), (1.5, "bfloat16"), (2 - 1j, "complex64")):
+        got = tp.tensor([value], dtype=getattr(tp, name)).item()
+        want = torch.tensor([value], dtype=getattr(torch, name)).item()
+        assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("data", [
+    [1.0, 2.0, 3.0], [0.1, -0.0, float("inf"), float("nan"), 1e-45, 3.5e38], [1, -2, 2**63 - 1], [True, False],
+    [5], [1e-310], [1, 2.5], [True, 1], [1.0, np.float32(2.0)],
+])
+def test_list_factory_matches_numpy_and_torch(data):
+    got = tp.tensor(data)
+    array = np.asarray(data)
+    want_dtype = {"f": tp.float32, "i": tp.int64, "b": tp.bool}[array.dtype.kind]
+    assert got.dtype == want_dtype and got.shape == (len(data),)
+    with np.errstate(over="ignore"):  # 3.5e38 rounds to inf in float32, as in PyTorch
+        want = array.astype(np.float32) if want_dtype == tp.float32 else array
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert np.array_equal(np.signbit(got.numpy()), np.signbit(want))
+    torch = pytest.importorskip("torch")
+    reference = torch.tensor(data)
+    assert str(reference.dtype).split(".")[1] == got.dtype.name
+    np.testing.assert_array_equal(got.numpy(), reference.numpy())
+
+
+def test_list_factory_default_dtype_and_arguments():
+    previous = tp.get_default_dtype()
+    try:
+        tp.set_default_dtype(tp.float64)
+        got = tp.tensor([0.1, 0.2])
+        assert got.dtype == tp.float64 and got.tolist() == [0.1, 0.2]
+    finally:
+        tp.set_default_dtype(previous)
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    assert x.requires_grad and x.is_leaf and x._version == 0
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    assert tp.tensor([1.0], device="meta").device.type == "meta"
+    assert tp.tensor([1.0, 2.0], dtype=tp.float16).dtype == tp.float16
+
+
+def test_list_factory_errors_stay_the_python_ones():
+    with pytest.raises((TypeError, RuntimeError)):  # beyond int64: left to the NumPy path
+        tp.tensor([2**64])
+    with pytest.raises(RuntimeError, match="floating point"):
+        tp.tensor([1, 2], requires_grad=True)
+    assert tp.tensor([]).shape == (0,) and tp.tensor([]).dtype == tp.float32
