@@ -698,10 +698,14 @@ PyObject* py_detached(PyObject*, PyObject* t) {
 // buffer (the storage types a backend registered with add_host_storage), the element is read
 // from the buffer and boxed as NumPy's .item() would box it. Everything else (other devices, the
 // meta device, numel != 1, dtypes not listed) calls the Python method, which holds the errors.
-enum ItemKind { K_BOOL, K_I8, K_I16, K_I32, K_I64, K_U8, K_F16, K_BF16, K_F32, K_F64, K_C64, K_C128, K_NUM_KINDS };
-const char* const kItemKindNames[K_NUM_KINDS] = {"bool",  "int8",     "int16",   "int32",   "int64",     "uint8",
-                                                 "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
-const int kItemKindSizes[K_NUM_KINDS] = {1, 1, 2, 4, 8, 1, 2, 2, 4, 8, 8, 16};
+enum ItemKind {
+    K_BOOL, K_I8, K_I16, K_I32, K_I64, K_U8, K_F16, K_BF16, K_F32, K_F64, K_C64, K_C128, K_U16, K_U32, K_U64,
+    K_NUM_KINDS
+};
+const char* const kItemKindNames[K_NUM_KINDS] = {"bool",    "int8",      "int16",      "int32",  "int64",
+                                                 "uint8",   "float16",   "bfloat16",   "float32", "float64",
+                                                 "complex64", "complex128", "uint16",  "uint32", "uint64"};
+const int kItemKindSizes[K_NUM_KINDS] = {1, 1, 2, 4, 8, 1, 2, 2, 4, 8, 8, 16, 2, 4, 8};
 
 constexpr int kMaxHostStorages = 4;
 PyTypeObject* g_host_storages[kMaxHostStorages] = {};
@@ -728,6 +732,9 @@ PyObject* box_element(int kind, const char* p) {
         case K_I32: return PyLong_FromLong(load<int32_t>(p));
         case K_I64: return PyLong_FromLongLong(load<int64_t>(p));
         case K_U8: return PyLong_FromLong(load<uint8_t>(p));
+        case K_U16: return PyLong_FromLong(load<uint16_t>(p));
+        case K_U32: return PyLong_FromUnsignedLong(load<uint32_t>(p));
+        case K_U64: return PyLong_FromUnsignedLongLong(load<uint64_t>(p));
         case K_F16: return PyFloat_FromDouble(PyFloat_Unpack2(p, PY_LITTLE_ENDIAN));
         case K_BF16: {  // the upper half of a float32
             const uint32_t bits = uint32_t(load<uint16_t>(p)) << 16;

@@ -393,7 +393,9 @@ def _attach() -> None:
     T.__array__ = _array
     T.__format__ = lambda self, spec: format(self.item(), spec) if self.numel() == 1 and not self._shape else repr(self)
     # item() of one element in host memory is read in C (a loss, once per step); _item does the rest.
-    T.item = _hotpath.item_method(_item, {d: d.name for d in _dt.all_dtypes + _dt.complex_dtypes})
+    # float8 values are read through float32 in Python (the C reader boxes stored types only).
+    read_in_c = [d for d in _dt.all_dtypes + _dt.complex_dtypes if d not in _dt.float8_dtypes]
+    T.item = _hotpath.item_method(_item, {d: d.name for d in read_in_c})
     T.tolist, T.numpy = _tolist, _numpy
     T.backward = _autograd.tensor_backward
     T.retain_grad = _autograd.retain_grad

@@ -116,3 +116,17 @@ def test_list_factory_errors_stay_the_python_ones():
     with pytest.raises(RuntimeError, match="floating point"):
         tp.tensor([1, 2], requires_grad=True)
     assert tp.tensor([]).shape == (0,) and tp.tensor([]).dtype == tp.float32
+
+
+@pytest.mark.parametrize("dtype_name,value", [("uint16", 65535), ("uint32", 2**32 - 1), ("uint64", 2**64 - 1),
+                                              ("uint64", 2**63 + 5)])
+def test_item_of_unsigned_dtypes_reads_the_full_range(dtype_name, value):
+    """item() of uint16/32/64 gives the Python int stored, above the signed range too."""
+    dtype = getattr(tp, dtype_name)
+    assert tp.tensor([value], dtype=dtype).item() == value
+
+
+def test_item_of_float8_goes_through_float32():
+    """float8 values come back as the float32 value they represent (1.5 and 288 are exact)."""
+    assert tp.tensor([1.5]).to(tp.float8_e4m3fn).item() == 1.5
+    assert tp.tensor([300.0]).to(tp.float8_e4m3fn).item() == 288.0
