@@ -19,6 +19,7 @@ Run ``python tools/generate_stubs.py`` after changing the public API, and commit
 from __future__ import annotations
 
 import argparse
+import importlib
 import builtins
 import collections.abc
 import inspect
@@ -99,6 +100,9 @@ RETURN_TYPES = {
 PROPERTY_TYPES = {"shape": "tuple[_int, ...]", "T": "Tensor", "mT": "Tensor", "H": "Tensor", "mH": "Tensor", "retains_grad": "_bool"}
 # Tensor's slots that are public attributes.
 SLOT_TYPES = {"grad": "Tensor | None", "grad_fn": "Any"}
+
+# tensorplug's public submodules that `import tensorplug` does not load (tensorplug/__init__.py).
+LAZY_SUBMODULES = ("distributions",)
 
 # Names the stubs' headers define, so that class-level names (Tensor.bool, tp.float, ...) cannot
 # shadow the builtins an annotation means.
@@ -414,6 +418,10 @@ def generate() -> dict:
     sys.path.insert(0, ROOT)
     import tensorplug
 
+    # Submodules that load on first attribute access (tensorplug.__getattr__) are part of the
+    # public surface all the same: load them so the stub names them.
+    for lazy in LAZY_SUBMODULES:
+        importlib.import_module(f"tensorplug.{lazy}")
     return {TENSOR_STUB: tensor_stub(tensorplug), PACKAGE_STUB: package_stub(tensorplug)}
 
 
