@@ -234,6 +234,9 @@ def _move_values(t: Tensor, dev) -> Tensor:
     if t._dtype._part is None and t._dtype not in dev._dtypes:
         raise undeclared_dtype_error(dev, t._dtype, "to")
     # Between devices, data goes through host memory: every backend can copy to and from it.
+    # The staging conversions below are values only: _move records the one node that matters.
+    if t._dtype in _dt.float8_dtypes or t._dtype is _dt.bfloat16:
+        t = t.detach()
     if t._dtype in _dt.float8_dtypes:  # NumPy has no float8 types: move the bytes
         return _move_values(contiguous(t).view(_dt.uint8), dev).view(t._dtype)
     if t._dtype is _dt.bfloat16:
