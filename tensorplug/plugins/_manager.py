@@ -4,6 +4,11 @@ An entry point's name is the device type its plugin provides, so a device's plug
 without importing anything; the plugin module is imported when the device is first used. A
 plugin that fails (import error, hook error, bad backend) is recorded with its error and never
 breaks ``import tensorplug`` or other devices.
+
+tensorplug's own device types always belong to tensorplug, so loading one of them (the CPU, on a
+program's first tensor) needs no scan of the installed packages: the entry points are read when
+another device type, or the list of all of them, is first asked for. Reading them needs
+``importlib.metadata``, whose import alone (email, zipfile, pathlib) costs more than the scan.
 """
 from __future__ import annotations
 
@@ -11,7 +16,6 @@ import importlib
 import os
 import traceback
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import pluggy
@@ -60,6 +64,8 @@ class PluginManager:
         if self._discovered:
             return
         self._discovered = True
+        from importlib import metadata
+
         disable_third_party = os.environ.get("TENSORPLUG_DISABLE_PLUGINS", "") not in ("", "0")
         for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = entry_point.dist.name if entry_point.dist is not None else "unknown distribution"
@@ -90,8 +96,9 @@ class PluginManager:
                 self._reject(first, record)
             self.records[name] = record
             return
-        if first.distribution == record.distribution and first.target == record.target:
-            return  # the same entry point seen twice (a package on two path entries)
+        if first.target == record.target and (first.distribution == record.distribution or _is_builtin(record)):
+            return  # the same entry point seen twice (a package on two path entries, or a built-in
+            # backend loaded before the scan and then found installed)
         self._reject(record, first)
         if not _is_builtin(first) and first.state != "failed":
             first.state = "failed"
@@ -115,7 +122,10 @@ class PluginManager:
 
     def load(self, name: str) -> PluginRecord | None:
         """Import plugin ``name`` and call its hook once; return its record (None if unknown)."""
-        self.discover()
+        if name not in BUILTIN_PLUGINS:
+            self.discover()
+        elif name not in self.records:
+            self._add_discovered(PluginRecord(name, BUILTIN_PLUGINS[name], "tensorplug"))
         record = self.records.get(name)
         if record is None or record.state != "discovered":
             return record
