@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
@@ -44,9 +43,7 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         given = {name: value.expand(tuple(batch_shape)) for name, value in self._given_parameter().items()}
-        new = type(self)(**given, lims=self._lims, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded_copy(**given, lims=self._lims)
 
     @property
     def probs(self):
@@ -87,9 +84,7 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
         return where(self._near_half(), 1.0 / 12.0 - (1.0 / 15.0 + 128.0 / 945.0 * x2) * x2, closed)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        probs = self.probs
-        return self.icdf(rand(shape, dtype=probs.dtype, device=probs.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.probs))
 
     def log_prob(self, value):
         if self._validate_args:

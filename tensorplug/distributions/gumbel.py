@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from .location_scale import LocationScale
-from .utils import euler_constant, finfo_eps, finfo_tiny
+from .utils import clamp_inside_unit, euler_constant
 
 EULER_GAMMA = euler_constant
 
@@ -34,11 +33,8 @@ class Gumbel(LocationScale):
         return self.stddev.pow(2)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        dtype = self.loc.dtype
         # u kept inside (0, 1) so that both logarithms stay finite.
-        u = rand(shape, dtype=dtype, device=self.loc.device).clamp(min=finfo_tiny(dtype), max=1 - finfo_eps(dtype))
-        return self.icdf(u)
+        return self.icdf(clamp_inside_unit(self._uniform_draws(sample_shape, self.loc)))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class HalfCauchy(Distribution):
@@ -24,11 +22,7 @@ class HalfCauchy(Distribution):
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale}
+        super().__init__(self._broadcast_parameters(scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -43,8 +37,7 @@ class HalfCauchy(Distribution):
         return self.scale.new_full(self._extended_shape(), math.inf)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.scale.dtype, device=self.scale.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
         if self._validate_args:

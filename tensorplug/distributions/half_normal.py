@@ -7,7 +7,6 @@ from ..frontend.factories import randn
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class HalfNormal(Distribution):
@@ -24,11 +23,7 @@ class HalfNormal(Distribution):
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale}
+        super().__init__(self._broadcast_parameters(scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -11,7 +11,6 @@ from .gumbel import EULER_GAMMA
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-from .utils import broadcast_all
 
 
 def _log_beta(a, b):
@@ -32,7 +31,7 @@ class Kumaraswamy(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        self._broadcast_parameters(concentration1=concentration1, concentration0=concentration0)
         b = self.concentration0
         base = Uniform(b.new_full(tuple(b.shape), 0.0), b.new_full(tuple(b.shape), 1.0), validate_args=validate_args)
         # U^(1/b), then 1 - that, then its 1/a-th power.
@@ -42,9 +41,6 @@ class Kumaraswamy(TransformedDistribution):
 
     __repr__ = Distribution.__repr__
     expand = Distribution.expand
-
-    def _parameters(self) -> dict:
-        return {"concentration1": self.concentration1, "concentration0": self.concentration0}
 
     def _raw_moment(self, order: int):
         """E[x^order] = b B(1 + order / a, b)."""

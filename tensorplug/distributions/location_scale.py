@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class LocationScale(Distribution):
@@ -14,11 +13,7 @@ class LocationScale(Distribution):
     support = constraints.real
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "scale": self.scale}
+        super().__init__(self._broadcast_parameters(loc=loc, scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -41,9 +41,7 @@ class Multinomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         batch_shape = tuple(batch_shape)
         given = {name: value.expand(batch_shape + self._event_shape) for name, value in self._parameters().items()}
-        new = Multinomial(self.total_count, **given, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded_copy(self.total_count, **given)
 
     @property
     def probs(self):

@@ -2,7 +2,6 @@
 straight-through variant, whose draws pass the probabilities' gradient through."""
 from __future__ import annotations
 
-from ..frontend import dtypes as _dt
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import eye
 from .categorical import Categorical

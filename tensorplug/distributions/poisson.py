@@ -5,7 +5,6 @@ from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.samplers import poisson
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 
 class Poisson(ExponentialFamily):
@@ -21,11 +20,7 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"rate": self.rate}
+        super().__init__(self._broadcast_parameters(rate=rate), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -8,7 +8,6 @@ from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
-from .utils import broadcast_all
 
 
 class StudentT(Distribution):
@@ -26,11 +25,7 @@ class StudentT(Distribution):
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
-        super().__init__(self.df.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"df": self.df, "loc": self.loc, "scale": self.scale}
+        super().__init__(self._broadcast_parameters(df=df, loc=loc, scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -46,6 +46,12 @@ def broadcast_all(*values):
     return broadcast_tensors(*made)
 
 
+def clamp_inside_unit(value: Tensor) -> Tensor:
+    """value kept inside [tiny, 1 - eps] of its dtype: off 0 and 1, so that log(value) and log(1 - value)
+    stay finite."""
+    return value.clamp(min=finfo_tiny(value.dtype), max=1 - finfo_eps(value.dtype))
+
+
 def clamp_probs(probs: Tensor) -> Tensor:
     """Probabilities kept inside (eps, 1 - eps), so that their logarithms stay finite."""
     eps = finfo_eps(probs.dtype)

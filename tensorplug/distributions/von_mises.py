@@ -12,7 +12,6 @@ from ..frontend.samplers import _fill_by_rejection
 from ..special import i0e, i1e
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 # Below this concentration the envelope parameter's closed form loses its digits; its series
 # 1/kappa + kappa/4 is exact there to rounding.
@@ -44,11 +43,7 @@ class VonMises(Distribution):
     has_rsample = False
 
     def __init__(self, loc, concentration, validate_args=None):
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "concentration": self.concentration}
+        super().__init__(self._broadcast_parameters(loc=loc, concentration=concentration), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -87,10 +87,8 @@ class Wishart(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         batch_shape = tuple(batch_shape)
         name, matrix = self._given
-        new = Wishart(self.df.expand(batch_shape), **{name: matrix.expand(batch_shape + (self._p, self._p))},
-                      validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        expanded_matrix = {name: matrix.expand(batch_shape + (self._p, self._p))}
+        return self._expanded_copy(self.df.expand(batch_shape), **expanded_matrix)
 
     def _matrix_shape(self) -> tuple:
         return self._batch_shape + self._event_shape
