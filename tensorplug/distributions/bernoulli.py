@@ -9,7 +9,7 @@ from ..frontend.factories import arange, bernoulli
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import BinaryParameter
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -30,9 +30,6 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._take_probs_or_logits(probs, logits)
         super().__init__(self.param_shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return self._given_parameter()
 
     @property
     def mean(self):

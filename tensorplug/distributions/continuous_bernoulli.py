@@ -15,7 +15,7 @@ import math
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import BinaryParameter
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs
 
@@ -38,12 +38,8 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
         self._lims = lims
         super().__init__(self.param_shape, validate_args=validate_args)
 
-    def _parameters(self) -> dict:
-        return self._given_parameter()
-
     def expand(self, batch_shape, _instance=None):
-        given = {name: value.expand(tuple(batch_shape)) for name, value in self._given_parameter().items()}
-        return self._expanded_copy(**given, lims=self._lims)
+        return self._expanded_copy(**self._expanded_parameters(batch_shape), lims=self._lims)
 
     @property
     def probs(self):

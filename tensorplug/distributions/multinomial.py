@@ -6,12 +6,12 @@ from ..frontend.factories import arange, eye
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical_based import CategoricalBased
 from .distribution import Distribution
 from .utils import broadcast_all
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalBased, Distribution):
     """Count vectors over the last dimension of ``probs`` or ``logits``, summing to the integer
     ``total_count``, as torch.distributions.Multinomial (event_shape (K,); counts are floats of
     the parameters' dtype; no rsample).
@@ -27,33 +27,14 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(*self._take_categorical(probs, logits, validate_args), validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
 
-    def _parameters(self) -> dict:
-        return self._categorical._parameters()
-
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        given = {name: value.expand(batch_shape + self._event_shape) for name, value in self._parameters().items()}
-        return self._expanded_copy(self.total_count, **given)
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._categorical.param_shape
+        return self._expanded_copy(self.total_count, **self._expanded_parameters(batch_shape))
 
     @property
     def mean(self):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import eye
-from .categorical import Categorical
 from . import constraints
+from .categorical_based import CategoricalBased
 from .distribution import Distribution
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(CategoricalBased, Distribution):
     """One-hot vectors over the last dimension of ``probs`` or ``logits``, as
     torch.distributions.OneHotCategorical (event_shape is (K,); samples have the parameters' dtype).
 
@@ -23,24 +23,7 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, (self._categorical.param_shape[-1],),
-                         validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return self._categorical._parameters()
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._categorical.param_shape
+        super().__init__(*self._take_categorical(probs, logits, validate_args), validate_args=validate_args)
 
     def _one_hot(self, index):
         """Rows of the identity picked by `index`, in the parameters' dtype and device."""
