@@ -4,7 +4,7 @@ from __future__ import annotations
 from . import constraints
 from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
-from .utils import clamp_inside_unit
+from .utils import clamp_inside_unit, log_beta
 
 
 class Beta(ExponentialFamily):
@@ -55,7 +55,7 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+        return log_beta(x, y)
 
     @property
     def _mean_carrier_measure(self):
@@ -67,5 +67,4 @@ class Beta(ExponentialFamily):
     def entropy(self):
         a, b = self.concentration1, self.concentration0
         total = a + b
-        log_beta = a.lgamma() + b.lgamma() - total.lgamma()
-        return log_beta - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()
+        return log_beta(a, b) - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()

@@ -117,16 +117,16 @@ def is_dependent(constraint) -> bool:
     return isinstance(constraint, Dependent)
 
 
-class IndependentConstraint(Constraint):
-    """``base`` with its last ``reinterpreted_batch_ndims`` dimensions made part of each event."""
+class _Wrapping(Constraint):
+    """A constraint built on ``base_constraint``: discrete when it is, with its event dimensions
+    and ``_added_event_dims`` more."""
 
-    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int):
+    _added_event_dims = 0
+
+    def __init__(self, base_constraint: Constraint, builder: str):
         if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"independent expects a Constraint, got {type(base_constraint).__name__}")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(f"independent expects a non-negative int, got {reinterpreted_batch_ndims!r}")
+            raise TypeError(f"{builder} expects a Constraint, got {type(base_constraint).__name__}")
         self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     @property
     def is_discrete(self):
@@ -134,7 +134,21 @@ class IndependentConstraint(Constraint):
 
     @property
     def event_dim(self):
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+        return self.base_constraint.event_dim + self._added_event_dims
+
+
+class IndependentConstraint(_Wrapping):
+    """``base`` with its last ``reinterpreted_batch_ndims`` dimensions made part of each event."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int):
+        super().__init__(base_constraint, "independent")
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError(f"independent expects a non-negative int, got {reinterpreted_batch_ndims!r}")
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def _added_event_dims(self):
+        return self.reinterpreted_batch_ndims
 
     def check(self, value):
         valid = self.base_constraint.check(value)
@@ -146,22 +160,12 @@ class IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_Wrapping):
     """The support of a mixture: a value must lie in every component's support (the components
     are the rightmost batch dimension of ``base_constraint``'s bounds)."""
 
     def __init__(self, base_constraint: Constraint):
-        if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"MixtureSameFamilyConstraint expects a Constraint, got {type(base_constraint).__name__}")
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self):
-        return self.base_constraint.event_dim
+        super().__init__(base_constraint, "MixtureSameFamilyConstraint")
 
     def check(self, value):
         # The value gets a component dimension, is checked against every component, and must pass all.

@@ -62,16 +62,17 @@ class GeneralizedPareto(Distribution):
     def rsample(self, sample_shape=()):
         return self.icdf(self._uniform_draws(sample_shape, self.loc))
 
-    def _inside(self, value):
-        return (value >= self.loc) & (value <= self._upper_end())
+    def _standardised(self, value):
+        """(is xi zero, safe xi, is value inside the support, (value - loc) / scale with 0 outside
+        it, so that the logarithms below stay finite there)."""
+        zero, xi = self._split_shape()
+        inside = (value >= self.loc) & (value <= self._upper_end())
+        return zero, xi, inside, where(inside, (value - self.loc) / self.scale, 0.0)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        zero, xi = self._split_shape()
-        z = (value - self.loc) / self.scale
-        inside = self._inside(value)
-        safe_z = where(inside, z, 0.0)
+        zero, xi, inside, safe_z = self._standardised(value)
         tail = -(1 / xi + 1) * (xi * safe_z).log1p()
         density = -self.scale.log() + where(zero, -safe_z, tail)
         return where(inside, density, -math.inf)
@@ -79,10 +80,7 @@ class GeneralizedPareto(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        zero, xi = self._split_shape()
-        z = (value - self.loc) / self.scale
-        inside = self._inside(value)
-        safe_z = where(inside, z, 0.0)
+        zero, xi, inside, safe_z = self._standardised(value)
         probability = -where(zero, -safe_z, -(xi * safe_z).log1p() / xi).expm1()
         return where(inside, probability, where(value < self.loc, 0.0, 1.0))
 

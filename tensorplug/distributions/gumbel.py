@@ -6,8 +6,6 @@ import math
 from .location_scale import LocationScale
 from .utils import clamp_inside_unit, euler_constant
 
-EULER_GAMMA = euler_constant
-
 
 class Gumbel(LocationScale):
     """Independent Gumbel distributions, as torch.distributions.Gumbel; ``rsample`` is
@@ -22,7 +20,7 @@ class Gumbel(LocationScale):
 
     @property
     def mean(self):
-        return self.loc + self.scale * EULER_GAMMA
+        return self.loc + self.scale * euler_constant
 
     @property
     def stddev(self):
@@ -51,4 +49,4 @@ class Gumbel(LocationScale):
         return self.loc - self.scale * (-value.log()).log()
 
     def entropy(self):
-        return self.scale.log() + (1 + EULER_GAMMA)
+        return self.scale.log() + (1 + euler_constant)

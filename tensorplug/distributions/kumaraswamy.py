@@ -7,14 +7,10 @@ import math
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
-from .gumbel import EULER_GAMMA
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-
-
-def _log_beta(a, b):
-    return a.lgamma() + b.lgamma() - (a + b).lgamma()
+from .utils import euler_constant, log_beta
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -45,7 +41,7 @@ class Kumaraswamy(TransformedDistribution):
     def _raw_moment(self, order: int):
         """E[x^order] = b B(1 + order / a, b)."""
         a, b = self.concentration1, self.concentration0
-        return (b.log() + _log_beta(1 + order / a, b)).exp()
+        return (b.log() + log_beta(1 + order / a, b)).exp()
 
     @property
     def mean(self):
@@ -66,5 +62,5 @@ class Kumaraswamy(TransformedDistribution):
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
-        harmonic = (b + 1).digamma() + EULER_GAMMA
+        harmonic = (b + 1).digamma() + euler_constant
         return (1 - b.reciprocal()) + (1 - a.reciprocal()) * harmonic - (a * b).log()

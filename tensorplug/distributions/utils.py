@@ -75,6 +75,11 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
 euler_constant = 0.5772156649015329
 
 
+def log_beta(a: Tensor, b: Tensor) -> Tensor:
+    """log B(a, b) = log Gamma(a) + log Gamma(b) - log Gamma(a + b), the Beta family's normalizer."""
+    return a.lgamma() + b.lgamma() - (a + b).lgamma()
+
+
 class lazy_property:  # noqa: N801  (PyTorch's name)
     """A property computed on first access and then stored on the instance, so later reads cost
     nothing (distributions use it for probs computed from logits, and the reverse)."""

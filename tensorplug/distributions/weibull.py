@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import constraints
 from .distribution import Distribution
-from .gumbel import EULER_GAMMA
+from .utils import euler_constant
 
 
 class Weibull(Distribution):
@@ -57,4 +57,4 @@ class Weibull(Distribution):
 
     def entropy(self):
         k = self.concentration
-        return EULER_GAMMA * (1 - k.reciprocal()) + (self.scale / k).log() + 1
+        return euler_constant * (1 - k.reciprocal()) + (self.scale / k).log() + 1
