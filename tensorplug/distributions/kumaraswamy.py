@@ -6,14 +6,13 @@ import math
 
 from ..frontend.ops.elementwise import where
 from . import constraints
-from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
 from .utils import euler_constant, log_beta
 
 
-class Kumaraswamy(TransformedDistribution):
+class Kumaraswamy(NamedTransformedDistribution):
     """(1 - U^(1/b))^(1/a) for U ~ Uniform(0, 1), a = ``concentration1``, b = ``concentration0``,
     as torch.distributions.Kumaraswamy; ``rsample`` is differentiable in both.
 
@@ -34,9 +33,6 @@ class Kumaraswamy(TransformedDistribution):
         steps = [PowerTransform(b.reciprocal()), AffineTransform(1.0, -1.0),
                  PowerTransform(self.concentration1.reciprocal())]
         super().__init__(base, steps, validate_args=validate_args)
-
-    __repr__ = Distribution.__repr__
-    expand = Distribution.expand
 
     def _raw_moment(self, order: int):
         """E[x^order] = b B(1 + order / a, b)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..frontend.tensor import Tensor
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 from .utils import clamp_inside_unit
 
 
@@ -32,12 +32,11 @@ class RelaxedLogits(Distribution):
         return clamp_inside_unit(self._uniform_draws(sample_shape, self.logits))
 
 
-class RelaxedTransformed(TransformedDistribution):
+class RelaxedTransformed(NamedTransformedDistribution):
     """Base of RelaxedBernoulli and RelaxedOneHotCategorical: a RelaxedLogits base pushed onto its
     support, printed, expanded and parametrized as that base."""
 
     has_rsample = True
-    __repr__ = Distribution.__repr__
 
     def _parameters(self) -> dict:
         return self.base_dist._parameters()

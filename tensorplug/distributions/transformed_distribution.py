@@ -113,3 +113,12 @@ class TransformedDistribution(Distribution):
         for transform in self.transforms:
             x = transform(x)
         return x
+
+
+class NamedTransformedDistribution(TransformedDistribution):
+    """A named family defined as a transform of another (LogNormal, InverseGamma, Kumaraswamy,
+    LogisticNormal, the relaxed families): it prints and expands by its own parameters, not as a
+    generic transformed distribution."""
+
+    __repr__ = Distribution.__repr__
+    expand = Distribution.expand
