@@ -401,22 +401,29 @@ class PositiveDefinite(_EigenvalueBounded):
     _smallest_test = operator.gt
 
 
-class Cat(Constraint):
-    """Constraints applied to consecutive slices of ``lengths`` along ``dim`` (a checked value is
-    the concatenation of values of each)."""
+class _Joined(Constraint):
+    """Constraints ``cseq`` applied to parts of a value along ``dim``: discrete when any is."""
 
-    def __init__(self, cseq, dim: int = 0, lengths=None):
+    def __init__(self, cseq, dim: int, builder: str):
         self.cseq = list(cseq)
         if not all(isinstance(c, Constraint) for c in self.cseq):
-            raise TypeError("cat expects a sequence of Constraints")
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise ValueError(f"cat: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+            raise TypeError(f"{builder} expects a sequence of Constraints")
         self.dim = dim
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class Cat(_Joined):
+    """Constraints applied to consecutive slices of ``lengths`` along ``dim`` (a checked value is
+    the concatenation of values of each)."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None):
+        super().__init__(cseq, dim, "cat")
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"cat: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
 
     @property
     def event_dim(self):
@@ -432,18 +439,11 @@ class Cat(Constraint):
         return _cat(pieces, self.dim)
 
 
-class Stack(Constraint):
+class Stack(_Joined):
     """One constraint per index along ``dim`` (a checked value stacks values of each)."""
 
     def __init__(self, cseq, dim: int = 0):
-        self.cseq = list(cseq)
-        if not all(isinstance(c, Constraint) for c in self.cseq):
-            raise TypeError("stack expects a sequence of Constraints")
-        self.dim = dim
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
+        super().__init__(cseq, dim, "stack")
 
     @property
     def event_dim(self):
