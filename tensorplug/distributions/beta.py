@@ -45,8 +45,7 @@ class Beta(ExponentialFamily):
         return clamp_inside_unit(g1 / (g1 + g0))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         a, b = self.concentration1, self.concentration0
         return (a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma()
 

@@ -49,8 +49,7 @@ class Binomial(CountedTrials, Distribution):
             return binomial(self.total_count.expand(shape).contiguous(), self.probs.expand(shape).contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         n, logits = self.total_count, self.logits
         log_choose = (n + 1).lgamma() - (value + 1).lgamma() - (n - value + 1).lgamma()
         # k log p + (n - k) log(1 - p) with log p = -softplus(-logits), log(1 - p) = -softplus(logits).
@@ -67,7 +66,4 @@ class Binomial(CountedTrials, Distribution):
         if n.numel() and not bool((n == top).all()):
             raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
         values = arange(1 + top, dtype=self.probs.dtype, device=self.probs.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return self._support_over_batch(values, expand)

@@ -67,8 +67,7 @@ class Categorical(ProbsOrLogits, Distribution):
             return index.reshape(shape)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         value = value.long().unsqueeze(-1)
         value, log_pmf = broadcast_tensors(value, self.logits)
         value = value[..., :1]
@@ -81,7 +80,4 @@ class Categorical(ProbsOrLogits, Distribution):
 
     def enumerate_support(self, expand=True):
         values = arange(self._num_events, dtype=_dt.int64, device=self.probs.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return self._support_over_batch(values, expand)

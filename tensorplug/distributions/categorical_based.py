@@ -3,6 +3,7 @@ last dimension of ``probs`` or ``logits`` that they draw through, whose paramete
 print and expand by."""
 from __future__ import annotations
 
+from ..frontend.factories import eye
 from .categorical import Categorical
 
 
@@ -20,6 +21,11 @@ class CategoricalBased:
 
     def _expanded_parameters(self, batch_shape) -> dict:
         return self._categorical._expanded_parameters(batch_shape)
+
+    def _one_hot(self, index):
+        """Rows of the identity over the categories picked by `index`, in the parameters' dtype and device."""
+        probs = self.probs
+        return eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)[index]
 
     @property
     def probs(self):

@@ -29,14 +29,12 @@ class Cauchy(LocationScale):
         return self.icdf(self._uniform_draws(sample_shape, self.loc))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -math.log(math.pi) - self.scale.log() - z.pow(2).log1p()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
 
     def icdf(self, value):

@@ -83,14 +83,12 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
         return self.icdf(self._uniform_draws(sample_shape, self.probs))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._log_constant()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         p = self._closed_form_probs()
         closed = (p.pow(value) * (1 - p).pow(1 - value) + p - 1) / (2 * p - 1)
         inside = where(self._near_half(), value, closed)

@@ -49,8 +49,7 @@ class Dirichlet(ExponentialFamily):
         return clamp_inside_unit(draws / draws.sum(-1, keepdim=True))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         c = self.concentration
         return (c - 1).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 

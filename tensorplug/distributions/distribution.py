@@ -105,6 +105,13 @@ class Distribution:
         """Every value of a discrete support, along a new leading dimension."""
         raise self._missing("enumerate_support")
 
+    def _support_over_batch(self, values: Tensor, expand: bool) -> Tensor:
+        """The support points `values` (one per index of their first dimension) with a dimension of
+        size 1 per batch dimension, expanded over the batch when asked: what enumerate_support returns."""
+        event = tuple(values.shape[1:])
+        values = values.view((-1,) + (1,) * len(self._batch_shape) + event)
+        return values.expand((-1,) + self._batch_shape + event) if expand else values
+
     def _get_checked_instance(self, cls, _instance=None):
         """A blank instance for a subclass's ``expand`` to fill (PyTorch's helper): refused for a
         subclass with its own __init__ and no expand of its own, which could not be filled correctly."""
@@ -177,6 +184,12 @@ class Distribution:
         shown = ", ".join(f"{name}: {value if value.numel() == 1 else tuple(value.shape)}"
                           for name, value in self._parameters().items())
         return f"{type(self).__name__}({shown})"
+
+    def _check_sample(self, value) -> None:
+        """_validate_sample(value) when this distribution validates its arguments (the first step of
+        log_prob and cdf)."""
+        if self._validate_args:
+            self._validate_sample(value)
 
     def _validate_sample(self, value) -> None:
         """Raise PyTorch's ValueError when value is not a tensor, does not end in event_shape, does

@@ -42,13 +42,11 @@ class Exponential(ExponentialFamily):
         return self.icdf(self._uniform_draws(sample_shape, self.rate))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):

@@ -53,8 +53,7 @@ class FisherSnedecor(Distribution):
         return numerator.clamp(min=tiny) / denominator.clamp(min=tiny)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         half1, half2 = 0.5 * self.df1, 0.5 * self.df2
         ratio = self.df1 / self.df2
         log_normalizer = (half1 + half2).lgamma() - half1.lgamma() - half2.lgamma()

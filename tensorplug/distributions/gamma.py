@@ -43,16 +43,14 @@ class Gamma(ExponentialFamily):
         return (draws / self.rate).clamp(min=finfo_tiny(draws.dtype))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         alpha, beta = self.concentration, self.rate
         return alpha.xlogy(beta) + (alpha - 1).xlogy(value) - beta * value - alpha.lgamma()
 
     def cdf(self, value):
         """P(concentration, rate * value): the regularized lower incomplete gamma function
         (differentiable in value and rate, not in the concentration, as in PyTorch)."""
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return gammainc(self.concentration, self.rate * value)
 
     @property

@@ -70,16 +70,14 @@ class GeneralizedPareto(Distribution):
         return zero, xi, inside, where(inside, (value - self.loc) / self.scale, 0.0)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         zero, xi, inside, safe_z = self._standardised(value)
         tail = -(1 / xi + 1) * (xi * safe_z).log1p()
         density = -self.scale.log() + where(zero, -safe_z, tail)
         return where(inside, density, -math.inf)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         zero, xi, inside, safe_z = self._standardised(value)
         probability = -where(zero, -safe_z, -(xi * safe_z).log1p() / xi).expm1()
         return where(inside, probability, where(value < self.loc, 0.0, 1.0))

@@ -48,8 +48,7 @@ class Geometric(BinaryParameter, Distribution):
             return (u.log() / (-probs).log1p()).floor()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         # xlog1py makes 0 failures certain at p = 1 (0 * log 0 = 0).
         return xlog1py(value, -self.probs) + self.probs.log()
 

@@ -35,14 +35,12 @@ class Gumbel(LocationScale):
         return self.icdf(clamp_inside_unit(self._uniform_draws(sample_shape, self.loc)))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -(z + (-z).exp()) - self.scale.log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return (-(-(value - self.loc) / self.scale).exp()).exp()
 
     def icdf(self, value):

@@ -29,14 +29,12 @@ class HalfSymmetric(Distribution):
         return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         # Unvalidated values below 0 lie outside the support: probability 0.
         return where(value >= 0, self._folded_log_density(value), -math.inf)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self._folded_cdf(value)
 
     def _folded_log_density(self, value):

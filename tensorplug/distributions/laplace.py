@@ -32,13 +32,11 @@ class Laplace(LocationScale):
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         centred = value - self.loc
         return 0.5 - 0.5 * centred.sign() * (-centred.abs() / self.scale).expm1()
 

@@ -66,8 +66,7 @@ class LKJCholesky(Distribution):
             return below + (1 - y).clamp(min=0.0).sqrt().diag_embed()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         first, second = self._row_concentrations()
         rows = arange(1, self.dim, dtype=value.dtype, device=value.device)
         diagonal = value.diagonal(dim1=-2, dim2=-1)[..., 1:]

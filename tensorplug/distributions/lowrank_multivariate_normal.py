@@ -121,8 +121,7 @@ class LowRankMultivariateNormal(Distribution):
         return 2 * capacitance_half + self._unbroadcasted_cov_diag.log().sum(-1)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         diff = value - self.loc
         # Woodbury: x^T S^-1 x = x^T D^-1 x - |L_C^-1 W^T D^-1 x|^2.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
-from ..frontend.factories import arange, eye
+from ..frontend.factories import arange
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .binomial import Binomial
@@ -52,13 +52,10 @@ class Multinomial(CategoricalBased, Distribution):
             sample_shape = (sample_shape,)
         with no_grad():
             draws = self._categorical.sample((self.total_count,) + tuple(sample_shape))
-            probs = self.probs
-            one_hot = eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)[draws]
-            return one_hot.sum(0)
+            return self._one_hot(draws).sum(0)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         # A count of 0 contributes nothing, also where a logit is -inf (0 * -inf would be NaN).
         weighted = where(value == 0, 0.0, value * logits).sum(-1)

@@ -100,8 +100,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
     def log_prob(self, value) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         diff = value - self.loc
         L = self._unbroadcasted_scale_tril
         # The Mahalanobis term |L^-1 (x - mu)|^2, L broadcast against the value's batch dims.

@@ -48,8 +48,7 @@ class NegativeBinomial(CountedTrials, Distribution):
             return poisson(rate.contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         r, logits = self.total_count, self.logits
         # r log(1 - p) + k log p, through softplus so that p near 0 or 1 stays finite.
         likelihood = -r * F.softplus(logits) - value * F.softplus(-logits)

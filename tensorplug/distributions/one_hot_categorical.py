@@ -25,12 +25,6 @@ class OneHotCategorical(CategoricalBased, Distribution):
     def __init__(self, probs=None, logits=None, validate_args=None):
         super().__init__(*self._take_categorical(probs, logits, validate_args), validate_args=validate_args)
 
-    def _one_hot(self, index):
-        """Rows of the identity picked by `index`, in the parameters' dtype and device."""
-        probs = self.probs
-        identity = eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)
-        return identity[index]
-
     @property
     def mean(self):
         return self.probs
@@ -48,20 +42,15 @@ class OneHotCategorical(CategoricalBased, Distribution):
             return self._one_hot(self._categorical.sample(sample_shape))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
         return self._categorical.entropy()
 
     def enumerate_support(self, expand=True):
-        k = self._event_shape[0]
-        values = eye(k, dtype=self.probs.dtype, device=self.probs.device)
-        values = values.view((k,) + (1,) * len(self._batch_shape) + (k,))
-        if expand:
-            values = values.expand((k,) + self._batch_shape + (k,))
-        return values
+        identity = eye(self._event_shape[0], dtype=self.probs.dtype, device=self.probs.device)
+        return self._support_over_batch(identity, expand)
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):

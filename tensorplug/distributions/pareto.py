@@ -46,13 +46,11 @@ class Pareto(Distribution):
         return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self.alpha.log() + self.alpha * self.scale.log() - (self.alpha + 1) * value.log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return 1 - (self.scale / value).pow(self.alpha)
 
     def icdf(self, value):

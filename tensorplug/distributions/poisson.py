@@ -46,7 +46,6 @@ class Poisson(ExponentialFamily):
             return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         # xlogy makes 0 * log(0) = 0, so a rate of 0 gives probability 1 to the count 0.
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()

@@ -28,8 +28,7 @@ class LogitRelaxedBernoulli(BinaryParameter, RelaxedLogits):
         return (self.logits + u.log() - (-u).log1p()) / self.temperature
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         shifted = logits - value * self.temperature
         return self.temperature.log() + shifted - 2 * F.softplus(shifted)

@@ -29,8 +29,7 @@ class ExpRelaxedCategorical(CategoricalBased, RelaxedLogits):
         return scores - scores.logsumexp(dim=-1, keepdim=True)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         k = self._event_shape[0]
         # The Concrete density in log space: (K-1)! T^(K-1) prod(p_k e^(-T y_k)) / (sum p_k e^(-T y_k))^K.
         scores = self.logits - value * self.temperature

@@ -53,8 +53,7 @@ class StudentT(Distribution):
         return (self.scale.log() + 0.5 * (df * math.pi).log() + (0.5 * df).lgamma() - (0.5 * (df + 1)).lgamma())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -0.5 * (self.df + 1) * (z.pow(2) / self.df).log1p() - self._log_normalizer()
 

@@ -76,8 +76,7 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         event_dim = len(self._event_shape)
         log_prob = 0.0
         y = value

@@ -49,15 +49,13 @@ class Uniform(Distribution):
         return self.low + self._uniform_draws(sample_shape, self.low) * (self.high - self.low)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         lb = self.low.le(value).to(self.low.dtype)
         ub = self.high.gt(value).to(self.low.dtype)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
     def icdf(self, value):

@@ -60,8 +60,7 @@ class VonMises(Distribution):
         return 1 - i1e(kappa) / i0e(kappa)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         kappa = self.concentration
         # log I0(kappa) = log i0e(kappa) + kappa, finite for any concentration.
         return kappa * ((value - self.loc).cos() - 1) - math.log(2 * math.pi) - i0e(kappa).log()

@@ -42,14 +42,12 @@ class Weibull(Distribution):
         return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         k, z = self.concentration, value / self.scale
         return k.log() - self.scale.log() + (k - 1) * z.log() - z.pow(k)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return -(-(value / self.scale).pow(self.concentration)).expm1()
 
     def icdf(self, value):

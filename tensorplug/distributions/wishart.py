@@ -138,8 +138,7 @@ class Wishart(ExponentialFamily):
         return factor @ factor.mT
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         p, df = self._p, self.df
         L = self._unbroadcasted_scale_tril
         log_det_scale = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
