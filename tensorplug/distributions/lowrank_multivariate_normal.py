@@ -11,9 +11,10 @@ from ..frontend.tensor import Tensor
 from .. import linalg
 from . import constraints
 from .distribution import Distribution
+from .location_scale import MeanAndModeAtLoc
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The Gaussian with mean ``loc`` (..., n) and covariance
     ``cov_factor @ cov_factor.mT + diag(cov_diag)`` (cov_factor (..., n, r), cov_diag (..., n)),
     batch dims broadcast, as torch.distributions.LowRankMultivariateNormal; ``rsample`` is differentiable.
@@ -67,14 +68,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self) -> tuple:
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -11,6 +11,7 @@ from .. import linalg
 from ..linalg._aliases import cholesky_inverse
 from . import constraints
 from .distribution import Distribution
+from .location_scale import MeanAndModeAtLoc
 
 
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
@@ -23,7 +24,7 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return linalg.solve_triangular(upper_inverse, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The multivariate Gaussian with mean ``loc`` (..., n) and exactly one of
     ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (..., n, n), batch dims
     broadcast, as torch.distributions.MultivariateNormal; ``rsample`` is differentiable.
@@ -78,14 +79,6 @@ class MultivariateNormal(Distribution):
     @property
     def precision_matrix(self) -> Tensor:
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -12,6 +12,7 @@ from ..frontend.samplers import _fill_by_rejection
 from ..special import i0e, i1e
 from . import constraints
 from .distribution import Distribution
+from .location_scale import MeanAndModeAtLoc
 
 # Below this concentration the envelope parameter's closed form loses its digits; its series
 # 1/kappa + kappa/4 is exact there to rounding.
@@ -28,7 +29,7 @@ def _envelope_parameter(concentration):
     return where(kappa < _SMALL_CONCENTRATION, kappa.reciprocal() + kappa / 4, closed)
 
 
-class VonMises(Distribution):
+class VonMises(MeanAndModeAtLoc, Distribution):
     """Independent von Mises distributions with means ``loc`` and concentrations
     ``concentration``, as torch.distributions.VonMises: samples (Best and Fisher's rejection
     sampler, no rsample) lie in [-pi, pi); log_prob takes any real angle.
@@ -44,14 +45,6 @@ class VonMises(Distribution):
 
     def __init__(self, loc, concentration, validate_args=None):
         super().__init__(self._broadcast_parameters(loc=loc, concentration=concentration), validate_args=validate_args)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
