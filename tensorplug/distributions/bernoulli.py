@@ -9,7 +9,7 @@ from ..frontend.factories import arange, bernoulli
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import BinaryParameter
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -31,9 +31,6 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
         self._take_probs_or_logits(probs, logits)
         super().__init__(self.param_shape, validate_args=validate_args)
 
-    def _parameters(self) -> dict:
-        return self._given_parameter()
-
     @property
     def mean(self):
         return self.probs
@@ -53,8 +50,7 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
             return bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
 
@@ -75,7 +71,4 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
     def enumerate_support(self, expand=True):
         values = arange(2, dtype=self.probs.dtype if self.probs.dtype != _dt.bool else _dt.float32,
                         device=self.probs.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return self._support_over_batch(values, expand)

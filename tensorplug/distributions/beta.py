@@ -1,11 +1,10 @@
 """Beta: distributions over [0, 1], drawn as g1 / (g1 + g0) from two Gammas."""
 from __future__ import annotations
 
-from ..frontend.ops.elementwise import where
 from . import constraints
 from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
-from .utils import broadcast_all, finfo_eps, finfo_tiny
+from .utils import clamp_inside_unit, log_beta
 
 
 class Beta(ExponentialFamily):
@@ -23,11 +22,8 @@ class Beta(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        super().__init__(self.concentration1.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"concentration1": self.concentration1, "concentration0": self.concentration0}
+        batch_shape = self._broadcast_parameters(concentration1=concentration1, concentration0=concentration0)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -46,12 +42,10 @@ class Beta(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         g1 = differentiable_standard_gamma(self.concentration1.expand(shape))
         g0 = differentiable_standard_gamma(self.concentration0.expand(shape))
-        x = g1 / (g1 + g0)
-        return x.clamp(min=finfo_tiny(x.dtype), max=1 - finfo_eps(x.dtype))
+        return clamp_inside_unit(g1 / (g1 + g0))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         a, b = self.concentration1, self.concentration0
         return (a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma()
 
@@ -60,7 +54,7 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+        return log_beta(x, y)
 
     @property
     def _mean_carrier_measure(self):
@@ -72,5 +66,4 @@ class Beta(ExponentialFamily):
     def entropy(self):
         a, b = self.concentration1, self.concentration0
         total = a + b
-        log_beta = a.lgamma() + b.lgamma() - total.lgamma()
-        return log_beta - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()
+        return log_beta(a, b) - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()

@@ -6,11 +6,11 @@ from ..frontend.factories import arange
 from ..frontend.samplers import binomial
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import CountedTrials
 from .distribution import Distribution
 
 
-class Binomial(BinaryParameter, Distribution):
+class Binomial(CountedTrials, Distribution):
     """Successes in ``total_count`` trials of probability ``probs`` (or sigmoid(``logits``)),
     as torch.distributions.Binomial; values are floats in 0..total_count.
 
@@ -24,12 +24,8 @@ class Binomial(BinaryParameter, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        (self.total_count,) = self._take_probs_or_logits(probs, logits, total_count)
-        self.total_count = self.total_count.type_as(self._probs if self._probs is not None else self._logits)
+        self._take_count_and_probs_or_logits(total_count, probs, logits)
         super().__init__(self.param_shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"total_count": self.total_count, **self._given_parameter()}
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -53,8 +49,7 @@ class Binomial(BinaryParameter, Distribution):
             return binomial(self.total_count.expand(shape).contiguous(), self.probs.expand(shape).contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         n, logits = self.total_count, self.logits
         log_choose = (n + 1).lgamma() - (value + 1).lgamma() - (n - value + 1).lgamma()
         # k log p + (n - k) log(1 - p) with log p = -softplus(-logits), log(1 - p) = -softplus(logits).
@@ -71,7 +66,4 @@ class Binomial(BinaryParameter, Distribution):
         if n.numel() and not bool((n == top).all()):
             raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
         values = arange(1 + top, dtype=self.probs.dtype, device=self.probs.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return self._support_over_batch(values, expand)

@@ -9,10 +9,11 @@ from ..frontend.factories import arange, rand
 from ..frontend.views import broadcast_tensors
 from . import constraints
 from .distribution import Distribution
-from .utils import finfo_min, logits_to_probs, probs_to_logits
+from .probs_or_logits import ProbsOrLogits, one_of_probs_or_logits
+from .utils import finfo_min
 
 
-class Categorical(Distribution):
+class Categorical(ProbsOrLogits, Distribution):
     """Categories 0..K-1 over the last dimension of ``probs`` (non-negative, normalised here) or of
     ``logits`` (log-probabilities up to a constant), as torch.distributions.Categorical.
 
@@ -23,46 +24,23 @@ class Categorical(Distribution):
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True
+    _binary = False
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            if probs.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self._probs, self._logits = probs / probs.sum(-1, keepdim=True), None
-            param = self._probs
+        name, given = one_of_probs_or_logits(probs, logits)
+        if given.dim() < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+        # Normalised over the categories, so that probs sums to 1 and logits are log-probabilities.
+        if name == "probs":
+            self._store_given(name, given / given.sum(-1, keepdim=True))
         else:
-            if logits.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self._probs, self._logits = None, logits - logits.logsumexp(dim=-1, keepdim=True)
-            param = self._logits
-        self._given = "probs" if probs is not None else "logits"
-        self._num_events = param.shape[-1]
-        super().__init__(param.shape[:-1], validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {self._given: self._probs if self._given == "probs" else self._logits}
-
-    @property
-    def probs(self):
-        if self._probs is None:
-            self._probs = logits_to_probs(self._logits)
-        return self._probs
-
-    @property
-    def logits(self):
-        if self._logits is None:
-            self._logits = probs_to_logits(self._probs)
-        return self._logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return tuple((self._probs if self._given == "probs" else self._logits).shape)
+            self._store_given(name, given - given.logsumexp(dim=-1, keepdim=True))
+        self._num_events = given.shape[-1]
+        super().__init__(given.shape[:-1], validate_args=validate_args)
 
     @property
     def mean(self):
@@ -89,8 +67,7 @@ class Categorical(Distribution):
             return index.reshape(shape)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         value = value.long().unsqueeze(-1)
         value, log_pmf = broadcast_tensors(value, self.logits)
         value = value[..., :1]
@@ -103,7 +80,4 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand=True):
         values = arange(self._num_events, dtype=_dt.int64, device=self.probs.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return self._support_over_batch(values, expand)

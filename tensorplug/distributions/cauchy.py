@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from .location_scale import LocationScale
 
 
@@ -27,18 +26,15 @@ class Cauchy(LocationScale):
         return self.loc.new_full(self._extended_shape(), math.inf)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.loc.dtype, device=self.loc.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.loc))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -math.log(math.pi) - self.scale.log() - z.pow(2).log1p()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
 
     def icdf(self, value):

@@ -13,6 +13,9 @@ the classes that build one from bounds (``interval(0, 1)``, ``independent(real, 
 """
 from __future__ import annotations
 
+import functools
+import operator
+
 from ..frontend.tensor import Tensor
 
 __all__ = [
@@ -114,16 +117,16 @@ def is_dependent(constraint) -> bool:
     return isinstance(constraint, Dependent)
 
 
-class IndependentConstraint(Constraint):
-    """``base`` with its last ``reinterpreted_batch_ndims`` dimensions made part of each event."""
+class _Wrapping(Constraint):
+    """A constraint built on ``base_constraint``: discrete when it is, with its event dimensions
+    and ``_added_event_dims`` more."""
 
-    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int):
+    _added_event_dims = 0
+
+    def __init__(self, base_constraint: Constraint, builder: str):
         if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"independent expects a Constraint, got {type(base_constraint).__name__}")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(f"independent expects a non-negative int, got {reinterpreted_batch_ndims!r}")
+            raise TypeError(f"{builder} expects a Constraint, got {type(base_constraint).__name__}")
         self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     @property
     def is_discrete(self):
@@ -131,7 +134,21 @@ class IndependentConstraint(Constraint):
 
     @property
     def event_dim(self):
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+        return self.base_constraint.event_dim + self._added_event_dims
+
+
+class IndependentConstraint(_Wrapping):
+    """``base`` with its last ``reinterpreted_batch_ndims`` dimensions made part of each event."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int):
+        super().__init__(base_constraint, "independent")
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError(f"independent expects a non-negative int, got {reinterpreted_batch_ndims!r}")
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def _added_event_dims(self):
+        return self.reinterpreted_batch_ndims
 
     def check(self, value):
         valid = self.base_constraint.check(value)
@@ -143,22 +160,12 @@ class IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_Wrapping):
     """The support of a mixture: a value must lie in every component's support (the components
     are the rightmost batch dimension of ``base_constraint``'s bounds)."""
 
     def __init__(self, base_constraint: Constraint):
-        if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"MixtureSameFamilyConstraint expects a Constraint, got {type(base_constraint).__name__}")
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self):
-        return self.base_constraint.event_dim
+        super().__init__(base_constraint, "MixtureSameFamilyConstraint")
 
     def check(self, value):
         # The value gets a component dimension, is checked against every component, and must pass all.
@@ -189,49 +196,68 @@ class OneHot(Constraint):
         return binary & (value.sum(-1) == 1)
 
 
-class IntegerInterval(Constraint):
-    """Integers in [lower_bound, upper_bound]."""
+class _Bounded(Constraint):
+    """Values above a lower bound, below an upper bound, or between both: the one check behind the
+    interval-like constraints. A subclass says how each bound it has compares (strict or not) and,
+    by being discrete, that its values must also be whole."""
 
-    is_discrete = True
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
-    def _arguments(self):
-        return {"lower_bound": self.lower_bound, "upper_bound": self.upper_bound}
-
-    def check(self, value):
-        return _is_whole(value) & (value >= self.lower_bound) & (value <= self.upper_bound)
-
-
-class IntegerLessThan(Constraint):
-    """Integers at most upper_bound."""
-
-    is_discrete = True
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
+    # operator.gt or operator.ge where there is a lower bound, operator.lt or operator.le for an upper one.
+    _lower_test = None
+    _upper_test = None
 
     def _arguments(self):
-        return {"upper_bound": self.upper_bound}
+        # Only the bounds the subclass takes exist as attributes, and the repr shows exactly those.
+        return {name: value for name, value in vars(self).items() if name.endswith("_bound")}
 
     def check(self, value):
-        return _is_whole(value) & (value <= self.upper_bound)
+        answers = [_is_whole(value)] if self.is_discrete else []
+        if self._lower_test is not None:
+            answers.append(self._lower_test(value, self.lower_bound))
+        if self._upper_test is not None:
+            answers.append(self._upper_test(value, self.upper_bound))
+        return functools.reduce(operator.and_, answers)
 
 
-class IntegerGreaterThan(Constraint):
-    """Integers at least lower_bound."""
-
-    is_discrete = True
+class _Above(_Bounded):
+    """A constraint with a lower bound only."""
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
-    def _arguments(self):
-        return {"lower_bound": self.lower_bound}
 
-    def check(self, value):
-        return _is_whole(value) & (value >= self.lower_bound)
+class _Below(_Bounded):
+    """A constraint with an upper bound only."""
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+
+class _Between(_Bounded):
+    """A constraint with both bounds."""
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+
+class IntegerInterval(_Between):
+    """Integers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+    _lower_test, _upper_test = operator.ge, operator.le
+
+
+class IntegerLessThan(_Below):
+    """Integers at most upper_bound."""
+
+    is_discrete = True
+    _upper_test = operator.le
+
+
+class IntegerGreaterThan(_Above):
+    """Integers at least lower_bound."""
+
+    is_discrete = True
+    _lower_test = operator.ge
 
 
 class Real(Constraint):
@@ -241,63 +267,34 @@ class Real(Constraint):
         return value == value
 
 
-class GreaterThan(Constraint):
+class GreaterThan(_Above):
     """Values strictly above lower_bound."""
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
-    def _arguments(self):
-        return {"lower_bound": self.lower_bound}
-
-    def check(self, value):
-        return value > self.lower_bound
+    _lower_test = operator.gt
 
 
-class GreaterThanEq(Constraint):
+class GreaterThanEq(_Above):
     """Values at or above lower_bound."""
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
-    def _arguments(self):
-        return {"lower_bound": self.lower_bound}
-
-    def check(self, value):
-        return value >= self.lower_bound
+    _lower_test = operator.ge
 
 
-class LessThan(Constraint):
+class LessThan(_Below):
     """Values strictly below upper_bound."""
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-
-    def _arguments(self):
-        return {"upper_bound": self.upper_bound}
-
-    def check(self, value):
-        return value < self.upper_bound
+    _upper_test = operator.lt
 
 
-class Interval(Constraint):
+class Interval(_Between):
     """The closed interval [lower_bound, upper_bound]."""
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
-    def _arguments(self):
-        return {"lower_bound": self.lower_bound, "upper_bound": self.upper_bound}
-
-    def check(self, value):
-        return (value >= self.lower_bound) & (value <= self.upper_bound)
+    _lower_test, _upper_test = operator.ge, operator.le
 
 
 class HalfOpenInterval(Interval):
     """The interval [lower_bound, upper_bound), open at the top."""
 
-    def check(self, value):
-        return (value >= self.lower_bound) & (value < self.upper_bound)
+    _upper_test = operator.lt
 
 
 class Simplex(Constraint):
@@ -377,48 +374,56 @@ class Symmetric(Square):
         return _all_over_last(close, 2)
 
 
-class PositiveSemidefinite(Symmetric):
+class _EigenvalueBounded(Symmetric):
+    """Symmetric matrices whose smallest eigenvalue passes ``_smallest_test`` against 0."""
+
+    _smallest_test = None
+
+    def check(self, value):
+        symmetric = super().check(value)
+        if value.shape[-2] != value.shape[-1]:
+            return symmetric
+        from .. import linalg
+
+        # eigvalsh reads one triangle only, so the symmetry test is what rules out the others.
+        return symmetric & self._smallest_test(linalg.eigvalsh(value).min(-1).values, 0)
+
+
+class PositiveSemidefinite(_EigenvalueBounded):
     """Symmetric matrices with no negative eigenvalue."""
 
-    def check(self, value):
-        symmetric = super().check(value)
-        if value.shape[-2] != value.shape[-1]:
-            return symmetric
-        from .. import linalg
-
-        # eigvalsh reads one triangle only, so the symmetry test is what rules out the others.
-        return symmetric & (linalg.eigvalsh(value).min(-1).values >= 0)
+    _smallest_test = operator.ge
 
 
-class PositiveDefinite(Symmetric):
+class PositiveDefinite(_EigenvalueBounded):
     """Symmetric matrices with positive eigenvalues."""
 
-    def check(self, value):
-        symmetric = super().check(value)
-        if value.shape[-2] != value.shape[-1]:
-            return symmetric
-        from .. import linalg
-
-        # eigvalsh reads one triangle only, so the symmetry test is what rules out the others.
-        return symmetric & (linalg.eigvalsh(value).min(-1).values > 0)
+    _smallest_test = operator.gt
 
 
-class Cat(Constraint):
-    """Constraints applied to consecutive slices of ``lengths`` along ``dim`` (a checked value is
-    the concatenation of values of each)."""
+class _Joined(Constraint):
+    """Constraints ``cseq`` applied to parts of a value along ``dim``: discrete when any is."""
 
-    def __init__(self, cseq, dim: int = 0, lengths=None):
+    def __init__(self, cseq, dim: int, builder: str):
         self.cseq = list(cseq)
         if not all(isinstance(c, Constraint) for c in self.cseq):
-            raise TypeError("cat expects a sequence of Constraints")
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise ValueError(f"cat: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+            raise TypeError(f"{builder} expects a sequence of Constraints")
         self.dim = dim
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class Cat(_Joined):
+    """Constraints applied to consecutive slices of ``lengths`` along ``dim`` (a checked value is
+    the concatenation of values of each)."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None):
+        super().__init__(cseq, dim, "cat")
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"cat: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
 
     @property
     def event_dim(self):
@@ -434,18 +439,11 @@ class Cat(Constraint):
         return _cat(pieces, self.dim)
 
 
-class Stack(Constraint):
+class Stack(_Joined):
     """One constraint per index along ``dim`` (a checked value stacks values of each)."""
 
     def __init__(self, cseq, dim: int = 0):
-        self.cseq = list(cseq)
-        if not all(isinstance(c, Constraint) for c in self.cseq):
-            raise TypeError("stack expects a sequence of Constraints")
-        self.dim = dim
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
+        super().__init__(cseq, dim, "stack")
 
     @property
     def event_dim(self):

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from ..frontend.ops.elementwise import where
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import BinaryParameter
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs
 
@@ -39,14 +38,8 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
         self._lims = lims
         super().__init__(self.param_shape, validate_args=validate_args)
 
-    def _parameters(self) -> dict:
-        return self._given_parameter()
-
     def expand(self, batch_shape, _instance=None):
-        given = {name: value.expand(tuple(batch_shape)) for name, value in self._given_parameter().items()}
-        new = type(self)(**given, lims=self._lims, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded_copy(**self._expanded_parameters(batch_shape), lims=self._lims)
 
     @property
     def probs(self):
@@ -87,19 +80,15 @@ class ContinuousBernoulli(BinaryParameter, ExponentialFamily):
         return where(self._near_half(), 1.0 / 12.0 - (1.0 / 15.0 + 128.0 / 945.0 * x2) * x2, closed)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        probs = self.probs
-        return self.icdf(rand(shape, dtype=probs.dtype, device=probs.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.probs))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._log_constant()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         p = self._closed_form_probs()
         closed = (p.pow(value) * (1 - p).pow(1 - value) + p - 1) / (2 * p - 1)
         inside = where(self._near_half(), value, closed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from . import constraints
 from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
-from .utils import finfo_eps, finfo_tiny
+from .utils import clamp_inside_unit
 
 
 class Dirichlet(ExponentialFamily):
@@ -46,12 +46,10 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         draws = differentiable_standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        point = draws / draws.sum(-1, keepdim=True)
-        return point.clamp(min=finfo_tiny(point.dtype), max=1 - finfo_eps(point.dtype))
+        return clamp_inside_unit(draws / draws.sum(-1, keepdim=True))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         c = self.concentration
         return (c - 1).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 

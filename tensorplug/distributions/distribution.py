@@ -4,8 +4,10 @@ from __future__ import annotations
 import warnings
 
 from ..frontend.autograd.grad_mode import no_grad
+from ..frontend.factories import rand
 from ..frontend.tensor import Tensor
 from . import constraints
+from .utils import broadcast_all
 
 
 class Distribution:
@@ -22,6 +24,8 @@ class Distribution:
     _validate_args = True
     # name -> constraint of each parameter; checked at construction when validating.
     arg_constraints: dict = {}
+    # The parameters _broadcast_parameters stored, in the order repr and expand take them.
+    _parameter_names: tuple = ()
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
@@ -37,6 +41,14 @@ class Distribution:
             self._validate_args = validate_args
         if self._validate_args:
             self._validate_parameters()
+
+    def _broadcast_parameters(self, **given) -> tuple:
+        """Store the given parameters as attributes, broadcast together (numbers become tensors),
+        and return their common shape, which is the batch shape of the elementwise families."""
+        for name, value in zip(given, broadcast_all(*given.values())):
+            setattr(self, name, value)
+        self._parameter_names = tuple(given)
+        return tuple(getattr(self, self._parameter_names[0]).shape)
 
     def _validate_parameters(self) -> None:
         """Raise PyTorch's ValueError for a parameter outside its constraint. Parameters computed
@@ -71,6 +83,11 @@ class Distribution:
             sample_shape = (sample_shape,)
         return tuple(sample_shape) + self._batch_shape + self._event_shape
 
+    def _uniform_draws(self, sample_shape, like: Tensor) -> Tensor:
+        """Uniform draws in [0, 1) of the sample's full shape, in like's dtype and on its device
+        (the input of sampling by the inverse cdf)."""
+        return rand(self._extended_shape(sample_shape), dtype=like.dtype, device=like.device)
+
     def _missing(self, what: str):
         return NotImplementedError(f"{type(self).__name__} does not implement {what}")
 
@@ -87,6 +104,13 @@ class Distribution:
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """Every value of a discrete support, along a new leading dimension."""
         raise self._missing("enumerate_support")
+
+    def _support_over_batch(self, values: Tensor, expand: bool) -> Tensor:
+        """The support points `values` (one per index of their first dimension) with a dimension of
+        size 1 per batch dimension, expanded over the batch when asked: what enumerate_support returns."""
+        event = tuple(values.shape[1:])
+        values = values.view((-1,) + (1,) * len(self._batch_shape) + event)
+        return values.expand((-1,) + self._batch_shape + event) if expand else values
 
     def _get_checked_instance(self, cls, _instance=None):
         """A blank instance for a subclass's ``expand`` to fill (PyTorch's helper): refused for a
@@ -133,8 +157,8 @@ class Distribution:
         return self.variance.sqrt()
 
     def _parameters(self) -> dict:
-        """name -> tensor of the parameters the distribution was made with (for repr)."""
-        return {}
+        """name -> tensor of the parameters the distribution was made with (for repr and expand)."""
+        return {name: getattr(self, name) for name in self._parameter_names}
 
     def expand(self, batch_shape, _instance=None):
         """The same distribution over a larger batch_shape (parameters broadcast, not copied)."""
@@ -147,7 +171,12 @@ class Distribution:
             except (RuntimeError, ValueError) as error:
                 raise ValueError(f"{type(self).__name__}.expand: batch_shape {tuple(self._batch_shape)} cannot be "
                                  f"expanded to {batch_shape} ({name} has shape {tuple(value.shape)})") from error
-        new = type(self)(**expanded, validate_args=False)
+        return self._expanded_copy(**expanded)
+
+    def _expanded_copy(self, *arguments, **parameters):
+        """type(self)(*arguments, **parameters) built without checks (the parameters were checked
+        when this one was made) and keeping this one's validate_args: the last step of expand."""
+        new = type(self)(*arguments, **parameters, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
@@ -155,6 +184,12 @@ class Distribution:
         shown = ", ".join(f"{name}: {value if value.numel() == 1 else tuple(value.shape)}"
                           for name, value in self._parameters().items())
         return f"{type(self).__name__}({shown})"
+
+    def _check_sample(self, value) -> None:
+        """_validate_sample(value) when this distribution validates its arguments (the first step of
+        log_prob and cdf)."""
+        if self._validate_args:
+            self._validate_sample(value)
 
     def _validate_sample(self, value) -> None:
         """Raise PyTorch's ValueError when value is not a tensor, does not end in event_shape, does

@@ -1,10 +1,8 @@
 """Exponential: waiting times of a memoryless process with the given ``rate``."""
 from __future__ import annotations
 
-from ..frontend.factories import rand
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 
 class Exponential(ExponentialFamily):
@@ -21,11 +19,7 @@ class Exponential(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"rate": self.rate}
+        super().__init__(self._broadcast_parameters(rate=rate), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -44,19 +38,15 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        # rand is in [0, 1), so 1 - u is never 0 and the logarithm stays finite.
-        u = rand(shape, dtype=self.rate.dtype, device=self.rate.device)
-        return -(-u).log1p() / self.rate
+        # The draws are in [0, 1), so 1 - u is never 0 and the logarithm stays finite.
+        return self.icdf(self._uniform_draws(sample_shape, self.rate))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):

@@ -8,7 +8,7 @@ from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
-from .utils import broadcast_all, finfo_tiny
+from .utils import finfo_tiny
 
 
 class FisherSnedecor(Distribution):
@@ -26,11 +26,7 @@ class FisherSnedecor(Distribution):
     has_rsample = True
 
     def __init__(self, df1, df2, validate_args=None):
-        self.df1, self.df2 = broadcast_all(df1, df2)
-        super().__init__(self.df1.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"df1": self.df1, "df2": self.df2}
+        super().__init__(self._broadcast_parameters(df1=df1, df2=df2), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -57,8 +53,7 @@ class FisherSnedecor(Distribution):
         return numerator.clamp(min=tiny) / denominator.clamp(min=tiny)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         half1, half2 = 0.5 * self.df1, 0.5 * self.df2
         ratio = self.df1 / self.df2
         log_normalizer = (half1 + half2).lgamma() - half1.lgamma() - half2.lgamma()

@@ -5,7 +5,7 @@ from ..special import gammainc
 from . import constraints
 from .exp_family import ExponentialFamily
 from .standard_gamma import differentiable_standard_gamma
-from .utils import broadcast_all, finfo_tiny
+from .utils import finfo_tiny
 
 
 class Gamma(ExponentialFamily):
@@ -22,11 +22,8 @@ class Gamma(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        super().__init__(self.concentration.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"concentration": self.concentration, "rate": self.rate}
+        batch_shape = self._broadcast_parameters(concentration=concentration, rate=rate)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -46,16 +43,14 @@ class Gamma(ExponentialFamily):
         return (draws / self.rate).clamp(min=finfo_tiny(draws.dtype))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         alpha, beta = self.concentration, self.rate
         return alpha.xlogy(beta) + (alpha - 1).xlogy(value) - beta * value - alpha.lgamma()
 
     def cdf(self, value):
         """P(concentration, rate * value): the regularized lower incomplete gamma function
         (differentiable in value and rate, not in the concentration, as in PyTorch)."""
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return gammainc(self.concentration, self.rate * value)
 
     @property

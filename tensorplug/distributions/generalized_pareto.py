@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 # |xi| at or below this counts as 0 (the exponential case), as PyTorch's isclose(xi, 0) does.
 _ZERO_SHAPE = 1e-8
@@ -29,11 +27,8 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None):
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "scale": self.scale, "concentration": self.concentration}
+        batch_shape = self._broadcast_parameters(loc=loc, scale=scale, concentration=concentration)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def _upper_end(self):
         """loc - scale / xi for xi < 0, else inf."""
@@ -65,30 +60,25 @@ class GeneralizedPareto(Distribution):
         return where(xi < 0.5, self.scale.pow(2) / ((1 - xi).pow(2) * (1 - 2 * xi)), math.nan)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.loc.dtype, device=self.loc.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.loc))
 
-    def _inside(self, value):
-        return (value >= self.loc) & (value <= self._upper_end())
+    def _standardised(self, value):
+        """(is xi zero, safe xi, is value inside the support, (value - loc) / scale with 0 outside
+        it, so that the logarithms below stay finite there)."""
+        zero, xi = self._split_shape()
+        inside = (value >= self.loc) & (value <= self._upper_end())
+        return zero, xi, inside, where(inside, (value - self.loc) / self.scale, 0.0)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        zero, xi = self._split_shape()
-        z = (value - self.loc) / self.scale
-        inside = self._inside(value)
-        safe_z = where(inside, z, 0.0)
+        self._check_sample(value)
+        zero, xi, inside, safe_z = self._standardised(value)
         tail = -(1 / xi + 1) * (xi * safe_z).log1p()
         density = -self.scale.log() + where(zero, -safe_z, tail)
         return where(inside, density, -math.inf)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        zero, xi = self._split_shape()
-        z = (value - self.loc) / self.scale
-        inside = self._inside(value)
-        safe_z = where(inside, z, 0.0)
+        self._check_sample(value)
+        zero, xi, inside, safe_z = self._standardised(value)
         probability = -where(zero, -safe_z, -(xi * safe_z).log1p() / xi).expm1()
         return where(inside, probability, where(value < self.loc, 0.0, 1.0))
 

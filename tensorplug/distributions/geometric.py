@@ -6,7 +6,7 @@ from ..frontend.factories import rand
 from ..nn import functional as F
 from ..special import xlog1py
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import BinaryParameter
 from .distribution import Distribution
 from .utils import finfo_tiny
 
@@ -26,9 +26,6 @@ class Geometric(BinaryParameter, Distribution):
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._take_probs_or_logits(probs, logits)
         super().__init__(self.param_shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return self._given_parameter()
 
     @property
     def mean(self):
@@ -51,8 +48,7 @@ class Geometric(BinaryParameter, Distribution):
             return (u.log() / (-probs).log1p()).floor()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         # xlog1py makes 0 failures certain at p = 1 (0 * log 0 = 0).
         return xlog1py(value, -self.probs) + self.probs.log()
 

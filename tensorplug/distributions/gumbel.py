@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from .location_scale import LocationScale
-from .utils import euler_constant, finfo_eps, finfo_tiny
-
-EULER_GAMMA = euler_constant
+from .utils import clamp_inside_unit, euler_constant
 
 
 class Gumbel(LocationScale):
@@ -23,7 +20,7 @@ class Gumbel(LocationScale):
 
     @property
     def mean(self):
-        return self.loc + self.scale * EULER_GAMMA
+        return self.loc + self.scale * euler_constant
 
     @property
     def stddev(self):
@@ -34,25 +31,20 @@ class Gumbel(LocationScale):
         return self.stddev.pow(2)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        dtype = self.loc.dtype
         # u kept inside (0, 1) so that both logarithms stay finite.
-        u = rand(shape, dtype=dtype, device=self.loc.device).clamp(min=finfo_tiny(dtype), max=1 - finfo_eps(dtype))
-        return self.icdf(u)
+        return self.icdf(clamp_inside_unit(self._uniform_draws(sample_shape, self.loc)))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -(z + (-z).exp()) - self.scale.log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return (-(-(value - self.loc) / self.scale).exp()).exp()
 
     def icdf(self, value):
         return self.loc - self.scale * (-value.log()).log()
 
     def entropy(self):
-        return self.scale.log() + (1 + EULER_GAMMA)
+        return self.scale.log() + (1 + euler_constant)

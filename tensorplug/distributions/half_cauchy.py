@@ -3,14 +3,10 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
-from ..frontend.ops.elementwise import where
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .half_symmetric import HalfSymmetric
 
 
-class HalfCauchy(Distribution):
+class HalfCauchy(HalfSymmetric):
     """|X| for X ~ Cauchy(0, ``scale``), as torch.distributions.HalfCauchy (infinite mean and
     variance); ``rsample`` is differentiable. log_prob is -inf below 0 when values are not validated.
 
@@ -19,42 +15,18 @@ class HalfCauchy(Distribution):
     0.5
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale}
-
     @property
     def mean(self):
         return self.scale.new_full(self._extended_shape(), math.inf)
 
     @property
-    def mode(self):
-        return self.scale * 0
-
-    @property
     def variance(self):
         return self.scale.new_full(self._extended_shape(), math.inf)
 
-    def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.scale.dtype, device=self.scale.device))
+    def _folded_log_density(self, value):
+        return math.log(2 / math.pi) - self.scale.log() - (value / self.scale).pow(2).log1p()
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        density = math.log(2 / math.pi) - self.scale.log() - (value / self.scale).pow(2).log1p()
-        return where(value >= 0, density, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+    def _folded_cdf(self, value):
         return (value / self.scale).atan() * (2 / math.pi)
 
     def icdf(self, prob):

@@ -4,13 +4,10 @@ from __future__ import annotations
 import math
 
 from ..frontend.factories import randn
-from ..frontend.ops.elementwise import where
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .half_symmetric import HalfSymmetric
 
 
-class HalfNormal(Distribution):
+class HalfNormal(HalfSymmetric):
     """|X| for X ~ Normal(0, ``scale``), as torch.distributions.HalfNormal; ``rsample`` is
     differentiable in the scale. log_prob is -inf below 0 when values are not validated.
 
@@ -19,43 +16,24 @@ class HalfNormal(Distribution):
     0.797885
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale}
-
     @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return self.scale * 0
 
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def rsample(self, sample_shape=()):
+        # |scale * Z| for a standard normal Z, rather than the inverse cdf.
         shape = self._extended_shape(sample_shape)
         return (randn(shape, dtype=self.scale.dtype, device=self.scale.device) * self.scale).abs()
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        # Twice the Gaussian density at value, for value >= 0.
-        density = -value.pow(2) / (2 * self.scale.pow(2)) - self.scale.log() + 0.5 * math.log(2 / math.pi)
-        return where(value >= 0, density, -math.inf)
+    def _folded_log_density(self, value):
+        # Twice the Gaussian density at value.
+        return -value.pow(2) / (2 * self.scale.pow(2)) - self.scale.log() + 0.5 * math.log(2 / math.pi)
 
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+    def _folded_cdf(self, value):
         return (value / (self.scale * math.sqrt(2))).erf()
 
     def icdf(self, prob):

@@ -5,13 +5,12 @@ import math
 
 from ..frontend.ops.elementwise import where
 from . import constraints
-from .distribution import Distribution
 from .gamma import Gamma
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 from .transforms import PowerTransform
 
 
-class InverseGamma(TransformedDistribution):
+class InverseGamma(NamedTransformedDistribution):
     """1 / X for X ~ Gamma(``concentration``, ``rate``), as torch.distributions.InverseGamma (a
     TransformedDistribution of that Gamma; ``rate`` is the scale of 1 / X); ``rsample`` is differentiable.
 
@@ -28,12 +27,8 @@ class InverseGamma(TransformedDistribution):
         super().__init__(Gamma(concentration, rate, validate_args=validate_args), PowerTransform(-1.0),
                          validate_args=validate_args)
 
-    # A named family prints and expands by its parameters, not as a generic transformed distribution.
-    __repr__ = Distribution.__repr__
-    expand = Distribution.expand
-
     def _parameters(self) -> dict:
-        return {"concentration": self.base_dist.concentration, "rate": self.base_dist.rate}
+        return self.base_dist._parameters()
 
     @property
     def concentration(self):

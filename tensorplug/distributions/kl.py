@@ -17,7 +17,7 @@ from .exp_family import ExponentialFamily, bregman_kl
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
-from .gumbel import EULER_GAMMA, Gumbel
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
@@ -30,6 +30,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .transforms import sum_rightmost
 from .uniform import Uniform
+from .utils import euler_constant, log_beta
 
 _KL_REGISTRY: dict = {}
 
@@ -114,9 +115,7 @@ def _kl_gamma_gamma(p, q):
 @register_kl(Beta, Beta)
 def _kl_beta_beta(p, q):
     a1, b1, a2, b2 = p.concentration1, p.concentration0, q.concentration1, q.concentration0
-    log_beta_p = a1.lgamma() + b1.lgamma() - (a1 + b1).lgamma()
-    log_beta_q = a2.lgamma() + b2.lgamma() - (a2 + b2).lgamma()
-    return (log_beta_q - log_beta_p + (a1 - a2) * a1.digamma() + (b1 - b2) * b1.digamma()
+    return (log_beta(a2, b2) - log_beta(a1, b1) + (a1 - a2) * a1.digamma() + (b1 - b2) * b1.digamma()
             + (a2 - a1 + b2 - b1) * (a1 + b1).digamma())
 
 
@@ -200,7 +199,7 @@ def _kl_binomial_binomial(p, q):
 def _kl_gumbel_gumbel(p, q):
     ratio = p.scale / q.scale
     shift = (p.loc - q.loc) / q.scale
-    return (-ratio.log() + shift + EULER_GAMMA * (ratio - 1) + ((1 + ratio).lgamma() - shift).exp() - 1)
+    return (-ratio.log() + shift + euler_constant * (ratio - 1) + ((1 + ratio).lgamma() - shift).exp() - 1)
 
 
 @register_kl(Pareto, Pareto)

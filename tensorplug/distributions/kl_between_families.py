@@ -18,13 +18,14 @@ from .binomial import Binomial
 from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
-from .gumbel import EULER_GAMMA, Gumbel
+from .gumbel import Gumbel
 from .kl import register_kl
 from .laplace import Laplace
 from .normal import Normal
 from .pareto import Pareto
 from .poisson import Poisson
 from .uniform import Uniform
+from .utils import euler_constant, log_beta
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -46,7 +47,7 @@ def _mean_log(p):
     if isinstance(p, Beta):
         return p.concentration1.digamma() - (p.concentration1 + p.concentration0).digamma()
     if isinstance(p, Exponential):
-        return -EULER_GAMMA - p.rate.log()
+        return -euler_constant - p.rate.log()
     if isinstance(p, Pareto):
         return p.scale.log() + p.alpha.reciprocal()
     return _uniform_mean_log(p)
@@ -137,8 +138,7 @@ def _kl_uniform_beta(p, q):
     low, high = where(outside, 0.0, p.low), where(outside, 1.0, p.high)
     inside = Uniform(low, high, validate_args=False)
     mirrored = Uniform(1 - high, 1 - low, validate_args=False)
-    log_beta = a.lgamma() + b.lgamma() - (a + b).lgamma()
-    result = (-inside.entropy() + log_beta - (a - 1) * _uniform_mean_log(inside)
+    result = (-inside.entropy() + log_beta(a, b) - (a - 1) * _uniform_mean_log(inside)
               - (b - 1) * _uniform_mean_log(mirrored))
     return where(outside, math.inf, result)
 

@@ -6,19 +6,13 @@ import math
 
 from ..frontend.ops.elementwise import where
 from . import constraints
-from .distribution import Distribution
-from .gumbel import EULER_GAMMA
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-from .utils import broadcast_all
+from .utils import euler_constant, log_beta
 
 
-def _log_beta(a, b):
-    return a.lgamma() + b.lgamma() - (a + b).lgamma()
-
-
-class Kumaraswamy(TransformedDistribution):
+class Kumaraswamy(NamedTransformedDistribution):
     """(1 - U^(1/b))^(1/a) for U ~ Uniform(0, 1), a = ``concentration1``, b = ``concentration0``,
     as torch.distributions.Kumaraswamy; ``rsample`` is differentiable in both.
 
@@ -32,7 +26,7 @@ class Kumaraswamy(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        self._broadcast_parameters(concentration1=concentration1, concentration0=concentration0)
         b = self.concentration0
         base = Uniform(b.new_full(tuple(b.shape), 0.0), b.new_full(tuple(b.shape), 1.0), validate_args=validate_args)
         # U^(1/b), then 1 - that, then its 1/a-th power.
@@ -40,16 +34,10 @@ class Kumaraswamy(TransformedDistribution):
                  PowerTransform(self.concentration1.reciprocal())]
         super().__init__(base, steps, validate_args=validate_args)
 
-    __repr__ = Distribution.__repr__
-    expand = Distribution.expand
-
-    def _parameters(self) -> dict:
-        return {"concentration1": self.concentration1, "concentration0": self.concentration0}
-
     def _raw_moment(self, order: int):
         """E[x^order] = b B(1 + order / a, b)."""
         a, b = self.concentration1, self.concentration0
-        return (b.log() + _log_beta(1 + order / a, b)).exp()
+        return (b.log() + log_beta(1 + order / a, b)).exp()
 
     @property
     def mean(self):
@@ -70,5 +58,5 @@ class Kumaraswamy(TransformedDistribution):
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
-        harmonic = (b + 1).digamma() + EULER_GAMMA
+        harmonic = (b + 1).digamma() + euler_constant
         return (1 - b.reciprocal()) + (1 - a.reciprocal()) * harmonic - (a * b).log()

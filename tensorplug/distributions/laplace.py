@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from .location_scale import LocationScale
 from .utils import finfo_eps
 
@@ -28,19 +27,16 @@ class Laplace(LocationScale):
         return 2 * self.scale.pow(2)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
         # u in (-1, 1): kept off -1 so that log1p(-|u|) is finite.
-        u = (rand(shape, dtype=self.loc.dtype, device=self.loc.device) * 2 - 1).clamp(min=finfo_eps(self.loc.dtype) - 1)
+        u = (self._uniform_draws(sample_shape, self.loc) * 2 - 1).clamp(min=finfo_eps(self.loc.dtype) - 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         centred = value - self.loc
         return 0.5 - 0.5 * centred.sign() * (-centred.abs() / self.scale).expm1()
 

@@ -17,7 +17,6 @@ from ..nn import functional as F
 from . import constraints
 from .beta import Beta
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class LKJCholesky(Distribution):
@@ -37,16 +36,11 @@ class LKJCholesky(Distribution):
         if not isinstance(dim, int) or dim < 2:
             raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
         self.dim = dim
-        (self.concentration,) = broadcast_all(concentration)
-        super().__init__(self.concentration.shape, (dim, dim), validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"concentration": self.concentration}
+        batch_shape = self._broadcast_parameters(concentration=concentration)
+        super().__init__(batch_shape, (dim, dim), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = LKJCholesky(self.dim, self.concentration.expand(tuple(batch_shape)), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded_copy(self.dim, self.concentration.expand(tuple(batch_shape)))
 
     def _row_concentrations(self):
         """(k / 2, beta_k) for the rows k = 1 .. d-1, batch + (d-1,)."""
@@ -72,8 +66,7 @@ class LKJCholesky(Distribution):
             return below + (1 - y).clamp(min=0.0).sqrt().diag_embed()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         first, second = self._row_concentrations()
         rows = arange(1, self.dim, dtype=value.dtype, device=value.device)
         diagonal = value.diagonal(dim1=-2, dim2=-1)[..., 1:]

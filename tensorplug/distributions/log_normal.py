@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from . import constraints
-from .distribution import Distribution
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 from .transforms import ExpTransform
 
 
-class LogNormal(TransformedDistribution):
+class LogNormal(NamedTransformedDistribution):
     """exp(X) for X ~ Normal(``loc``, ``scale``), as torch.distributions.LogNormal (a
     TransformedDistribution whose ``base_dist`` is that Normal); ``rsample`` is differentiable.
 
@@ -24,12 +23,8 @@ class LogNormal(TransformedDistribution):
     def __init__(self, loc, scale, validate_args=None):
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
 
-    # A named family prints and expands by its parameters, not as a generic transformed distribution.
-    __repr__ = Distribution.__repr__
-    expand = Distribution.expand
-
     def _parameters(self) -> dict:
-        return {"loc": self.base_dist.loc, "scale": self.base_dist.scale}
+        return self.base_dist._parameters()
 
     @property
     def loc(self):

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from . import constraints
-from .distribution import Distribution
 from .independent import Independent
 from .normal import Normal
 from .structured_transforms import StickBreakingTransform
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import NamedTransformedDistribution
 
 
-class LogisticNormal(TransformedDistribution):
+class LogisticNormal(NamedTransformedDistribution):
     """StickBreakingTransform of a Normal(``loc``, ``scale``) vector of K values, a point of the
     (K+1)-simplex, as torch.distributions.LogisticNormal (a 0-d loc is one value, K = 1);
     ``rsample`` is differentiable.
@@ -28,9 +27,6 @@ class LogisticNormal(TransformedDistribution):
         if not normal.batch_shape:
             normal = normal.expand((1,))
         super().__init__(Independent(normal, 1), StickBreakingTransform(), validate_args=validate_args)
-
-    __repr__ = Distribution.__repr__
-    expand = Distribution.expand
 
     def _parameters(self) -> dict:
         return {"loc": self.loc, "scale": self.scale}

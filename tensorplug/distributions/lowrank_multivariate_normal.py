@@ -11,9 +11,10 @@ from ..frontend.tensor import Tensor
 from .. import linalg
 from . import constraints
 from .distribution import Distribution
+from .location_scale import MeanAndModeAtLoc
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The Gaussian with mean ``loc`` (..., n) and covariance
     ``cov_factor @ cov_factor.mT + diag(cov_diag)`` (cov_factor (..., n, r), cov_diag (..., n)),
     batch dims broadcast, as torch.distributions.LowRankMultivariateNormal; ``rsample`` is differentiable.
@@ -69,14 +70,6 @@ class LowRankMultivariateNormal(Distribution):
         return self._batch_shape + self._event_shape + self._event_shape
 
     @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
     def variance(self):
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         return (W.pow(2).sum(-1) + D).expand(self._batch_shape + self._event_shape)
@@ -121,8 +114,7 @@ class LowRankMultivariateNormal(Distribution):
         return 2 * capacitance_half + self._unbroadcasted_cov_diag.log().sum(-1)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         diff = value - self.loc
         # Woodbury: x^T S^-1 x = x^T D^-1 x - |L_C^-1 W^T D^-1 x|^2.

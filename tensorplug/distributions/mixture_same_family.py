@@ -101,15 +101,13 @@ class MixtureSameFamily(Distribution):
         return value.unsqueeze(self._component_axis)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         log_probs = self._component_distribution.log_prob(self._per_component(value))
         log_weights = self._mixture_distribution.logits
         return (log_probs + log_weights).logsumexp(-1)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         cdfs = self._component_distribution.cdf(self._per_component(value))
         return (cdfs * self._mixture_distribution.probs).sum(-1)
 

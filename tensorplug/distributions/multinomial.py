@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 from ..frontend.autograd.grad_mode import no_grad
-from ..frontend.factories import arange, eye
+from ..frontend.factories import arange
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical_based import CategoricalBased
 from .distribution import Distribution
 from .utils import broadcast_all
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalBased, Distribution):
     """Count vectors over the last dimension of ``probs`` or ``logits``, summing to the integer
     ``total_count``, as torch.distributions.Multinomial (event_shape (K,); counts are floats of
     the parameters' dtype; no rsample).
@@ -27,35 +27,14 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(*self._take_categorical(probs, logits, validate_args), validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
 
-    def _parameters(self) -> dict:
-        return self._categorical._parameters()
-
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        given = {name: value.expand(batch_shape + self._event_shape) for name, value in self._parameters().items()}
-        new = Multinomial(self.total_count, **given, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._categorical.param_shape
+        return self._expanded_copy(self.total_count, **self._expanded_parameters(batch_shape))
 
     @property
     def mean(self):
@@ -73,13 +52,10 @@ class Multinomial(Distribution):
             sample_shape = (sample_shape,)
         with no_grad():
             draws = self._categorical.sample((self.total_count,) + tuple(sample_shape))
-            probs = self.probs
-            one_hot = eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)[draws]
-            return one_hot.sum(0)
+            return self._one_hot(draws).sum(0)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         logits, value = broadcast_all(self.logits, value)
         # A count of 0 contributes nothing, also where a logit is -inf (0 * -inf would be NaN).
         weighted = where(value == 0, 0.0, value * logits).sum(-1)

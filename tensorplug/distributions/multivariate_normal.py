@@ -11,6 +11,7 @@ from .. import linalg
 from ..linalg._aliases import cholesky_inverse
 from . import constraints
 from .distribution import Distribution
+from .location_scale import MeanAndModeAtLoc
 
 
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
@@ -23,7 +24,7 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return linalg.solve_triangular(upper_inverse, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The multivariate Gaussian with mean ``loc`` (..., n) and exactly one of
     ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (..., n, n), batch dims
     broadcast, as torch.distributions.MultivariateNormal; ``rsample`` is differentiable.
@@ -80,14 +81,6 @@ class MultivariateNormal(Distribution):
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def variance(self) -> Tensor:
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
 
@@ -100,8 +93,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
     def log_prob(self, value) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         diff = value - self.loc
         L = self._unbroadcasted_scale_tril
         # The Mahalanobis term |L^-1 (x - mu)|^2, L broadcast against the value's batch dims.

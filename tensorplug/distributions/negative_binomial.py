@@ -6,12 +6,12 @@ from ..frontend.ops.elementwise import where
 from ..frontend.samplers import poisson
 from ..nn import functional as F
 from . import constraints
-from .binary_parameter import BinaryParameter
+from .probs_or_logits import CountedTrials
 from .distribution import Distribution
 from .standard_gamma import standard_gamma
 
 
-class NegativeBinomial(BinaryParameter, Distribution):
+class NegativeBinomial(CountedTrials, Distribution):
     """Successes, each of probability ``probs`` (or sigmoid(``logits``)), before ``total_count``
     failures (any non-negative real), as torch.distributions.NegativeBinomial; floats 0, 1, 2, ...
 
@@ -25,12 +25,8 @@ class NegativeBinomial(BinaryParameter, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        (self.total_count,) = self._take_probs_or_logits(probs, logits, total_count)
-        self.total_count = self.total_count.type_as(self._probs if self._probs is not None else self._logits)
+        self._take_count_and_probs_or_logits(total_count, probs, logits)
         super().__init__(self.param_shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"total_count": self.total_count, **self._given_parameter()}
 
     @property
     def mean(self):
@@ -52,8 +48,7 @@ class NegativeBinomial(BinaryParameter, Distribution):
             return poisson(rate.contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         r, logits = self.total_count, self.logits
         # r log(1 - p) + k log p, through softplus so that p near 0 or 1 stays finite.
         likelihood = -r * F.softplus(logits) - value * F.softplus(-logits)

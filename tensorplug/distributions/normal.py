@@ -38,14 +38,12 @@ class Normal(LocationScale, ExponentialFamily):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
 
     def icdf(self, value):

@@ -2,15 +2,14 @@
 straight-through variant, whose draws pass the probabilities' gradient through."""
 from __future__ import annotations
 
-from ..frontend import dtypes as _dt
 from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.factories import eye
-from .categorical import Categorical
 from . import constraints
+from .categorical_based import CategoricalBased
 from .distribution import Distribution
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(CategoricalBased, Distribution):
     """One-hot vectors over the last dimension of ``probs`` or ``logits``, as
     torch.distributions.OneHotCategorical (event_shape is (K,); samples have the parameters' dtype).
 
@@ -24,30 +23,7 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, (self._categorical.param_shape[-1],),
-                         validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return self._categorical._parameters()
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._categorical.param_shape
-
-    def _one_hot(self, index):
-        """Rows of the identity picked by `index`, in the parameters' dtype and device."""
-        probs = self.probs
-        identity = eye(self._event_shape[0], dtype=probs.dtype, device=probs.device)
-        return identity[index]
+        super().__init__(*self._take_categorical(probs, logits, validate_args), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -66,20 +42,15 @@ class OneHotCategorical(Distribution):
             return self._one_hot(self._categorical.sample(sample_shape))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
         return self._categorical.entropy()
 
     def enumerate_support(self, expand=True):
-        k = self._event_shape[0]
-        values = eye(k, dtype=self.probs.dtype, device=self.probs.device)
-        values = values.view((k,) + (1,) * len(self._batch_shape) + (k,))
-        if expand:
-            values = values.expand((k,) + self._batch_shape + (k,))
-        return values
+        identity = eye(self._event_shape[0], dtype=self.probs.dtype, device=self.probs.device)
+        return self._support_over_batch(identity, expand)
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class Pareto(Distribution):
@@ -23,15 +21,11 @@ class Pareto(Distribution):
     has_rsample = True
 
     def __init__(self, scale, alpha, validate_args=None):
-        self.scale, self.alpha = broadcast_all(scale, alpha)
-        super().__init__(self.scale.shape, validate_args=validate_args)
+        super().__init__(self._broadcast_parameters(scale=scale, alpha=alpha), validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.greater_than_eq(self.scale)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale, "alpha": self.alpha}
 
     @property
     def mean(self):
@@ -49,17 +43,14 @@ class Pareto(Distribution):
         return where(alpha > 2, finite, math.inf)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.scale.dtype, device=self.scale.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return self.alpha.log() + self.alpha * self.scale.log() - (self.alpha + 1) * value.log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return 1 - (self.scale / value).pow(self.alpha)
 
     def icdf(self, value):

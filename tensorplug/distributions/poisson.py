@@ -5,7 +5,6 @@ from ..frontend.autograd.grad_mode import no_grad
 from ..frontend.samplers import poisson
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 
 class Poisson(ExponentialFamily):
@@ -21,11 +20,7 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"rate": self.rate}
+        super().__init__(self._broadcast_parameters(rate=rate), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -51,7 +46,6 @@ class Poisson(ExponentialFamily):
             return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         # xlogy makes 0 * log(0) = 0, so a rate of 0 gives probability 1 to the count 0.
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()

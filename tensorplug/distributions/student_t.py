@@ -8,7 +8,6 @@ from ..frontend.ops.elementwise import where
 from . import constraints
 from .distribution import Distribution
 from .standard_gamma import differentiable_standard_gamma
-from .utils import broadcast_all
 
 
 class StudentT(Distribution):
@@ -26,11 +25,7 @@ class StudentT(Distribution):
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
-        super().__init__(self.df.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"df": self.df, "loc": self.loc, "scale": self.scale}
+        super().__init__(self._broadcast_parameters(df=df, loc=loc, scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -58,8 +53,7 @@ class StudentT(Distribution):
         return (self.scale.log() + 0.5 * (df * math.pi).log() + (0.5 * df).lgamma() - (0.5 * (df + 1)).lgamma())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         z = (value - self.loc) / self.scale
         return -0.5 * (self.df + 1) * (z.pow(2) / self.df).log1p() - self._log_normalizer()
 

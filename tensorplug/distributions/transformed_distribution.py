@@ -76,8 +76,7 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         event_dim = len(self._event_shape)
         log_prob = 0.0
         y = value
@@ -113,3 +112,12 @@ class TransformedDistribution(Distribution):
         for transform in self.transforms:
             x = transform(x)
         return x
+
+
+class NamedTransformedDistribution(TransformedDistribution):
+    """A named family defined as a transform of another (LogNormal, InverseGamma, Kumaraswamy,
+    LogisticNormal, the relaxed families): it prints and expands by its own parameters, not as a
+    generic transformed distribution."""
+
+    __repr__ = Distribution.__repr__
+    expand = Distribution.expand

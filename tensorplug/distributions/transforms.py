@@ -33,6 +33,20 @@ def sum_rightmost(value, dims: int):
     return value.reshape(tuple(value.shape[:value.dim() - dims]) + (-1,)).sum(-1)
 
 
+def _sign_of(factor):
+    """The sign of a number or, elementwise, of a tensor (the ``sign`` of a map that scales by it)."""
+    if isinstance(factor, (int, float)):
+        return 1 if factor > 0 else -1 if factor < 0 else 0
+    return factor.sign()
+
+
+def _same_value(mine, theirs) -> bool:
+    """Whether two parameters, numbers or tensors, are equal (for a transform's ==)."""
+    if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
+        return mine is theirs or bool((mine == theirs).all())
+    return mine == theirs
+
+
 class Transform:
     """An invertible map ``y = t(x)``: subclasses give ``_call``, ``_inverse`` and
     ``log_abs_det_jacobian``. With ``cache_size=1`` the last (x, y) pair is remembered, so that
@@ -212,17 +226,11 @@ class AffineTransform(Transform):
 
     @property
     def sign(self):
-        if isinstance(self.scale, (int, float)):
-            return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
-        return self.scale.sign()
+        return _sign_of(self.scale)
 
     def _same_parameters(self, other) -> bool:
-        def equal(mine, theirs):
-            if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
-                return mine is theirs or bool((mine == theirs).all())
-            return mine == theirs
-
-        return self._event_dim == other._event_dim and equal(self.loc, other.loc) and equal(self.scale, other.scale)
+        return (self._event_dim == other._event_dim and _same_value(self.loc, other.loc)
+                and _same_value(self.scale, other.scale))
 
     def _call(self, x):
         return self.loc + self.scale * x
@@ -277,15 +285,10 @@ class PowerTransform(Transform):
 
     @property
     def sign(self):
-        if isinstance(self.exponent, (int, float)):
-            return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
-        return self.exponent.sign()
+        return _sign_of(self.exponent)
 
     def _same_parameters(self, other) -> bool:
-        mine, theirs = self.exponent, other.exponent
-        if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
-            return mine is theirs or bool((mine == theirs).all())
-        return mine == theirs
+        return _same_value(self.exponent, other.exponent)
 
     def _call(self, x):
         return x.pow(self.exponent)

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..frontend.factories import rand
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 class Uniform(Distribution):
@@ -29,11 +27,7 @@ class Uniform(Distribution):
         return constraints.interval(self.low, self.high)
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        super().__init__(self.low.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"low": self.low, "high": self.high}
+        super().__init__(self._broadcast_parameters(low=low, high=high), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -52,20 +46,16 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        unit = rand(shape, dtype=self.low.dtype, device=self.low.device)
-        return self.low + unit * (self.high - self.low)
+        return self.low + self._uniform_draws(sample_shape, self.low) * (self.high - self.low)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         lb = self.low.le(value).to(self.low.dtype)
         ub = self.high.gt(value).to(self.low.dtype)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
     def icdf(self, value):

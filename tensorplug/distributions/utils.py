@@ -46,6 +46,12 @@ def broadcast_all(*values):
     return broadcast_tensors(*made)
 
 
+def clamp_inside_unit(value: Tensor) -> Tensor:
+    """value kept inside [tiny, 1 - eps] of its dtype: off 0 and 1, so that log(value) and log(1 - value)
+    stay finite."""
+    return value.clamp(min=finfo_tiny(value.dtype), max=1 - finfo_eps(value.dtype))
+
+
 def clamp_probs(probs: Tensor) -> Tensor:
     """Probabilities kept inside (eps, 1 - eps), so that their logarithms stay finite."""
     eps = finfo_eps(probs.dtype)
@@ -67,6 +73,11 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
 
 # Euler-Mascheroni constant (the mean of a standard Gumbel draw).
 euler_constant = 0.5772156649015329
+
+
+def log_beta(a: Tensor, b: Tensor) -> Tensor:
+    """log B(a, b) = log Gamma(a) + log Gamma(b) - log Gamma(a + b), the Beta family's normalizer."""
+    return a.lgamma() + b.lgamma() - (a + b).lgamma()
 
 
 class lazy_property:  # noqa: N801  (PyTorch's name)

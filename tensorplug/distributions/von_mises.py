@@ -12,7 +12,7 @@ from ..frontend.samplers import _fill_by_rejection
 from ..special import i0e, i1e
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .location_scale import MeanAndModeAtLoc
 
 # Below this concentration the envelope parameter's closed form loses its digits; its series
 # 1/kappa + kappa/4 is exact there to rounding.
@@ -29,7 +29,7 @@ def _envelope_parameter(concentration):
     return where(kappa < _SMALL_CONCENTRATION, kappa.reciprocal() + kappa / 4, closed)
 
 
-class VonMises(Distribution):
+class VonMises(MeanAndModeAtLoc, Distribution):
     """Independent von Mises distributions with means ``loc`` and concentrations
     ``concentration``, as torch.distributions.VonMises: samples (Best and Fisher's rejection
     sampler, no rsample) lie in [-pi, pi); log_prob takes any real angle.
@@ -44,19 +44,7 @@ class VonMises(Distribution):
     has_rsample = False
 
     def __init__(self, loc, concentration, validate_args=None):
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"loc": self.loc, "concentration": self.concentration}
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+        super().__init__(self._broadcast_parameters(loc=loc, concentration=concentration), validate_args=validate_args)
 
     @property
     def variance(self):
@@ -65,8 +53,7 @@ class VonMises(Distribution):
         return 1 - i1e(kappa) / i0e(kappa)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         kappa = self.concentration
         # log I0(kappa) = log i0e(kappa) + kappa, finite for any concentration.
         return kappa * ((value - self.loc).cos() - 1) - math.log(2 * math.pi) - i0e(kappa).log()

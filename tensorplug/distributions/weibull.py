@@ -1,11 +1,9 @@
 """Weibull: lifetimes whose failure rate grows (or shrinks) as a power of time."""
 from __future__ import annotations
 
-from ..frontend.factories import rand
 from . import constraints
 from .distribution import Distribution
-from .gumbel import EULER_GAMMA
-from .utils import broadcast_all
+from .utils import euler_constant
 
 
 class Weibull(Distribution):
@@ -22,11 +20,8 @@ class Weibull(Distribution):
     has_rsample = True
 
     def __init__(self, scale, concentration, validate_args=None):
-        self.scale, self.concentration = broadcast_all(scale, concentration)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-
-    def _parameters(self) -> dict:
-        return {"scale": self.scale, "concentration": self.concentration}
+        batch_shape = self._broadcast_parameters(scale=scale, concentration=concentration)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -44,18 +39,15 @@ class Weibull(Distribution):
         return self.scale.pow(2) * ((1 + 2 * inverse).lgamma().exp() - first.pow(2))
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.scale.dtype, device=self.scale.device))
+        return self.icdf(self._uniform_draws(sample_shape, self.scale))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         k, z = self.concentration, value / self.scale
         return k.log() - self.scale.log() + (k - 1) * z.log() - z.pow(k)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         return -(-(value / self.scale).pow(self.concentration)).expm1()
 
     def icdf(self, value):
@@ -63,4 +55,4 @@ class Weibull(Distribution):
 
     def entropy(self):
         k = self.concentration
-        return EULER_GAMMA * (1 - k.reciprocal()) + (self.scale / k).log() + 1
+        return euler_constant * (1 - k.reciprocal()) + (self.scale / k).log() + 1

@@ -87,10 +87,8 @@ class Wishart(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         batch_shape = tuple(batch_shape)
         name, matrix = self._given
-        new = Wishart(self.df.expand(batch_shape), **{name: matrix.expand(batch_shape + (self._p, self._p))},
-                      validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        expanded_matrix = {name: matrix.expand(batch_shape + (self._p, self._p))}
+        return self._expanded_copy(self.df.expand(batch_shape), **expanded_matrix)
 
     def _matrix_shape(self) -> tuple:
         return self._batch_shape + self._event_shape
@@ -140,8 +138,7 @@ class Wishart(ExponentialFamily):
         return factor @ factor.mT
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._check_sample(value)
         p, df = self._p, self.df
         L = self._unbroadcasted_scale_tril
         log_det_scale = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
