@@ -539,11 +539,28 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
-def bernoulli(input, p=None, *, generator=None) -> Tensor:
+def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
+    if out is not None:
+        return _bernoulli_into(input, p, generator, out)
     probs = input if p is None else p
     draws = rand_like(input, dtype=input._dtype if input._dtype.is_floating_point else None, generator=generator)
     return to_dtype(draws < probs, input._dtype)
+
+
+def _bernoulli_into(input, p, generator, out) -> Tensor:
+    """bernoulli's out=: PyTorch takes it only with the probabilities in ``input`` (no ``p``),
+    writes the 0s and 1s into an out= of any dtype (int64 and bool included) and resizes it
+    without a warning. The draws are detached, so the autograd refusal looks at ``input``."""
+    from .ops._common import refuse_out_under_autograd
+
+    if p is not None:
+        raise TypeError("bernoulli(): out= is accepted only without p (the probabilities are input's values)")
+    refuse_out_under_autograd("bernoulli", out, input)
+    draws = bernoulli(input, generator=generator)
+    if isinstance(out, Tensor) and out._device is draws._device:
+        draws = to_dtype(draws, out._dtype)
+    return write_out("bernoulli", out, draws, resize_warns=False)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:

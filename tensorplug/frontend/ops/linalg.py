@@ -141,7 +141,7 @@ def bmm(input, mat2, *, out=None) -> Tensor:
 
 
 @autocast_function("dot")
-def dot(input, tensor) -> Tensor:
+def dot(input, tensor, *, out=None) -> Tensor:
     """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
     other = tensor
     _check("dot", input, other)
@@ -152,14 +152,15 @@ def dot(input, tensor) -> Tensor:
             f"dot(): inconsistent tensor size, expected tensor [{input._shape[0]}] and src [{other._shape[0]}] "
             f"to have the same number of elements, but got {input._shape[0]} and {other._shape[0]} elements respectively"
         )
-    return matmul(input, other)
+    return write_out("dot", out, matmul(input, other), exact_dtype=True)
 
 
 @autocast_function("mv")
-def mv(input, vec) -> Tensor:
+def mv(input, vec, *, out=None) -> Tensor:
+    """The product of a matrix and a vector."""
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv(): expected a 2D matrix and a 1D vector, got {input.ndim}D and {vec.ndim}D")
-    return matmul(input, vec)
+    return write_out("mv", out, matmul(input, vec), exact_dtype=True)
 
 

@@ -455,9 +455,15 @@ def _root_at_zero_safe(total: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, root)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean /
-    Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
+    Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number.
+
+    ``out`` is keyword-only here (PyTorch's function also takes it fifth, before ``dtype``; its
+    Tensor method, which is this same function in tensorplug, takes ``dtype`` fifth)."""
+    if out is not None:
+        # The norm's own dtype only: dtype= when given, else the input's (real) dtype.
+        return write_out("norm", out, norm(input, p, dim, keepdim, dtype), exact_dtype=True)
     _check_tensor("norm", input)
     x = input if dtype is None else to_dtype(input, dtype)
     if not (x._dtype.is_floating_point or x._dtype.is_complex):
