@@ -581,8 +581,13 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
 
 
 @autocast_function("addmm")
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape;
+    ``out_dtype`` as :func:`mm`'s (``input`` may then have the factors' dtype or ``out_dtype``)."""
+    if out_dtype is not None:
+        from .widened_products import widen_for_out_dtype
+
+        return addmm(*widen_for_out_dtype("addmm", out_dtype, mat1, mat2, input), beta=beta, alpha=alpha, out=out)
     _check_matrices("addmm", input, mat1, mat2)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"addmm(): mat1 must be a matrix, got {mat1.ndim}-D tensor; mat2 must be a matrix, got {mat2.ndim}-D tensor")
