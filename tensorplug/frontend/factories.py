@@ -412,7 +412,23 @@ def _uniform_per_block(dtype: _dt.dtype) -> int:
     return 2 if dtype is _dt.float64 else 4
 
 
-def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
+def _from_keyword(op: str, from_, default, keywords: dict):
+    """The lower bound of random_/uniform_, which PyTorch names ``from``: a Python keyword, so it
+    arrives only through ``**{"from": v}`` (generated code and keyword-forwarding wrappers do
+    that). ``from_`` is tensorplug's spelling; any other keyword is refused as Python would."""
+    for name in keywords:
+        if name != "from":
+            raise TypeError(f"{op}() got an unexpected keyword argument '{name}'")
+    if not keywords:
+        return from_
+    if from_ != default:
+        raise TypeError(f"{op}() got multiple values for argument 'from'")
+    return keywords["from"]
+
+
+def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None, **from_keyword) -> Tensor:
+    """Fill with numbers uniform in [from, to)."""
+    from_ = _from_keyword("uniform_", from_, 0.0, from_keyword)
     if not self._dtype.is_floating_point:
         raise TypeError(f"uniform_(): expected a floating-point tensor, got {self._dtype.name}")
     if from_ > to:
@@ -440,8 +456,9 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     return _random_fill(NORMAL, self, generator, 4, float(mean), float(std))
 
 
-def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
+def random_(self: Tensor, from_=0, to=None, *, generator=None, **from_keyword) -> Tensor:
     """Fill with integers uniform in [from_, to)."""
+    from_ = _from_keyword("random_", from_, 0, from_keyword)
     if to is None:
         from_, to = 0, from_ if from_ else (2 ** 24 if self._dtype.is_floating_point else 2 ** 63 - 1)
     from_, to = operator.index(from_), operator.index(to)
