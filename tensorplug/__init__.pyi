@@ -1430,4 +1430,4 @@ def zeros(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., d
     """See torch.zeros."""
 
 def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
-    """See torch.zeros_like."""
+    """Zeros shaped as ``input``; with ``layout=tp.sparse_coo``, a sparse tensor without entries, as PyTorch makes (the one sparse layout its ``*_like`` factories build)."""

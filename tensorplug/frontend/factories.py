@@ -281,19 +281,39 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
                pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    """Zeros shaped as ``input``; with ``layout=tp.sparse_coo``, a sparse tensor without entries,
+    as PyTorch makes (the one sparse layout its ``*_like`` factories build)."""
+    if layout is not None:
+        if factory_options.is_sparse_coo(layout) and isinstance(input, Tensor) and input.ndim:
+            return _sparse_zeros_like(input, dtype, device, requires_grad)
+        factory_options.check_layout("zeros_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, 0), requires_grad)
+
+
+def _sparse_zeros_like(input: Tensor, dtype, device, requires_grad: bool):
+    """A coalesced sparse COO tensor of ``input``'s shape with no entries: every dim sparse."""
+    from ..sparse import SparseTensor
+
+    dtype, dev = _like(input, dtype, device)
+    indices = empty_tensor((input.ndim, 0), _dt.int64, dev)
+    values = _finish(empty_tensor((0,), dtype, dev), requires_grad)
+    return SparseTensor(indices, values, input._shape, coalesced=True)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("ones_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, 1), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("full_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, fill_value), requires_grad)
 
 
@@ -538,13 +558,17 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("rand_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(uniform_(out, generator=generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
                pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("randn_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(normal_(out, generator=generator), requires_grad)
 
 
@@ -552,7 +576,9 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
                  requires_grad=False, pin_memory=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("randint_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
