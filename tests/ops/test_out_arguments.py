@@ -244,6 +244,23 @@ def test_out_refuses_autograd_as_pytorch(call):
     assert tp.nonzero(x, out=tp.empty(0, dtype=tp.int64)).shape == (9, 2)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: tp.add(x, 1, out=tp.empty(0)),
+    lambda x: tp.exp(x, out=tp.empty(0)),
+    lambda x: tp.where(x > 0.5, x, 0.0, out=tp.empty(0)),
+    lambda x: tp.sort(x, out=(tp.empty(3), tp.empty(3, dtype=tp.int64))),
+], ids=["add", "exp", "where", "sort"])
+def test_elementwise_and_sort_out_refuse_autograd_too(call):
+    """The elementwise ops and sort write out= on their own paths; they refuse alike, while a
+    comparison (no gradient) into a bool out= still writes."""
+    x = tp.rand(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        call(x)
+    with tp.no_grad():
+        call(x)
+    assert tp.eq(x, 0.5, out=tp.empty(0, dtype=tp.bool)).shape == (3,)
+
+
 def test_conj_physical_lets_the_graph_through_out():
     """PyTorch's conj_physical(out=) is the exception: no refusal, out requires grad."""
     x = tp.ones(3, requires_grad=True)
