@@ -142,8 +142,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOr
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, out_dtype: Any = ..., *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape; ``out_dtype`` as :func:`mm`'s (``input`` may then have the factors' dtype or ``out_dtype``)."""
 
 def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
@@ -151,8 +151,8 @@ def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
 
-def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
-    """See torch.all."""
+def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    """Whether every element (along ``dim``) is nonzero."""
 
 def allclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
     """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
@@ -172,11 +172,11 @@ def amin(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims |
 def aminmax(input: Tensor, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """``(min, max)`` of ``input``, over ``dim`` or over every element."""
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
 
-def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
-    """See torch.any."""
+def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    """Whether any element (along ``dim``) is nonzero."""
 
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
@@ -241,16 +241,16 @@ def atleast_3d(*tensors: Any) -> Any:
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: Any = ..., count_include_pad: Any = ...) -> Tensor:
     """torch.avg_pool1d: ``F.avg_pool1d``."""
 
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
-    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, out_dtype: Any = ..., *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p). ``out_dtype`` as addmm's."""
 
-def bartlett_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def bartlett_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """The triangular Bartlett window ``1 - |2n / (N - 1) - 1|``."""
 
 def batch_norm(input: Tensor, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: Any, momentum: Any, eps: Any, cudnn_enabled: Any) -> Tensor:
     """torch.batch_norm: the affine tensors before the running statistics, every argument required (``cudnn_enabled`` has no effect)."""
 
-def bernoulli(input: Tensor, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+def bernoulli(input: Tensor, p: Any = ..., *, generator: _Generator | None = ..., out: Tensor | None = ...) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
 
 def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = ...) -> Tensor:
@@ -283,14 +283,14 @@ def bitwise_right_shift(input: _TensorOrNumber, other: _TensorOrNumber, *, out: 
 def bitwise_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``bitwise_xor`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_xor)."""
 
-def blackman_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def blackman_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
 
 def block_diag(*tensors: Any) -> Tensor:
     """The block-diagonal matrix of the given matrices (vectors are rows, scalars 1x1), in their promoted dtype."""
 
-def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
-    """See torch.bmm."""
+def bmm(input: Tensor, mat2: Tensor, out_dtype: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The products of two batches of matrices; ``out_dtype`` as :func:`mm`'s."""
 
 def broadcast_shapes(*shapes: tuple[Any, ...], op: _str = ...) -> tuple[Any, ...]:
     """The shape every argument broadcasts to, by NumPy/PyTorch rules; raises if incompatible."""
@@ -379,7 +379,7 @@ def concatenate(tensors: Sequence[Tensor], axis: _Dims = ..., out: Tensor | None
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
 
-def conj_physical(input: Tensor) -> Tensor:
+def conj_physical(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex conjugate as a new tensor (``input`` itself when real)."""
 
 def conv1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
@@ -481,7 +481,7 @@ def div(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str |
 def divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode: _str | None = ..., out: Tensor | None = ...) -> Tensor:
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
 
-def dot(input: Tensor, tensor: Any) -> Tensor:
+def dot(input: Tensor, tensor: Any, *, out: Tensor | None = ...) -> Tensor:
     """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
 
 def dropout(input: Tensor, p: Any, train: Any) -> Tensor:
@@ -586,8 +586,8 @@ def frac(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def frexp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The mantissa's gradient is ``2 ** -exponent``, as PyTorch's."""
 
-def from_dlpack(ext_tensor: Any) -> Tensor:
-    """A CPU tensor sharing the memory of ``ext_tensor`` (any object with ``__dlpack__``, or a DLPack capsule's owner), without copying."""
+def from_dlpack(ext_tensor: Any, *, device: _DeviceLike | None = ..., copy: _bool | None = ...) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor`` (any object with ``__dlpack__``, or a DLPack capsule's owner), without copying; ``device=`` moves it (a copy when the device differs), ``copy=True`` always copies, ``copy=False`` refuses any copy (the array API's rule, PyTorch's too)."""
 
 def from_numpy(array: numpy.ndarray) -> Tensor:
     """A CPU tensor sharing ``array``'s memory (writes through either are seen by both)."""
@@ -649,10 +649,10 @@ def group_norm(input: Tensor, num_groups: Any, weight: Any = ..., bias: Any = ..
 def gt(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
 
-def hamming_window(window_length: Any, periodic: Any = ..., alpha: _Number = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def hamming_window(window_length: Any, periodic: Any = ..., alpha: _Number = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """The Hamming window ``alpha - beta cos(2 pi n / (N - 1))``."""
 
-def hann_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def hann_window(window_length: Any, periodic: Any = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (periodic: N = length + 1)."""
 
 def hardshrink(input: Tensor, lambd: Any = ...) -> Tensor:
@@ -682,7 +682,7 @@ def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None 
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of complex ``input``, as a view."""
 
-def index_add(input: Tensor, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
+def index_add(input: Tensor, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
 
 def index_copy(input: Tensor, dim: _Dims, index: Any, source: Any, *, out: Tensor | None = ...) -> Tensor:
@@ -694,7 +694,7 @@ def index_fill(input: Tensor, dim: _Dims, index: Any, value: _TensorOrNumber) ->
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
     """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
 
-def index_reduce(input: Tensor, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+def index_reduce(input: Tensor, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ..., out: Tensor | None = ...) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
 
 def index_select(input: Tensor, dim: _Dims, index: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -781,7 +781,7 @@ def isreal(input: Tensor) -> Tensor:
 def istft(input: Tensor, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., normalized: _bool = ..., onesided: _bool | None = ..., length: _int | None = ..., return_complex: _bool = ...) -> Tensor:
     """The inverse of :func:`stft`: signals from a (freq, frames) or (batch, freq, frames) spectrum."""
 
-def kaiser_window(window_length: Any, periodic: Any = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def kaiser_window(window_length: Any, periodic: Any = ..., beta: _Number = ..., *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``."""
 
 def kl_div(input: Tensor, target: Any, reduction: Any = ..., *, log_target: Any = ...) -> Tensor:
@@ -928,8 +928,8 @@ def min(input: _TensorOrNumber, dim: _Dims | None = ..., keepdim: _bool = ..., *
 def minimum(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``minimum`` of ``input`` and ``other`` with broadcasting (see torch.minimum)."""
 
-def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
-    """See torch.mm."""
+def mm(input: Tensor, mat2: Tensor, out_dtype: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """The product of two matrices; ``out_dtype=float32`` multiplies float16/bfloat16 ones in float32 (frontend/ops/widened_products.py)."""
 
 def mode(input: Tensor, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
     """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
@@ -952,13 +952,13 @@ def multinomial(input: Tensor, num_samples: Any, replacement: Any = ..., *, gene
 def multiply(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """See torch.mv."""
+def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The product of a matrix and a vector."""
 
 def nan_to_num(input: Tensor, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
 
-def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
 
 def nanmedian(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
@@ -967,13 +967,13 @@ def nanmedian(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, o
 def nanquantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
 
-def nansum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+def nansum(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
 
 def narrow(input: Tensor, dim: _Dims, start: Any, length: Any) -> Tensor:
     """See torch.narrow."""
 
-def narrow_copy(input: Tensor, dim: _Dims, start: Any, length: Any) -> Tensor:
+def narrow_copy(input: Tensor, dim: _Dims, start: Any, length: Any, *, out: Tensor | None = ...) -> Tensor:
     """A copy of ``input.narrow(dim, start, length)``."""
 
 def native_channel_shuffle(input: Tensor, groups: Any) -> Tensor:
@@ -991,13 +991,13 @@ def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
 
-def nonzero(input: Tensor, *, as_tuple: _bool = ...) -> Any:
+def nonzero(input: Tensor, *, out: Tensor | None = ..., as_tuple: _bool = ...) -> Any:
     """Coordinates of the non-zero elements, in row-major order."""
 
 def nonzero_static(input: Tensor, *, size: _Size, fill_value: Any = ...) -> Tensor:
     """The (size, ndim) indices of the first ``size`` nonzero elements, padded with rows of ``fill_value`` when there are fewer (a fixed shape, whatever the values)."""
 
-def norm(input: Tensor, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ...) -> Tensor:
+def norm(input: Tensor, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
 
 def normal(mean: Any, std: Any = ..., size: _Size | None = ..., *, generator: _Generator | None = ..., out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., pin_memory: Any = ..., requires_grad: _bool = ...) -> Tensor:
@@ -1096,7 +1096,7 @@ def randn_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike
 def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a composite over ``random_`` and ``sort``, so every backend has it)."""
 
-def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
+def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float dtype; deprecated in PyTorch (it warns), use ``arange``."""
 
 def real(input: Tensor) -> Tensor:
@@ -1258,8 +1258,8 @@ def softmax(input: Tensor, dim: _Dims | None = ..., dtype: _dtype | None = ..., 
 def sort(input: Tensor, dim: _Dims = ..., descending: _bool = ..., stable: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
 
-def sparse_coo_tensor(indices: Any, values: Any, size: _Size | None = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., check_invariants: Any = ..., is_coalesced: Any = ...) -> tensorplug.sparse.SparseTensor:
-    """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (repeated indices add up): as many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``."""
+def sparse_coo_tensor(indices: Any, values: Any, size: _Size | None = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., pin_memory: _bool = ..., requires_grad: _bool = ..., check_invariants: Any = ..., is_coalesced: Any = ...) -> tensorplug.sparse.SparseTensor:
+    """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (repeated indices add up): as many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``. ``pin_memory`` is accepted as the dense factories accept it (host memory needs no pinning here)."""
 
 def split(tensor: Any, split_size_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
@@ -1430,4 +1430,4 @@ def zeros(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., d
     """See torch.zeros."""
 
 def zeros_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
-    """See torch.zeros_like."""
+    """Zeros shaped as ``input``; with ``layout=tp.sparse_coo``, a sparse tensor without entries, as PyTorch makes (the one sparse layout its ``*_like`` factories build)."""

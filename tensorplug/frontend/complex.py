@@ -149,9 +149,12 @@ def conj(input: Tensor) -> Tensor:
     return from_parts(re.clone(), -im)
 
 
-def conj_physical(input: Tensor) -> Tensor:
+def conj_physical(input: Tensor, *, out=None) -> Tensor:
     """The complex conjugate as a new tensor (``input`` itself when real)."""
-    return conj(input)
+    from .ops._common import write_out
+
+    # out= must have the input's dtype, and PyTorch lets its graph through out= here.
+    return write_out("conj_physical", out, conj(input), exact_dtype=True, refuse_autograd=False)
 
 
 def resolve_conj(input: Tensor) -> Tensor:
@@ -164,9 +167,13 @@ def is_conj(input: Tensor) -> bool:
     return False
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out=None) -> Tensor:
     """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a
     real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
+    if out is not None:
+        from .ops._common import write_out
+
+        return write_out("angle", out, angle(input))
     import tensorplug as tp
 
     if not isinstance(input, Tensor):

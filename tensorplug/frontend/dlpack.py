@@ -39,9 +39,26 @@ def _dlpack(self: Tensor, *, stream=None, max_version=None, dl_device=None, copy
     return array.__dlpack__(**kwargs)
 
 
-def from_dlpack(ext_tensor) -> Tensor:
-    """A CPU tensor sharing the memory of ``ext_tensor`` (any object with ``__dlpack__``, or a
-    DLPack capsule's owner), without copying."""
+def from_dlpack(ext_tensor, *, device=None, copy=None) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor`` (any object with ``__dlpack__``, or a
+    DLPack capsule's owner), without copying; ``device=`` moves it (a copy when the device
+    differs), ``copy=True`` always copies, ``copy=False`` refuses any copy (the array API's rule,
+    PyTorch's too)."""
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"from_dlpack(): argument 'copy' must be bool or None, not {type(copy).__name__}")
+    shared = _import_shared(ext_tensor, allow_copy=copy is not False)
+    moved = shared if device is None else shared.to(device)
+    if moved is not shared and copy is False:
+        raise BufferError(f"from_dlpack(): copy=False, but the tensor is on {shared.device} and device={device} "
+                          f"asks for a copy")
+    if copy and moved is shared:
+        moved = shared.clone()
+    return moved
+
+
+def _import_shared(ext_tensor, *, allow_copy: bool) -> Tensor:
+    """``ext_tensor`` as a CPU tensor on its own memory; a read-only export is copied (it cannot
+    back a tensor that may be written) when ``allow_copy``."""
     from .factories import from_numpy
 
     if isinstance(ext_tensor, Tensor):
@@ -53,7 +70,10 @@ def from_dlpack(ext_tensor) -> Tensor:
                               "imports CPU memory only")
     array = np.from_dlpack(ext_tensor)
     if not array.flags.writeable:
-        array = array.copy()  # a read-only export cannot back a tensor that may be written
+        if not allow_copy:
+            raise BufferError("from_dlpack(): copy=False, but the export is read-only and tensorplug's tensors are "
+                              "writable: a copy is needed")
+        array = array.copy()
     return from_numpy(array)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .tensor import resolve_device
 from .factories import _finish, _factory_dtype, empty
+from .factory_options import check_layout
 from .ops.copying import copy_from_numpy
 from .shapes import check_shape
 from .tensor import Tensor
@@ -26,7 +27,7 @@ __all__ = [
 _builtin_range = range
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float
     dtype; deprecated in PyTorch (it warns), use ``arange``.
 
@@ -40,6 +41,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requi
         UserWarning, stacklevel=2)
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
+    check_layout("range", layout)
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = values
     if step == 0:
@@ -108,6 +110,13 @@ def _window(op: str, length, periodic: bool, dtype, device, requires_grad: bool,
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
+def _check_options(op: str, layout, pin_memory) -> None:
+    """The windows' layout= and pin_memory=, checked as the other factories check them."""
+    check_layout(op, layout)
+    if not isinstance(pin_memory, bool):
+        raise TypeError(f"{op}(): argument 'pin_memory' must be bool, not {type(pin_memory).__name__}")
+
+
 def _cosine_sum(*coefficients):
     """The generalized cosine window sum_k (-1)^k a_k cos(2 pi k n / (N - 1))."""
     def symmetric(n: int) -> np.ndarray:
@@ -117,25 +126,32 @@ def _cosine_sum(*coefficients):
     return symmetric
 
 
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False) -> Tensor:
     """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (periodic: N = length + 1)."""
+    _check_options("hann_window", layout, pin_memory)
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _cosine_sum(0.5, 0.5))
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
-                   requires_grad=False) -> Tensor:
+                   pin_memory=False, requires_grad=False) -> Tensor:
     """The Hamming window ``alpha - beta cos(2 pi n / (N - 1))``."""
+    _check_options("hamming_window", layout, pin_memory)
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, _cosine_sum(alpha, beta))
 
 
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False) -> Tensor:
     """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
+    _check_options("blackman_window", layout, pin_memory)
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
                    _cosine_sum(0.42, 0.5, 0.08))
 
 
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False) -> Tensor:
     """The triangular Bartlett window ``1 - |2n / (N - 1) - 1|``."""
+    _check_options("bartlett_window", layout, pin_memory)
     def symmetric(n: int) -> np.ndarray:
         return 1 - np.abs(2 * np.arange(n) / (n - 1) - 1)
 
@@ -143,8 +159,9 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
-                  requires_grad=False) -> Tensor:
+                  pin_memory=False, requires_grad=False) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``."""
+    _check_options("kaiser_window", layout, pin_memory)
     def symmetric(n: int) -> np.ndarray:
         ratio = 2 * np.arange(n) / (n - 1) - 1
         return np.i0(beta * np.sqrt(np.clip(1 - ratio * ratio, 0, None))) / np.i0(beta)

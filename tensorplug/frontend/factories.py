@@ -281,19 +281,39 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
                pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    """Zeros shaped as ``input``; with ``layout=tp.sparse_coo``, a sparse tensor without entries,
+    as PyTorch makes (the one sparse layout its ``*_like`` factories build)."""
+    if layout is not None:
+        if factory_options.is_sparse_coo(layout) and isinstance(input, Tensor) and input.ndim:
+            return _sparse_zeros_like(input, dtype, device, requires_grad)
+        factory_options.check_layout("zeros_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, 0), requires_grad)
+
+
+def _sparse_zeros_like(input: Tensor, dtype, device, requires_grad: bool):
+    """A coalesced sparse COO tensor of ``input``'s shape with no entries: every dim sparse."""
+    from ..sparse import SparseTensor
+
+    dtype, dev = _like(input, dtype, device)
+    indices = empty_tensor((input.ndim, 0), _dt.int64, dev)
+    values = _finish(empty_tensor((0,), dtype, dev), requires_grad)
+    return SparseTensor(indices, values, input._shape, coalesced=True)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("ones_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, 1), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("full_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(fill_(out, fill_value), requires_grad)
 
 
@@ -412,7 +432,23 @@ def _uniform_per_block(dtype: _dt.dtype) -> int:
     return 2 if dtype is _dt.float64 else 4
 
 
-def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
+def _from_keyword(op: str, from_, default, keywords: dict):
+    """The lower bound of random_/uniform_, which PyTorch names ``from``: a Python keyword, so it
+    arrives only through ``**{"from": v}`` (generated code and keyword-forwarding wrappers do
+    that). ``from_`` is tensorplug's spelling; any other keyword is refused as Python would."""
+    for name in keywords:
+        if name != "from":
+            raise TypeError(f"{op}() got an unexpected keyword argument '{name}'")
+    if not keywords:
+        return from_
+    if from_ != default:
+        raise TypeError(f"{op}() got multiple values for argument 'from'")
+    return keywords["from"]
+
+
+def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None, **from_keyword) -> Tensor:
+    """Fill with numbers uniform in [from, to)."""
+    from_ = _from_keyword("uniform_", from_, 0.0, from_keyword)
     if not self._dtype.is_floating_point:
         raise TypeError(f"uniform_(): expected a floating-point tensor, got {self._dtype.name}")
     if from_ > to:
@@ -440,8 +476,9 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     return _random_fill(NORMAL, self, generator, 4, float(mean), float(std))
 
 
-def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
+def random_(self: Tensor, from_=0, to=None, *, generator=None, **from_keyword) -> Tensor:
     """Fill with integers uniform in [from_, to)."""
+    from_ = _from_keyword("random_", from_, 0, from_keyword)
     if to is None:
         from_, to = 0, from_ if from_ else (2 ** 24 if self._dtype.is_floating_point else 2 ** 63 - 1)
     from_, to = operator.index(from_), operator.index(to)
@@ -521,13 +558,17 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
               pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("rand_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(uniform_(out, generator=generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None, layout=None,
                pin_memory=False) -> Tensor:
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("randn_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(normal_(out, generator=generator), requires_grad)
 
 
@@ -535,15 +576,34 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
                  requires_grad=False, pin_memory=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format, layout=layout)
+    if layout is not None:
+        factory_options.check_layout("randint_like", layout)
+    out = empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
-def bernoulli(input, p=None, *, generator=None) -> Tensor:
+def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
+    if out is not None:
+        return _bernoulli_into(input, p, generator, out)
     probs = input if p is None else p
     draws = rand_like(input, dtype=input._dtype if input._dtype.is_floating_point else None, generator=generator)
     return to_dtype(draws < probs, input._dtype)
+
+
+def _bernoulli_into(input, p, generator, out) -> Tensor:
+    """bernoulli's out=: PyTorch takes it only with the probabilities in ``input`` (no ``p``),
+    writes the 0s and 1s into an out= of any dtype (int64 and bool included) and resizes it
+    without a warning. The draws are detached, so the autograd refusal looks at ``input``."""
+    from .ops._common import refuse_out_under_autograd
+
+    if p is not None:
+        raise TypeError("bernoulli(): out= is accepted only without p (the probabilities are input's values)")
+    refuse_out_under_autograd("bernoulli", out, input)
+    draws = bernoulli(input, generator=generator)
+    if isinstance(out, Tensor) and out._device is draws._device:
+        draws = to_dtype(draws, out._dtype)
+    return write_out("bernoulli", out, draws, resize_warns=False)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:

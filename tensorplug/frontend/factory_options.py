@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from .tensor import Tensor
 
-__all__ = ["resolve", "check_layout"]
+__all__ = ["resolve", "check_layout", "is_sparse_coo"]
 
 # The layout names tp.sparse defines (plain strings, so they need no import cycle here).
 _STRIDED, _SPARSE_COO = "torch.strided", "torch.sparse_coo"
+
+
+def is_sparse_coo(layout) -> bool:
+    """Whether ``layout`` is ``tp.sparse_coo`` (``zeros_like`` makes such a tensor)."""
+    return layout is not None and layout == _SPARSE_COO
 
 
 def check_layout(op: str, layout) -> None:

@@ -126,8 +126,8 @@ class Tensor:
         """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: _TensorOrNumber = ..., out: Tensor | None = ...) -> Tensor:
         """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype."""
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
-        """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, out_dtype: Any = ..., *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape; ``out_dtype`` as :func:`mm`'s (``input`` may then have the factors' dtype or ``out_dtype``)."""
     def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta: _Number = ..., alpha: _Number = ...) -> Tensor:
         """In-place version of ``addmm``."""
     def addmv(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
@@ -138,8 +138,8 @@ class Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
-    def all(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
-        """See torch.Tensor.all."""
+    def all(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+        """Whether every element (along ``dim``) is nonzero."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
         """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
     def amax(self, dim: _Dims = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ..., out: Tensor | None = ...) -> Tensor:
@@ -148,10 +148,10 @@ class Tensor:
         """See torch.Tensor.amin."""
     def aminmax(self, *, dim: _Dims | None = ..., keepdim: _bool = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """``(min, max)`` of ``input``, over ``dim`` or over every element."""
-    def angle(self) -> Tensor:
+    def angle(self, *, out: Tensor | None = ...) -> Tensor:
         """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
-    def any(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
-        """See torch.Tensor.any."""
+    def any(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+        """Whether any element (along ``dim``) is nonzero."""
     def apply_(self, callable: Any) -> Tensor:
         """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
     def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
@@ -200,11 +200,11 @@ class Tensor:
         """In-place version of ``atanh``."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None:
         """See torch.Tensor.backward."""
-    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
-        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
-    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
-        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p)."""
-    def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, out_dtype: Any = ..., *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p). ``out_dtype`` as addmm's."""
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, out_dtype: Any = ..., *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
+        """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and (b, m, p); ``input`` broadcasts to (b, n, p). ``out_dtype`` as addmm's."""
+    def bernoulli(self, p: Any = ..., *, generator: _Generator | None = ..., out: Tensor | None = ...) -> Tensor:
         """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
     def bernoulli_(self, p: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """Fill ``self`` in place with 1 with probability ``p`` (a number, or a tensor broadcast to ``self``'s shape), else 0: timm's DropPath draws its per-sample keep mask this way."""
@@ -236,8 +236,8 @@ class Tensor:
         """Elementwise ``bitwise_xor`` of ``input`` and ``other`` with broadcasting (see torch.bitwise_xor)."""
     def bitwise_xor_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``bitwise_xor``."""
-    def bmm(self, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
-        """See torch.Tensor.bmm."""
+    def bmm(self, mat2: Tensor, out_dtype: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The products of two batches of matrices; ``out_dtype`` as :func:`mm`'s."""
     def bool(self) -> Tensor:
         """See torch.Tensor.bool."""
     def broadcast_to(self, size: _Size) -> Tensor:
@@ -252,8 +252,8 @@ class Tensor:
         """See torch.Tensor.char."""
     def cholesky_inverse(self, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
-    def cholesky_solve(self, L: Any, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
-        """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
+    def cholesky_solve(self, input2: Any, upper: Any = ...) -> Tensor:
+        """``Tensor.cholesky_solve``: PyTorch's method calls the Cholesky factor ``input2``."""
     def chunk(self, chunks: _int, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
         """At most ``chunks`` views of (nearly) equal size along ``dim``."""
     def clamp(self, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -276,7 +276,7 @@ class Tensor:
         """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
     def conj(self) -> Tensor:
         """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
-    def conj_physical(self) -> Tensor:
+    def conj_physical(self, *, out: Tensor | None = ...) -> Tensor:
         """The complex conjugate as a new tensor (``input`` itself when real)."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
         """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
@@ -366,7 +366,7 @@ class Tensor:
         """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
     def divide_(self, other: _TensorOrNumber, *, rounding_mode: _str | None = ...) -> Tensor:
         """In-place division; ``rounding_mode`` ("trunc" or "floor") as ``div``'s."""
-    def dot(self, tensor: Any) -> Tensor:
+    def dot(self, tensor: Any, *, out: Tensor | None = ...) -> Tensor:
         """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
     def double(self) -> Tensor:
         """See torch.Tensor.double."""
@@ -490,7 +490,7 @@ class Tensor:
         """The imaginary part of complex ``input``, as a view."""
     @imag.setter
     def imag(self, value: Tensor) -> None: ...
-    def index_add(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
+    def index_add(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along ``dim`` (repeated indices accumulate)."""
     def index_add_(self, dim: _Dims, index: Any, source: Any, *, alpha: _Number = ...) -> Tensor:
         """In-place version of ``index_add``."""
@@ -506,7 +506,7 @@ class Tensor:
         """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
     def index_put_(self, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
         """Write ``values`` at ``self[indices]`` (added when ``accumulate``); values and indices may not share memory with ``self``, and an expanded ``self`` is warned about, as in PyTorch."""
-    def index_reduce(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
+    def index_reduce(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ..., out: Tensor | None = ...) -> Tensor:
         """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
     def index_reduce_(self, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ...) -> Tensor:
         """In-place ``index_reduce``: ``self`` receives the result."""
@@ -698,8 +698,8 @@ class Tensor:
         """Elementwise ``minimum`` of ``input`` and ``other`` with broadcasting (see torch.minimum)."""
     def minimum_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``minimum``."""
-    def mm(self, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor:
-        """See torch.Tensor.mm."""
+    def mm(self, mat2: Tensor, out_dtype: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """The product of two matrices; ``out_dtype=float32`` multiplies float16/bfloat16 ones in float32 (frontend/ops/widened_products.py)."""
     def mode(self, dim: _Dims = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> _ValuesIndices:
         """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
     def moveaxis(self, source: Any, destination: Any) -> Tensor:
@@ -716,23 +716,23 @@ class Tensor:
         """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per distribution), drawn with probabilities proportional to the row's non-negative weights; ``replacement=False`` never draws a category twice in a row. int64 results."""
     def multiply(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
-    def mv(self, vec: Tensor) -> Tensor:
-        """See torch.Tensor.mv."""
+    def mv(self, vec: Tensor, *, out: Tensor | None = ...) -> Tensor:
+        """The product of a matrix and a vector."""
     def nan_to_num(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
     def nan_to_num_(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ...) -> Tensor:
         """In-place version of ``nan_to_num``."""
-    def nanmean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    def nanmean(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
     def nanmedian(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Any:
         """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
     def nanquantile(self, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..., *, interpolation: Any = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
-    def nansum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
+    def nansum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` with NaN counted as zero."""
     def narrow(self, dim: _Dims, start: Any, length: Any) -> Tensor:
         """See torch.Tensor.narrow."""
-    def narrow_copy(self, dim: _Dims, start: Any, length: Any) -> Tensor:
+    def narrow_copy(self, dim: _Dims, start: Any, length: Any, *, out: Tensor | None = ...) -> Tensor:
         """A copy of ``input.narrow(dim, start, length)``."""
     @property
     def nbytes(self) -> _int:
@@ -766,11 +766,11 @@ class Tensor:
         """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
     def nextafter_(self, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
-    def nonzero(self, *, as_tuple: _bool = ...) -> Any:
+    def nonzero(self, *, out: Tensor | None = ..., as_tuple: _bool = ...) -> Any:
         """Coordinates of the non-zero elements, in row-major order."""
     def nonzero_static(self, *, size: _Size, fill_value: Any = ...) -> Tensor:
         """The (size, ndim) indices of the first ``size`` nonzero elements, padded with rows of ``fill_value`` when there are fewer (a fixed shape, whatever the values)."""
-    def norm(self, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ...) -> Tensor:
+    def norm(self, p: Any = ..., dim: _Dims | None = ..., keepdim: _bool = ..., dtype: _dtype | None = ..., *, out: Tensor | None = ...) -> Tensor:
         """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
     def normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """See torch.Tensor.normal_."""
@@ -808,7 +808,7 @@ class Tensor:
         """Radians to degrees (integers give the default float dtype)."""
     def rad2deg_(self, *, out: Tensor | None = ...) -> Tensor:
         """Radians to degrees (integers give the default float dtype)."""
-    def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+    def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ..., **from_keyword: Any) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
     @property
     def real(self) -> Tensor:
@@ -1022,8 +1022,8 @@ class Tensor:
         """See torch.Tensor.unflatten."""
     def unfold(self, dimension: Any, size: _Size, step: Any) -> Tensor:
         """See torch.Tensor.unfold."""
-    def uniform_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
-        """See torch.Tensor.uniform_."""
+    def uniform_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ..., **from_keyword: Any) -> Tensor:
+        """Fill with numbers uniform in [from, to)."""
     def unique(self, sorted: _bool = ..., return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Any:
         """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
     def unique_consecutive(self, return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Tensor:

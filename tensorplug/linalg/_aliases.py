@@ -135,8 +135,13 @@ def matrix_power(A, n, *, out=None) -> Tensor:
             base = base @ base
     return write_out("linalg.matrix_power", out, result if result is not A else A.clone())
 
+def _cholesky_solve_method(self, input2, upper=False) -> Tensor:
+    """``Tensor.cholesky_solve``: PyTorch's method calls the Cholesky factor ``input2``."""
+    return cholesky_solve(self, input2, upper)
+
+
 TENSOR_METHODS = {
     "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse, "pinverse": pinverse, "svd": svd,
-    "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "matrix_power": matrix_power,
+    "cholesky_solve": _cholesky_solve_method, "cholesky_inverse": cholesky_inverse, "matrix_power": matrix_power,
     "matrix_exp": matrix_exp,
 }

@@ -248,11 +248,15 @@ def _unique_inverse(keys: Tensor) -> tuple:
     return unique(keys, sorted=True, return_inverse=True)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad: bool = False,
-                      check_invariants=None, is_coalesced=None) -> SparseTensor:
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory: bool = False,
+                      requires_grad: bool = False, check_invariants=None, is_coalesced=None) -> SparseTensor:
     """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (repeated indices add up): as
-    many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``."""
+    many sparse dims as ``indices`` has rows, then the dense dims of ``values[k]``. ``pin_memory``
+    is accepted as the dense factories accept it (host memory needs no pinning here)."""
     from ..frontend.factories import tensor as make
+
+    if not isinstance(pin_memory, bool):
+        raise TypeError(f"sparse_coo_tensor(): argument 'pin_memory' must be bool, not {type(pin_memory).__name__}")
 
     indices = indices if isinstance(indices, Tensor) else make(indices, dtype=_dt.int64, device=device)
     values = values if isinstance(values, Tensor) else make(values, dtype=dtype, device=device)

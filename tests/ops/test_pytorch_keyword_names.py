@@ -195,6 +195,15 @@ def test_renamed_arguments():
     "L.hsplit(L.ones(2, 4), sections=2)",
     "L.tensor_split(L.ones(2, 3), indices=[1], dim=1)",
     "L.set_default_device(device='cpu')",
+    "L.hamming_window(4, pin_memory=False, layout=L.strided)",
+    "L.kaiser_window(4, pin_memory=False)",
+    "L.from_dlpack(L.ones(2), device='cpu', copy=True)",
+    "L.tensor([[1.0], [2.0]]).cholesky_solve(input2=L.tensor([[2.0, 0.0], [1.0, 1.0]]))",
+    "L.empty(3).uniform_(**{'from': 2.0, 'to': 3.0})",
+    "L.empty(3, dtype=L.int64).random_(**{'from': 2, 'to': 5})",
+    "L.zeros_like(L.ones(2, 3), layout=L.sparse_coo)",
+    "L.all(L.ones(2), out=L.empty(0, dtype=L.bool))",
+    "L.norm(L.ones(2), out=L.empty(0))",
 ])
 def test_torch_accepts_the_same_keywords(call):
     """Each spelling tensorplug now takes is one PyTorch 2.13 takes (not a tensorplug extension)."""
@@ -222,3 +231,60 @@ def test_like_factories_take_layout_and_pin_memory_and_refuse_unknown_keywords()
         tp.zeros_like(x, size=3)  # used to be swallowed silently
     with pytest.raises(NotImplementedError, match="to_sparse"):
         tp.ones_like(x, layout=tp.sparse_coo)
+
+
+def test_range_and_windows_check_layout_and_pin_memory():
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert tp.range(0, 2, layout=tp.strided).tolist() == [0.0, 1.0, 2.0]
+    with pytest.warns(UserWarning, match="deprecated"), pytest.raises(NotImplementedError, match="range"):
+        tp.range(0, 2, layout=tp.sparse_coo)
+    np.testing.assert_allclose(tp.hann_window(4, pin_memory=False).numpy(), np.hanning(5)[:-1], atol=1e-7)
+    np.testing.assert_allclose(tp.hamming_window(5, False, pin_memory=True).numpy(), np.hamming(5), atol=1e-7)
+    with pytest.raises(NotImplementedError, match="blackman_window"):
+        tp.blackman_window(4, layout=tp.sparse_coo)  # was accepted and ignored
+    with pytest.raises(TypeError, match="'pin_memory' must be bool"):
+        tp.bartlett_window(4, pin_memory=1)
+    s = tp.sparse_coo_tensor(tp.tensor([[1]]), tp.tensor([3.0]), (2,), pin_memory=False)
+    assert s.to_dense().tolist() == [0.0, 3.0]
+
+
+def test_from_dlpack_device_and_copy():
+    shared = np.ones(3)
+    tp.from_dlpack(shared)[0] = 5.0
+    assert shared[0] == 5.0
+    copied = np.ones(3)
+    tp.from_dlpack(copied, copy=True)[0] = 5.0
+    assert copied[0] == 1.0
+    x = tp.ones(2)
+    assert tp.from_dlpack(x) is x and tp.from_dlpack(x, device="cpu") is x
+    assert tp.from_dlpack(x, copy=True) is not x
+    readonly = np.ones(2)
+    readonly.flags.writeable = False
+    with pytest.raises(BufferError, match="copy=False"):
+        tp.from_dlpack(readonly, copy=False)
+    with pytest.raises(TypeError, match="'copy' must be bool"):
+        tp.from_dlpack(x, copy="yes")
+
+
+def test_cholesky_solve_method_and_from_keyword():
+    b = tp.tensor([[1.0], [2.0]], dtype=tp.float64)
+    factor = tp.tensor([[2.0, 0.0], [1.0, 1.0]], dtype=tp.float64)
+    a = factor.numpy() @ factor.numpy().T
+    np.testing.assert_allclose(b.cholesky_solve(input2=factor).numpy(), np.linalg.solve(a, b.numpy()), rtol=1e-12)
+    drawn = tp.empty(1000).uniform_(**{"from": 2.0, "to": 3.0})
+    assert 2.0 <= drawn.min().item() and drawn.max().item() < 3.0
+    assert set(tp.empty(200, dtype=tp.int64).random_(**{"from": 5, "to": 7}).tolist()) == {5, 6}
+    with pytest.raises(TypeError, match="multiple values for argument 'from'"):
+        tp.empty(2).uniform_(1.0, **{"from": 2.0})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'low'"):
+        tp.empty(2).uniform_(low=1.0)
+
+
+def test_zeros_like_makes_an_empty_sparse_tensor():
+    """PyTorch's one sparse *_like: every dim sparse, no entries, coalesced."""
+    z = tp.zeros_like(tp.ones(3, 4), layout=tp.sparse_coo, dtype=tp.float64, requires_grad=True)
+    assert z.is_sparse and z.shape == (3, 4) and z.sparse_dim() == 2 and z._nnz() == 0 and z.is_coalesced()
+    assert z.dtype is tp.float64 and z.requires_grad
+    np.testing.assert_array_equal(z.to_dense().detach().numpy(), np.zeros((3, 4)))
+    with pytest.raises(NotImplementedError, match="rand_like"):
+        tp.rand_like(tp.ones(2), layout=tp.sparse_coo)

@@ -14,7 +14,7 @@ from ..meta_device import has_values
 from ..tensor import Tensor
 
 __all__ = [
-    "keyset", "is_number", "check_same_device", "check_out", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
+    "keyset", "is_number", "check_same_device", "check_out", "refuse_out_under_autograd", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
     "write_inplace", "check_cast", "resize_out", "check_index_range", "trusted_indices", "check_no_overlap", "warn_if_expanded",
     "on_common_device",
 ]
@@ -83,15 +83,16 @@ def check_out(op: str, out: Tensor, shape: tuple, result_dtype: _dt.dtype, dev, 
     check_no_internal_overlap(op, out)
 
 
-def resize_out(op: str, out: Tensor, shape: tuple) -> None:
+def resize_out(op: str, out: Tensor, shape: tuple, *, warn: bool = True) -> None:
     """Give ``out`` the shape ``shape`` in new contiguous memory (PyTorch warns when an out=
-    tensor that held elements is resized: that usage is deprecated there)."""
+    tensor that held elements is resized: that usage is deprecated there; ``warn=False`` for the
+    ops it resizes silently)."""
     from ..tensor import empty_tensor
 
     shape = tuple(shape)
     if out._shape == shape:
         return
-    if out.numel() != 0:
+    if warn and out.numel() != 0:
         warnings.warn(
             f"{op}(): An output with one or more elements was resized since it had shape {list(out._shape)}, which does "
             f"not match the required output shape {list(shape)}. Resize it to the right shape (or to zero elements) "
@@ -111,16 +112,38 @@ def check_exact_dtype(op: str, out, dtype: _dt.dtype) -> None:
         raise RuntimeError(f"{op}(): Expected out tensor to have dtype {dtype.name}, but got {out._dtype.name} instead")
 
 
-def write_out(op: str, out: Tensor | None, result: Tensor, *, exact_dtype: bool = False) -> Tensor:
+def refuse_out_under_autograd(op: str, out, *tensors: Tensor) -> None:
+    """PyTorch records no graph through an out= tensor: with grad mode on, a result that would
+    need one (``tensors``: the result, or the inputs of an op whose result is detached) or an
+    out= that requires grad is an error, not a silent CopyBackward into ``out``."""
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if not is_grad_enabled():
+        return
+    if any(isinstance(t, Tensor) and t.requires_grad for t in (out, *tensors)):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            f"arguments requires grad."
+        )
+
+
+def write_out(op: str, out: Tensor | None, result: Tensor, *, exact_dtype: bool = False, resize_warns: bool = True,
+              refuse_autograd: bool = True) -> Tensor:
     """``result``, or, given out=, ``result`` written into ``out`` (checked, resized) and ``out``.
 
-    ``exact_dtype``: ``out`` must have the result's dtype (see :func:`check_exact_dtype`)."""
+    ``exact_dtype``: ``out`` must have the result's dtype (see :func:`check_exact_dtype`).
+    ``resize_warns=False``: the few ops PyTorch resizes silently (narrow_copy, bernoulli).
+    ``refuse_autograd=False``: the ops whose out= PyTorch lets a graph through (conj_physical)."""
     if out is None:
         return result
     from .copying import copy_
 
+    if refuse_autograd:
+        refuse_out_under_autograd(op, out, result)
     if exact_dtype:
         check_exact_dtype(op, out, result._dtype)
+    if not resize_warns and isinstance(out, Tensor) and out._device is result._device and can_cast(result._dtype, out._dtype):
+        resize_out(op, out, result._shape, warn=False)
     check_out(op, out, result._shape, result._dtype, result._device)
     return copy_(out, result)
 

@@ -20,7 +20,8 @@ from .. import dtypes as _dt
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor, empty_tensor
 from ..views import expand_to
-from ._common import bump_version, check_exact_dtype, check_out, check_same_device, is_number, on_common_device
+from ._common import (bump_version, check_exact_dtype, check_out, check_same_device, is_number, on_common_device,
+                      refuse_out_under_autograd)
 from .copying import check_scalar_fits, copy_, fill_, to_dtype
 
 __all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
@@ -82,6 +83,7 @@ def _check_operand(name: str, position: str, value) -> None:
 def _finish_out(name: str, result: Tensor, out: Tensor | None, shape: tuple, dev) -> Tensor:
     if out is None:
         return result
+    refuse_out_under_autograd(name, out, result)
     check_out(name, out, shape, result._dtype, dev)
     copy_(out, result)
     return out

@@ -364,12 +364,17 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return getitem(reshape(input, (-1,)), index)
 
 
-def nonzero(input: Tensor, *, as_tuple: bool = False):
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Coordinates of the non-zero elements, in row-major order.
 
     Composite: positions come from a cumulative sum of the mask, and each non-zero element
     scatters its flat index to its position; a backend needs no dedicated kernel.
     """
+    if out is not None:
+        if as_tuple:
+            raise RuntimeError("nonzero(): out= is not supported with as_tuple=True (the result is a tuple of tensors)")
+        # Indices are int64 and only int64: PyTorch refuses any other out= dtype.
+        return write_out("nonzero", out, nonzero(input), exact_dtype=True)
     from ..factories import arange
     from .elementwise import BINARY, COMPARE, where
     from .reductions import cumsum

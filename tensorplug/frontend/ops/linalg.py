@@ -9,7 +9,7 @@ from ..views import expand, reshape, squeeze, unsqueeze
 from .. import autocast_hook
 from ..autocast_hook import AUTOCAST_MASK, autocast_function
 from ._common import check_same_device, keyset, write_out
-from ..autocast_hook import autocast_function
+from .widened_products import widen_for_out_dtype
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
@@ -116,7 +116,11 @@ def matmul(input, other, *, out=None) -> Tensor:
 
 
 @autocast_function("mm")
-def mm(input, mat2, *, out=None) -> Tensor:
+def mm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
+    """The product of two matrices; ``out_dtype=float32`` multiplies float16/bfloat16 ones in
+    float32 (frontend/ops/widened_products.py)."""
+    if out_dtype is not None:
+        return mm(*widen_for_out_dtype("mm", out_dtype, input, mat2), out=out)
     if not (isinstance(input, Tensor) and isinstance(mat2, Tensor)) and _either_sparse(input, mat2):
         return _sparse_product("mm", input, mat2, out)
     _check("mm", input, mat2)
@@ -128,7 +132,10 @@ def mm(input, mat2, *, out=None) -> Tensor:
 
 
 @autocast_function("bmm")
-def bmm(input, mat2, *, out=None) -> Tensor:
+def bmm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
+    """The products of two batches of matrices; ``out_dtype`` as :func:`mm`'s."""
+    if out_dtype is not None:
+        return bmm(*widen_for_out_dtype("bmm", out_dtype, input, mat2), out=out)
     _check("bmm", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm(): batch1 must be a 3D tensor and batch2 must be a 3D tensor, got {input.ndim}D and {mat2.ndim}D")
@@ -141,7 +148,7 @@ def bmm(input, mat2, *, out=None) -> Tensor:
 
 
 @autocast_function("dot")
-def dot(input, tensor) -> Tensor:
+def dot(input, tensor, *, out=None) -> Tensor:
     """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
     other = tensor
     _check("dot", input, other)
@@ -152,14 +159,15 @@ def dot(input, tensor) -> Tensor:
             f"dot(): inconsistent tensor size, expected tensor [{input._shape[0]}] and src [{other._shape[0]}] "
             f"to have the same number of elements, but got {input._shape[0]} and {other._shape[0]} elements respectively"
         )
-    return matmul(input, other)
+    return write_out("dot", out, matmul(input, other), exact_dtype=True)
 
 
 @autocast_function("mv")
-def mv(input, vec) -> Tensor:
+def mv(input, vec, *, out=None) -> Tensor:
+    """The product of a matrix and a vector."""
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv(): expected a 2D matrix and a 1D vector, got {input.ndim}D and {vec.ndim}D")
-    return matmul(input, vec)
+    return write_out("mv", out, matmul(input, vec), exact_dtype=True)
 
 

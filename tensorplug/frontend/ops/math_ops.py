@@ -455,9 +455,15 @@ def _root_at_zero_safe(total: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, root)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean /
-    Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
+    Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number.
+
+    ``out`` is keyword-only here (PyTorch's function also takes it fifth, before ``dtype``; its
+    Tensor method, which is this same function in tensorplug, takes ``dtype`` fifth)."""
+    if out is not None:
+        # The norm's own dtype only: dtype= when given, else the input's (real) dtype.
+        return write_out("norm", out, norm(input, p, dim, keepdim, dtype), exact_dtype=True)
     _check_tensor("norm", input)
     x = input if dtype is None else to_dtype(input, dtype)
     if not (x._dtype.is_floating_point or x._dtype.is_complex):
@@ -575,8 +581,13 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
 
 
 @autocast_function("addmm")
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape."""
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape;
+    ``out_dtype`` as :func:`mm`'s (``input`` may then have the factors' dtype or ``out_dtype``)."""
+    if out_dtype is not None:
+        from .widened_products import widen_for_out_dtype
+
+        return addmm(*widen_for_out_dtype("addmm", out_dtype, mat1, mat2, input), beta=beta, alpha=alpha, out=out)
     _check_matrices("addmm", input, mat1, mat2)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"addmm(): mat1 must be a matrix, got {mat1.ndim}-D tensor; mat2 must be a matrix, got {mat2.ndim}-D tensor")

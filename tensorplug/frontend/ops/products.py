@@ -18,6 +18,7 @@ from ._numpy_names import axis_as_dim
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .linalg import matmul
 from .math_ops import scaled_sum
+from .widened_products import widen_for_out_dtype
 from ..autocast_hook import autocast_function
 
 __all__ = ["baddbmm", "addbmm", "addr", "tensordot", "cross"]
@@ -60,13 +61,16 @@ def _check_input_fits(op: str, input: Tensor, shape: tuple) -> None:
 
 
 @autocast_function("baddbmm")
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and
-    (b, m, p); ``input`` broadcasts to (b, n, p).
+    (b, m, p); ``input`` broadcasts to (b, n, p). ``out_dtype`` as addmm's.
 
     >>> tp.baddbmm(tp.zeros(3, 5), tp.ones(2, 3, 4), tp.ones(2, 4, 5)).shape
     (2, 3, 5)
     """
+    if out_dtype is not None:
+        widened = widen_for_out_dtype("baddbmm", out_dtype, batch1, batch2, input)
+        return baddbmm(*widened, beta=beta, alpha=alpha, out=out)
     _check_batches("baddbmm", input, batch1, batch2)
     _check_factors("baddbmm", input._dtype, beta, alpha)
     shape = (batch1._shape[0], batch1._shape[1], batch2._shape[2])

@@ -225,16 +225,32 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) ->
     return result if out is None else write_out("amin", out, result, exact_dtype=True)
 
 
-def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
+    """Whether every element (along ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("all", dim, axis, keepdim, keepdims)
-    return _reduce("all", input, dim, keepdim, _dt.bool)
+    return _truth_out("all", out, _reduce("all", input, dim, keepdim, _dt.bool))
 
 
-def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def any(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
+    """Whether any element (along ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("any", dim, axis, keepdim, keepdims)
-    return _reduce("any", input, dim, keepdim, _dt.bool)
+    return _truth_out("any", out, _reduce("any", input, dim, keepdim, _dt.bool))
+
+
+def _truth_out(op: str, out, result: Tensor) -> Tensor:
+    """all/any's out=: PyTorch writes their truth values into a bool or a uint8 tensor only (the
+    two dtypes its own results take), converting between those two freely."""
+    if out is None:
+        return result
+    if isinstance(out, Tensor):
+        if out._dtype not in (_dt.bool, _dt.uint8):
+            raise RuntimeError(f"{op}(): the result can only be written into a bool or uint8 out= tensor, but out has "
+                               f"dtype {out._dtype.name}")
+        if out._device is result._device:
+            result = to_dtype(result, out._dtype)
+    return write_out(op, out, result)
 
 
 def _without_nan(op: str, input) -> Tensor:
@@ -262,11 +278,14 @@ def _nansum(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return sum(_without_nan("nansum", input), dims, keepdim)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nansum", dim, axis, keepdim, keepdims)
     _check_tensor("nansum", input)
+    if out is not None:
+        # As sum's: computed in out's dtype (dtype=, when given, must be that dtype).
+        return write_out("nansum", out, nansum(input, dim, keepdim, dtype=_out_dtype("nansum", out, dtype)))
     if not input._dtype.is_floating_point or (dtype is not None and not dtype.is_floating_point):
         return sum(_without_nan("nansum", input), dim, keepdim, dtype=dtype)
     x = input if dtype is None else to_dtype(input, dtype)
@@ -274,13 +293,22 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
     return _nansum(x, dims, bool(keepdim))
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nanmean", dim, axis, keepdim, keepdims)
     from .elementwise import UNARY
 
     _check_tensor("nanmean", input)
+    if out is not None:
+        target = _out_dtype("nanmean", out, dtype)
+        if not input._dtype.is_floating_point:
+            raise RuntimeError(f"nanmean(): expected a float input tensor, but got {input._dtype.name}")
+        if not target.is_floating_point:
+            # PyTorch has no NaN-skipping sum for an integer or complex out= either.
+            raise NotImplementedError(f"nanmean(): not implemented for an out= tensor of dtype {target.name} (input "
+                                      f"{input._dtype.name}); pass a floating point out=")
+        return write_out("nanmean", out, nanmean(input, dim, keepdim, dtype=target))
     x = input if dtype is None else to_dtype(input, dtype)
     if not x._dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected a float input tensor, but got {x._dtype.name}")

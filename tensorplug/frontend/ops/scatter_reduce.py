@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..meta_device import has_values
 from ..tensor import Tensor
-from ._common import check_same_device
+from ._common import check_same_device, write_out
 from .indexing import _check_gather_args
 
 __all__ = ["scatter_reduce", "index_reduce"]
@@ -165,7 +165,8 @@ def _index_as_scatter(op: str, input: Tensor, dim, index: Tensor, source: Tensor
     return d, spread
 
 
-def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True,
+                 out=None) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod",
     "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when
     ``include_self``): a graph network's mean or max over each node's incoming messages.
@@ -176,7 +177,8 @@ def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str,
     [[0.0, 0.0], [3.0, 5.0]]
     """
     d, spread = _index_as_scatter("index_reduce", input, dim, index, source, reduce)
-    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+    result = scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+    return write_out("index_reduce", out, result, exact_dtype=True)
 
 
 def index_reduce_(self: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:

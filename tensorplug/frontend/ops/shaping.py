@@ -13,7 +13,7 @@ from ..shapes import broadcast_shapes, normalize_dim, normalize_dims
 from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ..views import as_strided, expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
-from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded
+from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded, write_out
 from ._composite import composite
 from ._numpy_names import axis_as_dim
 from .copying import copy_, number_for, to_dtype
@@ -494,11 +494,11 @@ def _index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, alpha) ->
     return _index_add_into(input.clone(), dim, index, source, alpha)
 
 
-def index_add(input, dim, index, source, *, alpha=1) -> Tensor:
+def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (repeated indices accumulate)."""
     d = _check_index_add("index_add", input, dim, index, source)
-    return _index_add(input, d, index, source, alpha)
+    return write_out("index_add", out, _index_add(input, d, index, source, alpha), exact_dtype=True)
 
 
 def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
@@ -509,10 +509,11 @@ def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     return _index_add_into(self, d, index, source, alpha)
 
 
-def narrow_copy(input, dim, start, length) -> Tensor:
+def narrow_copy(input, dim, start, length, *, out=None) -> Tensor:
     """A copy of ``input.narrow(dim, start, length)``."""
     _check_tensor("narrow_copy", input)
-    return input.narrow(dim, start, length).clone()
+    # PyTorch resizes a wrongly shaped out= here without its deprecation warning.
+    return write_out("narrow_copy", out, input.narrow(dim, start, length).clone(), exact_dtype=True, resize_warns=False)
 
 
 # --- aliases and views ----------------------------------------------------------------------------

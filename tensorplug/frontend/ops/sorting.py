@@ -17,7 +17,7 @@ from ..shapes import normalize_dim
 from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor, empty_tensor
 from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
-from ._common import keyset
+from ._common import keyset, refuse_out_under_autograd
 from ._composite import composite
 from ._numpy_names import axis_as_dim, dim_keywords
 
@@ -46,6 +46,7 @@ def _finish_out(op: str, result: tuple, out) -> tuple:
         return result
     if not isinstance(out, (tuple, list)) or len(out) != 2 or not all(isinstance(o, Tensor) for o in out):
         raise TypeError(f"{op}(): argument 'out' must be a tuple of two Tensors")
+    refuse_out_under_autograd(op, out[0], result[0])
     for o, r in zip(out, result):
         if o._dtype is not r._dtype:
             raise RuntimeError(f"{op}(): expected out tensor to have dtype {r._dtype.name}, but got {o._dtype.name} instead")
