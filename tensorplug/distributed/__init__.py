@@ -38,8 +38,12 @@ __all__ = [
     "scatter_object_list", "all_to_all", "all_to_all_single", "monitored_barrier", "P2POp", "batch_isend_irecv",
     "Backend", "group", "constants", "is_gloo_available", "is_torchelastic_launched", "get_global_rank",
     "get_process_group_ranks", "get_node_local_rank", "Store", "HashStore", "FileStore", "TCPStore", "PrefixStore",
-    "DistError", "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError",
+    "DistError", "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError", "get_group_rank",
+    "is_backend_available", "is_ucc_available", "is_xccl_available", "supports_complex", "default_pg_timeout",
 ]
+
+#: PyTorch's default process-group timeout (30 minutes), also at this level as PyTorch has it.
+default_pg_timeout = constants.default_pg_timeout
 
 # ``dist.group.WORLD``: PyTorch's second spelling of ``GroupMember.WORLD`` (the default group).
 group = GroupMember
@@ -65,6 +69,29 @@ def is_gloo_available() -> bool:
 def is_torchelastic_launched() -> bool:
     """Whether torchrun (torchelastic) started this process: it sets TORCHELASTIC_RUN_ID."""
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_ucc_available() -> bool:
+    """False: tensorplug has no UCC engine."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """False: tensorplug has no XCCL engine."""
+    return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether ``init_process_group(backend)`` can work in this install."""
+    name = str(backend).lower()
+    if name in _MPI_NAMES:
+        return is_mpi_available()
+    return name == "nccl" and is_nccl_available()
+
+
+def supports_complex(reduceOp) -> bool:
+    """Whether ``reduceOp`` is defined on complex tensors (ordering ops are not)."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
 
 
 def is_nccl_available() -> bool:
@@ -205,6 +232,14 @@ def get_global_rank(group, group_rank: int) -> int:
     if g is None or not 0 <= group_rank < len(g.ranks):
         raise ValueError(f"Group rank {group_rank} is not part of group {group}")
     return g.ranks[group_rank]
+
+
+def get_group_rank(group, global_rank: int) -> int:
+    """The rank inside ``group`` of the process with global rank ``global_rank``."""
+    g = _group.resolve_group(group, "get_group_rank")
+    if g is None or global_rank not in g.ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return g.ranks.index(global_rank)
 
 
 def get_process_group_ranks(group) -> list[int]:
