@@ -23,6 +23,7 @@ from .collectives import (
     barrier, batch_isend_irecv, broadcast, broadcast_object_list, irecv, isend, monitored_barrier, recv, reduce,
     reduce_scatter_single, reduce_scatter_tensor, send,
 )
+from .grad_bucket import GradBucket
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError, QueueEmptyError
 from .stores import FileStore, HashStore, PrefixStore, Store, TCPStore
 from .rooted_and_exchange import (
@@ -40,6 +41,7 @@ __all__ = [
     "get_process_group_ranks", "get_node_local_rank", "Store", "HashStore", "FileStore", "TCPStore", "PrefixStore",
     "DistError", "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError", "get_group_rank",
     "is_backend_available", "is_ucc_available", "is_xccl_available", "supports_complex", "default_pg_timeout",
+    "GradBucket",
 ]
 
 #: PyTorch's default process-group timeout (30 minutes), also at this level as PyTorch has it.

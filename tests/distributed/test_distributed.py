@@ -114,3 +114,12 @@ def test_rooted_and_exchange_collectives_match_numpy():
     status, output = run_ranks("rooted_and_exchange.py")
     assert status == 0, output
     assert output.count("rooted and exchange OK") == 2, output
+
+
+def test_ddp_comm_hooks_match_numpy_whole_batch_gradients():
+    """allreduce_hook (exact in float64), fp16/bf16_compress_hook and fp16_compress_wrapper
+    (16-bit on the wire: values representable in 16 bits, within its rounding of NumPy's
+    whole-batch gradients), a user hook seeing the GradBucket API, and the hook errors."""
+    status, output = run_ranks("ddp_hooks.py")
+    assert status == 0, output
+    assert output.count("DDP hooks OK") == 2, output

@@ -8,14 +8,21 @@ bucket whose parameters are all ready is flattened into one tensor and its all-r
 started at once, without waiting, while backward goes on with the earlier layers. Buckets start
 in index order on every rank, so the ranks' collectives always match. When backward ends, every
 bucket's all-reduce is waited for and the averaged gradients are written back into ``.grad``.
+
+``register_comm_hook(state, hook)`` replaces the all-reduce of each bucket by
+``hook(state, GradBucket)``, which returns a future of the bucket's averaged flat gradients
+(``tp.distributed.algorithms.ddp_comm_hooks.default_hooks`` has PyTorch's built-in ones).
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
 import warnings
 
 from ... import distributed as dist
 from ...distributed import collectives
+from ...distributed.grad_bucket import GradBucket
+from ...frontend.tensor import Tensor
 from ...frontend.autograd import engine
 from ...frontend.autograd.grad_mode import no_grad
 from ...frontend.ops.joining import cat
@@ -29,7 +36,7 @@ _MB = 1 << 20
 class _Bucket:
     """Parameters whose gradients travel in one all-reduce."""
 
-    __slots__ = ("index", "params", "offsets", "numel", "ready", "flat", "work", "used")
+    __slots__ = ("index", "params", "offsets", "numel", "ready", "flat", "work", "future", "used")
 
     def __init__(self, index: int, params: list):
         self.index = index
@@ -45,7 +52,8 @@ class _Bucket:
     def reset(self) -> None:
         self.ready = set()  # ids of the parameters whose gradient is in
         self.flat = None
-        self.work = None
+        self.work = None  # the all-reduce in flight, without a comm hook
+        self.future = None  # what the comm hook returned, with one
         self.used = set()
 
 
@@ -107,6 +115,8 @@ class DistributedDataParallel(Module):
                 self._where[id(p)] = (bucket, i)
         self._next_launch = 0
         self._pass_started = False
+        self._comm_hook = None
+        self._comm_hook_state = None
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for _, p in named]
 
     # --- construction ----------------------------------------------------------------------
@@ -164,6 +174,22 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = previous
 
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Runs ``hook(state, bucket)`` instead of the all-reduce of each gradient bucket; it
+        returns a future (``tp.futures.Future``) of the bucket's averaged flat gradients."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook: hook must be callable, got {type(hook).__name__}")
+        try:
+            inspect.signature(hook).bind(state, None)
+        except TypeError:
+            raise ValueError(f"register_comm_hook: hook {getattr(hook, '__name__', hook)!r} must take two arguments "
+                             "(state, bucket)") from None
+        except ValueError:  # builtins without a signature: trust them
+            pass
+        self._comm_hook, self._comm_hook_state = hook, state
+
     # --- the reducer ---------------------------------------------------------------------------
     def _on_grad_ready(self, param) -> None:
         if not self.require_backward_grad_sync:
@@ -178,6 +204,8 @@ class DistributedDataParallel(Module):
         for b in self._buckets[:self._next_launch]:  # let MPI progress the ones in flight
             if b.work is not None:
                 b.work.is_completed()
+            elif b.future is not None:
+                b.future.done()
 
     def _launch_ready_buckets(self, final: bool) -> None:
         # Strictly in index order, so every rank starts the same collectives in the same order.
@@ -195,9 +223,35 @@ class DistributedDataParallel(Module):
                 grad = p.grad if p.grad is not None else p.detach().new_zeros(p.shape)
                 pieces.append(grad.detach().reshape(-1))
             bucket.flat = cat(pieces) if len(pieces) > 1 else pieces[0].clone()
+        if self._comm_hook is not None:
+            is_last = bucket.index == len(self._buckets) - 1
+            grad_bucket = GradBucket(bucket.index, bucket.flat, bucket.params, bucket.offsets, is_last)
+            with no_grad():
+                bucket.future = self._comm_hook(self._comm_hook_state, grad_bucket)
+            if not hasattr(bucket.future, "wait"):
+                raise TypeError(f"DistributedDataParallel: the comm hook {self._hook_name()} returned "
+                                f"{type(bucket.future).__name__}, not a future (tp.futures.Future) of the bucket's tensor")
+            return
         # The ranks agreed on the model at construction; buckets need no per-call check.
         bucket.work = collectives.start_all_reduce(self._engine_group, bucket.flat, collectives.ReduceOp.AVG, "all_reduce",
                                                    check=False)
+
+    def _hook_name(self) -> str:
+        return repr(getattr(self._comm_hook, "__name__", self._comm_hook))
+
+    def _reduced(self, bucket: _Bucket):
+        """The bucket's averaged flat gradients, once its all-reduce or comm hook is done."""
+        if bucket.future is None:
+            bucket.work.wait()
+            return bucket.flat
+        result = bucket.future.wait()
+        if isinstance(result, (list, tuple)) and len(result) == 1:
+            result = result[0]
+        if not isinstance(result, Tensor) or result.numel() != bucket.numel:
+            got = f"shape {list(result.shape)}" if isinstance(result, Tensor) else type(result).__name__
+            raise RuntimeError(f"DistributedDataParallel: the comm hook {self._hook_name()}'s future gave {got}; it must "
+                               f"give the bucket's flat gradients ({bucket.numel} elements)")
+        return result.reshape(-1)
 
     def _finish_pass(self) -> None:
         self._pass_started = False
@@ -211,9 +265,9 @@ class DistributedDataParallel(Module):
             self._launch_ready_buckets(final=True)
             with no_grad():
                 for bucket in self._buckets:
-                    bucket.work.wait()
+                    flat = self._reduced(bucket)
                     for p, offset in zip(bucket.params, bucket.offsets):
-                        averaged = bucket.flat[offset:offset + p.numel()].reshape(p.shape)
+                        averaged = flat[offset:offset + p.numel()].reshape(p.shape)
                         if p.grad is None:
                             p.grad = averaged.clone()
                         else:
