@@ -123,3 +123,14 @@ def test_ddp_comm_hooks_match_numpy_whole_batch_gradients():
     status, output = run_ranks("ddp_hooks.py")
     assert status == 0, output
     assert output.count("DDP hooks OK") == 2, output
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ddp_join_with_uneven_inputs_matches_numpy_sgd(ranks):
+    """Rank r has 3 + 2r batches under model.join(): nobody hangs, and the final parameters equal
+    NumPy float64 SGD with gradients divided by the initial world size (and, with
+    divide_by_initial_world_size=False, by the ranks still training), with and without a comm
+    hook; a Joinable of the test's own; throw_on_early_termination raises on every rank."""
+    status, output = run_ranks("ddp_join.py", n=ranks)
+    assert status == 0, output
+    assert output.count("DDP join OK") == ranks, output
