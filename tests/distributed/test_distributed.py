@@ -134,3 +134,13 @@ def test_ddp_join_with_uneven_inputs_matches_numpy_sgd(ranks):
     status, output = run_ranks("ddp_join.py", n=ranks)
     assert status == 0, output
     assert output.count("DDP join OK") == ranks, output
+
+
+def test_fsdp_shards_match_numpy_whole_batch_sgd():
+    """FullyShardedDataParallel on 2 ranks (43 parameters, 22 per rank): SGD with momentum on
+    half batches ends at NumPy float64's whole-batch parameters for FULL_SHARD (gathered again in
+    backward, nothing of the gathered parameters alive between forward and backward) and
+    SHARD_GRAD_OP; clip_grad_norm_ gives the whole gradient's norm; state_dict round trip."""
+    status, output = run_ranks("fsdp.py")
+    assert status == 0, output
+    assert output.count("FSDP OK") == 2, output
