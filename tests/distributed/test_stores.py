@@ -3,6 +3,7 @@ in one process, checked against torch when it is installed, and shared between r
 (plain subprocesses and mpiexec ranks)."""
 import datetime
 import importlib.util
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -174,6 +175,35 @@ def test_file_and_tcp_stores_shared_by_plain_processes(tmp_path):
             assert f"rank {r}: {name} store OK" in out, out
     leaders = {line.split("(")[1] for out in outputs for line in out.splitlines() if "tcp store OK" in line}
     assert len(leaders) == 1  # every process agreed on who won compare_set
+
+
+def _count_in_child(path, port, child):
+    """A multiprocessing child: adds to counters in a FileStore and in the parent's TCPStore."""
+    timeout = datetime.timedelta(seconds=30)
+    stores = [dist.FileStore(path, 4, timeout), dist.TCPStore("127.0.0.1", port, None, False, timeout)]
+    for store in stores:
+        for _ in range(25):
+            store.add("count", 1)
+        store.set(f"child{child}", str(os.getpid()))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs the fork start method")
+def test_stores_shared_with_multiprocessing_children(tmp_path):
+    """multiprocessing children see the parent's FileStore and TCPStore, and it sees theirs."""
+    path = str(tmp_path / "store")
+    parent_file = dist.FileStore(path, 4)
+    master = dist.TCPStore("127.0.0.1", 0, None, True, timeout=datetime.timedelta(seconds=30))
+    context = multiprocessing.get_context("fork")
+    children = [context.Process(target=_count_in_child, args=(path, master.port, c)) for c in range(3)]
+    for c in children:
+        c.start()
+    for store in (parent_file, master):
+        for c in children:
+            assert store.get(f"child{children.index(c)}") == str(c.pid).encode()
+    for c in children:
+        c.join(timeout=60)
+        assert c.exitcode == 0
+    assert parent_file.get("count") == b"75" and master.get("count") == b"75"
 
 
 def _mpiexec():

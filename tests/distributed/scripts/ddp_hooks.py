@@ -2,7 +2,6 @@
 the gradients DDP leaves must be the whole batch's, computed here in NumPy float64 (a two-layer
 tanh network, mean squared error). The compressing hooks must give gradients that went through
 16-bit floats: representable in that format, within its rounding of the exact average."""
-import sys
 
 import numpy as np
 
