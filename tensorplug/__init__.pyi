@@ -25,6 +25,7 @@ from tensorplug import distributions as distributions
 from tensorplug import fft as fft
 from tensorplug import frontend as frontend
 from tensorplug import func as func
+from tensorplug import futures as futures
 from tensorplug import hub as hub
 from tensorplug import jit as jit
 from tensorplug import library as library

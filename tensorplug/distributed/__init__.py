@@ -23,6 +23,9 @@ from .collectives import (
     barrier, batch_isend_irecv, broadcast, broadcast_object_list, irecv, isend, monitored_barrier, recv, reduce,
     reduce_scatter_single, reduce_scatter_tensor, send,
 )
+from .grad_bucket import GradBucket
+from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError, QueueEmptyError
+from .stores import FileStore, HashStore, PrefixStore, Store, TCPStore
 from .rooted_and_exchange import (
     all_to_all, all_to_all_single, gather, gather_object, reduce_scatter, scatter, scatter_object_list,
 )
@@ -35,8 +38,14 @@ __all__ = [
     "all_gather_single", "reduce_scatter_single", "reduce_scatter", "gather", "scatter", "gather_object",
     "scatter_object_list", "all_to_all", "all_to_all_single", "monitored_barrier", "P2POp", "batch_isend_irecv",
     "Backend", "group", "constants", "is_gloo_available", "is_torchelastic_launched", "get_global_rank",
-    "get_process_group_ranks", "get_node_local_rank",
+    "get_process_group_ranks", "get_node_local_rank", "Store", "HashStore", "FileStore", "TCPStore", "PrefixStore",
+    "DistError", "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError", "get_group_rank",
+    "is_backend_available", "is_ucc_available", "is_xccl_available", "supports_complex", "default_pg_timeout",
+    "GradBucket",
 ]
+
+#: PyTorch's default process-group timeout (30 minutes), also at this level as PyTorch has it.
+default_pg_timeout = constants.default_pg_timeout
 
 # ``dist.group.WORLD``: PyTorch's second spelling of ``GroupMember.WORLD`` (the default group).
 group = GroupMember
@@ -64,6 +73,29 @@ def is_torchelastic_launched() -> bool:
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
+def is_ucc_available() -> bool:
+    """False: tensorplug has no UCC engine."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """False: tensorplug has no XCCL engine."""
+    return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether ``init_process_group(backend)`` can work in this install."""
+    name = str(backend).lower()
+    if name in _MPI_NAMES:
+        return is_mpi_available()
+    return name == "nccl" and is_nccl_available()
+
+
+def supports_complex(reduceOp) -> bool:
+    """Whether ``reduceOp`` is defined on complex tensors (ordering ops are not)."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
+
+
 def is_nccl_available() -> bool:
     """NCCL comes with the CUDA backend (through CuPy), which this build does not have yet."""
     return False
@@ -89,7 +121,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
     ``backend``: "mpi" (the default; "gloo" is accepted as a synonym) or "nccl" (CUDA tensors
     through NCCL, once the CUDA backend exists). Ranks and world size come from the launcher
-    (``mpiexec -n N``); ``world_size``/``rank``, when given, must match it.
+    (``mpiexec -n N``); ``world_size``/``rank``, when given, must match it. ``store``, when given
+    (with ``world_size`` and ``rank``), is used to check that every rank reached the same store
+    with the same world size; MPI carries the data.
     """
     if _group.world() is not None:
         raise ValueError("trying to initialize the default process group twice")
@@ -101,6 +135,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group: unknown backend {backend!r}; tensorplug has 'mpi' (alias 'gloo')")
     if init_method not in (None, "env://") and not str(init_method).startswith(("tcp://", "file://")):
         raise ValueError(f"init_process_group: unsupported init_method {init_method!r}")
+    if store is not None:
+        if not isinstance(store, Store):
+            raise TypeError(f"init_process_group: store must be a tensorplug.distributed Store (HashStore, FileStore, "
+                            f"TCPStore, PrefixStore), got {type(store).__name__}")
+        if world_size in (-1, None) or world_size <= 0:
+            raise ValueError("init_process_group: world_size must be positive if using store")
+        if rank in (-1, None) or rank < 0:
+            raise ValueError("init_process_group: rank must be non-negative if using store")
     MPI = _group.mpi()
     comm = MPI.COMM_WORLD
     size, me = comm.Get_size(), comm.Get_rank()
@@ -114,10 +156,30 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                          f"(mpiexec -n {size})")
     if rank not in (-1, None) and rank != me:
         raise ValueError(f"init_process_group: rank={rank}, but MPI gave this process rank {me}")
+    if store is not None:
+        _check_store_agrees(store, me, size)
     # The group answers get_backend() with the name the script asked for ("gloo" runs on MPI).
     _group.set_world(ProcessGroup(comm.Dup(), list(range(size)), _timeout(timeout), name if name in _MPI_NAMES else "mpi"))
     if size > 1:
         _abort_all_on_uncaught_exception(MPI, me, size)
+
+
+def _check_store_agrees(store: Store, rank: int, size: int) -> None:
+    """MPI, not the store, connects the ranks; the store is used to check that every rank the
+    launcher started reached the same store with the same world size, so a script whose ranks
+    were given different stores (or sizes) fails here, clearly, after the store's timeout."""
+    store.set(f"tensorplug/init_process_group/rank{rank}", str(size))
+    keys = [f"tensorplug/init_process_group/rank{r}" for r in range(size)]
+    try:
+        sizes = store.multi_get(keys)
+    except DistStoreError as exc:
+        missing = [k.rsplit("rank", 1)[1] for k in keys if not store.check([k])]
+        raise DistStoreError(f"init_process_group: ranks {', '.join(missing)} did not register in the store given as "
+                             f"store= (do all ranks use the same store?): {exc}") from None
+    other = [(r, int(v)) for r, v in enumerate(sizes) if int(v) != size]
+    if other:
+        raise ValueError(f"init_process_group: this rank sees world size {size}, but the store says rank {other[0][0]} "
+                         f"saw {other[0][1]}")
 
 
 def _abort_all_on_uncaught_exception(MPI, rank: int, size: int) -> None:
@@ -172,6 +234,14 @@ def get_global_rank(group, group_rank: int) -> int:
     if g is None or not 0 <= group_rank < len(g.ranks):
         raise ValueError(f"Group rank {group_rank} is not part of group {group}")
     return g.ranks[group_rank]
+
+
+def get_group_rank(group, global_rank: int) -> int:
+    """The rank inside ``group`` of the process with global rank ``global_rank``."""
+    g = _group.resolve_group(group, "get_group_rank")
+    if g is None or global_rank not in g.ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return g.ranks.index(global_rank)
 
 
 def get_process_group_ranks(group) -> list[int]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
+from ..futures import Future
 from . import _group
 from ._buffers import empty_host, host_buffer
 
@@ -22,7 +23,7 @@ __all__ = [
     "ReduceOp", "Work", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
     "reduce_scatter_tensor", "barrier", "send", "recv", "isend", "irecv", "all_gather_object",
     "broadcast_object_list", "all_gather_single", "reduce_scatter_single", "monitored_barrier", "P2POp",
-    "batch_isend_irecv", "CompletedWorkFuture",
+    "batch_isend_irecv",
 ]
 
 
@@ -48,8 +49,9 @@ class Work:
     """A collective in flight: ``wait()`` blocks until it is done (and the result is in place),
     ``is_completed()`` asks without blocking."""
 
-    def __init__(self, group: _group.ProcessGroup, request, what: str, finish=()):
+    def __init__(self, group: _group.ProcessGroup, request, what: str, finish=(), outputs=()):
         self._group = group
+        self._outputs = list(outputs)  # what get_future() gives
         self._request = request
         self._what = what
         self._finish = list(finish)
@@ -84,48 +86,27 @@ class Work:
     def is_success(self) -> bool:
         return self.is_completed()
 
-    def get_future(self) -> "CompletedWorkFuture":
-        """A future whose ``wait()`` waits for this collective (PyTorch's ``Work.get_future``)."""
-        return CompletedWorkFuture(self)
+    def get_future(self) -> Future:
+        """A ``tp.futures.Future`` of the tensors this collective writes (``[tensor]`` for an
+        all-reduce), as PyTorch's ``Work.get_future``; waiting on it waits for the collective."""
+        future = Future()
+
+        def complete() -> None:
+            if not future._done:
+                future.set_result(list(self._outputs))
+
+        def drive() -> None:
+            self.wait()
+            complete()
+
+        def poll() -> None:
+            if self.is_completed():
+                complete()
+
+        return future._driven_by(drive, poll)
 
     def __repr__(self) -> str:
         return f"Work({self._what}, {'done' if self._done else 'in flight'})"
-
-
-class CompletedWorkFuture:
-    """What ``Work.get_future()`` returns: ``wait()``/``value()`` wait for the collective and give
-    the tensors it wrote (as a list, like PyTorch's future), ``then(fn)`` chains a callback."""
-
-    def __init__(self, work: Work, tensors: list | None = None):
-        self._work = work
-        self._tensors = tensors if tensors is not None else []
-
-    def wait(self):
-        self._work.wait()
-        return self._tensors
-
-    value = wait
-
-    def done(self) -> bool:
-        return self._work.is_completed()
-
-    def then(self, callback):
-        """A future of ``callback(self)``, run once this one is done."""
-        result = callback(self)
-        return _ValueFuture(result)
-
-
-class _ValueFuture:
-    def __init__(self, result):
-        self._result = result
-
-    def wait(self):
-        return self._result
-
-    value = wait
-
-    def done(self) -> bool:
-        return True
 
 
 def _finish_buffer(buf):
@@ -189,8 +170,8 @@ def _average(buf, size: int):
     return divide
 
 
-def _run(group, request, what: str, finish, async_op: bool):
-    work = Work(group, request, what, finish)
+def _run(group, request, what: str, finish, async_op: bool, outputs=()):
+    work = Work(group, request, what, finish, outputs)
     if async_op:
         return work
     work.wait()
@@ -208,7 +189,7 @@ def start_all_reduce(g: _group.ProcessGroup, tensor, op, what: str, check: bool 
     buf = host_buffer(tensor, arithmetic=True)
     request = g.comm.Iallreduce(MPI.IN_PLACE, buf.array, mpi_op)
     finish = ([_average(buf, g.size())] if op is ReduceOp.AVG else []) + [_finish_buffer(buf)]
-    return Work(g, request, what, finish)
+    return Work(g, request, what, finish, outputs=[tensor])
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
@@ -233,7 +214,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     _agree(g, "broadcast", tensor, root=root)
     buf = host_buffer(tensor, arithmetic=False, write=g.rank() != root)
     request = g.comm.Ibcast(buf.array, root=root)
-    return _run(g, request, "broadcast", [_finish_buffer(buf)], async_op)
+    return _run(g, request, "broadcast", [_finish_buffer(buf)], async_op, [tensor])
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
@@ -255,7 +236,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
     else:
         request = g.comm.Ireduce(buf.array, None, mpi_op, root=root)
         finish = []
-    return _run(g, request, "reduce", finish, async_op)
+    return _run(g, request, "reduce", finish, async_op, [tensor])
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -305,7 +286,7 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     send = host_buffer(input_tensor, arithmetic=False, write=False)
     recv = host_buffer(output_tensor, arithmetic=False)
     request = g.comm.Iallgather(send.array, recv.array)
-    return _run(g, request, "all_gather_into_tensor", [_finish_buffer(recv)], async_op)
+    return _run(g, request, "all_gather_into_tensor", [_finish_buffer(recv)], async_op, [output_tensor])
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -331,7 +312,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
     recv = host_buffer(output, arithmetic=True)
     request = g.comm.Ireduce_scatter_block(send.array, recv.array, mpi_op)
     finish = ([_average(recv, g.size())] if op is ReduceOp.AVG else []) + [_finish_buffer(recv)]
-    return _run(g, request, "reduce_scatter_tensor", finish, async_op)
+    return _run(g, request, "reduce_scatter_tensor", finish, async_op, [output])
 
 
 def barrier(group=None, async_op=False, device_ids=None):

@@ -114,3 +114,33 @@ def test_rooted_and_exchange_collectives_match_numpy():
     status, output = run_ranks("rooted_and_exchange.py")
     assert status == 0, output
     assert output.count("rooted and exchange OK") == 2, output
+
+
+def test_ddp_comm_hooks_match_numpy_whole_batch_gradients():
+    """allreduce_hook (exact in float64), fp16/bf16_compress_hook and fp16_compress_wrapper
+    (16-bit on the wire: values representable in 16 bits, within its rounding of NumPy's
+    whole-batch gradients), a user hook seeing the GradBucket API, and the hook errors."""
+    status, output = run_ranks("ddp_hooks.py")
+    assert status == 0, output
+    assert output.count("DDP hooks OK") == 2, output
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ddp_join_with_uneven_inputs_matches_numpy_sgd(ranks):
+    """Rank r has 3 + 2r batches under model.join(): nobody hangs, and the final parameters equal
+    NumPy float64 SGD with gradients divided by the initial world size (and, with
+    divide_by_initial_world_size=False, by the ranks still training), with and without a comm
+    hook; a Joinable of the test's own; throw_on_early_termination raises on every rank."""
+    status, output = run_ranks("ddp_join.py", n=ranks)
+    assert status == 0, output
+    assert output.count("DDP join OK") == ranks, output
+
+
+def test_fsdp_shards_match_numpy_whole_batch_sgd():
+    """FullyShardedDataParallel on 2 ranks (43 parameters, 22 per rank): SGD with momentum on
+    half batches ends at NumPy float64's whole-batch parameters for FULL_SHARD (gathered again in
+    backward, nothing of the gathered parameters alive between forward and backward) and
+    SHARD_GRAD_OP; clip_grad_norm_ gives the whole gradient's norm; state_dict round trip."""
+    status, output = run_ranks("fsdp.py")
+    assert status == 0, output
+    assert output.count("FSDP OK") == 2, output

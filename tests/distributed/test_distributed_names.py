@@ -64,3 +64,25 @@ def test_error_kinds_and_backend_members_match_torch():
     assert {n: getattr(dist.Backend, n) for n in members} == {n: getattr(torch.distributed.Backend, n) for n in members}
     with pytest.raises(ValueError, match="Invalid ``op``"):
         dist.P2POp(dist.all_reduce, tp.ones(1), 0)
+
+
+def test_distributed_c10d_module_path_exposes_the_same_objects():
+    from tensorplug.distributed import distributed_c10d
+
+    for name in distributed_c10d.__all__:
+        assert getattr(distributed_c10d, name) is getattr(dist, name), name
+    assert distributed_c10d.Store is dist.HashStore.__mro__[1]
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch (the reference) is not installed: pip install torch==2.13.0")
+def test_distributed_c10d_names_exist_in_torch_and_small_queries_match():
+    from tensorplug.distributed import distributed_c10d
+
+    import torch.distributed.distributed_c10d as reference
+
+    assert [n for n in distributed_c10d.__all__ if not hasattr(reference, n)] == []
+    for op in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR"):
+        assert dist.supports_complex(getattr(dist.ReduceOp, op)) == reference.supports_complex(getattr(reference.ReduceOp, op))
+    assert dist.is_backend_available("nccl") is False and dist.is_backend_available("carrier-pigeon") is False
+    assert dist.is_ucc_available() is False and dist.default_pg_timeout == reference.default_pg_timeout
+    assert issubclass(dist.QueueEmptyError, dist.DistStoreError) and issubclass(dist.DistNetworkError, dist.DistError)

@@ -89,8 +89,10 @@ def main():
 
     summed = tp.tensor(contribution(rank, (2,)))
     future = dist.all_reduce(summed, async_op=True).get_future()
-    future.wait()
+    doubled = future.then(lambda f: f.value()[0] * 2)
+    assert future.wait()[0] is summed
     same(summed, contribution(0, (2,)) + contribution(1, (2,)), "all_reduce future")
+    same(doubled.wait(), 2 * (contribution(0, (2,)) + contribution(1, (2,))), "chained future")
 
     peer = 1 - rank
     incoming = tp.empty(3, dtype=tp.float64)

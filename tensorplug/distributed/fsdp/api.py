@@ -1,0 +1,53 @@
+"""The option types of ``torch.distributed.fsdp`` that FullyShardedDataParallel takes."""
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+__all__ = ["ShardingStrategy", "BackwardPrefetch", "CPUOffload", "MixedPrecision", "StateDictType"]
+
+
+class ShardingStrategy(enum.Enum):
+    """What stays sharded: FULL_SHARD (parameters, gradients, optimizer state; parameters are
+    gathered again for backward), SHARD_GRAD_OP (gathered parameters kept from forward to
+    backward), NO_SHARD (DDP-like); the hybrid ones need a second process-group level."""
+
+    FULL_SHARD = enum.auto()
+    SHARD_GRAD_OP = enum.auto()
+    NO_SHARD = enum.auto()
+    HYBRID_SHARD = enum.auto()
+    _HYBRID_SHARD_ZERO2 = enum.auto()
+
+
+class BackwardPrefetch(enum.Enum):
+    """When backward gathers the next parameters (one flat parameter here: no effect)."""
+
+    BACKWARD_PRE = enum.auto()
+    BACKWARD_POST = enum.auto()
+
+
+class StateDictType(enum.Enum):
+    """Which state dict ``state_dict()`` gives (here always the full one)."""
+
+    FULL_STATE_DICT = enum.auto()
+    LOCAL_STATE_DICT = enum.auto()
+    SHARDED_STATE_DICT = enum.auto()
+
+
+@dataclasses.dataclass
+class CPUOffload:
+    """Keep the parameter shards in host memory (CPU tensors already live there)."""
+
+    offload_params: bool = False
+
+
+@dataclasses.dataclass
+class MixedPrecision:
+    """Dtypes for parameters, gradient reduction and buffers (not supported by this FSDP)."""
+
+    param_dtype: object = None
+    reduce_dtype: object = None
+    buffer_dtype: object = None
+    keep_low_precision_grads: bool = False
+    cast_forward_inputs: bool = False
+    cast_root_forward_inputs: bool = True
