@@ -515,7 +515,8 @@ __kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
 def _convert(dst: str, src: str, fp64: bool) -> str:
     """C expression converting x (compute type of src) to the compute type of dst, as the CPU does:
     to bool is != 0; float to integer truncates toward zero (out of range gives INT64_MIN, then
-    wraps); into float16/bfloat16 from wider types rounds once (through float64 or round-to-odd)."""
+    wraps; uint64 has its own rule); into float16/bfloat16 from wider types rounds once (through
+    float64 or round-to-odd); into float8 goes through float32 from every type."""
     dk, sk = kind(dst), kind(src)
     if dst == src:
         return "x"
