@@ -98,8 +98,9 @@ PRIMITIVES: dict[str, str] = {name: family for family, names in FAMILIES.items()
 REQUIRED_DTYPES = ("float32", "int64", "bool")
 #: A backend declares which of these it supports; what it declares must pass.
 OPTIONAL_DTYPES = ("float64", "float16", "bfloat16", "uint8", "int8", "int16", "int32")
-#: Dtypes PyTorch supports for a few ops only (docs/dtypes.md): a backend may declare them too; the
-#: conformance suite does not test them, and a device that does not declare them refuses them.
+#: Dtypes PyTorch supports for a few ops only (docs/dtypes.md): a backend may declare them too (the
+#: CPU, meta and OpenCL do); the conformance suite does not test them, and a device that does not
+#: declare them refuses them.
 EXTRA_DTYPES = ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
 
 

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tensorplug.backends.cuda import _dialect
-from tensorplug.backends.opencl import _source
 
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not installed")
@@ -27,7 +26,7 @@ def _nvrtc_missing() -> str:
 def test_translation_leaves_no_opencl_constructs():
     """The translated text keeps no OpenCL-only spelling that the preamble does not define."""
     for family in _dialect.FAMILIES:
-        for dtype in _source.DTYPES:
+        for dtype in _dialect.DTYPES:
             text = _dialect.cuda_source(family, dtype)[len(_dialect.PREAMBLE):]
             assert "#pragma OPENCL" not in text and "reqd_work_group_size" not in text, (family, dtype)
             assert ".s0" not in text and "(uint4)(" not in text, (family, dtype)
@@ -64,7 +63,7 @@ def _compile(path: str) -> tuple[str, int, str]:
 def test_every_program_compiles_with_nvcc(family, tmp_path):
     """The family's program for every dtype compiles for sm_90 (warnings allowed, no errors)."""
     paths = []
-    for dtype in _source.DTYPES:
+    for dtype in _dialect.DTYPES:
         path = str(tmp_path / f"{family}_{dtype}.cu")
         with open(path, "w") as f:
             f.write(_dialect.cuda_source(family, dtype))
@@ -83,5 +82,5 @@ def test_every_program_compiles_with_nvrtc(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TENSORPLUG_CUDA_CACHE", str(tmp_path))
     done = kernels.precompile((9, 0))
-    assert len(done) == len(_dialect.FAMILIES) * len(_source.DTYPES)
+    assert len(done) == len(_dialect.FAMILIES) * len(_dialect.DTYPES)
     assert len(list(tmp_path.glob("*.cubin"))) == len(done)

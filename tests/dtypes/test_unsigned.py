@@ -1,5 +1,6 @@
-"""uint16, uint32 and uint64 on the CPU: values against NumPy's unsigned arithmetic (modulo 2**n),
-and the ops PyTorch 2.13 supports against PyTorch itself where it is installed."""
+"""uint16, uint32 and uint64 on every device that declares them: values against NumPy's unsigned
+arithmetic (modulo 2**n), and the ops PyTorch 2.13 supports against PyTorch itself where it is
+installed."""
 import numpy as np
 import pytest
 
@@ -22,26 +23,31 @@ def _sample(np_dtype, n=40):
     return np.array(fixed + rand, dtype=np_dtype)
 
 
+def _on(device, array: np.ndarray) -> tp.Tensor:
+    """``array`` as a tensor on ``device`` (its dtype kept)."""
+    return tp.from_numpy(array).to(device)
+
+
 @pytest.mark.parametrize("name,np_dtype", UNSIGNED)
-def test_values_round_trip_exactly(name, np_dtype):
+def test_values_round_trip_exactly(name, np_dtype, extra_device):
     values = _sample(np_dtype)
-    t = tp.tensor([int(v) for v in values], dtype=getattr(tp, name))
+    t = tp.tensor([int(v) for v in values], dtype=getattr(tp, name), device=extra_device)
     assert t.dtype is getattr(tp, name) and not t.dtype.is_signed
     assert t.tolist() == [int(v) for v in values]
-    np.testing.assert_array_equal(t.numpy(), values)
-    assert t.numpy().dtype == np_dtype
-    assert tp.from_numpy(values).dtype is getattr(tp, name)
+    np.testing.assert_array_equal(t.cpu().numpy(), values)
+    assert t.cpu().numpy().dtype == np_dtype
+    assert _on(extra_device, values).dtype is getattr(tp, name)
     assert t[-1].item() == int(values[-1])
 
 
-def test_uint64_above_int64():
+def test_uint64_above_int64(extra_device):
     big = 2 ** 64 - 1
-    t = tp.tensor([1, big, 2 ** 63 + 5], dtype=tp.uint64)
+    t = tp.tensor([1, big, 2 ** 63 + 5], dtype=tp.uint64, device=extra_device)
     assert t.tolist() == [1, big, 2 ** 63 + 5]
-    assert tp.full((2,), big, dtype=tp.uint64).tolist() == [big, big]
-    assert tp.full((1,), -1, dtype=tp.uint64).tolist() == [big]  # wraps, as PyTorch's fill
+    assert tp.full((2,), big, dtype=tp.uint64, device=extra_device).tolist() == [big, big]
+    assert tp.full((1,), -1, dtype=tp.uint64, device=extra_device).tolist() == [big]  # wraps, as PyTorch's fill
     with pytest.raises(OverflowError):
-        tp.tensor([-1], dtype=tp.uint64)  # as PyTorch: "can't convert negative int to unsigned"
+        tp.tensor([-1], dtype=tp.uint64, device=extra_device)  # as PyTorch: "can't convert negative int to unsigned"
     assert t.to(tp.int64).tolist() == [1, -1, -(2 ** 63) + 5]
     assert t.double().tolist() == [1.0, float(big), float(2 ** 63 + 5)]
     converted = tp.tensor([1.8e19, -1.0, 3.9], dtype=tp.float64).to(tp.uint64).tolist()
@@ -49,11 +55,11 @@ def test_uint64_above_int64():
 
 
 @pytest.mark.parametrize("name,np_dtype", UNSIGNED)
-def test_arithmetic_wraps_like_numpy(name, np_dtype):
+def test_arithmetic_wraps_like_numpy(name, np_dtype, extra_device):
     a_np = _sample(np_dtype)
     b_np = np.roll(a_np, 3)
     b_np[b_np == 0] = 1
-    a, b = tp.from_numpy(a_np), tp.from_numpy(b_np)
+    a, b = _on(extra_device, a_np), _on(extra_device, b_np)
     with np.errstate(over="ignore"):
         expected = {"add": a_np + b_np, "sub": a_np - b_np, "mul": a_np * b_np, "floor_divide": a_np // b_np,
                     "remainder": a_np % b_np, "bitwise_and": a_np & b_np, "bitwise_or": a_np | b_np,
@@ -61,69 +67,71 @@ def test_arithmetic_wraps_like_numpy(name, np_dtype):
     for op, want in expected.items():
         got = getattr(tp, op)(a, b)
         assert got.dtype is getattr(tp, name), op
-        np.testing.assert_array_equal(got.numpy(), want, err_msg=op)
+        np.testing.assert_array_equal(got.cpu().numpy(), want, err_msg=op)
     for op, want in {"eq": a_np == b_np, "lt": a_np < b_np, "ge": a_np >= b_np}.items():
-        np.testing.assert_array_equal(getattr(tp, op)(a, b).numpy(), want, err_msg=op)
-    np.testing.assert_array_equal((a * 3).numpy(), (a_np * np_dtype(3)).astype(np_dtype))
-    np.testing.assert_array_equal((-a).numpy(), (np.zeros_like(a_np) - a_np))
-    np.testing.assert_allclose((a / b).numpy(), (a_np.astype(np.float64) / b_np).astype(np.float32), rtol=1e-6)
+        np.testing.assert_array_equal(getattr(tp, op)(a, b).cpu().numpy(), want, err_msg=op)
+    np.testing.assert_array_equal((a * 3).cpu().numpy(), (a_np * np_dtype(3)).astype(np_dtype))
+    np.testing.assert_array_equal((-a).cpu().numpy(), (np.zeros_like(a_np) - a_np))
+    np.testing.assert_allclose((a / b).cpu().numpy(), (a_np.astype(np.float64) / b_np).astype(np.float32), rtol=1e-6)
     assert (a / b).dtype is tp.float32
 
 
 @pytest.mark.parametrize("name,np_dtype", UNSIGNED)
-def test_reductions_sort_and_selection(name, np_dtype):
+def test_reductions_sort_and_selection(name, np_dtype, extra_device):
     a_np = _sample(np_dtype)
-    a = tp.from_numpy(a_np)
+    a = _on(extra_device, a_np)
     assert a.max().item() == int(a_np.max()) and a.min().item() == int(a_np.min())
     assert a.argmax().item() == int(a_np.argmax())
     total = a.sum()
     assert total.dtype is tp.int64  # integer sums are int64, as PyTorch's (a uint64 sum wraps)
     assert int(total.item()) % 2 ** 64 == sum(int(v) for v in a_np) % 2 ** 64
     values, indices = a.sort()
-    np.testing.assert_array_equal(values.numpy(), np.sort(a_np, kind="stable"))
-    np.testing.assert_array_equal(indices.numpy(), np.argsort(a_np, kind="stable"))
+    np.testing.assert_array_equal(values.cpu().numpy(), np.sort(a_np, kind="stable"))
+    np.testing.assert_array_equal(indices.cpu().numpy(), np.argsort(a_np, kind="stable"))
     assert values.dtype is getattr(tp, name)
     mask = a_np > a_np[4]
-    np.testing.assert_array_equal(tp.where(tp.from_numpy(mask), a, a[0]).numpy(), np.where(mask, a_np, a_np[0]))
-    np.testing.assert_array_equal(a[tp.tensor([0, 3, 8])].numpy(), a_np[[0, 3, 8]])
-    np.testing.assert_array_equal(tp.cat([a, a.clone()]).numpy(), np.concatenate([a_np, a_np]))
-    np.testing.assert_array_equal(tp.arange(5, dtype=getattr(tp, name)).numpy(), np.arange(5, dtype=np_dtype))
+    np.testing.assert_array_equal(tp.where(_on(extra_device, mask), a, a[0]).cpu().numpy(),
+                                  np.where(mask, a_np, a_np[0]))
+    np.testing.assert_array_equal(a[tp.tensor([0, 3, 8], device=extra_device)].cpu().numpy(), a_np[[0, 3, 8]])
+    np.testing.assert_array_equal(tp.cat([a, a.clone()]).cpu().numpy(), np.concatenate([a_np, a_np]))
+    np.testing.assert_array_equal(tp.arange(5, dtype=getattr(tp, name), device=extra_device).cpu().numpy(),
+                                  np.arange(5, dtype=np_dtype))
 
 
 @pytest.mark.parametrize("name,np_dtype", UNSIGNED)
-def test_conversions_both_ways(name, np_dtype):
+def test_conversions_both_ways(name, np_dtype, extra_device):
     dtype = getattr(tp, name)
     floats = np.array([0.0, 1.5, 3.99, 70000.0, 4e9, -1.0], dtype=np.float64)
-    got = tp.from_numpy(floats).to(dtype).tolist()
+    got = _on(extra_device, floats).to(dtype).tolist()
     # float -> unsigned truncates toward zero through int64 and wraps to n bits (uint64: directly)
     expected = [int(np.int64(np.trunc(v))) % 2 ** (8 * np.dtype(np_dtype).itemsize) for v in floats]
     assert got == expected
     values = _sample(np_dtype)
-    t = tp.from_numpy(values)
-    np.testing.assert_array_equal(t.to(tp.float64).numpy(), values.astype(np.float64))
-    np.testing.assert_array_equal(t.to(tp.int64).numpy(), values.astype(np.int64))
-    np.testing.assert_array_equal(t.to(tp.uint8).numpy(), values.astype(np.uint8))
-    np.testing.assert_array_equal(t.to(tp.bool).numpy(), values != 0)
+    t = _on(extra_device, values)
+    np.testing.assert_array_equal(t.to(tp.float64).cpu().numpy(), values.astype(np.float64))
+    np.testing.assert_array_equal(t.to(tp.int64).cpu().numpy(), values.astype(np.int64))
+    np.testing.assert_array_equal(t.to(tp.uint8).cpu().numpy(), values.astype(np.uint8))
+    np.testing.assert_array_equal(t.to(tp.bool).cpu().numpy(), values != 0)
 
 
 @pytest.mark.parametrize("name,np_dtype", UNSIGNED)
-def test_against_torch(name, np_dtype):
+def test_against_torch(name, np_dtype, extra_device):
     torch = pytest.importorskip("torch")
     values = _sample(np_dtype)
-    ours, theirs = tp.from_numpy(values), torch.from_numpy(values)
+    ours, theirs = _on(extra_device, values), torch.from_numpy(values)
     assert ours.sum().item() == theirs.sum().item()
     assert ours.prod().item() == theirs.prod().item()
-    np.testing.assert_array_equal((ours * ours).numpy(), (theirs * theirs).numpy())
-    np.testing.assert_array_equal((ours * 3).numpy(), (theirs * 3).numpy())
-    np.testing.assert_array_equal((ours & 1234).numpy(), (theirs & 1234).numpy())
-    np.testing.assert_array_equal((ours / 3).numpy(), (theirs / 3).numpy())
-    np.testing.assert_array_equal(ours.sort().values.numpy(), theirs.sort().values.numpy())
-    np.testing.assert_array_equal(ours.to(tp.float32).numpy(), theirs.to(torch.float32).numpy())
-    np.testing.assert_array_equal(ours.to(tp.int32).numpy(), theirs.to(torch.int32).numpy())
+    np.testing.assert_array_equal((ours * ours).cpu().numpy(), (theirs * theirs).cpu().numpy())
+    np.testing.assert_array_equal((ours * 3).cpu().numpy(), (theirs * 3).cpu().numpy())
+    np.testing.assert_array_equal((ours & 1234).cpu().numpy(), (theirs & 1234).cpu().numpy())
+    np.testing.assert_array_equal((ours / 3).cpu().numpy(), (theirs / 3).cpu().numpy())
+    np.testing.assert_array_equal(ours.sort().values.cpu().numpy(), theirs.sort().values.cpu().numpy())
+    np.testing.assert_array_equal(ours.to(tp.float32).cpu().numpy(), theirs.to(torch.float32).cpu().numpy())
+    np.testing.assert_array_equal(ours.to(tp.int32).cpu().numpy(), theirs.to(torch.int32).cpu().numpy())
     # In-range values and small negative ones (which wrap): beyond the range, C++ leaves the
     # conversion undefined and PyTorch's results differ between source dtypes (docs/dtypes.md).
     extra = {"uint16": [], "uint32": [3e9], "uint64": [3e9, 1e19, -3e9]}[name]
     floats = np.array([0.5, 1e4, 65535.0, -1.0, -7.5] + extra, dtype=np.float32)
-    np.testing.assert_array_equal(tp.from_numpy(floats).to(getattr(tp, name)).numpy(),
-                                  torch.from_numpy(floats).to(getattr(torch, name)).numpy())
-    assert repr(ours[:3]).replace("tensorplug.", "") == repr(theirs[:3]).replace("torch.", "")
+    np.testing.assert_array_equal(_on(extra_device, floats).to(getattr(tp, name)).cpu().numpy(),
+                                  torch.from_numpy(floats).to(getattr(torch, name)).cpu().numpy())
+    assert repr(ours[:3].cpu()).replace("tensorplug.", "") == repr(theirs[:3]).replace("torch.", "")

@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PREAMBLE", "translate", "FAMILIES"]
+from ..api import OPTIONAL_DTYPES, REQUIRED_DTYPES
+
+__all__ = ["PREAMBLE", "translate", "FAMILIES", "DTYPES"]
 
 #: The OpenCL generator families the CUDA backend compiles (see kernels.py); "fused" is the
 #: vector-free part of the fused program.
 FAMILIES = ("copy", "elementwise", "reduce", "matmul", "index", "random", "sort", "fused")
+#: The dtypes compiled for CUDA: those the backend declares. The OpenCL generator also knows
+#: uint16/32/64 and the float8 types (docs/dtypes.md), which the CUDA backend does not declare yet.
+DTYPES = REQUIRED_DTYPES + OPTIONAL_DTYPES
 
 # Written for NVRTC, which has no system headers: nothing here includes a file.
 PREAMBLE = r"""
@@ -100,7 +105,7 @@ def opencl_source(family: str, dtype: str) -> str:
     from ..opencl import _source
 
     if family == "copy":
-        return _source.copy(dtype, True, list(_source.DTYPES))
+        return _source.copy(dtype, True, list(DTYPES))
     if family == "fused":
         return scalar_fused_source(dtype)
     generate = {"elementwise": lambda d, fp64: _source.elementwise(d, fp64)[0], "reduce": _source.reduce,

@@ -123,7 +123,7 @@ def precompile(capability: tuple[int, int], workers: int | None = None) -> list[
     import subprocess
     import sys
 
-    jobs = [f"{family}/{dtype}" for family in _dialect.FAMILIES for dtype in _shared._source.DTYPES]
+    jobs = [f"{family}/{dtype}" for family in _dialect.FAMILIES for dtype in _dialect.DTYPES]
     workers = max(1, min(len(jobs), workers or os.cpu_count() or 1))
     cap = ".".join(str(int(v)) for v in capability)
     code = "import sys; from tensorplug.backends.cuda import kernels; kernels._precompile_worker(sys.argv[1], sys.argv[2:])"

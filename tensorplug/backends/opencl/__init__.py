@@ -18,14 +18,15 @@ Documented behaviour (docs/backend-contract.md leaves these to each device):
   reads or writes out of bounds.
 * float64 is declared only when every selected device has cl_khr_fp64. float16 and bfloat16 are
   storage formats computed in float32 (``vload_half``/``vstore_half`` are core OpenCL), so they
-  need no cl_khr_fp16.
+  need no cl_khr_fp16; so are the float8 types (8-bit codes, rounded once per op as on the CPU,
+  docs/dtypes.md). uint16/uint32/uint64 are OpenCL C's ushort/uint/ulong and wrap.
 * Streams are in-order command queues on the device's context, each with its own memory pool;
   events are queue markers whose profiling timestamps give device time (storage.py).
 """
 from __future__ import annotations
 
 from ...plugins import hookimpl
-from ..api import OPTIONAL_DTYPES, REQUIRED_DTYPES, Backend
+from ..api import EXTRA_DTYPES, OPTIONAL_DTYPES, REQUIRED_DTYPES, Backend
 
 __all__ = ["OpenCLBackend", "plugin"]
 
@@ -35,8 +36,9 @@ _INSTALL_HINT = "pip install tensorplug[opencl] installs PyOpenCL and PoCL"
 class OpenCLBackend(Backend):
     device_type = "opencl"
     # Until load() has seen the devices: what every device supports. load() adds float64 when
-    # every selected device has it.
-    dtypes = frozenset(REQUIRED_DTYPES + tuple(d for d in OPTIONAL_DTYPES if d != "float64"))
+    # every selected device has it. The extra dtypes need nothing of the device: the unsigned
+    # types are OpenCL C's own, the float8 types are stored as bytes and computed in float32.
+    dtypes = frozenset(REQUIRED_DTYPES + tuple(d for d in OPTIONAL_DTYPES if d != "float64") + EXTRA_DTYPES)
     # Both are stored in 16 bits and computed in float32: they halve the memory traffic, which is
     # what bounds elementwise kernels here.
     autocast_dtypes = frozenset({"float16", "bfloat16"})

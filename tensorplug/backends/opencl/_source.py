@@ -4,7 +4,8 @@ Every program starts with ``helpers.cl`` and the type macros of the dtypes it to
 ``T_x`` (storage type), ``C_x`` (compute type), ``LD_x(p, i)`` / ``ST_x(p, i, v)`` (load and
 store element ``i`` of pointer ``p`` in the compute type). float16 and bfloat16 are stored as
 16-bit patterns and computed in float32 (``vload_half``/``vstore_half_rte`` are core OpenCL, so
-they need no cl_khr_fp16). One program holds a whole family for one dtype, so a dtype's first op
+they need no cl_khr_fp16); the float8 types likewise as 8-bit codes computed in float32, each
+store rounding once with the CPU's rules (docs/dtypes.md, ``_FLOAT8_HELPERS``). One program holds a whole family for one dtype, so a dtype's first op
 of a family pays one build; PoCL then generates each kernel's machine code on its first launch.
 """
 from __future__ import annotations
@@ -29,7 +30,64 @@ DTYPES = {
     "bfloat16": ("ushort", "float", "f", None),
     "float32": ("float", "float", "f", None),
     "float64": ("double", "double", "f", None),
+    "uint16": ("ushort", "ushort", "u", "ushort"),
+    "uint32": ("uint", "uint", "u", "uint"),
+    "uint64": ("ulong", "ulong", "u", "ulong"),
+    "float8_e4m3fn": ("uchar", "float", "f", None),
+    "float8_e5m2": ("uchar", "float", "f", None),
+    "float8_e4m3fnuz": ("uchar", "float", "f", None),
+    "float8_e5m2fnuz": ("uchar", "float", "f", None),
 }
+
+# The float8 formats: (mantissa bits, exponent bias, flavour) with the flavours of the CPU's
+# float8_t (backends/cpu/csrc/common.h): 0 IEEE (e5m2: infinities, overflow to infinity),
+# 1 finite with one NaN pattern per sign (e4m3fn: saturates at its largest value), 2 no -0 and
+# 0x80 the only NaN (the fnuz types: overflow, infinities and NaN all become it).
+FLOAT8_FORMATS = {
+    "float8_e4m3fn": (3, 7, 1),
+    "float8_e5m2": (2, 15, 0),
+    "float8_e4m3fnuz": (3, 8, 2),
+    "float8_e5m2fnuz": (2, 16, 2),
+}
+
+# float32 <-> float8 codes, the CPU's algorithm in OpenCL C (the format's arguments are constants
+# at every call, so the compiler folds the flavour tests away). Encoding rounds the float32 bit
+# pattern to nearest even: below the smallest normal number the spacing is fixed, so |f| scaled by
+# a power of two (exact) is rounded to an integer code there; above it, adding half an ulp minus
+# one plus the kept lowest bit rounds the significand, a carry moving into the exponent field.
+_FLOAT8_HELPERS = """
+uchar tp_float_to_f8(float f, int mbits, int bias, int flavour) {
+    uint bits = as_uint(f);
+    uint sign = (bits >> 24) & 0x80u;
+    uint abits = bits & 0x7fffffffu;
+    uint max_code = flavour == 0 ? 0x7bu : flavour == 1 ? 0x7eu : 0x7fu;
+    uint overflow = flavour == 0 ? (sign | 0x7cu) : flavour == 1 ? (sign | max_code) : 0x80u;
+    if (abits > 0x7f800000u) return (uchar)(flavour == 2 ? 0x80u : (sign | 0x7fu));
+    if (abits == 0x7f800000u) return (uchar)overflow;
+    uint code;
+    if (abits < ((uint)(128 - bias) << 23)) {
+        float scaled = as_float(abits) * as_float((uint)(127 + bias - 1 + mbits) << 23);
+        code = (uint)rint(scaled);
+    } else {
+        int drop = 23 - mbits;
+        uint rounded = abits + ((1u << (drop - 1)) - 1u) + ((abits >> drop) & 1u);
+        code = (rounded >> drop) - ((uint)(127 - bias) << mbits);
+    }
+    if (code > max_code) return (uchar)overflow;
+    if (flavour == 2 && code == 0) return (uchar)0;
+    return (uchar)(sign | code);
+}
+float tp_f8_to_float(uchar x, int mbits, int bias, int flavour) {
+    uint sign = (uint)(x & 0x80u) << 24;
+    uint mask = (1u << mbits) - 1u, top = 0x7fu >> mbits;
+    uint e = ((uint)x >> mbits) & top, m = x & mask;
+    if (flavour == 2 && x == 0x80u) return as_float(0x7fc00000u);
+    if (flavour == 1 && e == top && m == mask) return as_float(sign | 0x7fc00000u);
+    if (flavour == 0 && e == top) return as_float(sign | (m ? 0x7fc00000u : 0x7f800000u));
+    if (e == 0) return as_float(as_uint((float)m * as_float((uint)(127 + 1 - bias - mbits) << 23)) | sign);
+    return as_float(sign | ((e + 127u - (uint)bias) << 23) | (m << (23 - mbits)));
+}
+"""
 
 
 def kind(dtype: str) -> str:
@@ -43,6 +101,9 @@ def type_defs(dtype: str, tag: str) -> str:
         load, store = "vload_half((i), (p))", "vstore_half_rte((v), (i), (p))"
     elif dtype == "bfloat16":
         load, store = "tp_bf16_to_float((p)[i])", "((p)[i] = tp_float_to_bf16(v))"
+    elif dtype in FLOAT8_FORMATS:
+        fmt = ", ".join(str(v) for v in FLOAT8_FORMATS[dtype])
+        load, store = f"tp_f8_to_float((p)[i], {fmt})", f"((p)[i] = tp_float_to_f8((float)(v), {fmt}))"
     elif dtype == "bool":
         load, store = "((p)[i])", "((p)[i] = (uchar)((v) != 0))"
     else:
@@ -56,6 +117,8 @@ def preamble(fp64: bool, *dtypes: str) -> str:
     if fp64:
         parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
     parts.append(HELPERS)
+    if any(d in FLOAT8_FORMATS for d in dtypes):
+        parts.append(_FLOAT8_HELPERS)
     for d in dict.fromkeys(dtypes):
         parts.append(type_defs(d, d))
     return "".join(parts)
@@ -280,6 +343,7 @@ float tp_ferf(float x) {
 _INT_HELPERS = """
 C tp_int_floordiv(C a, C b, __global long* err) {
     if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    if (!SIGNED) return (C)(a / b);  /* unsigned: no sign to floor toward, and uint64 exceeds long */
     long x = a, y = b;
     if (y == -1) return (C)(0UL - (ulong)x);
     long q = x / y;
@@ -288,6 +352,7 @@ C tp_int_floordiv(C a, C b, __global long* err) {
 }
 C tp_int_remainder(C a, C b, __global long* err) {
     if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    if (!SIGNED) return (C)(a % b);
     long x = a, y = b;
     if (y == -1) return 0;
     long r = x % y;
@@ -296,6 +361,7 @@ C tp_int_remainder(C a, C b, __global long* err) {
 }
 C tp_int_fmod(C a, C b, __global long* err) {
     if (b == 0) { tp_raise(err, TP_ERR_ZERO_DIV, 0, 0, 0); return 0; }
+    if (!SIGNED) return (C)(a % b);
     long x = a, y = b;
     if (y == -1) return 0;
     return (C)(x % y);
@@ -324,7 +390,8 @@ def _main_type(dtype: str, fp64: bool) -> str:
     storage, compute, k, unsigned = DTYPES[dtype]
     text = f"#define T T_{dtype}\n#define C C_{dtype}\n#define LD LD_{dtype}\n#define ST ST_{dtype}\n"
     if k in "iub":
-        bits = {"uchar": 8, "char": 8, "short": 16, "int": 32, "long": 64}[storage]
+        bits = {"uchar": 8, "char": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32, "long": 64,
+                "ulong": 64}[storage]
         text += f"#define U {unsigned}\n#define BITS {bits}\n#define SIGNED {1 if k == 'i' else 0}\n"
     return text
 
@@ -448,7 +515,8 @@ __kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
 def _convert(dst: str, src: str, fp64: bool) -> str:
     """C expression converting x (compute type of src) to the compute type of dst, as the CPU does:
     to bool is != 0; float to integer truncates toward zero (out of range gives INT64_MIN, then
-    wraps); into float16/bfloat16 from wider types rounds once (through float64 or round-to-odd)."""
+    wraps; uint64 has its own rule); into float16/bfloat16 from wider types rounds once (through
+    float64 or round-to-odd); into float8 goes through float32 from every type."""
     dk, sk = kind(dst), kind(src)
     if dst == src:
         return "x"
@@ -457,13 +525,21 @@ def _convert(dst: str, src: str, fp64: bool) -> str:
     if dk in "iu":
         if sk == "f":
             wide = "double" if fp64 else "float"
+            if dst == "uint64":
+                # [0, 2**64) directly, negative values through int64 (they wrap), the rest and NaN
+                # 0: the CPU's rule (docs/deviations.md), exact in float32 too (powers of two).
+                return (f"(({wide})x >= 0.0 && ({wide})x < 18446744073709551616.0 ? (ulong)x : "
+                        f"({wide})x >= -9223372036854775808.0 && ({wide})x < 0.0 ? (ulong)(long)x : 0UL)")
             return (f"(C_{dst})(({wide})x >= -9223372036854775808.0 && ({wide})x < 9223372036854775808.0 "
                     f"? (long)x : (long)0x8000000000000000UL)")
         return f"(C_{dst})x"
     # floating destination
-    if dst == "float16" and src in ("float64", "int64", "int32") and fp64:
+    if dst in FLOAT8_FORMATS:
+        return "(float)x"  # through float32 from every dtype, as PyTorch converts (docs/dtypes.md)
+    wide_sources = ("float64", "int64", "int32", "uint64", "uint32")
+    if dst == "float16" and src in wide_sources and fp64:
         return "(double)x"  # vstore_half_rte(double) rounds once
-    if dst == "bfloat16" and src in ("float64", "int64", "int32") and fp64:
+    if dst == "bfloat16" and src in wide_sources and fp64:
         return "tp_f64_to_f32_odd((double)x)"
     return f"(C_{dst})x"
 
@@ -935,7 +1011,8 @@ def random(dtype: str, fp64: bool) -> str:
     k = kind(dtype)
     src = [preamble(fp64, dtype), _main_type(dtype, fp64)]
     if k == "f" and dtype != "float64":
-        bits = {"float16": 11, "bfloat16": 8, "float32": 24}[dtype]
+        # As many bits as the significand holds, so that rounding never reaches 1.0 (the CPU's rule).
+        bits = FLOAT8_FORMATS[dtype][0] + 1 if dtype in FLOAT8_FORMATS else {"float16": 11, "bfloat16": 8, "float32": 24}[dtype]
         src.append(f"""
 __kernel void uniform(__global T* o, long oo, long n, ulong seed, ulong offset, float lo, float hi) {{
     long j = get_global_id(0);
@@ -990,6 +1067,8 @@ __kernel void normal(__global T* o, long oo, long n, ulong seed, ulong offset, {
         src.append(_ROUND_ODD)
     if dtype == "float16" and fp64:
         store = "vstore_half_rte((double)(long)v, oo + i, o)"
+    if dtype in FLOAT8_FORMATS:
+        store = "ST(o, oo + i, (float)(long)v)"  # through float32, rounded once there (as the CPU)
     src.append(f"""
 __kernel void randint(__global T* o, long oo, long n, ulong seed, ulong offset, long low, ulong range) {{
     long j = get_global_id(0);

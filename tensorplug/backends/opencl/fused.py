@@ -780,10 +780,25 @@ def _sgd_step(param, grad, momentum_buffer, lr, momentum, dampening, weight_deca
     return param
 
 
+def _decomposing_float8(name: str, adapter):
+    """``adapter``, except that an op on float8 tensors runs its decomposition: the CPU has no fused
+    float8 kernels, and the decomposition (each op rounding to 8 bits) gives both devices the same
+    results (a fused softmax would round only once). Every fused op's first argument is a tensor
+    of the op's dtype, and float8 mixes with no other floating dtype, so it alone is checked."""
+    float8 = _source.FLOAT8_FORMATS
+
+    def kernel(first, *args, **kwargs):
+        if first.dtype.name in float8:
+            return _decomposition(name)(first, *args, **kwargs)
+        return adapter(first, *args, **kwargs)
+
+    return kernel
+
+
 def table(vector: bool = True) -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively. ``vector=False``
     gives adapters that launch only the program's scalar kernels (CUDA compiles no others)."""
-    return {
+    adapters = {
         "relu": _relu, "relu_backward": _relu_backward, "softmax": _softmax(False), "log_softmax": _softmax(True),
         "log_softmax_backward": _log_softmax_backward,
         "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward, "nll_loss": _nll_loss, "layer_norm": _layer_norm,
@@ -795,3 +810,4 @@ def table(vector: bool = True) -> dict:
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
     }
+    return {name: _decomposing_float8(name, adapter) for name, adapter in adapters.items()}

@@ -239,13 +239,18 @@ def skipped_devices() -> list[str]:
 
 
 _numpy_dtypes: dict = {}
+#: dtypes NumPy lacks, moved to and from the host as unsigned integers of their width.
+_RAW_HOST_TYPES = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8,
+                   "float8_e4m3fnuz": np.uint8, "float8_e5m2fnuz": np.uint8}
 
 
 def numpy_dtype(dtype) -> np.dtype:
-    """The NumPy dtype used for host copies (bfloat16 is moved as its raw 16-bit pattern)."""
+    """The NumPy dtype used for host copies (bfloat16 and the float8 types are moved as their raw
+    16- and 8-bit patterns: NumPy has none of them)."""
     found = _numpy_dtypes.get(dtype)
     if found is None:
-        found = np.dtype(np.uint16) if dtype.name == "bfloat16" else np.dtype(dtype.name)
+        raw = _RAW_HOST_TYPES.get(dtype.name)
+        found = np.dtype(raw) if raw is not None else np.dtype(dtype.name)
         _numpy_dtypes[dtype] = found
     return found
 
@@ -285,8 +290,9 @@ def copy_from_host(dst, array: np.ndarray) -> None:
     if array.nbytes == 0:
         return
     host = np.ascontiguousarray(array)
-    if dst.dtype.name == "bfloat16":
-        host = host.view(np.uint16)
+    raw = _RAW_HOST_TYPES.get(dst.dtype.name)
+    if raw is not None:
+        host = host.view(raw)
     c_launch.write(storage.state.queue, storage.buffer, dst.storage_offset() * itemsize, host)
 
 
@@ -311,7 +317,7 @@ def to_host(src) -> np.ndarray:
         c_launch.read(state.queue, storage.buffer, src.storage_offset() * dtype.itemsize, flat)
         host = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * dtype.itemsize for s in strides)).copy()
     state.check_errors()
-    if src.dtype.name == "bfloat16":
+    if src.dtype.name in _RAW_HOST_TYPES:
         host = host.view(host_numpy_dtype(src.dtype))
     return host
 
