@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble
+from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble, strided_runs
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -135,13 +135,10 @@ __kernel void relu_c(__global T* o, long oo, __global const T* a, long oa, long 
     {relu_body}
 }}
 __kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long n, {strided}, {_dims('sa')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
-    long io = oo, ia = oa;
-    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q]; ia += c * st_a[q]; }} }}
-    C x = LD(a, ia);
-    ST(o, io, {relu});
+    {strided_runs((("io", "st_o", "oo"), ("ia", "st_a", "oa")), f'''
+        C x = LD(a, ia);
+        ST(o, io, {relu});''')}
 }}
 
 /* Max pooling. A window's maximum: its taps inside the input in row-major order, a larger value
@@ -528,13 +525,10 @@ __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long 
 }}
 __kernel void relu_backward_s(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n, {strided}, {_dims('sg')}, {_dims('sy')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_g', 'sg')} {_array('st_y', 'sy')}
-    long io = oo, ig = og, iy = oy;
-    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q];
-        ig += c * st_g[q]; iy += c * st_y[q]; }} }}
-    ST(o, io, LD(y, iy) <= 0 ? (C)0 : LD(g, ig));
+    {strided_runs((("io", "st_o", "oo"), ("ig", "st_g", "og"), ("iy", "st_y", "oy")), '''
+        C yv = LD(y, iy), gv = LD(g, ig);
+        ST(o, io, yv <= 0 ? (C)0 : gv);''')}
 }}
 
 /* softmax / log_softmax over contiguous rows (the last dim): the maximum, the sum of exps (exps

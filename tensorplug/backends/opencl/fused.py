@@ -20,7 +20,7 @@ import math
 from ...dispatcher import get_operator
 from ..api import backend_storage, is_contiguous
 from . import _fused_source, _source
-from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, gemm_blocked
+from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, _strided_global, gemm_blocked
 
 __all__ = ["table"]
 
@@ -75,10 +75,11 @@ def _pointwise(name: str, out, inputs) -> bool:
     state = _state(out)
     dtype = out.dtype.name
     operands = [x for t in (out, *inputs) for x in _operand(t)]
-    g, l = _global(n, state)
     if _is_flat(shape_c, strides):
+        g, l = _global(n, state)
         _fk(state, dtype, f"{name}_c")(state.queue, g, l, *operands, n)
     else:
+        g, l = _strided_global(shape_c, state)
         _fk(state, dtype, f"{name}_s")(state.queue, g, l, *operands, n, len(shape_c), *_pad(shape_c, 1),
                                         *(v for st in strides for v in _pad(st, 0)))
     return True
