@@ -886,6 +886,87 @@ def _conv_block(t: str, rows: int, cw: int) -> tuple:
     return decl, "\n".join(step), "\n".join(stores)
 
 
+WEIGHT_ROWS_CHANNELS = 4  # output channels per work-item of conv_weight_rows
+WEIGHT_ROWS_TAPS = 3  # taps per work-item of conv_weight_rows
+WEIGHT_ROWS_MAX_TAPS = 32  # the most taps (Cg * KH * KW) the host gives conv_weight_rows
+
+
+def _conv_weight_rows(t: str) -> str:
+    """conv2d's weight gradient for few taps per output channel (a first layer: one to three input
+    channels) at unit width stride, with output positions in the vector lanes: per 8 (float) or
+    4 (double) neighbouring positions of an output row, one unaligned load of the gradient per
+    output channel and of the padded input per tap, and WEIGHT_ROWS_CHANNELS x WEIGHT_ROWS_TAPS
+    vector accumulators summed across their lanes at the end. The gradient is read in its own
+    layout: conv_weight_direct needed it transposed to (N, OH * OW, O) first, and its blocks of
+    CONV_ROWS taps left a 9-tap kernel's second block half empty."""
+    v = 8 if t == "float" else 4
+    vt = f"{t}{v}"
+    oc, kt = WEIGHT_ROWS_CHANNELS, WEIGHT_ROWS_TAPS
+    lanes = range(v)
+    full = lambda p: f"({vt})(" + ", ".join(f"{p}[{q}]" for q in lanes) + ")"  # noqa: E731
+    tail = lambda p: f"({vt})(" + ", ".join(f"{q} < rest ? {p}[{q}] : ({t})0" for q in lanes) + ")"  # noqa: E731
+
+    def step(load):
+        lines = [f"{vt} g{r} = {load(f'(grow + gch{r})')};" for r in range(oc)]
+        for q in range(kt):
+            lines.append(f"{{ {vt} x = {load(f'(xrow + tap{q})')}; "
+                         + " ".join(f"acc{r}_{q} += g{r} * x;" for r in range(oc)) + " }")
+        return "\n                ".join(lines)
+
+    hsum = lambda a: "(" + " + ".join(f"{a}.s{q}" for q in lanes) + ")"  # noqa: E731
+    taps = "\n".join(
+        f"    long tap{q};\n    {{ int k = k0 + {q} < kg ? k0 + {q} : kg - 1; int c = k / (kh * kw), ki = (k / kw) % kh,"
+        f" kj = k % kw;\n      tap{q} = (long)c * plane + (long)ki * dh * WP + kj * dw; }}" for q in range(kt))
+    channels = "\n".join(f"    long gch{r} = (long)(o0 + ({r} < nch ? {r} : nch - 1)) * sgo;" for r in range(oc))
+    decl = f"{vt} " + ", ".join(f"acc{r}_{q} = 0" for r in range(oc) for q in range(kt)) + ";"
+    stores = "\n".join(f"    if ({r} < nch && {q} < ntap) dw_[odw + (long)(o0 + {r}) * kg + k0 + {q}] = {hsum(f'acc{r}_{q}')};"
+                       for r in range(oc) for q in range(kt))
+    return f"""
+/* conv2d's weight gradient with output positions in vector lanes (unit width stride): dW[o, k] =
+   sum over images n and positions (oh, ow) of g[n, o, oh, ow] * xp[n, c(k), oh * sh + ki * dh,
+   ow + kj * dw] for the tap k = (c, ki, kj), xp the padded input and g the gradient at its own
+   strides (unit width stride). Each work-item: {oc} output channels x {kt} taps of one group over
+   one part of the images (partial sums per part, added by the host's sum_batches). */
+__kernel void conv_weight_rows(__global T* dw_, long odw, __global const T* xp, int C_, int HP, int WP,
+                               __global const T* g, long og, long sgn, long sgo, long sgh, int O, int Og, int Cg,
+                               int OH, int OW, int kh, int kw, int sh, int dh, int dw, long N, long per_part,
+                               long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    int kg = Cg * kh * kw, kblocks = (kg + {kt - 1}) / {kt}, oblocks = (Og + {oc - 1}) / {oc}, groups = O / Og;
+    int ob = (int)(i % oblocks);
+    long t = i / oblocks;
+    int kb = (int)(t % kblocks);
+    t /= kblocks;
+    int grp = (int)(t % groups);
+    long part = t / groups, n0 = part * per_part, n1 = N < n0 + per_part ? N : n0 + per_part;
+    odw += part * O * kg;
+    int k0 = kb * {kt}, ntap = kg - k0 < {kt} ? kg - k0 : {kt};
+    int o0 = grp * Og + ob * {oc}, nch = grp * Og + Og - o0 < {oc} ? grp * Og + Og - o0 : {oc};
+    long plane = (long)HP * WP;
+{taps}
+{channels}
+    {decl}
+    for (long n = n0; n < n1; ++n) {{
+        __global const T* xa = xp + (n * C_ + (long)grp * Cg) * plane;
+        __global const T* ga = g + og + n * sgn;
+        for (int oh = 0; oh < OH; ++oh) {{
+            __global const T* xrow = xa + (long)oh * sh * WP;
+            __global const T* grow = ga + (long)oh * sgh;
+            int ow = 0;
+            for (; ow + {v} <= OW; ow += {v}, xrow += {v}, grow += {v}) {{
+                {step(full)}
+            }}
+            int rest = OW - ow;
+            if (rest > 0) {{
+                {step(tail)}
+            }}
+        }}
+    }}
+{stores}
+}}"""
+
+
 def _convolutions(dtype: str) -> str:
     """Convolutions for float32/float64 as implicit products over a zero-padded copy of the input
     (``pad_input``), without a columns buffer: conv2d (any stride; its input gradient at stride
@@ -1016,5 +1097,6 @@ __kernel void conv_weight_direct(__global T* dw_, long odw, __global const T* xp
     }}
 {stores_cw}
 }}
+{_conv_weight_rows(t)}
 #pragma OPENCL FP_CONTRACT OFF
 """

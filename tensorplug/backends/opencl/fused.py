@@ -682,10 +682,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     # The part is the slowest index of the work-items, so the blocks of one part run one after
     # the other over the same part of the gradient (CNN's second layer, 64 x 288 taps over 64
     # images of 24x24: every block re-read the whole 9.4 MB gradient from memory).
-    per_image = oh * ow * o * itemsize
-    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image // _WEIGHT_GRAD_PART_BYTES)),
-                _WEIGHT_GRAD_MAX_PARTS)
-    per_part = -(-n // parts)
+    per_part = _weight_grad_parts(n, blocks, oh * ow * o * itemsize)
     parts = -(-n // per_part)
     target = (backend_storage(out).buffer, out.storage_offset())
     if parts > 1:
@@ -701,6 +698,45 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     return out
 
 
+def _weight_grad_parts(n: int, blocks: int, per_image_bytes: int) -> int:
+    """Images per part of the weight gradient's partial sums: enough parts to give the device
+    _WEIGHT_GRAD_ITEMS work-items, and parts small enough that a part's gradient stays in cache
+    while every block of it streams it."""
+    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image_bytes // _WEIGHT_GRAD_PART_BYTES)),
+                _WEIGHT_GRAD_MAX_PARTS)
+    return -(-n // parts)
+
+
+def _conv_weight_rows(state, dtype: str, grad, input, weight_shape, stride, padding, dilation, groups):
+    """conv2d's weight gradient for few taps per output channel at unit width stride (the
+    conv_weight_rows kernel): the gradient read in place, positions in the vector lanes."""
+    n = input.shape[0]
+    o, cg, kh, kw = weight_shape
+    oh, ow = grad.shape[2:]
+    if grad.stride()[3] != 1:
+        grad = grad.contiguous()
+    padded, hp, wp = _padded_input(state, dtype, input, padding)
+    out = grad.new_empty(weight_shape)
+    og, kg = o // groups, cg * kh * kw
+    blocks = groups * -(-kg // _fused_source.WEIGHT_ROWS_TAPS) * -(-og // _fused_source.WEIGHT_ROWS_CHANNELS)
+    per_part = _weight_grad_parts(n, blocks, oh * ow * o * grad.dtype.itemsize)
+    parts = -(-n // per_part)
+    target = (backend_storage(out).buffer, out.storage_offset())
+    if parts > 1:
+        partial = state.allocate(parts * o * kg * grad.dtype.itemsize)
+        target = (partial.buffer, 0)
+    items = parts * blocks
+    sgn, sgo, sgh, _ = grad.stride()
+    # One work-item per group, as conv_weight_direct (vector code: PoCL has nothing to vectorize across items).
+    _fk(state, dtype, "conv_weight_rows")(
+        state.queue, (items,), (1,), *target, padded.buffer, input.shape[1], hp, wp, *_operand(grad), sgn, sgo, sgh, o, og, cg,
+        oh, ow, kh, kw, stride[0], *dilation, n, per_part, items)
+    if parts > 1:
+        g, l = _global(o * kg, state)
+        _fk(state, dtype, "sum_batches")(state.queue, g, l, *_operand(out), partial.buffer, parts, o * kg)
+    return out
+
+
 def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
     if not _conv_covers(grad, input) or math.prod(weight_shape) == 0:
         return _decomposition("conv2d_weight_backward")(grad, input, weight_shape, stride, padding, dilation, groups)
@@ -710,6 +746,8 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     state = _state(grad)
     dtype = grad.dtype.name
     if dtype in _fused_source.CONV_COLS:
+        if stride[1] == 1 and cg * kh * kw <= _fused_source.WEIGHT_ROWS_MAX_TAPS:
+            return _conv_weight_rows(state, dtype, grad, input, tuple(weight_shape), stride, padding, dilation, groups)
         return _conv_weight_direct(state, dtype, grad, input, tuple(weight_shape), stride, padding, dilation, groups)
     big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
     # Columns as (N, L, K), so that the product's right operand has unit column stride.
