@@ -552,7 +552,8 @@ def reduce(dtype: str, fp64: bool) -> str:
     k = kind(dtype)
     acc = accumulator(dtype, fp64)
     sum_out = dtype if k == "f" else "int64"
-    src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
+    src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n",
+           f"#ifdef __OPENCL_VERSION__\ntypedef {acc}8 ACC8;\n#endif\n"]
     kept = f"int kd, {_dims('k')}, {_dims('ko')}, {_dims('ka')}, int rd, {_dims('r')}, {_dims('ra')}"
     setup = f"""
     long i = get_global_id(0);
@@ -645,8 +646,21 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
 # A contiguous run of a sum in 8 independent accumulators, then added pairwise: one accumulator
 # is a chain of dependent additions that neither the CPU's pipelines nor PoCL's vectorizer can
 # overlap without reassociating (contraction is off, helpers.cl), 4 cycles per element (sum of
-# 1e7 float32 22.7 ms against PyTorch's 7.2). Plain scalars, so that NVRTC takes it as well.
+# 1e7 float32 22.7 ms against PyTorch's 7.2). OpenCL compilers keep the 8 accumulators as the
+# lanes of one vector (lane q sums the elements the scalar p<q> summed, so the result is the
+# same bit for bit), loaded as one vector built from adjacent elements: one load and one add
+# per 8 elements instead of 8 of each (a vload8, PoCL 3.0's built-in call, was slower: "The
+# harness and the load-adaptive thread count" in docs/performance.md). NVRTC takes the scalars.
 _SUM_UNROLLED = """if (inner_st == 1) {
+#ifdef __OPENCL_VERSION__
+            ACC8 pv = 0;
+            for (; j + 8 <= jend; j += 8) {
+                __global const T* q = a + ia + j;
+                pv += (ACC8)((ACC)LD(q, 0), (ACC)LD(q, 1), (ACC)LD(q, 2), (ACC)LD(q, 3),
+                             (ACC)LD(q, 4), (ACC)LD(q, 5), (ACC)LD(q, 6), (ACC)LD(q, 7));
+            }
+            s += ((pv.s0 + pv.s1) + (pv.s2 + pv.s3)) + ((pv.s4 + pv.s5) + (pv.s6 + pv.s7));
+#else
             ACC p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
             for (; j + 8 <= jend; j += 8) {
                 __global const T* q = a + ia + j;
@@ -654,6 +668,7 @@ _SUM_UNROLLED = """if (inner_st == 1) {
                 p4 += (ACC)LD(q, 4); p5 += (ACC)LD(q, 5); p6 += (ACC)LD(q, 6); p7 += (ACC)LD(q, 7);
             }
             s += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));
+#endif
         }"""
 
 
