@@ -66,6 +66,36 @@ def _vector_io(dtype: str, acc: str) -> str:
     return text
 
 
+def _vector_exp(compute: str) -> str:
+    """``TP_VEXP(v)``: exp of a ``CV`` vector, for the row kernels' sums of exps. float lanes take
+    _source's operator-only exp (Cephes expf; n rounded by adding 1.5 * 2^23, as the CPU's exp8),
+    written on the whole vector: PoCL 3.0's ``exp`` is a call into its library once per vector,
+    around which the row loops kept their accumulators in memory. double keeps the built-in."""
+    if compute != "float":
+        return "#define TP_VEXP(v) exp(v)\n"
+    hi, lo = "88.72283935546875f", "-103.97208404541016f"
+    return f"""#pragma OPENCL FP_CONTRACT ON
+CV tp_vexp(CV x) {{
+    CV xc = x > (CV)({hi}) ? (CV)({hi}) : (x < (CV)({lo}) ? (CV)({lo}) : x);
+    xc = x != x ? (CV)(0.0f) : xc;
+    CV big = xc * (CV)(1.44269504088896341f) + (CV)(12582912.0f);  /* 1.5 * 2^23: round to an integer */
+    CV nf = big - (CV)(12582912.0f);
+    int{VW} n = as_int{VW}(big) - (int{VW})(0x4B400000);
+    CV r = (xc - nf * (CV)(0.693359375f)) - nf * (CV)(-2.12194440e-4f);
+    CV y = (CV)(1.9875691500e-4f);
+    y = y * r + (CV)(1.3981999507e-3f); y = y * r + (CV)(8.3334519073e-3f); y = y * r + (CV)(4.1665795894e-2f);
+    y = y * r + (CV)(1.6666665459e-1f); y = y * r + (CV)(5.0000001201e-1f);
+    y = (y * (r * r) + r) + (CV)(1.0f);
+    int{VW} n1 = n >> 1, n2 = n - n1;
+    y = (y * as_float{VW}((n1 + 127) << 23)) * as_float{VW}((n2 + 127) << 23);
+    y = x > (CV)({hi}) ? (CV)(INFINITY) : (x < (CV)({lo}) ? (CV)(0.0f) : y);
+    return x != x ? x : y;
+}}
+#pragma OPENCL FP_CONTRACT OFF
+#define TP_VEXP(v) tp_vexp(v)
+"""
+
+
 def _hsum() -> str:
     body = "ACC s = 0;\n" + "".join(f"    s += v.s{q:x};\n" for q in range(VW))
     return f"ACC tp_hsum(ACCV v) {{\n    {body}    return s;\n}}\n"
@@ -94,7 +124,7 @@ ACC tp_row_expsum(__global const T* x, long base, long size, long st, C m, __glo
     if (st == 1) {{
         ACCV sv = (ACCV)(0);
         for (; j + {VW} <= size; j += {VW}) {{
-            CV e = exp(LDV(x, base + j) - (CV)(m));
+            CV e = TP_VEXP(LDV(x, base + j) - (CV)(m));
             if (y) STV(y, ybase + j, e);
             sv += TO_ACCV(e);
         }}
@@ -516,7 +546,7 @@ def _floating(dtype: str, acc: str) -> str:
         ST(p, op + i, param + direction * neg_lr);""")
     sgd_plain_body = guarded(sgd_gradient + """
         ST(p, op + i, param + grad * neg_lr);""")
-    return _vector_io(dtype, acc) + _hsum() + _rows() + f"""
+    return _vector_io(dtype, acc) + _vector_exp(DTYPES[dtype][1]) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n) {{
