@@ -578,6 +578,24 @@ def _conv_implicit(state, dtype: str, out, x, weight_t, kernel, bias, groups: in
         *stride, *dilation, items)
 
 
+def _conv_rows(state, dtype: str, out, x, weight, bias, groups: int, stride, padding, dilation) -> None:
+    """out (N, O, OH, OW, contiguous) = conv2d of x at unit width stride for few taps per output
+    channel (the conv_rows kernel: an output row of a few channels per work-item)."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = weight.shape
+    oh = out.shape[2]
+    padded, hp, wp = _padded_input(state, dtype, x, padding)
+    wbuf, woff = _operand(_contiguous(weight))
+    og = o // groups
+    items = n * groups * -(-og // _fused_source.CONV_ROWS_CHANNELS) * oh
+    bbuf, boff = _operand(bias) if bias is not None else (wbuf, 0)
+    # One work-item per group, as the other vector kernels.
+    _fk(state, dtype, "conv_rows")(
+        state.queue, (items,), (1,), *_operand(out), padded.buffer, c, hp, wp, wbuf, woff, bbuf, boff,
+        bias.stride()[0] if bias is not None else 0, int(bias is not None), cg, o, og, oh, out.shape[3], kh, kw,
+        stride[0], *dilation, items)
+
+
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     n, c, h, w = input.shape
     o, cg, kh, kw = weight.shape
@@ -588,6 +606,9 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     state = _state(input)
     dtype = input.dtype.name
     out = input.new_empty((n, o, oh, ow))
+    if dtype in _fused_source.CONV_COLS and stride[1] == 1 and cg * kh * kw <= _fused_source.WEIGHT_ROWS_MAX_TAPS:
+        _conv_rows(state, dtype, out, input, weight, bias, groups, stride, padding, dilation)
+        return out
     if dtype in _fused_source.CONV_COLS:
         weight_t = _transposed_weight(state, dtype, weight, groups, False)
         _conv_implicit(state, dtype, out, input, weight_t, (kh, kw), bias, groups, stride, padding, dilation)

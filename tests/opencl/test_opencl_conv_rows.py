@@ -1,8 +1,9 @@
-"""conv2d's weight gradient for few taps per output channel on OpenCL (conv_weight_rows, issue 14):
-positions in vector lanes, the gradient read at its own strides. Checked against a NumPy float64
-sum over the padded input's windows and against PyTorch 2.13: row lengths that leave a partial
-vector, output channels and taps that do not fill a block, groups, height stride, dilation,
-padding, a gradient that is not contiguous, float64, and NaN/inf propagation."""
+"""conv2d and its weight gradient for few taps per output channel on OpenCL (conv_rows and
+conv_weight_rows, issue 14): positions in vector lanes, the gradient read at its own strides.
+Checked against a NumPy float64 sum over the padded input's windows and against PyTorch 2.13: row
+lengths that leave a partial vector, output channels and taps that do not fill a block, groups,
+height stride, dilation, padding, a bias or none, a weight or gradient that is not contiguous,
+float64, and NaN/inf propagation."""
 import numpy as np
 import pytest
 
@@ -49,6 +50,59 @@ def _reference(x, g, weight_shape, stride, padding, dilation, groups) -> np.ndar
                 xx = window[:, grp * cg:(grp + 1) * cg]
                 dw[grp * og:(grp + 1) * og, :, ki, kj] = np.einsum("nohw,nchw->oc", gg, xx)
     return dw
+
+
+def _forward_reference(x, w, b, stride, padding, dilation, groups) -> np.ndarray:
+    """conv2d in float64: each tap's window of the padded input times its weights."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    oh = (xp.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (xp.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    og = o // groups
+    out = np.zeros((n, o, oh, ow))
+    for ki in range(kh):
+        for kj in range(kw):
+            h0, w0 = ki * dilation[0], kj * dilation[1]
+            window = xp[:, :, h0:h0 + (oh - 1) * stride[0] + 1:stride[0], w0:w0 + (ow - 1) * stride[1] + 1:stride[1]]
+            for grp in range(groups):
+                out[:, grp * og:(grp + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", window[:, grp * cg:(grp + 1) * cg], w[grp * og:(grp + 1) * og, :, ki, kj])
+    if b is not None:
+        out += b.astype(np.float64)[None, :, None, None]
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[1])))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_forward_matches_float64(case, dtype, with_bias):
+    xs, ws = case[:2]
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
+    want = _forward_reference(x, w, b if with_bias else None, *case[2:])
+    bias = tp.tensor(b.astype(dtype), device=DEV) if with_bias else None
+    got = F.conv2d(tp.tensor(x.astype(dtype), device=DEV), tp.tensor(w.astype(dtype), device=DEV), bias, *case[2:])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@needs_torch
+def test_forward_with_a_weight_view_matches_torch():
+    """A weight that starts inside its buffer (a slice) and a NaN and inf in the input."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 1, 7, 19)).astype(np.float32)
+    x[0, 0, 2, 3], x[1, 0, 6, 18] = np.nan, np.inf
+    w_all = rng.standard_normal((9, 1, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    got = F.conv2d(tp.tensor(x, device=DEV), tp.tensor(w_all, device=DEV)[4:], tp.tensor(b, device=DEV), padding=1)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w_all)[4:], torch.tensor(b), padding=1).numpy()
+    got = got.cpu().numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5 * np.abs(want[finite]).max())
 
 
 def _weight_grad(x, g, weight_shape, stride, padding, dilation, groups, dtype=np.float32):
