@@ -10,8 +10,10 @@ a case it does not cover (a dtype, more dims than the strided kernels take) runs
 decomposition instead. The OpenCL C is in ``_fused_source`` (one program per dtype, the family
 ``fused``). float32/float64 convolutions are implicit products over a zero-padded copy of the
 input, without a columns buffer: conv2d at any stride, its input gradient at stride 1 (the
-convolution of the gradient with the flipped weight) and its weight gradient. The input gradient
-at other strides, and 16-bit floats, use im2col (col2im) around the backend's matmul kernels.
+convolution of the gradient with the flipped weight) and its weight gradient; with few taps per
+output channel (a first layer) at unit width stride, conv2d and its weight gradient put output
+positions in vector lanes instead (conv_rows, conv_weight_rows). The input gradient at other
+strides, and 16-bit floats, use im2col (col2im) around the backend's matmul kernels.
 """
 from __future__ import annotations
 
