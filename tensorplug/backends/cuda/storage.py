@@ -88,6 +88,7 @@ class CUDADevice:
         self.total_memory = props["total_memory"]
         self.has_fp64 = True
         self.group = 256
+        self.strided_run = 1  # one element per thread in the strided kernels (TP_RUN under CUDA)
         self.kernels: dict = {}  # (family, dtype, name) -> kernels.CUDAKernel
         self.modules: dict = {}  # (family, dtype) -> (loaded module, argument signatures)
         self.allocated_bytes = 0

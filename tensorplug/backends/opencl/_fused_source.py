@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble
+from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble, strided_runs
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -66,6 +66,36 @@ def _vector_io(dtype: str, acc: str) -> str:
     return text
 
 
+def _vector_exp(compute: str) -> str:
+    """``TP_VEXP(v)``: exp of a ``CV`` vector, for the row kernels' sums of exps. float lanes take
+    _source's operator-only exp (Cephes expf; n rounded by adding 1.5 * 2^23, as the CPU's exp8),
+    written on the whole vector: PoCL 3.0's ``exp`` is a call into its library once per vector,
+    around which the row loops kept their accumulators in memory. double keeps the built-in."""
+    if compute != "float":
+        return "#define TP_VEXP(v) exp(v)\n"
+    hi, lo = "88.72283935546875f", "-103.97208404541016f"
+    return f"""#pragma OPENCL FP_CONTRACT ON
+CV tp_vexp(CV x) {{
+    CV xc = x > (CV)({hi}) ? (CV)({hi}) : (x < (CV)({lo}) ? (CV)({lo}) : x);
+    xc = x != x ? (CV)(0.0f) : xc;
+    CV big = xc * (CV)(1.44269504088896341f) + (CV)(12582912.0f);  /* 1.5 * 2^23: round to an integer */
+    CV nf = big - (CV)(12582912.0f);
+    int{VW} n = as_int{VW}(big) - (int{VW})(0x4B400000);
+    CV r = (xc - nf * (CV)(0.693359375f)) - nf * (CV)(-2.12194440e-4f);
+    CV y = (CV)(1.9875691500e-4f);
+    y = y * r + (CV)(1.3981999507e-3f); y = y * r + (CV)(8.3334519073e-3f); y = y * r + (CV)(4.1665795894e-2f);
+    y = y * r + (CV)(1.6666665459e-1f); y = y * r + (CV)(5.0000001201e-1f);
+    y = (y * (r * r) + r) + (CV)(1.0f);
+    int{VW} n1 = n >> 1, n2 = n - n1;
+    y = (y * as_float{VW}((n1 + 127) << 23)) * as_float{VW}((n2 + 127) << 23);
+    y = x > (CV)({hi}) ? (CV)(INFINITY) : (x < (CV)({lo}) ? (CV)(0.0f) : y);
+    return x != x ? x : y;
+}}
+#pragma OPENCL FP_CONTRACT OFF
+#define TP_VEXP(v) tp_vexp(v)
+"""
+
+
 def _hsum() -> str:
     body = "ACC s = 0;\n" + "".join(f"    s += v.s{q:x};\n" for q in range(VW))
     return f"ACC tp_hsum(ACCV v) {{\n    {body}    return s;\n}}\n"
@@ -94,7 +124,7 @@ ACC tp_row_expsum(__global const T* x, long base, long size, long st, C m, __glo
     if (st == 1) {{
         ACCV sv = (ACCV)(0);
         for (; j + {VW} <= size; j += {VW}) {{
-            CV e = exp(LDV(x, base + j) - (CV)(m));
+            CV e = TP_VEXP(LDV(x, base + j) - (CV)(m));
             if (y) STV(y, ybase + j, e);
             sv += TO_ACCV(e);
         }}
@@ -135,13 +165,10 @@ __kernel void relu_c(__global T* o, long oo, __global const T* a, long oa, long 
     {relu_body}
 }}
 __kernel void relu_s(__global T* o, long oo, __global const T* a, long oa, long n, {strided}, {_dims('sa')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
-    long io = oo, ia = oa;
-    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q]; ia += c * st_a[q]; }} }}
-    C x = LD(a, ia);
-    ST(o, io, {relu});
+    {strided_runs((("io", "st_o", "oo"), ("ia", "st_a", "oa")), f'''
+        C x = LD(a, ia);
+        ST(o, io, {relu});''')}
 }}
 
 /* Max pooling. A window's maximum: its taps inside the input in row-major order, a larger value
@@ -519,7 +546,7 @@ def _floating(dtype: str, acc: str) -> str:
         ST(p, op + i, param + direction * neg_lr);""")
     sgd_plain_body = guarded(sgd_gradient + """
         ST(p, op + i, param + grad * neg_lr);""")
-    return _vector_io(dtype, acc) + _hsum() + _rows() + f"""
+    return _vector_io(dtype, acc) + _vector_exp(DTYPES[dtype][1]) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n) {{
@@ -528,13 +555,10 @@ __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long 
 }}
 __kernel void relu_backward_s(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
                               long n, {strided}, {_dims('sg')}, {_dims('sy')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_g', 'sg')} {_array('st_y', 'sy')}
-    long io = oo, ig = og, iy = oy;
-    {{ long rem = i; for (int q = nd - 1; q >= 0; --q) {{ long c = rem % sh[q]; rem /= sh[q]; io += c * st_o[q];
-        ig += c * st_g[q]; iy += c * st_y[q]; }} }}
-    ST(o, io, LD(y, iy) <= 0 ? (C)0 : LD(g, ig));
+    {strided_runs((("io", "st_o", "oo"), ("ig", "st_g", "og"), ("iy", "st_y", "oy")), '''
+        C yv = LD(y, iy), gv = LD(g, ig);
+        ST(o, io, yv <= 0 ? (C)0 : gv);''')}
 }}
 
 /* softmax / log_softmax over contiguous rows (the last dim): the maximum, the sum of exps (exps
@@ -892,6 +916,166 @@ def _conv_block(t: str, rows: int, cw: int) -> tuple:
     return decl, "\n".join(step), "\n".join(stores)
 
 
+WEIGHT_ROWS_CHANNELS = 4  # output channels per work-item of conv_weight_rows
+WEIGHT_ROWS_TAPS = 3  # taps per work-item of conv_weight_rows
+WEIGHT_ROWS_MAX_TAPS = 32  # the most taps (Cg * KH * KW) the host gives conv_weight_rows
+
+
+def _conv_weight_rows(t: str) -> str:
+    """conv2d's weight gradient for few taps per output channel (a first layer: one to three input
+    channels) at unit width stride, with output positions in the vector lanes: per 8 (float) or
+    4 (double) neighbouring positions of an output row, one unaligned load of the gradient per
+    output channel and of the padded input per tap, and WEIGHT_ROWS_CHANNELS x WEIGHT_ROWS_TAPS
+    vector accumulators summed across their lanes at the end. The gradient is read in its own
+    layout: conv_weight_direct needed it transposed to (N, OH * OW, O) first, and its blocks of
+    CONV_ROWS taps left a 9-tap kernel's second block half empty."""
+    v = 8 if t == "float" else 4
+    vt = f"{t}{v}"
+    oc, kt = WEIGHT_ROWS_CHANNELS, WEIGHT_ROWS_TAPS
+    lanes = range(v)
+    full = lambda p: f"({vt})(" + ", ".join(f"{p}[{q}]" for q in lanes) + ")"  # noqa: E731
+    tail = lambda p: f"({vt})(" + ", ".join(f"{q} < rest ? {p}[{q}] : ({t})0" for q in lanes) + ")"  # noqa: E731
+
+    def step(load):
+        lines = [f"{vt} g{r} = {load(f'(grow + gch{r})')};" for r in range(oc)]
+        for q in range(kt):
+            lines.append(f"{{ {vt} x = {load(f'(xrow + tap{q})')}; "
+                         + " ".join(f"acc{r}_{q} += g{r} * x;" for r in range(oc)) + " }")
+        return "\n                ".join(lines)
+
+    hsum = lambda a: "(" + " + ".join(f"{a}.s{q}" for q in lanes) + ")"  # noqa: E731
+    taps = "\n".join(
+        f"    long tap{q};\n    {{ int k = k0 + {q} < kg ? k0 + {q} : kg - 1; int c = k / (kh * kw), ki = (k / kw) % kh,"
+        f" kj = k % kw;\n      tap{q} = (long)c * plane + (long)ki * dh * WP + kj * dw; }}" for q in range(kt))
+    channels = "\n".join(f"    long gch{r} = (long)(o0 + ({r} < nch ? {r} : nch - 1)) * sgo;" for r in range(oc))
+    decl = f"{vt} " + ", ".join(f"acc{r}_{q} = 0" for r in range(oc) for q in range(kt)) + ";"
+    stores = "\n".join(f"    if ({r} < nch && {q} < ntap) dw_[odw + (long)(o0 + {r}) * kg + k0 + {q}] = {hsum(f'acc{r}_{q}')};"
+                       for r in range(oc) for q in range(kt))
+    return f"""
+/* conv2d's weight gradient with output positions in vector lanes (unit width stride): dW[o, k] =
+   sum over images n and positions (oh, ow) of g[n, o, oh, ow] * xp[n, c(k), oh * sh + ki * dh,
+   ow + kj * dw] for the tap k = (c, ki, kj), xp the padded input and g the gradient at its own
+   strides (unit width stride). Each work-item: {oc} output channels x {kt} taps of one group over
+   one part of the images (partial sums per part, added by the host's sum_batches). */
+__kernel void conv_weight_rows(__global T* dw_, long odw, __global const T* xp, int C_, int HP, int WP,
+                               __global const T* g, long og, long sgn, long sgo, long sgh, int O, int Og, int Cg,
+                               int OH, int OW, int kh, int kw, int sh, int dh, int dw, long N, long per_part,
+                               long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    int kg = Cg * kh * kw, kblocks = (kg + {kt - 1}) / {kt}, oblocks = (Og + {oc - 1}) / {oc}, groups = O / Og;
+    int ob = (int)(i % oblocks);
+    long t = i / oblocks;
+    int kb = (int)(t % kblocks);
+    t /= kblocks;
+    int grp = (int)(t % groups);
+    long part = t / groups, n0 = part * per_part, n1 = N < n0 + per_part ? N : n0 + per_part;
+    odw += part * O * kg;
+    int k0 = kb * {kt}, ntap = kg - k0 < {kt} ? kg - k0 : {kt};
+    int o0 = grp * Og + ob * {oc}, nch = grp * Og + Og - o0 < {oc} ? grp * Og + Og - o0 : {oc};
+    long plane = (long)HP * WP;
+{taps}
+{channels}
+    {decl}
+    for (long n = n0; n < n1; ++n) {{
+        __global const T* xa = xp + (n * C_ + (long)grp * Cg) * plane;
+        __global const T* ga = g + og + n * sgn;
+        for (int oh = 0; oh < OH; ++oh) {{
+            __global const T* xrow = xa + (long)oh * sh * WP;
+            __global const T* grow = ga + (long)oh * sgh;
+            int ow = 0;
+            for (; ow + {v} <= OW; ow += {v}, xrow += {v}, grow += {v}) {{
+                {step(full)}
+            }}
+            int rest = OW - ow;
+            if (rest > 0) {{
+                {step(tail)}
+            }}
+        }}
+    }}
+{stores}
+}}"""
+
+
+CONV_ROWS_CHANNELS = 4  # output channels per work-item of conv_rows
+
+
+def _conv_rows(t: str) -> str:
+    """conv2d for few taps per output channel (as conv_weight_rows) at unit width stride, with
+    output positions in the vector lanes: a work-item takes one output row of CONV_ROWS_CHANNELS
+    channels; per 8 (float) or 4 (double) positions and tap, one unaligned load of the padded
+    input and a broadcast weight per channel. The taps are added in conv_implicit's order (c, ki,
+    kj) from zero and the bias last, so the two kernels give the same bits; conv_implicit's
+    blocks of 16 channels x 6 positions did 9 taps of work between 96 scalar stores here."""
+    v = 8 if t == "float" else 4
+    vt = f"{t}{v}"
+    oc = CONV_ROWS_CHANNELS
+    lanes = range(v)
+    full = "(" + vt + ")(" + ", ".join(f"xq[{q}]" for q in lanes) + ")"
+    tail = "(" + vt + ")(" + ", ".join(f"{q} < rest ? xq[{q}] : ({t})0" for q in lanes) + ")"
+    weights = "\n".join(f"    __global const T* w{r} = wc + (long)({r} < nch ? {r} : nch - 1) * kg;" for r in range(oc))
+    decl = f"{vt} " + ", ".join(f"acc{r}" for r in range(oc)) + ";"
+    zero = " ".join(f"acc{r} = 0;" for r in range(oc))
+
+    def taps(load):
+        fma = " ".join(f"acc{r} += x * ({vt})(w{r}[k]);" for r in range(oc))
+        return f"""int k = 0;
+            for (int c = 0; c < Cg; ++c) {{
+                for (int ki = 0; ki < kh; ++ki) {{
+                    __global const T* xq = xrow + c * plane + (long)ki * dh * WP;
+                    for (int kj = 0; kj < kw; ++kj, ++k, xq += dw) {{
+                        {vt} x = {load}; {fma}
+                    }}
+                }}
+            }}"""
+
+    def stores(count):
+        out = []
+        for r in range(oc):
+            out.append(f"if ({r} < nch) {{ __global T* d = dst + {r} * L; C b = has_bias ? bias[ob + (long)(o0 + {r}) * sb] : 0;")
+            out.append(" ".join(f"if ({q} < {count}) d[{q}] = has_bias ? acc{r}.s{q:x} + b : acc{r}.s{q:x};" for q in lanes) + " }")
+        return "\n                ".join(out)
+
+    return f"""
+/* conv2d at unit width stride with output positions in vector lanes (few taps per channel):
+   out[n, o, oh, ow] = sum over taps k = (c, ki, kj) of w[o, k] * xp[n, c, oh * sh + ki * dh,
+   ow + kj * dw], then + bias[o]; w contiguous (O, Cg * KH * KW), xp the padded input. */
+__kernel void conv_rows(__global T* o, long oo, __global const T* xp, int C_, int HP, int WP, __global const T* w,
+                        long wo, __global const T* bias, long ob, long sb, int has_bias, int Cg, int O, int Og, int OH, int OW,
+                        int kh, int kw, int sh, int dh, int dw, long items) {{
+    long i = get_global_id(0);
+    if (i >= items) return;
+    int oblocks = (Og + {oc - 1}) / {oc}, groups = O / Og, kg = Cg * kh * kw;
+    int oh = (int)(i % OH);
+    long t = i / OH;
+    int obk = (int)(t % oblocks);
+    t /= oblocks;
+    int grp = (int)(t % groups);
+    long n = t / groups;
+    int o0 = grp * Og + obk * {oc}, nch = grp * Og + Og - o0 < {oc} ? grp * Og + Og - o0 : {oc};
+    long plane = (long)HP * WP, L = (long)OH * OW;
+    __global const T* wc = w + wo + (long)o0 * kg;
+{weights}
+    __global const T* xbase = xp + (n * C_ + (long)grp * Cg) * plane + (long)oh * sh * WP;
+    __global T* dst = o + oo + (n * O + o0) * L + (long)oh * OW;
+    {decl}
+    int ow = 0;
+    for (; ow + {v} <= OW; ow += {v}, dst += {v}) {{
+        __global const T* xrow = xbase + ow;
+        {zero}
+        {taps(full)}
+        {stores(v)}
+    }}
+    int rest = OW - ow;
+    if (rest > 0) {{
+        __global const T* xrow = xbase + ow;
+        {zero}
+        {taps(tail)}
+        {stores("rest")}
+    }}
+}}"""
+
+
 def _convolutions(dtype: str) -> str:
     """Convolutions for float32/float64 as implicit products over a zero-padded copy of the input
     (``pad_input``), without a columns buffer: conv2d (any stride; its input gradient at stride
@@ -1022,5 +1206,7 @@ __kernel void conv_weight_direct(__global T* dw_, long odw, __global const T* xp
     }}
 {stores_cw}
 }}
+{_conv_weight_rows(t)}
+{_conv_rows(t)}
 #pragma OPENCL FP_CONTRACT OFF
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 MAXD = 8  # dims passed as scalar arguments to strided kernels (more are split on the host)
+STRIDED_RUN = 64  # elements of an innermost row per work-item of a strided kernel (strided_runs)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_HERE, "helpers.cl")) as _f:
@@ -119,6 +120,8 @@ def preamble(fp64: bool, *dtypes: str) -> str:
     parts.append(HELPERS)
     if any(d in FLOAT8_FORMATS for d in dtypes):
         parts.append(_FLOAT8_HELPERS)
+    # OpenCL compilers only (PoCL on the CPU): CUDA's dialect compiles the same text, one element per thread.
+    parts.append(f"#ifdef __OPENCL_VERSION__\n#define TP_RUN {STRIDED_RUN}\n#else\n#define TP_RUN 1\n#endif\n")
     for d in dict.fromkeys(dtypes):
         parts.append(type_defs(d, d))
     return "".join(parts)
@@ -139,6 +142,35 @@ def _dims(prefix: str) -> str:
 
 def _array(name: str, prefix: str) -> str:
     return f"long {name}[{MAXD}] = {{{', '.join(f'{prefix}{k}' for k in range(MAXD))}}};"
+
+
+_OA = (("io", "st_o", "oo"), ("ia", "st_a", "oa"))  # out and one input, for strided_runs
+
+
+def strided_runs(offsets, body: str) -> str:
+    """A strided kernel's body over runs of its innermost dim: each work-item takes up to TP_RUN
+    consecutive elements of one row of dim ``nd - 1``, decomposes its row index over the outer
+    dims once, then steps each operand's offset by its innermost stride. ``offsets`` pairs an
+    offset variable with its stride array and base argument (``("io", "st_o", "oo")``); ``body``
+    uses those variables for the current element. The host launches strided_items() work-items
+    (kernels.py). One decomposition per element (64-bit divisions through private arrays, and a
+    per-work-item exit that stops PoCL vectorizing) made the copy of an expanded 32x128x26x26
+    gradient 60 ms on pip's PoCL 3.0; TP_RUN is 1 where each work-item should take one element
+    (CUDA: neighbouring threads then read neighbouring elements)."""
+    first = ", ".join(f"{var} = {base} + j0_ * {st}[nd - 1]" for var, st, base in offsets)
+    outer = " ".join(f"{var} += c * {st}[k];" for var, st, _ in offsets)
+    steps = ", ".join(f"{var}_step = {st}[nd - 1]" for var, st, _ in offsets)
+    advance = ", ".join(f"{var} += {var}_step" for var, _, _ in offsets)
+    return f"""long inner_ = sh[nd - 1], chunks_ = (inner_ + TP_RUN - 1) / TP_RUN;
+    long item_ = get_global_id(0);
+    if (item_ >= n / inner_ * chunks_) return;
+    long row_ = item_ / chunks_, j0_ = (item_ - row_ * chunks_) * TP_RUN;
+    long run_ = inner_ - j0_ < TP_RUN ? inner_ - j0_ : TP_RUN;
+    long {first};
+    {{ long rem = row_; for (int k = nd - 2; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; {outer} }} }}
+    long {steps};
+    for (long j_ = 0; j_ < run_; ++j_, {advance}) {{{body}
+    }}"""
 
 
 # --- elementwise -----------------------------------------------------------------------------
@@ -430,13 +462,10 @@ __kernel void {op}_c(__global T_{out}* o, long oo, __global const T* a, long oa,
     {body}
 }}
 __kernel void {op}_s(__global T_{out}* o, long oo, __global const T* a, long oa, long n, {strided_args}, {_dims('sa')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
-    long io = oo, ia = oa;
-    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; }} }}
-    C x = LD(a, ia);
-    ST_{out}(o, io, {expr});
+    {strided_runs(_OA, f'''
+        C x = LD(a, ia);
+        ST_{out}(o, io, {expr});''')}
 }}""")
         ops[op] = "unary"
     for op in FAMILIES["binary"] + FAMILIES["compare"]:
@@ -473,14 +502,11 @@ __kernel void {op}_{mode}({head}, long n, __global long* err, long rn) {{
 }}""")
         src.append(f"""
 __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, {_dims('sa')}, {_dims('sb')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')} {_array('st_b', 'sb')}
-    long io = oo, ia = oa, ib = ob;
-    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; ib += c * st_b[k]; }} }}
-    C x = (m & 1) ? sa : LD(a, ia);
-    C y = (m & 2) ? sb : LD(b, ib);
-    ST_{out}(o, io, {expr});
+    {strided_runs(_OA + (("ib", "st_b", "ob"),), f'''
+        C x = (m & 1) ? sa : LD(a, ia);
+        C y = (m & 2) ? sb : LD(b, ib);
+        ST_{out}(o, io, {expr});''')}
 }}""")
         ops[op] = "binary"
     fill = guarded("""
@@ -488,24 +514,18 @@ __kernel void {op}_s({head}, int m, long n, __global long* err, {strided_args}, 
     src.append(f"""
 __kernel void where_s(__global T* o, long oo, __global const uchar* c, long oc, __global const T* a, long oa,
                       __global const T* b, long ob, C sa, C sb, int m, long n, {strided_args}, {_dims('sc')}, {_dims('sa')}, {_dims('sb')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_c', 'sc')} {_array('st_a', 'sa')} {_array('st_b', 'sb')}
-    long io = oo, ic = oc, ia = oa, ib = ob;
-    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long q = rem % sh[k]; rem /= sh[k]; io += q * st_o[k]; ic += q * st_c[k]; ia += q * st_a[k]; ib += q * st_b[k]; }} }}
-    if (c[ic]) ST(o, io, (m & 1) ? sa : LD(a, ia)); else ST(o, io, (m & 2) ? sb : LD(b, ib));
+    {strided_runs((("io", "st_o", "oo"), ("ic", "st_c", "oc"), ("ia", "st_a", "oa"), ("ib", "st_b", "ob")), '''
+        if (c[ic]) ST(o, io, (m & 1) ? sa : LD(a, ia)); else ST(o, io, (m & 2) ? sb : LD(b, ib));''')}
 }}
 __kernel void fill_c(__global T* o, long oo, C v, long n) {{
     long i = get_global_id(0);
     {fill}
 }}
 __kernel void fill_s(__global T* o, long oo, C v, long n, {strided_args}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')}
-    long io = oo;
-    TP_OFFSET(i, nd, sh, st_o, io);
-    ST(o, io, v);
+    {strided_runs((("io", "st_o", "oo"),), '''
+        ST(o, io, v);''')}
 }}""")
     return "".join(src), ops
 
@@ -582,13 +602,10 @@ __kernel void copy_{s}_1(__global T_{dst}* o, long oo, __global const T_{s}* a, 
 }}
 __kernel void copy_{s}_s(__global T_{dst}* o, long oo, __global const T_{s}* a, long oa, long n,
                          int nd, {_dims('d')}, {_dims('so')}, {_dims('sa')}) {{
-    long i = get_global_id(0);
-    if (i >= n) return;
     {_array('sh', 'd')} {_array('st_o', 'so')} {_array('st_a', 'sa')}
-    long io = oo, ia = oa;
-    {{ long rem = i; for (int k = nd - 1; k >= 0; --k) {{ long c = rem % sh[k]; rem /= sh[k]; io += c * st_o[k]; ia += c * st_a[k]; }} }}
-    C_{s} x = LD_{s}(a, ia);
-    {st};
+    {strided_runs(_OA, f'''
+        C_{s} x = LD_{s}(a, ia);
+        {st};''')}
 }}""")
     return "".join(src)
 
@@ -611,7 +628,8 @@ def reduce(dtype: str, fp64: bool) -> str:
     k = kind(dtype)
     acc = accumulator(dtype, fp64)
     sum_out = dtype if k == "f" else "int64"
-    src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n"]
+    src = [preamble(fp64, dtype, "bool", "int64"), _main_type(dtype, fp64), f"typedef {acc} ACC;\n",
+           f"#ifdef __OPENCL_VERSION__\ntypedef {acc}8 ACC8;\n#endif\n"]
     kept = f"int kd, {_dims('k')}, {_dims('ko')}, {_dims('ka')}, int rd, {_dims('r')}, {_dims('ra')}"
     setup = f"""
     long i = get_global_id(0);
@@ -704,8 +722,21 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
 # A contiguous run of a sum in 8 independent accumulators, then added pairwise: one accumulator
 # is a chain of dependent additions that neither the CPU's pipelines nor PoCL's vectorizer can
 # overlap without reassociating (contraction is off, helpers.cl), 4 cycles per element (sum of
-# 1e7 float32 22.7 ms against PyTorch's 7.2). Plain scalars, so that NVRTC takes it as well.
+# 1e7 float32 22.7 ms against PyTorch's 7.2). OpenCL compilers keep the 8 accumulators as the
+# lanes of one vector (lane q sums the elements the scalar p<q> summed, so the result is the
+# same bit for bit), loaded as one vector built from adjacent elements: one load and one add
+# per 8 elements instead of 8 of each (a vload8, PoCL 3.0's built-in call, was slower: "The
+# harness and the load-adaptive thread count" in docs/performance.md). NVRTC takes the scalars.
 _SUM_UNROLLED = """if (inner_st == 1) {
+#ifdef __OPENCL_VERSION__
+            ACC8 pv = 0;
+            for (; j + 8 <= jend; j += 8) {
+                __global const T* q = a + ia + j;
+                pv += (ACC8)((ACC)LD(q, 0), (ACC)LD(q, 1), (ACC)LD(q, 2), (ACC)LD(q, 3),
+                             (ACC)LD(q, 4), (ACC)LD(q, 5), (ACC)LD(q, 6), (ACC)LD(q, 7));
+            }
+            s += ((pv.s0 + pv.s1) + (pv.s2 + pv.s3)) + ((pv.s4 + pv.s5) + (pv.s6 + pv.s7));
+#else
             ACC p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
             for (; j + 8 <= jend; j += 8) {
                 __global const T* q = a + ia + j;
@@ -713,6 +744,7 @@ _SUM_UNROLLED = """if (inner_st == 1) {
                 p4 += (ACC)LD(q, 4); p5 += (ACC)LD(q, 5); p6 += (ACC)LD(q, 6); p7 += (ACC)LD(q, 7);
             }
             s += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));
+#endif
         }"""
 
 

@@ -10,8 +10,10 @@ a case it does not cover (a dtype, more dims than the strided kernels take) runs
 decomposition instead. The OpenCL C is in ``_fused_source`` (one program per dtype, the family
 ``fused``). float32/float64 convolutions are implicit products over a zero-padded copy of the
 input, without a columns buffer: conv2d at any stride, its input gradient at stride 1 (the
-convolution of the gradient with the flipped weight) and its weight gradient. The input gradient
-at other strides, and 16-bit floats, use im2col (col2im) around the backend's matmul kernels.
+convolution of the gradient with the flipped weight) and its weight gradient; with few taps per
+output channel (a first layer) at unit width stride, conv2d and its weight gradient put output
+positions in vector lanes instead (conv_rows, conv_weight_rows). The input gradient at other
+strides, and 16-bit floats, use im2col (col2im) around the backend's matmul kernels.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import math
 from ...dispatcher import get_operator
 from ..api import backend_storage, is_contiguous
 from . import _fused_source, _source
-from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, gemm_blocked
+from .kernels import MAXD, _coalesce, _global, _is_flat, _kernel, _pad, _state, _strided_global, gemm_blocked
 
 __all__ = ["table"]
 
@@ -75,10 +77,11 @@ def _pointwise(name: str, out, inputs) -> bool:
     state = _state(out)
     dtype = out.dtype.name
     operands = [x for t in (out, *inputs) for x in _operand(t)]
-    g, l = _global(n, state)
     if _is_flat(shape_c, strides):
+        g, l = _global(n, state)
         _fk(state, dtype, f"{name}_c")(state.queue, g, l, *operands, n)
     else:
+        g, l = _strided_global(shape_c, state)
         _fk(state, dtype, f"{name}_s")(state.queue, g, l, *operands, n, len(shape_c), *_pad(shape_c, 1),
                                         *(v for st in strides for v in _pad(st, 0)))
     return True
@@ -577,6 +580,24 @@ def _conv_implicit(state, dtype: str, out, x, weight_t, kernel, bias, groups: in
         *stride, *dilation, items)
 
 
+def _conv_rows(state, dtype: str, out, x, weight, bias, groups: int, stride, padding, dilation) -> None:
+    """out (N, O, OH, OW, contiguous) = conv2d of x at unit width stride for few taps per output
+    channel (the conv_rows kernel: an output row of a few channels per work-item)."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = weight.shape
+    oh = out.shape[2]
+    padded, hp, wp = _padded_input(state, dtype, x, padding)
+    wbuf, woff = _operand(_contiguous(weight))
+    og = o // groups
+    items = n * groups * -(-og // _fused_source.CONV_ROWS_CHANNELS) * oh
+    bbuf, boff = _operand(bias) if bias is not None else (wbuf, 0)
+    # One work-item per group, as the other vector kernels.
+    _fk(state, dtype, "conv_rows")(
+        state.queue, (items,), (1,), *_operand(out), padded.buffer, c, hp, wp, wbuf, woff, bbuf, boff,
+        bias.stride()[0] if bias is not None else 0, int(bias is not None), cg, o, og, oh, out.shape[3], kh, kw,
+        stride[0], *dilation, items)
+
+
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     n, c, h, w = input.shape
     o, cg, kh, kw = weight.shape
@@ -587,6 +608,9 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     state = _state(input)
     dtype = input.dtype.name
     out = input.new_empty((n, o, oh, ow))
+    if dtype in _fused_source.CONV_COLS and stride[1] == 1 and cg * kh * kw <= _fused_source.WEIGHT_ROWS_MAX_TAPS:
+        _conv_rows(state, dtype, out, input, weight, bias, groups, stride, padding, dilation)
+        return out
     if dtype in _fused_source.CONV_COLS:
         weight_t = _transposed_weight(state, dtype, weight, groups, False)
         _conv_implicit(state, dtype, out, input, weight_t, (kh, kw), bias, groups, stride, padding, dilation)
@@ -681,10 +705,7 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     # The part is the slowest index of the work-items, so the blocks of one part run one after
     # the other over the same part of the gradient (CNN's second layer, 64 x 288 taps over 64
     # images of 24x24: every block re-read the whole 9.4 MB gradient from memory).
-    per_image = oh * ow * o * itemsize
-    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image // _WEIGHT_GRAD_PART_BYTES)),
-                _WEIGHT_GRAD_MAX_PARTS)
-    per_part = -(-n // parts)
+    per_part = _weight_grad_parts(n, blocks, oh * ow * o * itemsize)
     parts = -(-n // per_part)
     target = (backend_storage(out).buffer, out.storage_offset())
     if parts > 1:
@@ -700,6 +721,45 @@ def _conv_weight_direct(state, dtype: str, grad, input, weight_shape, stride, pa
     return out
 
 
+def _weight_grad_parts(n: int, blocks: int, per_image_bytes: int) -> int:
+    """Images per part of the weight gradient's partial sums: enough parts to give the device
+    _WEIGHT_GRAD_ITEMS work-items, and parts small enough that a part's gradient stays in cache
+    while every block of it streams it."""
+    parts = min(n, max(-(-_WEIGHT_GRAD_ITEMS // blocks), -(-n * per_image_bytes // _WEIGHT_GRAD_PART_BYTES)),
+                _WEIGHT_GRAD_MAX_PARTS)
+    return -(-n // parts)
+
+
+def _conv_weight_rows(state, dtype: str, grad, input, weight_shape, stride, padding, dilation, groups):
+    """conv2d's weight gradient for few taps per output channel at unit width stride (the
+    conv_weight_rows kernel): the gradient read in place, positions in the vector lanes."""
+    n = input.shape[0]
+    o, cg, kh, kw = weight_shape
+    oh, ow = grad.shape[2:]
+    if grad.stride()[3] != 1:
+        grad = grad.contiguous()
+    padded, hp, wp = _padded_input(state, dtype, input, padding)
+    out = grad.new_empty(weight_shape)
+    og, kg = o // groups, cg * kh * kw
+    blocks = groups * -(-kg // _fused_source.WEIGHT_ROWS_TAPS) * -(-og // _fused_source.WEIGHT_ROWS_CHANNELS)
+    per_part = _weight_grad_parts(n, blocks, oh * ow * o * grad.dtype.itemsize)
+    parts = -(-n // per_part)
+    target = (backend_storage(out).buffer, out.storage_offset())
+    if parts > 1:
+        partial = state.allocate(parts * o * kg * grad.dtype.itemsize)
+        target = (partial.buffer, 0)
+    items = parts * blocks
+    sgn, sgo, sgh, _ = grad.stride()
+    # One work-item per group, as conv_weight_direct (vector code: PoCL has nothing to vectorize across items).
+    _fk(state, dtype, "conv_weight_rows")(
+        state.queue, (items,), (1,), *target, padded.buffer, input.shape[1], hp, wp, *_operand(grad), sgn, sgo, sgh, o, og, cg,
+        oh, ow, kh, kw, stride[0], *dilation, n, per_part, items)
+    if parts > 1:
+        g, l = _global(o * kg, state)
+        _fk(state, dtype, "sum_batches")(state.queue, g, l, *_operand(out), partial.buffer, parts, o * kg)
+    return out
+
+
 def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
     if not _conv_covers(grad, input) or math.prod(weight_shape) == 0:
         return _decomposition("conv2d_weight_backward")(grad, input, weight_shape, stride, padding, dilation, groups)
@@ -709,6 +769,8 @@ def _conv2d_weight_backward(grad, input, weight_shape, stride, padding, dilation
     state = _state(grad)
     dtype = grad.dtype.name
     if dtype in _fused_source.CONV_COLS:
+        if stride[1] == 1 and cg * kh * kw <= _fused_source.WEIGHT_ROWS_MAX_TAPS:
+            return _conv_weight_rows(state, dtype, grad, input, tuple(weight_shape), stride, padding, dilation, groups)
         return _conv_weight_direct(state, dtype, grad, input, tuple(weight_shape), stride, padding, dilation, groups)
     big_l, kg, k_all, og = oh * ow, cg * kh * kw, c * kh * kw, o // groups
     # Columns as (N, L, K), so that the product's right operand has unit column stride.

@@ -142,6 +142,14 @@ def _global(n: int, state: DeviceState) -> tuple:
     return ((n + group - 1) // group * group,), (group,)
 
 
+def _strided_global(shape, state) -> tuple:
+    """The global and local sizes of a strided kernel over ``shape`` (coalesced, at most MAXD dims):
+    one work-item per run of up to ``state.strided_run`` elements of each innermost row
+    (_source.strided_runs)."""
+    inner = shape[-1]
+    return _global(math.prod(shape) // inner * -(-inner // state.strided_run), state)
+
+
 # --- operands ----------------------------------------------------------------------------------
 
 def _state(t) -> DeviceState:
@@ -282,7 +290,7 @@ def _copy_raw(state, dst_dtype, src_dtype, obuf, ooff, ostrides, abuf, aoff, ast
 
     def launch(offs, sh, sts):
         m = math.prod(sh)
-        g, l = _global(m, state)
+        g, l = _strided_global(sh, state)
         knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], m, len(sh), *_pad(sh, 1), *_pad(sts[0], 0), *_pad(sts[1], 0))
 
     _split_launch(shape_c, [so, sa], [ooff, aoff], launch)
@@ -306,7 +314,7 @@ def _fill(dst, value):
 
     def launch(offs, sh, sts):
         m = math.prod(sh)
-        g, l = _global(m, state)
+        g, l = _strided_global(sh, state)
         knl(state.queue, g, l, buf, offs[0], v, m, len(sh), *_pad(sh, 1), *_pad(sts[0], 0))
 
     _split_launch(shape_c, [so], [off], launch)
@@ -337,7 +345,7 @@ def _unary(name: str):
 
         def launch(offs, sh, st):
             m = math.prod(sh)
-            g, l = _global(m, state)
+            g, l = _strided_global(sh, state)
             knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], m, len(sh), *_pad(sh, 1), *_pad(st[0], 0), *_pad(st[1], 0))
 
         _split_launch(shape_c, sts, [ooff, aoff], launch)
@@ -406,7 +414,7 @@ def _binary(name: str):
 
         def launch(offs, sh, st):
             m = math.prod(sh)
-            g, l = _global(m, state)
+            g, l = _strided_global(sh, state)
             knl(state.queue, g, l, obuf, offs[0], abuf, offs[1], bbuf, offs[2], sa, sb, mode, m, state.error_flag,
                 len(sh), *_pad(sh, 1), *_pad(st[0], 0), *_pad(st[1], 0), *_pad(st[2], 0))
 
@@ -437,7 +445,7 @@ def _where(out, cond, a, b):
 
     def launch(offs, sh, st):
         m = math.prod(sh)
-        g, l = _global(m, state)
+        g, l = _strided_global(sh, state)
         knl(state.queue, g, l, obuf, offs[0], cbuf, offs[1], abuf, offs[2], bbuf, offs[3], sa, sb, mode, m,
             len(sh), *_pad(sh, 1), *(v for s in st for v in _pad(s, 0)))
 

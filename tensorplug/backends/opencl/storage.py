@@ -28,7 +28,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from ..api import backend_storage, host_numpy_dtype, is_contiguous
-from . import c_launch
+from . import _source, c_launch
 
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
            "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
@@ -96,6 +96,7 @@ class DeviceState:
         self.global_mem = int(device.global_mem_size)
         self.max_work_group = int(device.max_work_group_size)
         self.group = min(256, self.max_work_group)  # work-group size of the 1-d kernels
+        self.strided_run = _source.STRIDED_RUN  # elements per work-item of the strided kernels (TP_RUN)
         self.programs: dict = {}  # (family, key) -> built pyopencl.Program
         self.kernels: dict = {}  # (family, key, name) -> pyopencl.Kernel with arg dtypes set
         self.allocated_bytes = 0
