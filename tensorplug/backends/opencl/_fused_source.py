@@ -519,6 +519,11 @@ def _floating(dtype: str, acc: str) -> str:
         ST(p, op + i, param + direction * neg_lr);""")
     sgd_plain_body = guarded(sgd_gradient + """
         ST(p, op + i, param + grad * neg_lr);""")
+    product_body = guarded("""
+        C grad = LD(g, og + i * sg);
+        C from_b = grad * LD(b, ob + i), from_a = grad * LD(a, oa + i);
+        ST(ta, ota + i, LD(ta, ota + i) + from_b);
+        ST(tb, otb + i, LD(tb, otb + i) + from_a);""")
     return _vector_io(dtype, acc) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
@@ -866,6 +871,16 @@ __kernel void sgd_step_plain(__global T* p, long op, __global const T* g, long o
                              C wd, C neg_lr) {{
     long i = get_global_id(0);
     {sgd_plain_body}
+}}
+
+/* mul's two gradients added into its leaves' .grad in one launch (autograd/product_accumulation.py):
+   ta += g * b and tb += g * a over contiguous tensors, g contiguous (sg 1) or one element read
+   by every work-item (sg 0: sum's gradient expanded). Each product is rounded before its sum
+   (contraction is off, helpers.cl), as the four unfused kernels round. */
+__kernel void accumulate_product(__global T* ta, long ota, __global T* tb, long otb, __global const T* g, long og,
+                                 long sg, __global const T* a, long oa, __global const T* b, long ob, long n) {{
+    long i = get_global_id(0);
+    {product_body}
 }}
 """
 
