@@ -873,6 +873,25 @@ __kernel void sgd_step_plain(__global T* p, long op, __global const T* g, long o
     {sgd_plain_body}
 }}
 
+/* A small linear layer's weight and bias gradients in one launch (nn/_linear_grads.py):
+   work-item (o, j) of outputs x (features + 1) sums g[r, o] * x[r, j] over the batch rows in
+   order (the weight's), or g[r, o] alone for j == features (the bias's), in the compute type. */
+__kernel void linear_param_grads(__global T* gw, long ogw, __global T* gb, long ogb, __global const T* g, long og,
+                                 long sg0, long sg1, __global const T* x, long ox, long sx0, long sx1, long batch,
+                                 long outputs, long features) {{
+    long i = get_global_id(0);
+    if (i >= outputs * (features + 1)) return;
+    long o = i / (features + 1), j = i - o * (features + 1);
+    C acc = 0;
+    if (j == features) {{
+        for (long r = 0; r < batch; ++r) acc += LD(g, og + r * sg0 + o * sg1);
+        ST(gb, ogb + o, acc);
+    }} else {{
+        for (long r = 0; r < batch; ++r) acc += LD(g, og + r * sg0 + o * sg1) * LD(x, ox + r * sx0 + j * sx1);
+        ST(gw, ogw + o * features + j, acc);
+    }}
+}}
+
 /* mul's two gradients added into its leaves' .grad in one launch (autograd/product_accumulation.py):
    ta += g * b and tb += g * a over contiguous tensors, g contiguous (sg 1) or one element read
    by every work-item (sg 0: sum's gradient expanded). Each product is rounded before its sum

@@ -3,8 +3,9 @@ composite ops"): relu and its gradient, softmax and log_softmax (and log_softmax
 cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
 gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
-with its gradient, gelu with its gradient, and accumulate_product_grads_ (a product's two
-gradients added into its leaves' .grad).
+with its gradient, gelu with its gradient, accumulate_product_grads_ (a product's two
+gradients added into its leaves' .grad) and linear_param_grads (a small layer's weight and bias
+gradients).
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -499,6 +500,33 @@ def _linear(input, weight, bias):
     return out
 
 
+#: Multiply-adds up to which linear_param_grads runs as one kernel of a work-item per weight
+#: element; larger layers keep the blocked matrix product, which a plain loop cannot match.
+_SMALL_LAYER_PRODUCTS = 1 << 16
+
+
+def _linear_param_grads(grad, input):
+    # One launch where the decomposition makes two (a matmul and a column sum), for the layers
+    # whose launches cost more than their arithmetic (issue 14's small regression: Linear(4, 1)).
+    batch, outputs = grad.shape
+    features = input.shape[1]
+    dtype = grad.dtype.name
+    if (dtype not in ("float32", "float64") or input.dtype is not grad.dtype or batch == 0
+            or batch * outputs * features > _SMALL_LAYER_PRODUCTS):
+        return _decomposition("linear_param_grads")(grad, input)
+    grad_weight = grad.new_empty((outputs, features))
+    grad_bias = grad.new_empty((outputs,))
+    items = outputs * (features + 1)
+    if items == 0:
+        return grad_weight, grad_bias
+    state = _state(grad)
+    g, l = _global(items, state)
+    _fk(state, dtype, "linear_param_grads")(state.queue, g, l, *_operand(grad_weight), *_operand(grad_bias),
+                                            *_operand(grad), *grad.stride(), *_operand(input), *input.stride(), batch,
+                                            outputs, features)
+    return grad_weight, grad_bias
+
+
 # --- convolutions --------------------------------------------------------------------------------
 
 def _gemm(state, dtype: str, batch: int, m: int, n: int, k: int, out, a, b) -> None:
@@ -822,5 +850,5 @@ def table(vector: bool = True) -> dict:
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
-        "accumulate_product_grads_": _accumulate_product_grads,
+        "accumulate_product_grads_": _accumulate_product_grads, "linear_param_grads": _linear_param_grads,
     }
