@@ -455,6 +455,16 @@ void smooth_l1_reduce(__global T* o, long oo, __global const T* x, long ox, __gl
     if (lid == 0) ST(o, oo, mean ? (C)(ls[0] / (ACC)n) : (C)ls[0]);
 }}
 
+/* "sum" and "mean" of a small loss (a batch's worth of elements) by one work-item in order: the
+   work-group above runs 256 work-items through 9 barriers whatever n is, which on PoCL took
+   longer than the whole rest of a small step's forward (issue 14). */
+__kernel void smooth_l1_reduce_serial(__global T* o, long oo, __global const T* x, long ox, __global const T* y,
+                                      long oy, long n, C beta, C half_inv_beta, C half_beta, int mean) {{
+    ACC a = 0;
+    for (long j = 0; j < n; ++j) a += (ACC)tp_smooth_l1(LD(x, ox + j) - LD(y, oy + j), beta, half_inv_beta, half_beta);
+    ST(o, oo, mean ? (C)(a / (ACC)n) : (C)a);
+}}
+
 /* The gradient with respect to the input: the slope times the incoming gradient, which is read
    per element (per_element, "none") or once at g[og], scaled there by 1 / n for "mean" as the
    decomposition scales it (g_scale, rounded to C first). */

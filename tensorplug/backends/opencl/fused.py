@@ -218,6 +218,7 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
 # One work-group sums this many elements of smooth_l1_loss in about the time of a launch; larger
 # inputs take the per-element kernel and the backend's parallel reduction.
 _SMOOTH_L1_ONE_GROUP = 1 << 16
+_SMOOTH_L1_ONE_ITEM = 1024  # elements up to which one work-item sums the loss (smooth_l1_reduce_serial)
 
 
 def _smooth_l1_covers(input, *others) -> bool:
@@ -234,6 +235,10 @@ def _smooth_l1_loss(input, target, reduction, beta):
     constants = (beta, 0.5 / beta if beta else 0.0, 0.5 * beta)
     if reduction != "none" and 0 < n <= _SMOOTH_L1_ONE_GROUP:
         out = x.new_empty(())
+        if n <= _SMOOTH_L1_ONE_ITEM:
+            _fk(state, dtype, "smooth_l1_reduce_serial")(state.queue, (1,), (1,), *_operand(out), *_operand(x),
+                                                         *_operand(y), n, *constants, int(reduction == "mean"))
+            return out
         _fk(state, dtype, "smooth_l1_reduce")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), *_operand(out),
                                               *_operand(x), *_operand(y), n, *constants, int(reduction == "mean"))
         return out
