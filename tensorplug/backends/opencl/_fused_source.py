@@ -883,6 +883,21 @@ __kernel void sgd_step_plain(__global T* p, long op, __global const T* g, long o
     {sgd_plain_body}
 }}
 
+/* A small linear layer's forward (fused.py's _linear): work-item (r, q) of rows x outputs starts
+   at the bias (0 without one) and adds x[r, k] * w[q, k] in k order. The blocked matrix product
+   tiles and packs for layers whose arithmetic outweighs a launch; for a Linear(4, 1) it cost
+   PoCL 15-25 us more than an elementwise kernel (issue 14). */
+__kernel void linear_small(__global T* o, long oo, __global const T* x, long ox, long sx0, long sx1,
+                           __global const T* w, long ow, long sw0, long sw1, __global const T* b, long ob, long sb,
+                           int has_bias, long rows, long outputs, long features) {{
+    long i = get_global_id(0);
+    if (i >= rows * outputs) return;
+    long r = i / outputs, q = i - r * outputs;
+    C acc = has_bias ? LD(b, ob + q * sb) : (C)0;
+    for (long k = 0; k < features; ++k) acc += LD(x, ox + r * sx0 + k * sx1) * LD(w, ow + q * sw0 + k * sw1);
+    ST(o, oo + i, acc);
+}}
+
 /* A small linear layer's weight and bias gradients in one launch (nn/_linear_grads.py):
    work-item (o, j) of outputs x (features + 1) sums g[r, o] * x[r, j] over the batch rows in
    order (the weight's), or g[r, o] alone for j == features (the bias's), in the compute type. */

@@ -466,6 +466,12 @@ def _avg_pool2d_backward(grad, input, kernel, stride, padding, ceil_mode, count_
 
 # --- linear --------------------------------------------------------------------------------------
 
+#: Multiply-adds up to which a linear layer's forward (linear_small) and its parameters' gradients
+#: (linear_param_grads) run as kernels of one work-item per output element; larger layers keep
+#: the blocked matrix product, which a plain loop cannot match.
+_SMALL_LAYER_PRODUCTS = 1 << 16
+
+
 def _linear(input, weight, bias):
     """input @ weight.t() + bias as one blocked matmul whose accumulators start at the bias (the
     decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32). The
@@ -499,15 +505,18 @@ def _linear(input, weight, bias):
     else:
         x_strides = tuple(input.stride())
     sw0, sw1 = weight.stride()
+    if dtype in ("float32", "float64") and rows * outputs * features <= _SMALL_LAYER_PRODUCTS:
+        # A layer smaller than a launch: one work-item per output, no tiles (linear_small).
+        g, l = _global(rows * outputs, state)
+        b_operand = (*_operand(out), 0) if bias is None else (*_operand(bias), bias.stride()[0])
+        _fk(state, dtype, "linear_small")(state.queue, g, l, *_operand(out), *_operand(x), *x_strides,
+                                          *_operand(weight), sw0, sw1, *b_operand, int(bias is not None), rows,
+                                          outputs, features)
+        return out
     gemm_blocked(state, dtype, 1, rows, outputs, features, (*_operand(out), (0, outputs, 1)),
                  (*_operand(x), (0, *x_strides)), (*_operand(weight), (0, sw1, sw0)),
                  None if bias is None else (*_operand(bias), bias.stride()[0]))
     return out
-
-
-#: Multiply-adds up to which linear_param_grads runs as one kernel of a work-item per weight
-#: element; larger layers keep the blocked matrix product, which a plain loop cannot match.
-_SMALL_LAYER_PRODUCTS = 1 << 16
 
 
 def _linear_param_grads(grad, input):
