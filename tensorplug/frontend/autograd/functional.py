@@ -75,9 +75,9 @@ def _unit_seed(dtype, device) -> Tensor:
     14). The engine cannot let it escape: ``.grad`` takes a gradient's memory only when nothing
     else holds it (csrc/autograd_core.cpp's may_steal), so a leaf gets a copy, and a formula
     only reads its gradient. A hook that writes into it moves its version, and the next
-    backward fills a new one. CUDA gets a fresh seed each time: a cached one filled on one
-    stream could be read on another before the fill ran, and a mode that forces dispatch keys
-    on (local_state.include) sees every seed's fill, as before."""
+    backward fills a new one. A fresh seed every time on CUDA (a cached one filled on one stream
+    could be read on another before the fill ran) and under a mode that forces dispatch keys on
+    (local_state.include), which sees every seed's fill, as before."""
     key = (device, dtype)
     cached = _unit_seeds.get(key)
     forced = local_state.include
