@@ -474,7 +474,8 @@ _SMALL_LAYER_PRODUCTS = 1 << 16
 
 def _linear(input, weight, bias):
     """input @ weight.t() + bias as one blocked matmul whose accumulators start at the bias (the
-    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32). The
+    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32), or for a
+    small layer as linear_small, one work-item per output starting at the bias. The
     gradients stay the composite's own (nn/functional.py's _linear_backward)."""
     dtype = input.dtype.name
     if (dtype not in _source.MATMUL_COLS or weight.dtype is not input.dtype or weight.ndim != 2 or input.ndim == 0
