@@ -6,7 +6,8 @@ Timings on these shared machines move with the load; launches do not, and on PoC
 10-100 us of host time whatever it computes, so a count says how far a case is launch-bound.
 Every kernel object the backend builds is wrapped to count its calls (host copies are not
 kernels and are not counted); each case runs twice to warm up, then once counted. The cases are
-bench_rnn.py's recurrent ones and bench_training.py's training steps (the same shapes and seeds).
+bench_autograd.py's (the tiny backward, the MLP), bench_rnn.py's recurrent ones and
+bench_training.py's training steps (the same shapes and seeds).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tensorplug as tp  # noqa: E402
+from bench_autograd import cases as _autograd_cases  # noqa: E402
 from bench_rnn import _recurrent, _word_lm_step  # noqa: E402
 from bench_training import cases as _training_cases  # noqa: E402
 
@@ -52,7 +54,8 @@ def _cases():
     forward, forward_backward = _recurrent(tp, "opencl", "LSTM")
     gru_forward, gru_forward_backward = _recurrent(tp, "opencl", "GRU")
     rnn_forward, rnn_forward_backward = _recurrent(tp, "opencl", "RNN")
-    return [("LSTM forward", forward), ("LSTM forward + backward", forward_backward),
+    return [*((case.name, case.fn) for case in _autograd_cases(tp, "opencl")),
+            ("LSTM forward", forward), ("LSTM forward + backward", forward_backward),
             ("GRU forward", gru_forward), ("GRU forward + backward", gru_forward_backward),
             ("RNN tanh forward", rnn_forward), ("RNN tanh forward + backward", rnn_forward_backward),
             ("word LM training step", _word_lm_step(tp, "opencl")),

@@ -31,6 +31,8 @@ from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.meta_device import has_values, refuse_data_dependent
 from ..frontend.tensor import Tensor
 from ..frontend.autocast_hook import autocast_function
+from ..frontend.autograd.grad_mode import is_grad_enabled
+from ._linear_grads import linear_param_grads
 from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
 from . import (
     _alpha_dropout, _channel_shuffle, _conv3d, _ctc_loss, _fractional_pooling, _pooling3d, _leaky_variants, _lp_pool, _margin_losses, _max_unpool, _pdist, _rms_norm,
@@ -87,6 +89,12 @@ def _linear_backward(grad, args, output, kwargs, needs):
         grad_input = rows @ matrix
         if grad_input._shape != input._shape:
             grad_input = grad_input.reshape(input._shape)
+    if needs[1] and needs[2] and weight.ndim == 2 and bias._shape == (outputs,) and not is_grad_enabled():
+        # Both as one op that a backend may fuse (_linear_grads.py); it records nothing, so not
+        # under create_graph.
+        x = input if input._shape == (batch, features) else input.reshape(batch, features)
+        grad_weight, grad_bias = linear_param_grads(rows, x)
+        return grad_input, grad_weight, grad_bias
     if needs[1]:
         x = input if input._shape == (batch, features) else input.reshape(batch, features)
         grad_weight = rows.t() @ x

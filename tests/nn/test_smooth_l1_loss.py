@@ -249,7 +249,8 @@ def _opencl():
     return "opencl"
 
 
-@pytest.mark.parametrize("size", [37, 70_001])  # one work-group's sum; the per-element kernel and a reduction
+# one work-item's sum, one work-group's, the per-element kernel and a reduction
+@pytest.mark.parametrize("size", [37, 5_000, 70_001])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_opencl_fused_kernels_match_numpy(size, reduction, dtype):

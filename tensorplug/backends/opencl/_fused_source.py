@@ -482,6 +482,16 @@ void smooth_l1_reduce(__global T* o, long oo, __global const T* x, long ox, __gl
     if (lid == 0) ST(o, oo, mean ? (C)(ls[0] / (ACC)n) : (C)ls[0]);
 }}
 
+/* "sum" and "mean" of a small loss (a batch's worth of elements) by one work-item in order: the
+   work-group above runs 256 work-items through 9 barriers whatever n is, which on PoCL took
+   longer than the whole rest of a small step's forward (issue 14). */
+__kernel void smooth_l1_reduce_serial(__global T* o, long oo, __global const T* x, long ox, __global const T* y,
+                                      long oy, long n, C beta, C half_inv_beta, C half_beta, int mean) {{
+    ACC a = 0;
+    for (long j = 0; j < n; ++j) a += (ACC)tp_smooth_l1(LD(x, ox + j) - LD(y, oy + j), beta, half_inv_beta, half_beta);
+    ST(o, oo, mean ? (C)(a / (ACC)n) : (C)a);
+}}
+
 /* The gradient with respect to the input: the slope times the incoming gradient, which is read
    per element (per_element, "none") or once at g[og], scaled there by 1 / n for "mean" as the
    decomposition scales it (g_scale, rounded to C first). */
@@ -546,6 +556,11 @@ def _floating(dtype: str, acc: str) -> str:
         ST(p, op + i, param + direction * neg_lr);""")
     sgd_plain_body = guarded(sgd_gradient + """
         ST(p, op + i, param + grad * neg_lr);""")
+    product_body = guarded("""
+        C grad = LD(g, og + i * sg);
+        C from_b = grad * LD(b, ob + i), from_a = grad * LD(a, oa + i);
+        ST(ta, ota + i, LD(ta, ota + i) + from_b);
+        ST(tb, otb + i, LD(tb, otb + i) + from_a);""")
     return _vector_io(dtype, acc) + _vector_exp(DTYPES[dtype][1]) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
@@ -890,6 +905,50 @@ __kernel void sgd_step_plain(__global T* p, long op, __global const T* g, long o
                              C wd, C neg_lr) {{
     long i = get_global_id(0);
     {sgd_plain_body}
+}}
+
+/* A small linear layer's forward (fused.py's _linear): work-item (r, q) of rows x outputs starts
+   at the bias (0 without one) and adds x[r, k] * w[q, k] in k order. The blocked matrix product
+   tiles and packs for layers whose arithmetic outweighs a launch; for a Linear(4, 1) it cost
+   PoCL 15-25 us more than an elementwise kernel (issue 14). */
+__kernel void linear_small(__global T* o, long oo, __global const T* x, long ox, long sx0, long sx1,
+                           __global const T* w, long ow, long sw0, long sw1, __global const T* b, long ob, long sb,
+                           int has_bias, long rows, long outputs, long features) {{
+    long i = get_global_id(0);
+    if (i >= rows * outputs) return;
+    long r = i / outputs, q = i - r * outputs;
+    C acc = has_bias ? LD(b, ob + q * sb) : (C)0;
+    for (long k = 0; k < features; ++k) acc += LD(x, ox + r * sx0 + k * sx1) * LD(w, ow + q * sw0 + k * sw1);
+    ST(o, oo + i, acc);
+}}
+
+/* A small linear layer's weight and bias gradients in one launch (nn/_linear_grads.py):
+   work-item (o, j) of outputs x (features + 1) sums g[r, o] * x[r, j] over the batch rows in
+   order (the weight's), or g[r, o] alone for j == features (the bias's), in the compute type. */
+__kernel void linear_param_grads(__global T* gw, long ogw, __global T* gb, long ogb, __global const T* g, long og,
+                                 long sg0, long sg1, __global const T* x, long ox, long sx0, long sx1, long batch,
+                                 long outputs, long features) {{
+    long i = get_global_id(0);
+    if (i >= outputs * (features + 1)) return;
+    long o = i / (features + 1), j = i - o * (features + 1);
+    C acc = 0;
+    if (j == features) {{
+        for (long r = 0; r < batch; ++r) acc += LD(g, og + r * sg0 + o * sg1);
+        ST(gb, ogb + o, acc);
+    }} else {{
+        for (long r = 0; r < batch; ++r) acc += LD(g, og + r * sg0 + o * sg1) * LD(x, ox + r * sx0 + j * sx1);
+        ST(gw, ogw + o * features + j, acc);
+    }}
+}}
+
+/* mul's two gradients added into its leaves' .grad in one launch (autograd/product_accumulation.py):
+   ta += g * b and tb += g * a over contiguous tensors, g contiguous (sg 1) or one element read
+   by every work-item (sg 0: sum's gradient expanded). Each product is rounded before its sum
+   (contraction is off, helpers.cl), as the four unfused kernels round. */
+__kernel void accumulate_product(__global T* ta, long ota, __global T* tb, long otb, __global const T* g, long og,
+                                 long sg, __global const T* a, long oa, __global const T* b, long ob, long n) {{
+    long i = get_global_id(0);
+    {product_body}
 }}
 """
 

@@ -3,7 +3,9 @@ composite ops"): relu and its gradient, softmax and log_softmax (and log_softmax
 cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
 gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
-with its gradient, and gelu with its gradient.
+with its gradient, gelu with its gradient, accumulate_product_grads_ (a product's two
+gradients added into its leaves' .grad) and linear_param_grads (a small layer's weight and bias
+gradients).
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -219,6 +221,7 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
 # One work-group sums this many elements of smooth_l1_loss in about the time of a launch; larger
 # inputs take the per-element kernel and the backend's parallel reduction.
 _SMOOTH_L1_ONE_GROUP = 1 << 16
+_SMOOTH_L1_ONE_ITEM = 1024  # elements up to which one work-item sums the loss (smooth_l1_reduce_serial)
 
 
 def _smooth_l1_covers(input, *others) -> bool:
@@ -235,6 +238,10 @@ def _smooth_l1_loss(input, target, reduction, beta):
     constants = (beta, 0.5 / beta if beta else 0.0, 0.5 * beta)
     if reduction != "none" and 0 < n <= _SMOOTH_L1_ONE_GROUP:
         out = x.new_empty(())
+        if n <= _SMOOTH_L1_ONE_ITEM:
+            _fk(state, dtype, "smooth_l1_reduce_serial")(state.queue, (1,), (1,), *_operand(out), *_operand(x),
+                                                         *_operand(y), n, *constants, int(reduction == "mean"))
+            return out
         _fk(state, dtype, "smooth_l1_reduce")(state.queue, (_REDUCE_GROUP,), (_REDUCE_GROUP,), *_operand(out),
                                               *_operand(x), *_operand(y), n, *constants, int(reduction == "mean"))
         return out
@@ -462,9 +469,16 @@ def _avg_pool2d_backward(grad, input, kernel, stride, padding, ceil_mode, count_
 
 # --- linear --------------------------------------------------------------------------------------
 
+#: Multiply-adds up to which a linear layer's forward (linear_small) and its parameters' gradients
+#: (linear_param_grads) run as kernels of one work-item per output element; larger layers keep
+#: the blocked matrix product, which a plain loop cannot match.
+_SMALL_LAYER_PRODUCTS = 1 << 16
+
+
 def _linear(input, weight, bias):
     """input @ weight.t() + bias as one blocked matmul whose accumulators start at the bias (the
-    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32). The
+    decomposition's broadcast add was a strided kernel: 2 ms of the MLP step's 32), or for a
+    small layer as linear_small, one work-item per output starting at the bias. The
     gradients stay the composite's own (nn/functional.py's _linear_backward)."""
     dtype = input.dtype.name
     if (dtype not in _source.MATMUL_COLS or weight.dtype is not input.dtype or weight.ndim != 2 or input.ndim == 0
@@ -495,10 +509,40 @@ def _linear(input, weight, bias):
     else:
         x_strides = tuple(input.stride())
     sw0, sw1 = weight.stride()
+    if dtype in ("float32", "float64") and rows * outputs * features <= _SMALL_LAYER_PRODUCTS:
+        # A layer smaller than a launch: one work-item per output, no tiles (linear_small).
+        g, l = _global(rows * outputs, state)
+        b_operand = (*_operand(out), 0) if bias is None else (*_operand(bias), bias.stride()[0])
+        _fk(state, dtype, "linear_small")(state.queue, g, l, *_operand(out), *_operand(x), *x_strides,
+                                          *_operand(weight), sw0, sw1, *b_operand, int(bias is not None), rows,
+                                          outputs, features)
+        return out
     gemm_blocked(state, dtype, 1, rows, outputs, features, (*_operand(out), (0, outputs, 1)),
                  (*_operand(x), (0, *x_strides)), (*_operand(weight), (0, sw1, sw0)),
                  None if bias is None else (*_operand(bias), bias.stride()[0]))
     return out
+
+
+def _linear_param_grads(grad, input):
+    # One launch where the decomposition makes two (a matmul and a column sum), for the layers
+    # whose launches cost more than their arithmetic (issue 14's small regression: Linear(4, 1)).
+    batch, outputs = grad.shape
+    features = input.shape[1]
+    dtype = grad.dtype.name
+    if (dtype not in ("float32", "float64") or input.dtype is not grad.dtype or batch == 0
+            or batch * outputs * features > _SMALL_LAYER_PRODUCTS):
+        return _decomposition("linear_param_grads")(grad, input)
+    grad_weight = grad.new_empty((outputs, features))
+    grad_bias = grad.new_empty((outputs,))
+    items = outputs * (features + 1)
+    if items == 0:
+        return grad_weight, grad_bias
+    state = _state(grad)
+    g, l = _global(items, state)
+    _fk(state, dtype, "linear_param_grads")(state.queue, g, l, *_operand(grad_weight), *_operand(grad_bias),
+                                            *_operand(grad), *grad.stride(), *_operand(input), *input.stride(), batch,
+                                            outputs, features)
+    return grad_weight, grad_bias
 
 
 # --- convolutions --------------------------------------------------------------------------------
@@ -857,6 +901,33 @@ def _decomposing_float8(name: str, adapter):
     return kernel
 
 
+# --- a product's gradients into its leaves' .grad ---------------------------------------------
+
+def _accumulate_product_grads(grad_a, grad_b, grad, a, b):
+    # One launch where mul's backward and two accumulations make four (issue 14). float32 and
+    # float64 only: the kernel computes in C, which for 16-bit floats would skip the rounding of
+    # each product to the dtype that the unfused ops do.
+    dtype = a.dtype.name
+    args = (grad_a, grad_b, grad, a, b)
+    if dtype not in ("float32", "float64") or not (is_contiguous(grad_a) and is_contiguous(grad_b) and is_contiguous(a)
+                                                   and is_contiguous(b)):
+        return _decomposition("accumulate_product_grads_")(*args)
+    if is_contiguous(grad):
+        grad_step = 1
+    elif not any(grad.stride()):
+        grad_step = 0  # one element expanded
+    else:
+        return _decomposition("accumulate_product_grads_")(*args)
+    n = math.prod(a.shape)
+    if n == 0:
+        return None
+    state = _state(a)
+    g, l = _global(n, state)
+    _fk(state, dtype, "accumulate_product")(state.queue, g, l, *_operand(grad_a), *_operand(grad_b), *_operand(grad),
+                                            grad_step, *_operand(a), *_operand(b), n)
+    return None
+
+
 def table(vector: bool = True) -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively. ``vector=False``
     gives adapters that launch only the program's scalar kernels (CUDA compiles no others)."""
@@ -871,5 +942,6 @@ def table(vector: bool = True) -> dict:
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
+        "accumulate_product_grads_": _accumulate_product_grads, "linear_param_grads": _linear_param_grads,
     }
     return {name: _decomposing_float8(name, adapter) for name, adapter in adapters.items()}

@@ -65,16 +65,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return result
 
 
+# (device, dtype) -> (the 0-d one that seeds loss.backward(), its version when it was filled).
+_unit_seeds: dict = {}
+
+
+def _unit_seed(dtype, device) -> Tensor:
+    """A 0-d one of ``dtype`` on ``device`` to seed ``loss.backward()``, filled once per device and
+    dtype: on OpenCL the fill of a fresh seed was a kernel launch of its own in every step (issue
+    14). The engine cannot let it escape: ``.grad`` takes a gradient's memory only when nothing
+    else holds it (csrc/autograd_core.cpp's may_steal), so a leaf gets a copy, and a formula
+    only reads its gradient. A hook that writes into it moves its version, and the next
+    backward fills a new one. A fresh seed every time on CUDA (a cached one filled on one stream
+    could be read on another before the fill ran) and under a mode that forces dispatch keys on
+    (local_state.include), which sees every seed's fill, as before."""
+    key = (device, dtype)
+    cached = _unit_seeds.get(key)
+    forced = local_state.include
+    if cached is not None and not forced and cached[0]._version_ref[0] == cached[1]:
+        return cached[0]
+    seed = empty_tensor((), dtype, device)
+    keys = (seed._keys | forced) & local_state.mask
+    (FILL.table.get(keys) or FILL.lookup(keys))(seed, 1)
+    if device.type != "cuda" and not forced:
+        _unit_seeds[key] = (seed, seed._version_ref[0])
+    return seed
+
+
 def tensor_backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     node = self.grad_fn
     if (gradient is None and inputs is None and not create_graph and node is not None and not self._shape
             and self._autograd is None and self._dtype.is_floating_point and not anomaly_mode.enabled):
         # loss.backward(), the call of every training step: a seed of one and the engine, with
         # the checks below already true (a real 0-d output of a node, as its output 0).
-        seed = empty_tensor((), self._dtype, self._device)
-        keys = (seed._keys | local_state.include) & local_state.mask
-        (FILL.table.get(keys) or FILL.lookup(keys))(seed, 1)
-        run_from_scalar(node, seed, bool(retain_graph))
+        run_from_scalar(node, _unit_seed(self._dtype, self._device), bool(retain_graph))
         return
     backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
