@@ -960,8 +960,8 @@ bool deliver(Graph& graph, PyObject* next, Py_ssize_t nr, PyObject* grad) {
 // `(a * b).sum().backward()` with a and b leaves that have a .grad already: mul's backward makes
 // grad * b and grad * a and each leaf adds its own into .grad, four kernels that a backend may
 // run as one (issue 14: four launches on OpenCL). engine.py sets mul's formula and the function
-// that does it (product_accumulation.accumulate_product, which answers None where the backend
-// has no such kernel, False where the tensors are not its case); both stay null until then.
+// that does it (product_accumulation.accumulate_product, which answers False where the backend
+// has no such kernel); both stay null until then.
 PyObject* g_product_formula = nullptr;
 PyObject* g_product_accumulator = nullptr;
 // Devices whose backend has no kernel for the op (the accumulator answered None): the engine no
