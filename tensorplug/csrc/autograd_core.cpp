@@ -964,11 +964,6 @@ bool deliver(Graph& graph, PyObject* next, Py_ssize_t nr, PyObject* grad) {
 // has no such kernel); both stay null until then.
 PyObject* g_product_formula = nullptr;
 PyObject* g_product_accumulator = nullptr;
-// Devices whose backend has no kernel for the op (the accumulator answered None): the engine no
-// longer asks for their nodes, so the CPU's small backward pays no Python call for it. Declining
-// is always correct, so a kernel registered later only goes unused until the next
-// set_product_accumulator.
-std::unordered_set<PyObject*> g_product_declined;
 
 // The .grad of the leaf that `accumulator` feeds, when it may be added into with nothing else
 // to run: a tensor leaf without hooks whose .grad is a tensor already. Borrowed, or null.
@@ -997,8 +992,6 @@ int accumulate_product(Graph& graph, PyObject* node, PyObject* grads) {
     if (!grad || !is_tensor(grad) || !edges || !PyTuple_Check(edges) || PyTuple_GET_SIZE(edges) != 2 || !saved ||
         !PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 2)
         return 0;
-    PyObject* device = tslot(grad, T_DEVICE);
-    if (g_product_declined.count(device)) return 0;
     PyObject* leaves[2];
     PyObject* targets[2];
     for (Py_ssize_t i = 0; i < 2; ++i) {
@@ -1025,11 +1018,6 @@ int accumulate_product(Graph& graph, PyObject* node, PyObject* grads) {
     Py_XDECREF(a);
     Py_XDECREF(b);
     if (!done) return -1;
-    if (done == Py_None) {  // never on this device: remember it (the device objects are interned)
-        Py_DECREF(done);
-        if (device && g_product_declined.insert(device).second) Py_INCREF(device);
-        return 0;
-    }
     const int took = PyObject_IsTrue(done);
     Py_DECREF(done);
     if (took != 1) return took;
@@ -1217,8 +1205,6 @@ PyObject* py_set_product_accumulator(PyObject*, PyObject* const* args, Py_ssize_
     PyObject* accumulator = unset ? nullptr : (Py_INCREF(args[1]), args[1]);
     Py_XSETREF(g_product_formula, formula);
     Py_XSETREF(g_product_accumulator, accumulator);
-    for (PyObject* device : g_product_declined) Py_DECREF(device);
-    g_product_declined.clear();
     Py_RETURN_NONE;
 }
 
@@ -1241,8 +1227,8 @@ PyMethodDef kMethods[] = {
     {"set_product_accumulator",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_set_product_accumulator)), METH_FASTCALL,
      "set_product_accumulator(formula, accumulator): mul's formula and accumulator(grad_a, grad_b, grad, a, b) -> "
-     "bool or None, which adds grad * b into grad_a and grad * a into grad_b (the leaves' .grad) when it can (True), "
-     "cannot this time (False) or never can on grad's device (None); None, None unsets."},
+     "bool, which adds grad * b into grad_a and grad * a into grad_b (the leaves' .grad) when it can; None, None "
+     "unsets."},
     {"set_saved_hooks_active", py_set_saved_hooks_active, METH_O,
      "set_saved_hooks_active(flag): while true, every recording runs the Python kernel (saved-tensor hooks are "
      "pushed somewhere)."},

@@ -909,8 +909,8 @@ def _accumulate_product_grads(grad_a, grad_b, grad, a, b):
     # each product to the dtype that the unfused ops do.
     dtype = a.dtype.name
     args = (grad_a, grad_b, grad, a, b)
-    if dtype not in ("float32", "float64") or not (is_contiguous(grad_a) and is_contiguous(grad_b) and is_contiguous(a)
-                                                   and is_contiguous(b)):
+    operands = (grad_a, grad_b, a, b)
+    if dtype not in ("float32", "float64") or not all(is_contiguous(t) for t in operands):
         return _decomposition("accumulate_product_grads_")(*args)
     if is_contiguous(grad):
         grad_step = 1

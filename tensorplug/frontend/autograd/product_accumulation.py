@@ -27,12 +27,11 @@ ACCUMULATE_PRODUCT_GRADS = Operator("accumulate_product_grads_", decomposition=_
                                     differentiable=False)
 
 
-def accumulate_product(grad_a, grad_b, grad, a, b) -> bool | None:
+def accumulate_product(grad_a, grad_b, grad, a, b) -> bool:
     """The engine's call for a mul node whose inputs ``a`` and ``b`` are leaves with a ``.grad``
-    (``grad_a``, ``grad_b``): add both products in one kernel and return True; return False
-    (nothing done) where the tensors are not the simple case (one shape, dtype and device for all
-    five; the two targets apart from every other), and None where the device's backend has no
-    kernel of its own (the engine then stops asking for that device)."""
+    (``grad_a``, ``grad_b``): add both products in one kernel and return True, or return False
+    (nothing done) where the backend has no kernel of its own or the tensors are not the simple
+    case (one shape, dtype and device for all five; the two targets apart from every other)."""
     if not (isinstance(grad_a, Tensor) and isinstance(grad_b, Tensor) and isinstance(grad, Tensor)
             and isinstance(a, Tensor) and isinstance(b, Tensor)):
         return False
@@ -40,15 +39,13 @@ def accumulate_product(grad_a, grad_b, grad, a, b) -> bool | None:
     for t in (b, grad, grad_a, grad_b):
         if t._shape != shape or t._dtype is not dtype or t._device is not device:
             return False
-    # Spelled out, not a generator: this runs in every such backward (issue 14).
-    targets = (grad_a._storage, grad_b._storage)
-    if targets[0] is targets[1] or grad._storage in targets or a._storage in targets or b._storage in targets:
+    target_a, target_b = grad_a._storage, grad_b._storage
+    if target_a is target_b or any(t._storage in (target_a, target_b) for t in (grad, a, b)):
         return False
     keys = (grad_a._keys | grad_b._keys | grad._keys | a._keys | b._keys | local_state.include) & local_state.mask
     kernel = ACCUMULATE_PRODUCT_GRADS.lookup(keys)
     if kernel is _accumulate_product_grads_decomposition:
-        # For good only in the plain state: a mode that forces keys on may route elsewhere.
-        return None if not local_state.include else False
+        return False
     kernel(grad_a, grad_b, grad, a, b)
     # A backend kernel writes memory directly: record the change as add_ would.
     bump_version(grad_a)
