@@ -956,79 +956,6 @@ bool deliver(Graph& graph, PyObject* next, Py_ssize_t nr, PyObject* grad) {
     return PyList_SetItem(slots, nr, sum) == 0;  // steals sum
 }
 
-// ----- a product's two gradients added into its leaves' .grad at once ---------------------
-// `(a * b).sum().backward()` with a and b leaves that have a .grad already: mul's backward makes
-// grad * b and grad * a and each leaf adds its own into .grad, four kernels that a backend may
-// run as one (issue 14: four launches on OpenCL). engine.py sets mul's formula and the function
-// that does it (product_accumulation.accumulate_product, which answers False where the backend
-// has no such kernel); both stay null until then.
-PyObject* g_product_formula = nullptr;
-PyObject* g_product_accumulator = nullptr;
-
-// The .grad of the leaf that `accumulator` feeds, when it may be added into with nothing else
-// to run: a tensor leaf without hooks whose .grad is a tensor already. Borrowed, or null.
-PyObject* plain_leaf_grad(PyObject* accumulator) {
-    PyObject* leaf = get(accumulator, g.leaf_variable);
-    if (!leaf || !is_tensor(leaf)) return nullptr;
-    PyObject* meta = tslot(leaf, T_AUTOGRAD);
-    if (meta != Py_None && (Py_TYPE(meta) != g.meta || get(meta, g.meta_slot[M_HOOKS]) != Py_None ||
-                            get(meta, g.meta_slot[M_POST_HOOKS]) != Py_None))
-        return nullptr;
-    PyObject* grad = tslot(leaf, T_GRAD);
-    return grad && is_tensor(grad) ? grad : nullptr;
-}
-
-// Runs a ready mul node whose two inputs are distinct leaves fed by nothing else, adding its
-// gradients into their .grad through g_product_accumulator. 1 when done (the leaves are then
-// complete), 0 when the node must run as any other, -1 on an error.
-int accumulate_product(Graph& graph, PyObject* node, PyObject* grads) {
-    if (!g_product_accumulator || graph.create_graph || Py_TYPE(node) != g.formula_node ||
-        get(node, g.formula_slot[F_FORMULA]) != g_product_formula || nslot(node, N_PRE_HOOKS) != Py_None ||
-        nslot(node, N_HOOKS) != Py_None || nslot(node, N_TRACE) != Py_None)
-        return 0;
-    PyObject* grad = PyTuple_GET_SIZE(grads) == 1 ? PyTuple_GET_ITEM(grads, 0) : nullptr;
-    PyObject* edges = nslot(node, N_NEXT);
-    PyObject* saved = get(node, g.formula_slot[F_SAVED]);
-    if (!grad || !is_tensor(grad) || !edges || !PyTuple_Check(edges) || PyTuple_GET_SIZE(edges) != 2 || !saved ||
-        !PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 2)
-        return 0;
-    PyObject* leaves[2];
-    PyObject* targets[2];
-    for (Py_ssize_t i = 0; i < 2; ++i) {
-        PyObject* edge = PyTuple_GET_ITEM(edges, i);
-        if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 || Py_TYPE(PyTuple_GET_ITEM(saved, i)) != g.saved_tensor)
-            return 0;
-        leaves[i] = PyTuple_GET_ITEM(edge, 0);
-        if (Py_TYPE(leaves[i]) != g.accumulate_grad || graph.queued.count(leaves[i])) return 0;
-        // This edge must be the leaf's last and no other node's gradient may wait in its buffer.
-        auto found = graph.counts.find(leaves[i]);
-        if (found == graph.counts.end() || found->second != 1) return 0;
-        const int waiting = PyDict_Contains(graph.buffers, leaves[i]);
-        if (waiting != 0) return waiting < 0 ? -1 : 0;
-        if (!(targets[i] = plain_leaf_grad(leaves[i]))) return 0;
-    }
-    if (leaves[0] == leaves[1]) return 0;  // x * x: one leaf, one sum of both gradients
-    PyObject* a = unpack(PyTuple_GET_ITEM(saved, 0), nullptr);
-    PyObject* b = a ? unpack(PyTuple_GET_ITEM(saved, 1), nullptr) : nullptr;
-    PyObject* done = nullptr;
-    if (b) {
-        PyObject* call[5] = {targets[0], targets[1], grad, a, b};
-        done = PyObject_Vectorcall(g_product_accumulator, call, 5, nullptr);
-    }
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    if (!done) return -1;
-    const int took = PyObject_IsTrue(done);
-    Py_DECREF(done);
-    if (took != 1) return took;
-    for (PyObject* leaf : leaves) {
-        graph.counts[leaf] = 0;
-        graph.queued.insert(leaf);
-    }
-    if (!graph.retain_graph) formula_release(node);
-    return 1;
-}
-
 bool run_loop(Graph& graph) {
     while (!graph.ready.empty()) {
         PyObject* node = graph.ready.top().node;  // the reference moves here
@@ -1040,14 +967,7 @@ bool run_loop(Graph& graph) {
             continue;
         }
         PyObject* grads = pop_gradients(graph, node);
-        const int fused = grads ? accumulate_product(graph, node, grads) : -1;
-        if (fused != 0) {
-            Py_XDECREF(grads);
-            Py_DECREF(node);
-            if (fused < 0) return false;
-            continue;
-        }
-        PyObject* results = run_node(graph, node, grads);
+        PyObject* results = grads ? run_node(graph, node, grads) : nullptr;
         Py_XDECREF(grads);
         PyObject* edges = results ? edges_of(node) : nullptr;
         if (!edges) {
@@ -1193,21 +1113,6 @@ PyObject* py_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
-// set_product_accumulator(formula, accumulator): mul's formula and the function that adds a
-// product's two gradients into its leaves' .grad (see accumulate_product); None, None unsets.
-PyObject* py_set_product_accumulator(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-    if (nargs != 2 || (args[1] != Py_None && !PyCallable_Check(args[1]))) {
-        PyErr_SetString(PyExc_TypeError, "set_product_accumulator(formula, accumulator: callable or None)");
-        return nullptr;
-    }
-    const bool unset = args[0] == Py_None || args[1] == Py_None;
-    PyObject* formula = unset ? nullptr : (Py_INCREF(args[0]), args[0]);
-    PyObject* accumulator = unset ? nullptr : (Py_INCREF(args[1]), args[1]);
-    Py_XSETREF(g_product_formula, formula);
-    Py_XSETREF(g_product_accumulator, accumulator);
-    Py_RETURN_NONE;
-}
-
 // set_saved_hooks_active(flag): whether recordings must go to the Python kernels (see
 // g_saved_hooks_active).
 PyObject* py_set_saved_hooks_active(PyObject*, PyObject* flag) {
@@ -1224,11 +1129,6 @@ PyMethodDef kMethods[] = {
     {"run_graph", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_run_graph)), METH_FASTCALL,
      "run_graph(roots, buffers, retain_graph, create_graph): run the backward pass from the root nodes, whose "
      "seeded gradients are in buffers (node -> list per output)."},
-    {"set_product_accumulator",
-     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_set_product_accumulator)), METH_FASTCALL,
-     "set_product_accumulator(formula, accumulator): mul's formula and accumulator(grad_a, grad_b, grad, a, b) -> "
-     "bool, which adds grad * b into grad_a and grad * a into grad_b (the leaves' .grad) when it can; None, None "
-     "unsets."},
     {"set_saved_hooks_active", py_set_saved_hooks_active, METH_O,
      "set_saved_hooks_active(flag): while true, every recording runs the Python kernel (saved-tensor hooks are "
      "pushed somewhere)."},

@@ -556,11 +556,6 @@ def _floating(dtype: str, acc: str) -> str:
         ST(p, op + i, param + direction * neg_lr);""")
     sgd_plain_body = guarded(sgd_gradient + """
         ST(p, op + i, param + grad * neg_lr);""")
-    product_body = guarded("""
-        C grad = LD(g, og + i * sg);
-        C from_b = grad * LD(b, ob + i), from_a = grad * LD(a, oa + i);
-        ST(ta, ota + i, LD(ta, ota + i) + from_b);
-        ST(tb, otb + i, LD(tb, otb + i) + from_a);""")
     return _vector_io(dtype, acc) + _vector_exp(DTYPES[dtype][1]) + _hsum() + _rows() + f"""
 /* relu's gradient: 0 where the output is <= 0, the gradient elsewhere (NaN outputs pass it). */
 __kernel void relu_backward_c(__global T* o, long oo, __global const T* g, long og, __global const T* y, long oy,
@@ -941,15 +936,6 @@ __kernel void linear_param_grads(__global T* gw, long ogw, __global T* gb, long 
     }}
 }}
 
-/* mul's two gradients added into its leaves' .grad in one launch (autograd/product_accumulation.py):
-   ta += g * b and tb += g * a over contiguous tensors, g contiguous (sg 1) or one element read
-   by every work-item (sg 0: sum's gradient expanded). Each product is rounded before its sum
-   (contraction is off, helpers.cl), as the four unfused kernels round. */
-__kernel void accumulate_product(__global T* ta, long ota, __global T* tb, long otb, __global const T* g, long og,
-                                 long sg, __global const T* a, long oa, __global const T* b, long ob, long n) {{
-    long i = get_global_id(0);
-    {product_body}
-}}
 """
 
 

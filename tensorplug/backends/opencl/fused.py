@@ -3,9 +3,8 @@ composite ops"): relu and its gradient, softmax and log_softmax (and log_softmax
 cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
 gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
-with its gradient, gelu with its gradient, accumulate_product_grads_ (a product's two
-gradients added into its leaves' .grad) and linear_param_grads (a small layer's weight and bias
-gradients).
+with its gradient, gelu with its gradient, and linear_param_grads (a small layer's weight and
+bias gradients).
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -901,33 +900,6 @@ def _decomposing_float8(name: str, adapter):
     return kernel
 
 
-# --- a product's gradients into its leaves' .grad ---------------------------------------------
-
-def _accumulate_product_grads(grad_a, grad_b, grad, a, b):
-    # One launch where mul's backward and two accumulations make four (issue 14). float32 and
-    # float64 only: the kernel computes in C, which for 16-bit floats would skip the rounding of
-    # each product to the dtype that the unfused ops do.
-    dtype = a.dtype.name
-    args = (grad_a, grad_b, grad, a, b)
-    operands = (grad_a, grad_b, a, b)
-    if dtype not in ("float32", "float64") or not all(is_contiguous(t) for t in operands):
-        return _decomposition("accumulate_product_grads_")(*args)
-    if is_contiguous(grad):
-        grad_step = 1
-    elif not any(grad.stride()):
-        grad_step = 0  # one element expanded
-    else:
-        return _decomposition("accumulate_product_grads_")(*args)
-    n = math.prod(a.shape)
-    if n == 0:
-        return None
-    state = _state(a)
-    g, l = _global(n, state)
-    _fk(state, dtype, "accumulate_product")(state.queue, g, l, *_operand(grad_a), *_operand(grad_b), *_operand(grad),
-                                            grad_step, *_operand(a), *_operand(b), n)
-    return None
-
-
 def table(vector: bool = True) -> dict:
     """Op name -> fused kernel, for the composite ops this backend runs natively. ``vector=False``
     gives adapters that launch only the program's scalar kernels (CUDA compiles no others)."""
@@ -942,6 +914,6 @@ def table(vector: bool = True) -> dict:
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
-        "accumulate_product_grads_": _accumulate_product_grads, "linear_param_grads": _linear_param_grads,
+        "linear_param_grads": _linear_param_grads,
     }
     return {name: _decomposing_float8(name, adapter) for name, adapter in adapters.items()}

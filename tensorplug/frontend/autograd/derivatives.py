@@ -371,9 +371,6 @@ BINARY_FORMULAS = {
     "remainder": (lambda g, a, b, o: g, lambda g, a, b, o: -(g * (a / b).floor())),
 }
 _OUTPUT_BINARY = {"hypot", "copysign"}
-# The formula objects the binary ops' nodes hold: the engine knows mul's by identity (its
-# product accumulation, product_accumulation.py).
-binary_formulas = {name: _binary(fa, fb) for name, (fa, fb) in BINARY_FORMULAS.items()}
 
 
 # --- reductions, scans, matmul, indexing, copies --------------------------------------------------
@@ -518,8 +515,8 @@ def register_all() -> None:
     """Register the Autograd kernel of every differentiable primitive."""
     for name, (f, uses_output) in UNARY_FORMULAS.items():
         _register(name, _unary(f), (0,), save_inputs=not uses_output, save_output=uses_output, keep=None)
-    for name, formula in binary_formulas.items():
-        _register(name, formula, (0, 1), save_inputs=name not in ("add", "sub"), save_output=name in _OUTPUT_BINARY,
+    for name, (fa, fb) in BINARY_FORMULAS.items():
+        _register(name, _binary(fa, fb), (0, 1), save_inputs=name not in ("add", "sub"), save_output=name in _OUTPUT_BINARY,
                   keep=None)
     _register("sum", _sum_formula, (0,), save_inputs=False)
     _register("prod", _prod_formula, (0,), save_output=True)

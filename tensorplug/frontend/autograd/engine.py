@@ -19,9 +19,8 @@ from ..meta_device import has_values
 from ..tensor import Tensor
 from ...dispatcher import AUTOCAST, AUTOGRAD, MaskKeys, local_state
 from . import graph
-from .derivatives import FormulaNode, TensorMeta, binary_formulas
+from .derivatives import FormulaNode, TensorMeta
 from .graph import NO_EDGE, AccumulateGrad, AutogradMeta, Node, SavedTensor, anomaly_mode, gradient_edge
-from .product_accumulation import accumulate_product
 from .views import sum_to_shape
 
 __all__ = ["run_backward", "run_from_scalar", "running_pass"]
@@ -363,6 +362,3 @@ def _apply(node: Node, grads: tuple, retain_graph: bool) -> tuple:
 _autograd_core.bind(Tensor, dtype, Node, FormulaNode, SavedTensor, AutogradMeta, AccumulateGrad, AUTOGRAD.mask,
                     graph._sequence, anomaly_mode, gradient_edge, NO_EDGE, TensorMeta, _accumulate_into_leaf, _apply, _add,
                     _add_into, _ADD.op.table, _ADD.op.lookup, frozenset(_ADD.fast_dtypes))
-# A mul node between two leaves that have a .grad: both products added in one kernel where the
-# backend has one (product_accumulation.py).
-_autograd_core.set_product_accumulator(binary_formulas["mul"], accumulate_product)
