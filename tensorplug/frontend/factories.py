@@ -59,6 +59,12 @@ def _nested_tensors_to_numpy(data):
     return data
 
 
+def _holds_python_float(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_python_float(item) for item in data)
+    return isinstance(data, (float, np.floating))
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors);
     ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
@@ -89,7 +95,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dtype is _dt.uint64 and python_data and array.dtype.kind in "iuf":
         # NumPy reads ints above 2**63 mixed with smaller ones as float64, which rounds them: read
         # the Python numbers again straight into uint64 (a negative int raises OverflowError, as
-        # in PyTorch).
+        # in PyTorch). A Python float is refused before NumPy would truncate it (1.5 -> 1) or
+        # raise without naming the op (1e300, NaN), as PyTorch refuses it.
+        if _holds_python_float(data):
+            raise TypeError("tensor(): an integer is required for dtype uint64, but the data holds a Python float")
         array = np.array(_nested_tensors_to_numpy(data), dtype=np.uint64)
     elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps

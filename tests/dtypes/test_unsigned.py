@@ -127,3 +127,15 @@ def test_against_torch(name, np_dtype):
     np.testing.assert_array_equal(tp.from_numpy(floats).to(getattr(tp, name)).numpy(),
                                   torch.from_numpy(floats).to(getattr(torch, name)).numpy())
     assert repr(ours[:3]).replace("tensorplug.", "") == repr(theirs[:3]).replace("torch.", "")
+
+
+# Found by tools/fuzz_native.py: NumPy truncated a Python float for uint64 (1.5 -> 1) or raised
+# an OverflowError naming no op (1e300); PyTorch refuses Python floats for uint64.
+@pytest.mark.parametrize("data", [[1.5], [float("nan")], [1e300], [2.0 ** 64], [[1], [2.5]]])
+def test_tensor_of_python_floats_as_uint64_raises(data):
+    with pytest.raises(TypeError, match=r"tensor\(\): an integer is required for dtype uint64"):
+        tp.tensor(data, dtype=tp.uint64)
+
+
+def test_tensor_of_python_ints_as_uint64_keeps_them_exactly():
+    assert tp.tensor([1, 2 ** 64 - 1, 2 ** 63], dtype=tp.uint64).tolist() == [1, 2 ** 64 - 1, 2 ** 63]
