@@ -51,12 +51,52 @@ def _infer_dtype(array: np.ndarray, data) -> _dt.dtype:
     raise TypeError(f"tensor(): could not infer the dtype of {type(data).__name__} data (numpy kind {array.dtype!r})")
 
 
-def _nested_tensors_to_numpy(data):
+def _nested_tensors_to_numpy(data, inside_list: bool = False):
     if isinstance(data, Tensor):
-        return data.detach().cpu().numpy()
+        if inside_list:
+            # A tensor inside a list is one number, as in PyTorch: [tp.tensor([1.0]), ...] is 1-d,
+            # not (n, 1).
+            if data.numel() != 1:
+                raise ValueError(f"tensor(): only one element tensors can be converted to Python scalars "
+                                 f"(a tensor of shape {list(data.shape)} inside the list)")
+            data = data.reshape(())
+        host = data.detach().cpu()
+        return host.numpy() if host._dtype.numpy is not None else np.asarray(host.item())
     if isinstance(data, (list, tuple)):
-        return [_nested_tensors_to_numpy(item) for item in data]
+        return [_nested_tensors_to_numpy(item, True) for item in data]
     return data
+
+
+def _scalar_dtype(leaf) -> _dt.dtype:
+    """The dtype one item of a list counts as: its own for a tensor or a NumPy scalar, PyTorch's
+    for a Python number."""
+    if isinstance(leaf, Tensor):
+        return leaf._dtype
+    if isinstance(leaf, np.generic):
+        return _dt.from_numpy_dtype(leaf.dtype)
+    return _dt.dtype_of_scalar(leaf)
+
+
+def _items_dtype(data) -> _dt.dtype | None:
+    """For a list holding tensors or NumPy scalars, the promotion of its items' dtypes
+    ([np.float64(0.1), 1] is float64 and [np.int8(1)] int8, as in PyTorch; NumPy's own inference
+    gave float32 and int64); None for a list of Python numbers only."""
+    leaves, stack = [], [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            leaves.append(item)
+    if not any(isinstance(leaf, (Tensor, np.generic)) for leaf in leaves):
+        return None
+    result = None
+    for leaf in leaves:
+        if not isinstance(leaf, (Tensor, np.generic, bool, int, float, complex)):
+            return None  # not numbers: the NumPy path raises its error
+        kind = _scalar_dtype(leaf)
+        result = kind if result is None else _dt.promote_types(result, kind)
+    return result
 
 
 def _holds_python_float(data) -> bool:
@@ -81,10 +121,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     try:
         array = np.asarray(_nested_tensors_to_numpy(data))
     except ValueError as exc:
+        if str(exc).startswith("tensor():"):
+            raise
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
     inferred = _infer_dtype(array, data)
+    if dtype is None and isinstance(data, (list, tuple)):
+        inferred = _items_dtype(data) or inferred
     dtype = inferred if dtype is None else dtype
     dev = resolve_device(device)
     if dtype is not inferred and inferred.category < 2 <= dtype.category:

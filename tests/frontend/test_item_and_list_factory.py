@@ -130,3 +130,39 @@ def test_item_of_float8_goes_through_float32():
     """float8 values come back as the float32 value they represent (1.5 and 288 are exact)."""
     assert tp.tensor([1.5]).to(tp.float8_e4m3fn).item() == 1.5
     assert tp.tensor([300.0]).to(tp.float8_e4m3fn).item() == 288.0
+
+
+# Found by tools/fuzz_native.py: tp.tensor inferred a list's dtype from NumPy's reading of it, so
+# NumPy scalars and 0-d tensors lost their dtypes ([np.float64(0.1), ...] was rounded to
+# float32), and a one-element tensor inside a list added a dim. PyTorch promotes the items' own
+# dtypes and reads a tensor inside a list as one number. (Dtypes below measured on PyTorch 2.13.)
+@pytest.mark.parametrize("data,dtype,shape", [
+    ([np.float64(0.1), np.float64(0.2)], "float64", (2,)),
+    ([np.float64(1.5), 1], "float64", (2,)),
+    ([np.float16(1.5)], "float16", (1,)),
+    ([np.float16(1.5), 1.0], "float32", (2,)),
+    ([np.int8(1), np.uint8(2)], "int16", (2,)),
+    ([np.int8(1), True], "int8", (2,)),
+    ([np.int16(3), 2.5], "float32", (2,)),
+    ([np.complex64(1j), np.float64(2.0)], "complex128", (2,)),
+    ([tp.tensor(True), 2], "int64", (2,)),
+    ([tp.tensor([1.0]), tp.tensor([2.0])], "float32", (2,)),
+    ([[tp.tensor([1.0])]], "float32", (1, 1)),
+])
+def test_list_of_numpy_scalars_and_tensors_keeps_their_dtypes(data, dtype, shape):
+    t = tp.tensor(data)
+    assert t.dtype == getattr(tp, dtype) and tuple(t.shape) == shape
+    flat = []
+    stack = [data]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, list):
+            stack[:0] = item
+        else:
+            flat.append(item.item() if hasattr(item, "item") else item)
+    np.testing.assert_array_equal(np.asarray(t.tolist()).ravel(), np.array(flat).astype(np.dtype(dtype)))
+
+
+def test_tensor_of_several_elements_inside_a_list_raises():
+    with pytest.raises(ValueError, match=r"tensor\(\): only one element tensors can be converted"):
+        tp.tensor([tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])])
