@@ -99,6 +99,14 @@ def _items_dtype(data) -> _dt.dtype | None:
     return result
 
 
+def _numpy_ints_as_python(data):
+    """NumPy integer scalars as Python ints, which NumPy range-checks for uint64 (np.int64(-3)
+    raises OverflowError where NumPy's cast wrapped it to 2**64 - 3)."""
+    if isinstance(data, list):
+        return [_numpy_ints_as_python(item) for item in data]
+    return int(data) if isinstance(data, np.integer) else data
+
+
 def _holds_python_float(data) -> bool:
     if isinstance(data, (list, tuple)):
         return any(_holds_python_float(item) for item in data)
@@ -135,7 +143,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         array = array.astype(np.float64)
     if inferred.is_complex and not dtype.is_complex:
         raise TypeError(f"tensor(): can't convert complex data to {dtype.name}")
-    python_data = not isinstance(data, (np.ndarray, np.generic))
+    # A NumPy scalar, alone or in a list, is checked as the Python number it holds, as PyTorch
+    # checks it (np.int64(300) as int8 raised there and wrapped to 44 here).
+    python_data = not isinstance(data, np.ndarray)
     if dtype is _dt.uint64 and python_data and array.dtype.kind in "iuf":
         # NumPy reads ints above 2**63 mixed with smaller ones as float64, which rounds them: read
         # the Python numbers again straight into uint64 (a negative int raises OverflowError, as
@@ -143,7 +153,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         # raise without naming the op (1e300, NaN), as PyTorch refuses it.
         if _holds_python_float(data):
             raise TypeError("tensor(): an integer is required for dtype uint64, but the data holds a Python float")
-        array = np.array(_nested_tensors_to_numpy(data), dtype=np.uint64)
+        try:
+            array = np.array(_numpy_ints_as_python(_nested_tensors_to_numpy(data)), dtype=np.uint64)
+        except OverflowError as exc:
+            raise OverflowError(f"tensor(): {exc}") from None
     elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
