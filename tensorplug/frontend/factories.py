@@ -107,6 +107,23 @@ def _numpy_ints_as_python(data):
     return int(data) if isinstance(data, np.integer) else data
 
 
+def _holds_big_python_int(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_big_python_int(item) for item in data)
+    return isinstance(data, int) and not isinstance(data, bool) and abs(data) > 2 ** 53
+
+
+def _truncated_numbers(data, dtype: _dt.dtype):
+    """Nested Python numbers as exact Python ints, floats truncated toward zero."""
+    if isinstance(data, (list, tuple)):
+        return [_truncated_numbers(item, dtype) for item in data]
+    if isinstance(data, (float, np.floating)):
+        if not math.isfinite(data):
+            raise RuntimeError(f"tensor(): value {data} cannot be converted to type {dtype.name} without overflow")
+        return math.trunc(data)
+    return int(data)
+
+
 def _holds_python_float(data) -> bool:
     if isinstance(data, (list, tuple)):
         return any(_holds_python_float(item) for item in data)
@@ -160,8 +177,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
+        if array.dtype.kind == "f" and dtype.category == 1 and _holds_big_python_int(data):
+            # Ints mixed with floats: NumPy read them all as float64, which rounds ints beyond
+            # 2**53 ([2**53 + 1, 0.5] as int64 gave 2**53); read each number again, exactly.
+            array = np.array(_truncated_numbers(data, dtype), dtype=object)
         for bound in (array.min(), array.max()):
-            check_scalar_fits("tensor", bound.item(), dtype)
+            check_scalar_fits("tensor", bound.item() if isinstance(bound, np.generic) else bound, dtype)
     return _finish(copy_from_numpy(array, dtype, dev), requires_grad)
 
 

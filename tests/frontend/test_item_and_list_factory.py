@@ -166,3 +166,15 @@ def test_list_of_numpy_scalars_and_tensors_keeps_their_dtypes(data, dtype, shape
 def test_tensor_of_several_elements_inside_a_list_raises():
     with pytest.raises(ValueError, match=r"tensor\(\): only one element tensors can be converted"):
         tp.tensor([tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])])
+
+
+# Found by tools/fuzz_native.py: ints mixed with floats went through NumPy's float64, so an int
+# beyond 2**53 was rounded (2**53 + 1 became 2**53) or overflowed (2**63 - 1); PyTorch converts
+# each number exactly, floats truncated toward zero.
+def test_big_ints_mixed_with_floats_convert_exactly_to_an_int_dtype():
+    assert tp.tensor([2 ** 53 + 1, 0.5], dtype=tp.int64).tolist() == [2 ** 53 + 1, 0]
+    assert tp.tensor([[2 ** 63 - 1], [-2.7]], dtype=tp.int64).tolist() == [[2 ** 63 - 1], [-2]]
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value nan cannot be converted to type int64"):
+        tp.tensor([2 ** 60, float("nan")], dtype=tp.int64)
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value \d+ cannot be converted to type int32"):
+        tp.tensor([2 ** 60, 1.5], dtype=tp.int32)
