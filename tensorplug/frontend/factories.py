@@ -124,6 +124,25 @@ def _truncated_numbers(data, dtype: _dt.dtype):
     return int(data)
 
 
+def _int_beyond_int64(data):
+    """The first Python int outside int64 in nested lists, or None."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            found = _int_beyond_int64(item)
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63:
+        return data
+    return None
+
+
+def _holds_complex(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_complex(item) for item in data)
+    return isinstance(data, (complex, np.complexfloating)) or (isinstance(data, Tensor) and data._dtype.category > 1)
+
+
 def _holds_python_float(data) -> bool:
     if isinstance(data, (list, tuple)):
         return any(_holds_python_float(item) for item in data)
@@ -151,6 +170,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
+    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "uf":
+        # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
+        # tensor where PyTorch raises.
+        big = _int_beyond_int64(data)
+        if big is not None and not _holds_python_float(data) and not _holds_complex(data):
+            raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
     inferred = _infer_dtype(array, data)
     if dtype is None and isinstance(data, (list, tuple)):
         inferred = _items_dtype(data) or inferred

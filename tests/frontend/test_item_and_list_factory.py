@@ -178,3 +178,15 @@ def test_big_ints_mixed_with_floats_convert_exactly_to_an_int_dtype():
         tp.tensor([2 ** 60, float("nan")], dtype=tp.int64)
     with pytest.raises(RuntimeError, match=r"tensor\(\): value \d+ cannot be converted to type int32"):
         tp.tensor([2 ** 60, 1.5], dtype=tp.int32)
+
+
+# Found by tools/fuzz_native.py: a list of Python ints with one beyond int64 became a float32
+# tensor (NumPy read the list as float64); PyTorch raises.
+@pytest.mark.parametrize("data", [[1, 1, 2 ** 63], [[2 ** 63], [1]], [1, 2 ** 64 - 1], [True, -2 ** 63 - 1]])
+def test_list_of_ints_with_one_beyond_int64_raises(data):
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value -?\d+ cannot be converted to type int64 without overflow"):
+        tp.tensor(data)
+
+
+def test_big_int_with_a_float_is_a_float_tensor():
+    assert tp.tensor([2 ** 63, 1.5]).tolist() == np.array([2 ** 63, 1.5], dtype=np.float32).tolist()
