@@ -168,14 +168,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if str(exc).startswith("tensor():"):
             raise
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
-    if array.dtype == object:
-        raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
-    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "uf":
+    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "ufO":
         # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
         # tensor where PyTorch raises.
         big = _int_beyond_int64(data)
         if big is not None and not _holds_python_float(data) and not _holds_complex(data):
             raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
+    if array.dtype == object:
+        raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
     inferred = _infer_dtype(array, data)
     if dtype is None and isinstance(data, (list, tuple)):
         inferred = _items_dtype(data) or inferred
