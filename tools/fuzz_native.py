@@ -821,7 +821,10 @@ def fam_cross_device(tp, rng):
                 same(host_values(tp, out).astype(object), np.asarray(exact).astype(object), what=f"{name} {device}")
             return "ok"
         # the operands convert to the result's dtype first (a float64 1e300 is inf in float32)
-        cast = (lambda v: round_to(v.astype(np.float64), out_name)) if out_name in FLOAT_DTYPES else (
+        # (a comparison computes in the dtype the operands promote to: the tensor's float dtype
+        # unless the 0-d one's category is higher)
+        compute = out_name if out_name != "bool" else (dtype if dtype in FLOAT_DTYPES else other_dtype)
+        cast = (lambda v: round_to(v.astype(np.float64), compute)) if compute in FLOAT_DTYPES else (
             lambda v: v.astype(np.float64))
         with np.errstate(all="ignore"):
             want = fn(cast(a_np), cast(s_np))
