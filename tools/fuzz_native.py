@@ -894,6 +894,54 @@ def fam_unsigned_reduce(tp, rng):
     return "ok"
 
 
+def fam_index(tp, rng):
+    """t[index] and t[index] = v with index tensors of every integer dtype (out of range,
+    negative, on views), bool and uint8 masks, and refused dtypes; against NumPy."""
+    dtype = rng.choice(ALL_DTYPES)
+    shape, steps = views(rng, 3)
+    n = int(np.prod(shape)) if shape else 1
+    values = random_values(rng, dtype, n)
+    x_np = apply_view(numpy_of(values, dtype, shape), steps, True)
+    x = apply_view(make_tensor(tp, values, dtype, shape), steps, False)
+    if x_np.ndim == 0:
+        return "skip"
+    size = x_np.shape[0]
+    index_dtype = rng.choice(["int64", "int64", "int32", "int16", "int8", "uint8", "bool", "uint16", "uint32",
+                              "uint64", "float32"])
+    write = rng.random() < 0.4
+    if index_dtype in ("bool", "uint8"):
+        mask = np.array([rng.random() < 0.5 for _ in range(size)], dtype=bool)
+        index = tp.tensor(mask.astype(index_dtype))
+        want_index = mask
+    else:
+        count = rng.choice([0, 1, 2, 5])
+        lo, hi = -size - 2, size + 2
+        raw = [rng.randint(lo, hi) if rng.random() < 0.9 else rng.choice([2 ** 31 - 1, -2 ** 31, 2 ** 62]) for _ in range(count)]
+        if index_dtype.startswith("uint"):
+            raw = [v % 2 ** (8 * np.dtype(index_dtype).itemsize) for v in raw]
+        elif index_dtype.startswith("int"):
+            raw = [_wrap(v, 8 * np.dtype(index_dtype).itemsize, True) for v in raw]
+        index = tp.tensor(np.array(raw, dtype=np.dtype(index_dtype)).reshape(count))
+        if index_dtype in ("uint16", "uint32", "uint64", "float32"):
+            return expect_error(f"{index_dtype} index tensor", lambda: x[index])
+        want_index = np.array(raw, dtype=np.int64).reshape(count)
+        if any(not -size <= v < size for v in raw):
+            call = (lambda: x.__setitem__(index, 0)) if write else (lambda: x[index])
+            return expect_error("index out of range", call)
+    if write:
+        if any(st[0] == "expand" for st in steps):
+            return _crash_check(lambda: x.__setitem__(index, 0))  # overlapping writes: PyTorch refuses some
+        x = x.clone()
+        y_np = np.array(x_np, copy=True)
+        y_np[want_index] = 0
+        x[index] = 0
+        same(host_values(tp, x), y_np if dtype not in ("bfloat16",) + tuple(FLOAT8_DTYPES) else y_np,
+             what=f"setitem {dtype} with {index_dtype}")
+        return "ok"
+    same(host_values(tp, x[index]), x_np[want_index], what=f"getitem {dtype} with {index_dtype}")
+    return "ok"
+
+
 def _wrap(v: int, bits: int, signed: bool) -> int:
     v %= 2 ** bits
     return v - 2 ** bits if signed and v >= 2 ** (bits - 1) else v
@@ -909,6 +957,7 @@ FAMILIES = {
     "elementwise": fam_elementwise,
     "gelu": fam_gelu,
     "cast": fam_cast,
+    "index": fam_index,
     "ctc": fam_ctc,
     "cross_device": fam_cross_device,
     "unsigned_reduce": fam_unsigned_reduce,
