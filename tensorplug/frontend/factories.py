@@ -120,7 +120,7 @@ def _truncated_numbers(data, dtype: _dt.dtype):
     if isinstance(data, (float, np.floating)):
         if not math.isfinite(data):
             raise RuntimeError(f"tensor(): value {data} cannot be converted to type {dtype.name} without overflow")
-        return math.trunc(data)
+        return math.trunc(float(data))  # (NumPy's float16 has no __trunc__)
     return int(data)
 
 

@@ -190,3 +190,8 @@ def test_list_of_ints_with_one_beyond_int64_raises(data):
 
 def test_big_int_with_a_float_is_a_float_tensor():
     assert tp.tensor([2 ** 63, 1.5]).tolist() == np.array([2 ** 63, 1.5], dtype=np.float32).tolist()
+
+
+def test_numpy_float16_mixed_with_big_ints_converts_to_an_int_dtype():
+    # (found by the fuzzer right after the fix above: NumPy's float16 has no __trunc__)
+    assert tp.tensor([2 ** 60, np.float16(2.5), np.float32(-3.5)], dtype=tp.int64).tolist() == [2 ** 60, 2, -3]
