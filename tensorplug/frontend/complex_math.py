@@ -118,7 +118,19 @@ def csqrt(x, y):
     """The principal square root, cut along the negative real axis (the sign of a zero imaginary
     part picks the side: sqrt(-4 - 0i) = -2i). t = sqrt((|z| + |x|) / 2) is the larger part and
     y / (2t) the smaller, so neither suffers cancellation; the halves are added separately so
-    that |z| + |x| cannot overflow."""
+    that |z| + |x| cannot overflow. A tiny z (parts below 2^-60) is scaled by 2^64 first and its
+    root by 2^-32 after, a huge one (above 2^60) by 2^-64 and 2^32, all exact: halving a
+    subnormal part rounded it away (sqrt(1e-45) in complex64 was 0, PyTorch gives 3.7e-23), and
+    |z| overflowed for parts near the largest float (sqrt(3e38 + 3e38i) was inf)."""
+    largest = tp.maximum(x.abs(), y.abs())
+    tiny, huge = largest < 2.0 ** -60, largest > 2.0 ** 60
+    scale = tp.where(tiny, 2.0 ** 64, tp.where(huge, 2.0 ** -64, 1.0))
+    re, im = _csqrt_unscaled(x * scale, y * scale)
+    unscale = tp.where(tiny, 2.0 ** -32, tp.where(huge, 2.0 ** 32, 1.0))
+    return re * unscale, im * unscale
+
+
+def _csqrt_unscaled(x, y):
     r = tp.hypot(x, y)
     t = tp.sqrt(r * 0.5 + x.abs() * 0.5)
     s = y / (2.0 * _zero_free(t))  # t = 0 only at z = 0, where s = y (a signed zero)

@@ -51,12 +51,102 @@ def _infer_dtype(array: np.ndarray, data) -> _dt.dtype:
     raise TypeError(f"tensor(): could not infer the dtype of {type(data).__name__} data (numpy kind {array.dtype!r})")
 
 
-def _nested_tensors_to_numpy(data):
+def _nested_tensors_to_numpy(data, inside_list: bool = False):
     if isinstance(data, Tensor):
-        return data.detach().cpu().numpy()
+        if inside_list:
+            # A tensor inside a list is one number, as in PyTorch: [tp.tensor([1.0]), ...] is 1-d,
+            # not (n, 1).
+            if data.numel() != 1:
+                raise ValueError(f"tensor(): only one element tensors can be converted to Python scalars "
+                                 f"(a tensor of shape {list(data.shape)} inside the list)")
+            data = data.reshape(())
+        host = data.detach().cpu()
+        return host.numpy() if host._dtype.numpy is not None else np.asarray(host.item())
     if isinstance(data, (list, tuple)):
-        return [_nested_tensors_to_numpy(item) for item in data]
+        return [_nested_tensors_to_numpy(item, True) for item in data]
     return data
+
+
+def _scalar_dtype(leaf) -> _dt.dtype:
+    """The dtype one item of a list counts as: its own for a tensor or a NumPy scalar, PyTorch's
+    for a Python number."""
+    if isinstance(leaf, Tensor):
+        return leaf._dtype
+    if isinstance(leaf, np.generic):
+        return _dt.from_numpy_dtype(leaf.dtype)
+    return _dt.dtype_of_scalar(leaf)
+
+
+def _items_dtype(data) -> _dt.dtype | None:
+    """For a list holding tensors or NumPy scalars, the promotion of its items' dtypes
+    ([np.float64(0.1), 1] is float64 and [np.int8(1)] int8, as in PyTorch; NumPy's own inference
+    gave float32 and int64); None for a list of Python numbers only."""
+    leaves, stack = [], [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            leaves.append(item)
+    if not any(isinstance(leaf, (Tensor, np.generic)) for leaf in leaves):
+        return None
+    result = None
+    for leaf in leaves:
+        if not isinstance(leaf, (Tensor, np.generic, bool, int, float, complex)):
+            return None  # not numbers: the NumPy path raises its error
+        kind = _scalar_dtype(leaf)
+        result = kind if result is None else _dt.promote_types(result, kind)
+    return result
+
+
+def _numpy_ints_as_python(data):
+    """NumPy integer scalars as Python ints, which NumPy range-checks for uint64 (np.int64(-3)
+    raises OverflowError where NumPy's cast wrapped it to 2**64 - 3)."""
+    if isinstance(data, list):
+        return [_numpy_ints_as_python(item) for item in data]
+    return int(data) if isinstance(data, np.integer) else data
+
+
+def _holds_big_python_int(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_big_python_int(item) for item in data)
+    return isinstance(data, int) and not isinstance(data, bool) and abs(data) > 2 ** 53
+
+
+def _truncated_numbers(data, dtype: _dt.dtype):
+    """Nested Python numbers as exact Python ints, floats truncated toward zero."""
+    if isinstance(data, (list, tuple)):
+        return [_truncated_numbers(item, dtype) for item in data]
+    if isinstance(data, (float, np.floating)):
+        if not math.isfinite(data):
+            raise RuntimeError(f"tensor(): value {data} cannot be converted to type {dtype.name} without overflow")
+        return math.trunc(float(data))  # (NumPy's float16 has no __trunc__)
+    return int(data)
+
+
+def _int_beyond_int64(data):
+    """The first Python int outside int64 in nested lists, or None."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            found = _int_beyond_int64(item)
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63:
+        return data
+    return None
+
+
+def _holds_complex(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_complex(item) for item in data)
+    return isinstance(data, (complex, np.complexfloating)) or (isinstance(data, Tensor) and data._dtype.category > 1)
+
+
+def _holds_python_float(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_python_float(item) for item in data)
+    return isinstance(data, (float, np.floating))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
@@ -75,27 +165,49 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     try:
         array = np.asarray(_nested_tensors_to_numpy(data))
     except ValueError as exc:
+        if str(exc).startswith("tensor():"):
+            raise
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
+    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "ufO":
+        # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
+        # tensor where PyTorch raises.
+        big = _int_beyond_int64(data)
+        if big is not None and not _holds_python_float(data) and not _holds_complex(data):
+            raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
     inferred = _infer_dtype(array, data)
+    if dtype is None and isinstance(data, (list, tuple)):
+        inferred = _items_dtype(data) or inferred
     dtype = inferred if dtype is None else dtype
     dev = resolve_device(device)
     if dtype is not inferred and inferred.category < 2 <= dtype.category:
         array = array.astype(np.float64)
     if inferred.is_complex and not dtype.is_complex:
         raise TypeError(f"tensor(): can't convert complex data to {dtype.name}")
-    python_data = not isinstance(data, (np.ndarray, np.generic))
+    # A NumPy scalar, alone or in a list, is checked as the Python number it holds, as PyTorch
+    # checks it (np.int64(300) as int8 raised there and wrapped to 44 here).
+    python_data = not isinstance(data, np.ndarray)
     if dtype is _dt.uint64 and python_data and array.dtype.kind in "iuf":
         # NumPy reads ints above 2**63 mixed with smaller ones as float64, which rounds them: read
         # the Python numbers again straight into uint64 (a negative int raises OverflowError, as
-        # in PyTorch).
-        array = np.array(_nested_tensors_to_numpy(data), dtype=np.uint64)
+        # in PyTorch). A Python float is refused before NumPy would truncate it (1.5 -> 1) or
+        # raise without naming the op (1e300, NaN), as PyTorch refuses it.
+        if _holds_python_float(data):
+            raise TypeError("tensor(): an integer is required for dtype uint64, but the data holds a Python float")
+        try:
+            array = np.array(_numpy_ints_as_python(_nested_tensors_to_numpy(data)), dtype=np.uint64)
+        except OverflowError as exc:
+            raise OverflowError(f"tensor(): {exc}") from None
     elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
+        if array.dtype.kind == "f" and dtype.category == 1 and _holds_big_python_int(data):
+            # Ints mixed with floats: NumPy read them all as float64, which rounds ints beyond
+            # 2**53 ([2**53 + 1, 0.5] as int64 gave 2**53); read each number again, exactly.
+            array = np.array(_truncated_numbers(data, dtype), dtype=object)
         for bound in (array.min(), array.max()):
-            check_scalar_fits("tensor", bound.item(), dtype)
+            check_scalar_fits("tensor", bound.item() if isinstance(bound, np.generic) else bound, dtype)
     return _finish(copy_from_numpy(array, dtype, dev), requires_grad)
 
 

@@ -224,3 +224,20 @@ def test_gradient_of_pow_at_zero_base():
     u = tp.zeros(2, dtype=tp.complex128, requires_grad=True)
     (u ** tp.tensor([2.0, 3.0], dtype=tp.complex128)).real.sum().backward()
     assert u.grad.tolist() == [0j, 0j]
+
+
+# Found by tools/fuzz_native.py: sqrt of a complex64 with subnormal parts was 0 (halving the
+# parts rounded them away), and with parts near the largest float inf (|z| overflowed). NumPy's
+# sqrt in complex128, rounded to the dtype, is the reference.
+@pytest.mark.parametrize("np_dtype,rel", [(np.complex64, 2e-7), (np.complex128, 4e-16)])
+def test_sqrt_of_tiny_and_huge_complex_numbers(np_dtype, rel):
+    info = np.finfo(np.float32 if np_dtype == np.complex64 else np.float64)
+    tiny, big = float(info.smallest_subnormal), float(info.max)
+    values = [complex(tiny, 0), complex(0, tiny), complex(-tiny, 0), complex(1e-40, 1e-40), complex(-1e-30, 1e-39),
+              complex(big * 0.9, big * 0.9), complex(-big * 0.9, 1.0), complex(1.0, -big * 0.9), complex(-4, -0.0)]
+    z = np.array(values, dtype=np_dtype)
+    got = np.asarray(tp.sqrt(tp.tensor(z)).tolist(), dtype=np.complex128)
+    want = np.sqrt(z.astype(np.complex128)).astype(np_dtype).astype(np.complex128)
+    np.testing.assert_allclose(got.real, want.real, rtol=rel, atol=0)
+    np.testing.assert_allclose(got.imag, want.imag, rtol=rel, atol=0)
+    assert np.signbit(got.imag).tolist() == np.signbit(want.imag).tolist()

@@ -135,3 +135,35 @@ def test_against_torch(name, np_dtype, extra_device):
     np.testing.assert_array_equal(_on(extra_device, floats).to(getattr(tp, name)).cpu().numpy(),
                                   torch.from_numpy(floats).to(getattr(torch, name)).cpu().numpy())
     assert repr(ours[:3].cpu()).replace("tensorplug.", "") == repr(theirs[:3]).replace("torch.", "")
+
+
+# Found by tools/fuzz_native.py: NumPy truncated a Python float for uint64 (1.5 -> 1) or raised
+# an OverflowError naming no op (1e300); PyTorch refuses Python floats for uint64.
+@pytest.mark.parametrize("data", [[1.5], [float("nan")], [1e300], [2.0 ** 64], [[1], [2.5]]])
+def test_tensor_of_python_floats_as_uint64_raises(data):
+    with pytest.raises(TypeError, match=r"tensor\(\): an integer is required for dtype uint64"):
+        tp.tensor(data, dtype=tp.uint64)
+
+
+def test_tensor_of_python_ints_as_uint64_keeps_them_exactly():
+    assert tp.tensor([1, 2 ** 64 - 1, 2 ** 63], dtype=tp.uint64).tolist() == [1, 2 ** 64 - 1, 2 ** 63]
+
+
+# Found by tools/fuzz_native.py: a NumPy integer scalar was cast as NumPy casts (np.int64(-3) as
+# uint64 wrapped to 2**64 - 3, np.int64(300) as int8 to 44); PyTorch checks it as the Python
+# number it holds.
+@pytest.mark.parametrize("data", [np.int64(-3), [np.int64(-3)], [np.int8(-1), 2]])
+def test_negative_numpy_integer_as_uint64_raises(data):
+    with pytest.raises(OverflowError, match=r"tensor\(\): Python integer -\d out of bounds for uint64"):
+        tp.tensor(data, dtype=tp.uint64)
+
+
+@pytest.mark.parametrize("data", [np.int64(300), [np.int64(300)], np.uint16(65535)])
+def test_numpy_integer_scalar_beyond_the_dtype_raises(data):
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value \d+ cannot be converted to type int8 without overflow"):
+        tp.tensor(data, dtype=tp.int8)
+
+
+def test_numpy_arrays_still_cast_as_numpy_casts():
+    assert tp.tensor(np.array([300]), dtype=tp.int8).tolist() == np.array([300]).astype(np.int8).tolist()
+    assert tp.tensor(np.uint64(2 ** 64 - 1), dtype=tp.uint64).item() == 2 ** 64 - 1

@@ -254,3 +254,17 @@ def test_new_factories_take_sizes_as_varargs_or_one_sequence(name, fill, size):
     assert made.shape == (2, 3) and made.dtype == tp.float64 and made.device == base.device
     if fill is not None:
         np.testing.assert_array_equal(made.numpy(), np.full((2, 3), fill))
+
+
+# Found by tools/fuzz_native.py: a narrowing conversion in tp.tensor (1e300 to float32, to
+# bfloat16 or float8) raised NumPy's "overflow encountered in cast" RuntimeWarning, an error under
+# warnings-as-errors; PyTorch converts silently to inf (or the float8 type's overflow value).
+def test_tensor_narrowing_to_a_float_dtype_is_silent():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tp.tensor([1e300, -1e300, 1.0], dtype=tp.float32).tolist() == [float("inf"), float("-inf"), 1.0]
+        assert tp.tensor(np.array([1e300]), dtype=tp.float16).tolist() == [float("inf")]
+        assert tp.tensor([1e300], dtype=tp.bfloat16).tolist() == [float("inf")]
+        assert tp.tensor([1e300], dtype=tp.float8_e4m3fn).tolist() == [448.0]

@@ -414,3 +414,21 @@ def test_numpy_arrays_and_ranges_as_indices(name, device):
     want[index] = -1.0
     t[index] = -1.0
     np.testing.assert_array_equal(t.cpu().numpy(), want)
+
+
+# Found by tools/fuzz_native.py: a uint64 index 2**64 - 1 was read as int64 -1, the last
+# element, where PyTorch refuses it (the signed integer dtypes index, uint8 and bool are masks).
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64", "float32", "complex64"])
+def test_index_tensor_of_a_refused_dtype_raises_naming_it(dtype):
+    x = tp.arange(4.0)
+    index = tp.tensor([1], dtype=getattr(tp, dtype))
+    with pytest.raises(IndexError, match=f"must be long, int, byte or bool tensors, got {dtype}"):
+        x[index]
+    with pytest.raises(IndexError, match=f"got {dtype}"):
+        x[index] = 5.0
+
+
+def test_int32_and_int64_index_tensors_still_index():
+    x = np.arange(5.0)
+    for dtype in (tp.int32, tp.int64):
+        assert tp.arange(5.0)[tp.tensor([4, 0, -1], dtype=dtype)].tolist() == x[[4, 0, -1]].tolist()

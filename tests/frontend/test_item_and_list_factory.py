@@ -130,3 +130,68 @@ def test_item_of_float8_goes_through_float32():
     """float8 values come back as the float32 value they represent (1.5 and 288 are exact)."""
     assert tp.tensor([1.5]).to(tp.float8_e4m3fn).item() == 1.5
     assert tp.tensor([300.0]).to(tp.float8_e4m3fn).item() == 288.0
+
+
+# Found by tools/fuzz_native.py: tp.tensor inferred a list's dtype from NumPy's reading of it, so
+# NumPy scalars and 0-d tensors lost their dtypes ([np.float64(0.1), ...] was rounded to
+# float32), and a one-element tensor inside a list added a dim. PyTorch promotes the items' own
+# dtypes and reads a tensor inside a list as one number. (Dtypes below measured on PyTorch 2.13.)
+@pytest.mark.parametrize("data,dtype,shape", [
+    ([np.float64(0.1), np.float64(0.2)], "float64", (2,)),
+    ([np.float64(1.5), 1], "float64", (2,)),
+    ([np.float16(1.5)], "float16", (1,)),
+    ([np.float16(1.5), 1.0], "float32", (2,)),
+    ([np.int8(1), np.uint8(2)], "int16", (2,)),
+    ([np.int8(1), True], "int8", (2,)),
+    ([np.int16(3), 2.5], "float32", (2,)),
+    ([np.complex64(1j), np.float64(2.0)], "complex128", (2,)),
+    ([tp.tensor(True), 2], "int64", (2,)),
+    ([tp.tensor([1.0]), tp.tensor([2.0])], "float32", (2,)),
+    ([[tp.tensor([1.0])]], "float32", (1, 1)),
+])
+def test_list_of_numpy_scalars_and_tensors_keeps_their_dtypes(data, dtype, shape):
+    t = tp.tensor(data)
+    assert t.dtype == getattr(tp, dtype) and tuple(t.shape) == shape
+    flat = []
+    stack = [data]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, list):
+            stack[:0] = item
+        else:
+            flat.append(item.item() if hasattr(item, "item") else item)
+    np.testing.assert_array_equal(np.asarray(t.tolist()).ravel(), np.array(flat).astype(np.dtype(dtype)))
+
+
+def test_tensor_of_several_elements_inside_a_list_raises():
+    with pytest.raises(ValueError, match=r"tensor\(\): only one element tensors can be converted"):
+        tp.tensor([tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])])
+
+
+# Found by tools/fuzz_native.py: ints mixed with floats went through NumPy's float64, so an int
+# beyond 2**53 was rounded (2**53 + 1 became 2**53) or overflowed (2**63 - 1); PyTorch converts
+# each number exactly, floats truncated toward zero.
+def test_big_ints_mixed_with_floats_convert_exactly_to_an_int_dtype():
+    assert tp.tensor([2 ** 53 + 1, 0.5], dtype=tp.int64).tolist() == [2 ** 53 + 1, 0]
+    assert tp.tensor([[2 ** 63 - 1], [-2.7]], dtype=tp.int64).tolist() == [[2 ** 63 - 1], [-2]]
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value nan cannot be converted to type int64"):
+        tp.tensor([2 ** 60, float("nan")], dtype=tp.int64)
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value \d+ cannot be converted to type int32"):
+        tp.tensor([2 ** 60, 1.5], dtype=tp.int32)
+
+
+# Found by tools/fuzz_native.py: a list of Python ints with one beyond int64 became a float32
+# tensor (NumPy read the list as float64); PyTorch raises.
+@pytest.mark.parametrize("data", [[1, 1, 2 ** 63], [[2 ** 63], [1]], [1, 2 ** 64 - 1], [True, -2 ** 63 - 1]])
+def test_list_of_ints_with_one_beyond_int64_raises(data):
+    with pytest.raises(RuntimeError, match=r"tensor\(\): value -?\d+ cannot be converted to type int64 without overflow"):
+        tp.tensor(data)
+
+
+def test_big_int_with_a_float_is_a_float_tensor():
+    assert tp.tensor([2 ** 63, 1.5]).tolist() == np.array([2 ** 63, 1.5], dtype=np.float32).tolist()
+
+
+def test_numpy_float16_mixed_with_big_ints_converts_to_an_int_dtype():
+    # (found by the fuzzer right after the fix above: NumPy's float16 has no __trunc__)
+    assert tp.tensor([2 ** 60, np.float16(2.5), np.float32(-3.5)], dtype=tp.int64).tolist() == [2 ** 60, 2, -3]

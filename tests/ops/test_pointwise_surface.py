@@ -139,3 +139,19 @@ def test_complex_operands_are_refused_naming_the_op():
     for fn in (tp.lgamma, tp.digamma, tp.erfc, tp.sinc, tp.signbit):
         with pytest.raises(NotImplementedError, match=fn.__name__):
             fn(z)
+
+
+# Found by tools/fuzz_native.py: abs leaves the most negative integer negative, and Euclid's
+# algorithm with Python's floored remainder gave gcd(-2**63, -1) = -1. PyTorch's values, from
+# Euclid with C's truncating remainder on the absolute values (so that gcd of the most negative
+# integer and 0 stays negative, as in PyTorch):
+def test_gcd_and_lcm_of_the_most_negative_integer():
+    lo = -2 ** 63
+    a = tp.tensor([lo, lo, 0, lo, 12, -9, 0, 0])
+    b = tp.tensor([0, lo, lo, -1, 18, 6, 5, 0])
+    assert tp.gcd(a, b).tolist() == [lo, lo, lo, 1, 6, 3, 5, 0]
+    small = tp.tensor([-2 ** 31, -2 ** 31], dtype=tp.int32)
+    assert tp.gcd(small, tp.tensor([0, -6], dtype=tp.int32)).tolist() == [-2 ** 31, -2]
+    assert tp.lcm(tp.tensor([lo, -3, 4, -6]), tp.tensor([-1, 2, 6, 4])).tolist() == [lo, 6, 12, 12]
+    ordinary = np.random.default_rng(0).integers(-10 ** 6, 10 ** 6, (2, 200))
+    assert tp.gcd(tp.tensor(ordinary[0]), tp.tensor(ordinary[1])).tolist() == np.gcd(ordinary[0], ordinary[1]).tolist()

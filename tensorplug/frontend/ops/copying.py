@@ -202,9 +202,14 @@ def copy_from_numpy(array: np.ndarray, dtype: _dt.dtype, dev) -> Tensor:
     if dtype is _dt.bfloat16 or dtype in _dt.float8_dtypes:
         # NumPy has no bfloat16 or float8 of its own: stage through float32 and convert on device
         # (exact for bfloat16; for float8, PyTorch too rounds a float64 to float32 first).
-        return to_dtype(copy_from_numpy(np.asarray(array, dtype=np.float32), _dt.float32, dev), dtype)
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, silently, as in PyTorch
+            staged = np.asarray(array, dtype=np.float32)
+        return to_dtype(copy_from_numpy(staged, _dt.float32, dev), dtype)
     shape = tuple(np.shape(array))  # ascontiguousarray turns 0-d arrays into 1-d ones
-    array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
+    # A narrowing cast (1e300 to float32 is inf) converts silently, as PyTorch's does: NumPy's
+    # RuntimeWarning would be an error under warnings-as-errors.
+    with np.errstate(over="ignore"):
+        array = np.ascontiguousarray(array, dtype=_dt.numpy_dtype(dtype)).reshape(shape)
     out = empty_tensor(shape, dtype, dev)
     if array.size:
         if dtype.is_complex:  # the backend stores (real, imag) pairs of the part dtype

@@ -31,6 +31,11 @@ SCATTER = Operator("scatter_")
 INDEX_GET = Operator("index_get")
 INDEX_PUT = Operator("index_put_")
 
+# The integer dtypes an index tensor may have (bool and uint8 are masks): PyTorch's int64 and
+# int32, and the narrower signed ones this project has always taken. Not uint16/32/64, whose
+# large values would read as negative int64 indices.
+_INDEX_DTYPES = (_dt.int64, _dt.int32, _dt.int16, _dt.int8)
+
 
 def _as_index_tensor(value, dev) -> Tensor:
     from ..factories import tensor
@@ -113,8 +118,11 @@ def _apply_basic(t: Tensor, index):
                 for k, coordinate in enumerate(nonzero(idx, as_tuple=True)):
                     advanced.append((dim + k, coordinate))
                 dim += idx.ndim
-            elif idx._dtype.is_floating_point:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            elif idx._dtype not in _INDEX_DTYPES:
+                # uint64 2**64 - 1 read as int64 would be -1, the last element: refused, as PyTorch
+                # refuses every dtype but these.
+                raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, "
+                                 f"got {idx._dtype.name}")
             else:
                 advanced.append((dim, idx))
                 dim += 1

@@ -128,15 +128,16 @@ def _integer_operands(op: str, input, other) -> tuple:
 
 def _gcd(a: Tensor, b: Tensor) -> Tensor:
     a, b = UNARY["abs"](a), UNARY["abs"](b)
-    a, b = BINARY["maximum"](a, b), BINARY["minimum"](a, b)
     # Euclid's algorithm on every element at once; it ends within ~90 rounds for 64 bits (the
-    # Fibonacci worst case). A zero divisor is replaced by 1 in the unused branch: integer
-    # remainder by zero raises on the CPU.
-    while _any(COMPARE["ne"](b, 0)).item():
-        nonzero = COMPARE["ne"](b, 0)
-        remainder = BINARY["remainder"](a, where(nonzero, b, 1))
-        a, b = where(nonzero, b, a), where(nonzero, remainder, b)
-    return a
+    # Fibonacci worst case). The remainder is the truncating one (fmod): abs leaves the most
+    # negative integer negative, and Python's floored remainder by it gave gcd(-2**63, -1) = -1
+    # (PyTorch: 1). A zero divisor is replaced by 1 in the unused branch: integer remainder by
+    # zero raises on the CPU.
+    while _any(COMPARE["ne"](a, 0)).item():
+        nonzero = COMPARE["ne"](a, 0)
+        remainder = BINARY["fmod"](b, where(nonzero, a, 1))
+        a, b = where(nonzero, remainder, a), where(nonzero, a, b)
+    return b
 
 
 def gcd(input, other, *, out=None) -> Tensor:
