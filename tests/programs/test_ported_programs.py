@@ -47,13 +47,17 @@ PROGRAMS = {
     "mobilenet_v2": ["--dropout", "0"],
     "unet_segmentation": [],
     "ddpm_toy": ["--numpy-noise"],
+    "simclr_contrastive": [],
+    "realnvp_flow": ["--numpy-samples"],
+    "bert_mlm": ["--dropout", "0", "--numpy-masking"],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
 # train on every device too.
 RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_transformer", "char_gpt", "reinforce",
                      "gcn_node_classification", "seq2seq_attention", "vit_classifier", "forward_forward",
-                     "makemore_mlp", "mobilenet_v2", "ddpm_toy"]
+                     "makemore_mlp", "mobilenet_v2", "ddpm_toy",
+                     "realnvp_flow", "bert_mlm"]
 # Without PyTorch, the check is that training lowers this loss (first step against last). A
 # policy-gradient loss need not go down, nor does DQN's temporal-difference loss (its targets
 # grow as rewards propagate back through the bootstrapped values), so REINFORCE and DQN have none.
