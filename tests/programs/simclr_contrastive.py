@@ -8,7 +8,8 @@ jitter; the flip and shift choices and the jitter come from NumPy. A small conv 
 projection head map both views; the loss L2-normalises the projections (`F.normalize`), builds the
 2N x 2N cosine-similarity matrix, masks its diagonal with `masked_fill(mask, -9e15)` (self
 similarity must never be a candidate), divides by the temperature and scores each row's positive
-(the other view, found with `torch.arange` and `roll`) with `F.cross_entropy`. Plain SGD with
+(the other view, found with `torch.arange` and `roll`) with `F.cross_entropy`; the view-retrieval
+metric builds the same matrix with `F.cosine_similarity` and `fill_diagonal_(-inf)`. Plain SGD with
 momentum trains it (no LARS). A linear probe on the frozen encoder's features then reports how
 well the representation separates the classes, with the top-1 accuracy of the contrastive task.
 """
@@ -60,6 +61,15 @@ def info_nce_loss(features, batch_size, temperature):
     loss = F.cross_entropy(similarity, labels)
     top1 = (similarity.argmax(dim=1) == labels).float().mean()
     return loss, top1
+
+
+def view_retrieval_top1(projections, batch_size):
+    """The share of views whose nearest other view (by cosine similarity) is their partner:
+    the evaluation form, with the diagonal filled in place."""
+    similarity = F.cosine_similarity(projections.unsqueeze(1), projections.unsqueeze(0), dim=2)
+    similarity.fill_diagonal_(-float('inf'))
+    partner = torch.arange(2 * batch_size, device=projections.device).roll(batch_size)
+    return (similarity.argmax(dim=1) == partner).float().mean()
 
 
 def augment(images, rng):
@@ -141,7 +151,7 @@ def main(argv=None):
     model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
 
-    losses, top1 = [], []
+    losses, top1, retrieval = [], [], []
     for epoch in range(args.epochs):
         model.train()
         for start in range(0, len(images), args.batch_size):
@@ -154,13 +164,15 @@ def main(argv=None):
             optimizer.step()
             losses.append(loss.item())
             top1.append(accuracy.item())
+            with torch.no_grad():
+                retrieval.append(view_retrieval_top1(projections, batch.shape[0]).item())
         if not args.quiet:
             print(f'epoch {epoch}: loss {losses[-1]:.4f} contrastive top-1 {top1[-1]:.3f}')
 
     probe_loss, probe_accuracy = linear_probe(model.encoder, images, labels, device, args.probe_steps)
     if not args.quiet:
         print(f'linear probe: loss {probe_loss:.4f} accuracy {probe_accuracy:.3f}')
-    return {"losses": losses, "top1": top1, "probe_loss": probe_loss, "probe_accuracy": probe_accuracy}
+    return {"losses": losses, "top1": top1, "retrieval_top1": retrieval, "probe_loss": probe_loss, "probe_accuracy": probe_accuracy}
 
 
 if __name__ == '__main__':
