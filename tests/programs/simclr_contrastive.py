@@ -9,7 +9,9 @@ projection head map both views; the loss L2-normalises the projections (`F.norma
 2N x 2N cosine-similarity matrix, masks its diagonal with `masked_fill(mask, -9e15)` (self
 similarity must never be a candidate), divides by the temperature and scores each row's positive
 (the other view, found with `torch.arange` and `roll`) with `F.cross_entropy`; the view-retrieval
-metric builds the same matrix with `F.cosine_similarity` and `fill_diagonal_(-inf)`. Plain SGD with
+metric builds the same matrix with `F.cosine_similarity` and `fill_diagonal_(-inf)`, and the loss is
+checked against the other common formulation (`torch.diag(sim, +-N)` positives, negatives through a
+`torch.ones((2N, 2N), dtype=bool)` mask). Plain SGD with
 momentum trains it (no LARS). A linear probe on the frozen encoder's features then reports how
 well the representation separates the classes, with the top-1 accuracy of the contrastive task.
 """
@@ -61,6 +63,24 @@ def info_nce_loss(features, batch_size, temperature):
     loss = F.cross_entropy(similarity, labels)
     top1 = (similarity.argmax(dim=1) == labels).float().mean()
     return loss, top1
+
+
+def nt_xent_by_masks(projections, batch_size, temperature):
+    """The same loss as the other common implementations write it: positives from the two
+    off-diagonals (`torch.diag(sim, +-N)`), negatives picked with an (2N, 2N) `dtype=bool` mask,
+    and the positive in column 0 of each row's logits."""
+    n = 2 * batch_size
+    z = F.normalize(projections, dim=1)
+    sim = torch.mm(z, z.T) / temperature
+    positives = torch.cat((torch.diag(sim, batch_size), torch.diag(sim, -batch_size)), dim=0).reshape(n, 1)
+    mask = torch.ones((n, n), dtype=bool, device=z.device).fill_diagonal_(0)
+    for i in range(batch_size):
+        mask[i, batch_size + i] = 0
+        mask[batch_size + i, i] = 0
+    negatives = sim[mask].reshape(n, -1)
+    logits = torch.cat((positives, negatives), dim=1)
+    labels = torch.zeros(n, device=z.device).long()
+    return nn.CrossEntropyLoss(reduction="sum")(logits, labels) / n
 
 
 def view_retrieval_top1(projections, batch_size):
@@ -151,7 +171,7 @@ def main(argv=None):
     model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
 
-    losses, top1, retrieval = [], [], []
+    losses, top1, retrieval, mask_losses = [], [], [], []
     for epoch in range(args.epochs):
         model.train()
         for start in range(0, len(images), args.batch_size):
@@ -166,13 +186,15 @@ def main(argv=None):
             top1.append(accuracy.item())
             with torch.no_grad():
                 retrieval.append(view_retrieval_top1(projections, batch.shape[0]).item())
+                mask_losses.append(nt_xent_by_masks(projections, batch.shape[0], args.temperature).item())
         if not args.quiet:
             print(f'epoch {epoch}: loss {losses[-1]:.4f} contrastive top-1 {top1[-1]:.3f}')
 
     probe_loss, probe_accuracy = linear_probe(model.encoder, images, labels, device, args.probe_steps)
     if not args.quiet:
         print(f'linear probe: loss {probe_loss:.4f} accuracy {probe_accuracy:.3f}')
-    return {"losses": losses, "top1": top1, "retrieval_top1": retrieval, "probe_loss": probe_loss, "probe_accuracy": probe_accuracy}
+    assert all(abs(a - b) <= 1e-5 * abs(a) for a, b in zip(losses, mask_losses)), (losses, mask_losses)
+    return {"losses": losses, "top1": top1, "retrieval_top1": retrieval, "mask_losses": mask_losses, "probe_loss": probe_loss, "probe_accuracy": probe_accuracy}
 
 
 if __name__ == '__main__':
