@@ -275,10 +275,8 @@ def _parse_to_args(args, kwargs):
             dev, dtype = arg._device, arg._dtype
         elif isinstance(arg, _dt.dtype):
             dtype = arg
-        elif arg in (float, int, complex) or arg is bool and dtype is None and dev is None and arg is args[0]:
-            # A Python type read as a dtype (x.to(float) is float64); a bool after the first
-            # argument is non_blocking or copy.
-            dtype = _dt.as_dtype(arg)
+        elif arg.__class__ is type and _dt.as_dtype(arg) is not arg:
+            dtype = _dt.as_dtype(arg)  # a Python type read as a dtype: x.to(float) is float64
         elif isinstance(arg, (str, _device_type)):
             dev = arg
         elif isinstance(arg, bool):
