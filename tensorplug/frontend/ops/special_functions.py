@@ -16,6 +16,7 @@ erfc) rather than differentiated through the series.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from .. import dtypes as _dt
@@ -64,13 +65,12 @@ def _in_float64(series):
     """``series`` evaluated in float64 for a narrower float input (rounded back once at the end),
     where the input's device declares float64; as it is elsewhere."""
 
-    def evaluate(x: Tensor) -> Tensor:
-        if x._dtype in _WIDENED and _dt.float64 in x._device._dtypes:
-            return to_dtype(series(to_dtype(x, _dt.float64)), x._dtype)
-        return series(x)
+    @functools.wraps(series)  # keeps the op's documented signature (input)
+    def evaluate(input: Tensor) -> Tensor:
+        if input._dtype in _WIDENED and _dt.float64 in input._device._dtypes:
+            return to_dtype(series(to_dtype(input, _dt.float64)), input._dtype)
+        return series(input)
 
-    evaluate.__name__ = series.__name__
-    evaluate.__doc__ = series.__doc__
     return evaluate
 
 
