@@ -217,6 +217,18 @@ def get_default_dtype() -> dtype:
     return _default_dtype
 
 
+# PyTorch reads the Python types as dtypes wherever it takes one (``torch.ones(n, n, dtype=bool)``,
+# ``x.to(float)``): bool, int64, float64 (not the default float) and complex128.
+_PYTHON_TYPE_DTYPES = {_builtin_bool: bool, _builtin_int: int64, _builtin_float: float64, complex: complex128}
+
+
+def as_dtype(value):
+    """``value`` with a Python type (``bool``, ``int``, ``float``, ``complex``) replaced by the
+    dtype PyTorch reads it as; anything else unchanged (None, a dtype, or what the caller
+    rejects)."""
+    return _PYTHON_TYPE_DTYPES.get(value, value) if value.__class__ is type else value
+
+
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype of Python floats and of float factories (float32 or float64, as PyTorch)."""
     global _default_dtype

@@ -152,6 +152,7 @@ def _holds_python_float(data) -> bool:
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors);
     ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
+    dtype = _dt.as_dtype(dtype)
     if isinstance(data, Tensor):
         result = data.detach().to(device=device if device is not None else data._device, dtype=dtype or data._dtype, copy=True)
         return _finish(result, requires_grad)
@@ -213,6 +214,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
+    dtype = _dt.as_dtype(dtype)
     if isinstance(data, Tensor):
         return data.to(device=device or data._device, dtype=dtype or data._dtype)
     if isinstance(data, np.ndarray) and resolve_device(device).type == "cpu" and dtype is None:
@@ -317,7 +319,7 @@ def _contiguous_owner(array: np.ndarray):
 
 
 def _factory_dtype(dtype) -> _dt.dtype:
-    return _dt.get_default_dtype() if dtype is None else dtype
+    return _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, out=None, layout=None,
@@ -373,7 +375,7 @@ def _into(op: str, out, result: Tensor) -> Tensor:
 
 
 def _like(input: Tensor, dtype, device):
-    return (input._dtype if dtype is None else dtype), (input._device if device is None else resolve_device(device))
+    return (input._dtype if dtype is None else _dt.as_dtype(dtype)), (input._device if device is None else resolve_device(device))
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None,
@@ -436,6 +438,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         _, dtype, device = factory_options.resolve("arange", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
             return _into("arange", out, arange(start, end, step, dtype=dtype, device=device, requires_grad=requires_grad))
+    dtype = _dt.as_dtype(dtype)
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):
@@ -466,6 +469,7 @@ def _spaced(op: str, start, end, steps, dtype):
     result dtype: complex ends (or a complex ``dtype``) space the real and imaginary parts
     together; complex ends make the default dtype's complex counterpart."""
     steps = operator.index(steps)
+    dtype = _dt.as_dtype(dtype)
     if steps < 0:
         raise RuntimeError(f"{op}(): number of steps must be non-negative, got {steps}")
     complex_ends = _is_complex_end(start) or _is_complex_end(end)
@@ -647,7 +651,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     elif high is None:
         low, high = 0, low
     shape = check_shape("randint", (size,) if isinstance(size, int) else tuple(size))
-    out = empty_tensor(shape, _dt.int64 if dtype is None else dtype, resolve_device(device))
+    out = empty_tensor(shape, _dt.int64 if dtype is None else _dt.as_dtype(dtype), resolve_device(device))
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 

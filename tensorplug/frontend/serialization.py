@@ -32,7 +32,7 @@ import os
 import stat
 import struct
 import sys
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -121,7 +121,7 @@ class _Flattener:
         if isinstance(obj, float):
             return {"t": "float", "v": repr(obj)}  # repr keeps nan, inf and every bit
         if isinstance(obj, dict):
-            kind = "odict" if isinstance(obj, OrderedDict) else "dict"
+            kind = _DICT_KINDS.get(type(obj), "dict")
             keys, values = [], []
             for key, value in obj.items():
                 keys.append(_encode_key(key))
@@ -145,6 +145,13 @@ class _Flattener:
             "the safetensors format holds tensors, and dicts, lists and tuples of tensors, numbers, strings, "
             "bools and None"
         )
+
+
+# The dict classes a file keeps (torch.load(weights_only=True) rebuilds these too): a
+# MultiStepLR's state holds its milestones as a Counter, which a plain dict breaks on load (a
+# missing epoch must count 0, not raise KeyError). Other dict subclasses are saved as dicts.
+_DICT_KINDS = {OrderedDict: "odict", Counter: "counter"}
+_DICT_CLASSES = {"dict": dict, "odict": OrderedDict, "counter": Counter}
 
 
 def _encode_key(key):
@@ -589,11 +596,11 @@ class _Rebuilder:
                 return int(node["v"]) if kind == "int" else float(node["v"])
             except (KeyError, TypeError, ValueError):
                 raise ValueError(f"tp.load(): malformed {kind} in the structure metadata: {str(node)[:80]!r}") from None
-        if kind in ("dict", "odict"):
+        if kind in _DICT_CLASSES:
             keys, values = node.get("keys"), node.get("values")
             if not isinstance(keys, list) or not isinstance(values, list) or len(keys) != len(values):
                 raise ValueError("tp.load(): malformed dict in the structure metadata")
-            result = OrderedDict() if kind == "odict" else {}
+            result = _DICT_CLASSES[kind]()
             for key, value in zip(keys, values):
                 key = self.build(key, depth + 1)
                 if isinstance(key, Tensor):

@@ -262,6 +262,8 @@ def _empty_tensor(shape: tuple, dtype: _dt.dtype, dev: device) -> Tensor:
     backend = dev._backend
     if backend is None:
         backend = bind_device(dev)._backend
+    if dtype.__class__ is type:  # dtype=bool, int, float or complex, as PyTorch reads them
+        dtype = _dt.as_dtype(dtype)
     if dtype._part is not None:
         return _empty_complex(shape, dtype, dev)
     if dtype not in dev._dtypes:  # one set lookup: a dtype the backend did not declare never reaches it

@@ -413,6 +413,8 @@ class Tensor:
         """In-place version of ``expm1``."""
     def fill_(self, value: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.fill_."""
+    def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
+        """``input`` with its main diagonal set to ``fill_value``: the out-of-place half of ``Tensor.fill_diagonal_`` (PyTorch has no function form). A tall matrix's diagonal restarts one row below its end with ``wrap``."""
     def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
         """See torch.Tensor.flatten."""
     def flip(self, *order: Any, dims: Any = ...) -> Tensor:

@@ -1,6 +1,6 @@
 """InstanceNorm1d/2d/3d: normalize each (sample, channel) over its spatial dims (``F.instance_norm``).
 
-The parameters and buffers are BatchNorm's (same names, so PyTorch state dicts load), with
+The parameters and buffers are BatchNorm's (a shared `_NormBase`, same names, so PyTorch state dicts load), with
 PyTorch's instance-norm defaults: no affine parameters and no running statistics. With
 ``track_running_stats`` the running statistics are updated in training and used in eval.
 """
@@ -10,12 +10,12 @@ import warnings
 
 from ..frontend.tensor import Tensor
 from . import functional as F
-from .layers import _BatchNorm
+from .layers import _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_NormBase):
     _spatial_dims: int = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,

@@ -579,10 +579,12 @@ def _reset_affine(module: Module) -> None:
         init.zeros_(module.bias)
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """What batch and instance normalization share: the affine parameters, the running
+    statistics and their state-dict versioning. Instance norm is not a batch norm (code that
+    freezes or converts "every BatchNorm" with isinstance must skip it, as in PyTorch)."""
+
     _version = 2
-    _expected_dims: tuple = ()
-    _layout: str = ""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
@@ -628,6 +630,19 @@ class _BatchNorm(Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalization: statistics over the batch and every spatial position."""
+
+    _expected_dims: tuple = ()
+    _layout: str = ""
+
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim not in self._expected_dims or input.shape[1] != self.num_features:
             raise _shape_error(self, f"input of shape {self._layout.format(C=self.num_features)}", input)
@@ -642,12 +657,6 @@ class _BatchNorm(Module):
         return F.batch_norm(
             input, self.running_mean if use_running else None, self.running_var if use_running else None,
             self.weight, self.bias, batch_stats, factor, self.eps,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
 
 

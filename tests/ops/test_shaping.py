@@ -135,10 +135,26 @@ def test_pad_errors():
         tp.pad(x, (-2, -2))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_non_constant_pad_takes_one_or_two_dims_before_the_padded_ones(mode):
+    """As in PyTorch, a non-constant pad of k trailing dims needs a (k+1)- or (k+2)-d input: a 4-d
+    image with a 2-long pad, or a 2-d one with a 4-long pad, raises NotImplementedError before any
+    kernel runs (PyTorch 2.13 refuses them; padding them anyway would hide a wrong pad length)."""
+    for shape, pad in [((1, 1, 4, 4), (1, 1)), ((2, 5), (1, 1, 1, 1)), ((4,), (1, 1)), ((1, 1, 3, 3, 3), (1, 1))]:
+        with pytest.raises(NotImplementedError, match=f"{len(pad)}"):
+            tp.pad(tp.ones(*shape), pad, mode=mode)
+    for shape, pad in [((2, 5), (1, 1)), ((1, 2, 5), (1, 1)), ((1, 3, 3), (1, 1, 1, 1)), ((1, 1, 3, 3), (1, 1, 1, 1)),
+                       ((1, 3, 3, 3), (1,) * 6), ((1, 1, 3, 3, 3), (1,) * 6)]:
+        assert tp.pad(tp.ones(*shape), pad, mode=mode).shape[-1] == shape[-1] + 2
+    torch = pytest.importorskip("torch")
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.pad(torch.ones(1, 1, 4, 4), (1, 1), mode=mode)
+
+
 def test_pad_roll_repeat_gradients():
     """Gradients of the composites agree with finite differences."""
     x = tp.randn(2, 5, dtype=tp.float64, requires_grad=True)
-    assert tp.autograd.gradcheck(lambda t: tp.pad(t, (2, 3, 1, 0), mode="reflect"), (x,))
+    assert tp.autograd.gradcheck(lambda t: tp.pad(t.unsqueeze(0), (2, 3, 1, 0), mode="reflect"), (x,))
     assert tp.autograd.gradcheck(lambda t: tp.pad(t, (1, 2), mode="replicate"), (x,))
     assert tp.autograd.gradcheck(lambda t: tp.pad(t, (1, -1, 1, 1), value=3.0), (x,))
     assert tp.autograd.gradcheck(lambda t: tp.roll(t, (1, -2), (0, 1)), (x,))

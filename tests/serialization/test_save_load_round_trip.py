@@ -1,7 +1,7 @@
 """tp.save / tp.load round trips: every dtype, nested containers, views, devices, file objects."""
 import io
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 import pytest
@@ -64,6 +64,35 @@ def test_nested_containers_and_plain_values():
     assert isinstance(group["betas"], tuple)
     assert back["epoch"] == 7 and back["big"] == 2**70 and back["loss"] == float("inf")
     assert back["name"] == "run-1" and back["tags"] == ["a", ("b", 1.5)]
+
+
+def test_counter_comes_back_as_a_counter_and_a_multisteplr_resumes():
+    """A Counter (MultiStepLR's milestones) loads as a Counter, as torch.load(weights_only=True)
+    rebuilds it: a plain dict made the resumed scheduler raise KeyError at the first epoch that
+    is not a milestone. The resumed rates are the closed form base * gamma^(milestones passed)."""
+    back = _round_trip({"c": Counter({3: 2, 5: 1}), "nested": [Counter()]})
+    assert type(back["c"]) is Counter and back["c"] == Counter({3: 2, 5: 1}) and back["c"][4] == 0
+    assert type(back["nested"][0]) is Counter
+
+    def scheduler():
+        p = tp.nn.Parameter(tp.zeros(2))
+        optimizer = tp.optim.SGD([p], lr=0.1, momentum=0.9)
+        return optimizer, tp.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1, 3, 3], gamma=0.5)
+
+    optimizer, first = scheduler()
+    for _ in range(2):
+        optimizer.step()
+        first.step()
+    resumed_optimizer, resumed = scheduler()
+    checkpoint = _round_trip({"optimizer": optimizer.state_dict(), "scheduler": first.state_dict()}, weights_only=True)
+    resumed_optimizer.load_state_dict(checkpoint["optimizer"])
+    resumed.load_state_dict(checkpoint["scheduler"])
+    rates = []
+    for _ in range(3):
+        resumed_optimizer.step()
+        resumed.step()
+        rates.append(resumed.get_last_lr()[0])
+    np.testing.assert_allclose(rates, [0.1 * 0.5 ** 3, 0.1 * 0.5 ** 3, 0.1 * 0.5 ** 3], rtol=1e-12)
 
 
 def test_single_tensor_and_empty_and_scalar():

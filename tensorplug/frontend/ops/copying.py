@@ -139,6 +139,8 @@ def to_dtype(t: Tensor, dtype: _dt.dtype) -> Tensor:
     """``t`` converted to ``dtype`` (``t`` itself when it already has it)."""
     if t._dtype is dtype:
         return t
+    if dtype.__class__ is type:  # a Python type (sum(dtype=float)), read as PyTorch reads it
+        return to_dtype(t, _dt.as_dtype(dtype))
     dev = t._device
     if dtype._part is None and dtype not in dev._dtypes:
         raise undeclared_dtype_error(dev, dtype, "to")
@@ -268,7 +270,7 @@ class _DeviceCopyNode(Node):
 
 
 def _parse_to_args(args, kwargs):
-    dev, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    dev, dtype = kwargs.pop("device", None), _dt.as_dtype(kwargs.pop("dtype", None))
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     if kwargs:
@@ -278,6 +280,8 @@ def _parse_to_args(args, kwargs):
             dev, dtype = arg._device, arg._dtype
         elif isinstance(arg, _dt.dtype):
             dtype = arg
+        elif arg.__class__ is type and _dt.as_dtype(arg) is not arg:
+            dtype = _dt.as_dtype(arg)  # a Python type read as a dtype: x.to(float) is float64
         elif isinstance(arg, (str, _device_type)):
             dev = arg
         elif isinstance(arg, bool):

@@ -1,6 +1,6 @@
 """Out-of-place writes at indices, and their in-place methods: ``index_copy``, ``index_fill``,
-``index_put``, ``masked_scatter``, ``put``, ``fill``; and the index queries ``nonzero_static``
-and ``isin``.
+``index_put``, ``masked_scatter``, ``put``, ``fill``, the diagonal write behind
+``Tensor.fill_diagonal_``; and the index queries ``nonzero_static`` and ``isin``.
 
 Each is a composite over scatter, gather and where, so the gradient reaches both the tensor
 written into (zero where it was overwritten) and the values written. Index values are checked
@@ -201,6 +201,50 @@ def fill(input, value) -> Tensor:
     return where(ones_like(input, dtype=_dt.bool), value, input)
 
 
+def _fill_diagonal(input, fill_value, wrap=False) -> Tensor:
+    """``input`` with its main diagonal set to ``fill_value``: the out-of-place half of
+    ``Tensor.fill_diagonal_`` (PyTorch has no function form). A tall matrix's diagonal restarts
+    one row below its end with ``wrap``."""
+    from ..factories import arange, zeros
+
+    op = "fill_diagonal_"
+    check_tensor(op, input)
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}(): dimensions must larger than 1 (got a {input.ndim}-d tensor of shape "
+                           f"{tuple(input._shape)})")
+    if input.ndim > 2 and len(set(input._shape)) != 1:
+        raise RuntimeError(f"{op}(): all dimensions of input must be of equal length (got shape {tuple(input._shape)})")
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim != 0:
+            raise RuntimeError(f"{op}(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
+                               f"{tuple(fill_value._shape)}")
+        fill_value = fill_value.item()
+    if not is_number(fill_value) and not isinstance(fill_value, complex):
+        raise TypeError(f"{op}(): argument 'fill_value' (position 1) must be Number, not {type(fill_value).__name__}")
+    # In the row-major flattening, consecutive diagonal elements are one step of every dimension
+    # apart: 1 + n + n^2 + ... for a cube, columns + 1 for a matrix (which is also where a tall
+    # matrix's wrapped diagonal continues).
+    columns = input._shape[-1]
+    step = sum(columns ** k for k in range(input.ndim)) if input.ndim > 2 else columns + 1
+    numel = input.numel()
+    if wrap and input.ndim == 2:
+        count = (numel + step - 1) // step if numel else 0
+    else:
+        count = min(input._shape)
+    chosen = zeros(numel, dtype=_dt.bool, device=input._device)
+    if count:
+        chosen[arange(count, device=input._device) * step] = True
+    value = _scalar_like(fill_value, input)
+    return where(chosen.reshape(input._shape), value, input)
+
+
+def _scalar_like(value, like: Tensor) -> Tensor:
+    """``value`` as a 0-d tensor of ``like``'s dtype and device, converted as ``fill_`` converts."""
+    from ..factories import full
+
+    return full((), value, dtype=like._dtype, device=like._device)
+
+
 def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
     """The (size, ndim) indices of the first ``size`` nonzero elements, padded with rows of
     ``fill_value`` when there are fewer (a fixed shape, whatever the values).
@@ -261,4 +305,5 @@ TENSOR_METHODS: dict = {
     "index_fill_": inplace_variant(index_fill),
     "masked_scatter_": inplace_variant(masked_scatter),
     "put_": inplace_variant(put),
+    "fill_diagonal_": inplace_variant(_fill_diagonal, "fill_diagonal_"),
 }

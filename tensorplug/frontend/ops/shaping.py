@@ -345,6 +345,16 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
         return _pad(input, pads, mode, fill)
     if value not in (None, 0, 0.0):
         raise RuntimeError(f"pad(): Padding mode \"{mode}\" doesn't take in value argument")
+    # PyTorch pads the last k dims of a batched or unbatched 1-, 2- or 3-d signal only: the input
+    # has one or two dims in front of the padded ones (a 4-d image with a 2-long pad is refused,
+    # not padded in its width alone).
+    padded_dims = len(pad) // 2
+    if not 1 <= padded_dims <= 3 or input.ndim not in (padded_dims + 1, padded_dims + 2):
+        raise NotImplementedError(
+            f"pad(): {mode} padding of {padded_dims} trailing dims (pad of length {len(pad)}) needs a "
+            f"{padded_dims + 1}-d or {padded_dims + 2}-d input, got {input.ndim}-d input of shape {list(input._shape)}; "
+            f"supported: 2-d or 3-d input with 2 pad values, 3-d or 4-d with 4, 4-d or 5-d with 6"
+        )
     for d, before, after in pads:
         size = input._shape[d]
         if before < 0 or after < 0:
