@@ -454,8 +454,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     check_shape("arange", (count,))
     if dtype is None:
         dtype = _dt.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dt.get_default_dtype()
+    _refuse_bool_range("arange", dtype)
     values = start + np.arange(count, dtype=np.float64 if dtype.is_floating_point else np.int64) * step
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
+
+
+def _refuse_bool_range(op: str, dtype) -> None:
+    # A range of bools is all True after its first element: PyTorch has no kernel for it and
+    # raises NotImplementedError, which ported code may catch.
+    if dtype is _dt.bool:
+        raise NotImplementedError(f"{op}(): not implemented for dtype bool")
 
 
 def _is_complex_end(value) -> bool:
@@ -475,6 +483,7 @@ def _spaced(op: str, start, end, steps, dtype):
     complex_ends = _is_complex_end(start) or _is_complex_end(end)
     if dtype is None:
         dtype = _dt.get_default_dtype().to_complex() if complex_ends else _dt.get_default_dtype()
+    _refuse_bool_range(op, dtype)
     if complex_ends and not dtype.is_complex:
         raise RuntimeError(f"{op}(): complex start or end ({start!r}, {end!r}) need a complex dtype, got {dtype.name}")
     if dtype.is_complex:

@@ -114,4 +114,6 @@ def convert_type(t, target, non_blocking: bool = False):
         return to(t, "cpu" if len(parts) == 2 else parts[1], dtype, non_blocking=non_blocking)
     if isinstance(target, _dt.dtype):
         return to_dtype(t, target)
+    if isinstance(target, type):  # t.type(float): PyTorch reads a Python type as a type name it lacks
+        raise ValueError(f"invalid type: {target.__name__!r}")
     raise TypeError(f"type(): expected a dtype, a legacy tensor type or a type name, got {type(target).__name__}")

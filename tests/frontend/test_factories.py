@@ -268,3 +268,18 @@ def test_tensor_narrowing_to_a_float_dtype_is_silent():
         assert tp.tensor(np.array([1e300]), dtype=tp.float16).tolist() == [float("inf")]
         assert tp.tensor([1e300], dtype=tp.bfloat16).tolist() == [float("inf")]
         assert tp.tensor([1e300], dtype=tp.float8_e4m3fn).tolist() == [448.0]
+
+
+# PyTorch 2.13 has no bool kernel for the ranges ("arange_cpu" not implemented for 'Bool') and
+# reads a Python type given to Tensor.type() as a type name it does not know.
+@pytest.mark.parametrize("make", [lambda: tp.arange(3, dtype=tp.bool), lambda: tp.linspace(0, 1, 3, dtype=tp.bool),
+                                  lambda: tp.logspace(0, 1, 3, dtype=tp.bool)])
+def test_ranges_of_bool_are_refused(make):
+    with pytest.raises(NotImplementedError, match=r"(arange|linspace|logspace)\(\): not implemented for dtype bool"):
+        make()
+
+
+@pytest.mark.parametrize("python_type", [bool, int, float, object])
+def test_type_of_a_python_type_is_an_invalid_type_name(python_type):
+    with pytest.raises(ValueError, match=f"invalid type: '{python_type.__name__}'"):
+        tp.ones(2).type(python_type)
