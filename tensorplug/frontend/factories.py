@@ -77,17 +77,20 @@ def _scalar_dtype(leaf) -> _dt.dtype:
     return _dt.dtype_of_scalar(leaf)
 
 
+def _leaves(data):
+    """The items of nested lists and tuples, depth first."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _leaves(item)
+    else:
+        yield data
+
+
 def _items_dtype(data) -> _dt.dtype | None:
     """For a list holding tensors or NumPy scalars, the promotion of its items' dtypes
     ([np.float64(0.1), 1] is float64 and [np.int8(1)] int8, as in PyTorch; NumPy's own inference
     gave float32 and int64); None for a list of Python numbers only."""
-    leaves, stack = [], [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        else:
-            leaves.append(item)
+    leaves = list(_leaves(data))
     if not any(isinstance(leaf, (Tensor, np.generic)) for leaf in leaves):
         return None
     result = None
@@ -107,10 +110,8 @@ def _numpy_ints_as_python(data):
     return int(data) if isinstance(data, np.integer) else data
 
 
-def _holds_big_python_int(data) -> bool:
-    if isinstance(data, (list, tuple)):
-        return any(_holds_big_python_int(item) for item in data)
-    return isinstance(data, int) and not isinstance(data, bool) and abs(data) > 2 ** 53
+def _is_big_python_int(leaf) -> bool:
+    return isinstance(leaf, int) and not isinstance(leaf, bool) and abs(leaf) > 2 ** 53
 
 
 def _truncated_numbers(data, dtype: _dt.dtype):
@@ -124,29 +125,16 @@ def _truncated_numbers(data, dtype: _dt.dtype):
     return int(data)
 
 
-def _int_beyond_int64(data):
-    """The first Python int outside int64 in nested lists, or None."""
-    if isinstance(data, (list, tuple)):
-        for item in data:
-            found = _int_beyond_int64(item)
-            if found is not None:
-                return found
-        return None
-    if isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63:
-        return data
-    return None
+def _is_beyond_int64(leaf) -> bool:
+    return isinstance(leaf, int) and not -2 ** 63 <= leaf < 2 ** 63
 
 
-def _holds_complex(data) -> bool:
-    if isinstance(data, (list, tuple)):
-        return any(_holds_complex(item) for item in data)
-    return isinstance(data, (complex, np.complexfloating)) or (isinstance(data, Tensor) and data._dtype.category > 1)
+def _is_complex(leaf) -> bool:
+    return isinstance(leaf, (complex, np.complexfloating)) or (isinstance(leaf, Tensor) and leaf._dtype.category > 1)
 
 
-def _holds_python_float(data) -> bool:
-    if isinstance(data, (list, tuple)):
-        return any(_holds_python_float(item) for item in data)
-    return isinstance(data, (float, np.floating))
+def _is_python_float(leaf) -> bool:
+    return isinstance(leaf, (float, np.floating))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
@@ -172,8 +160,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "ufO":
         # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
         # tensor where PyTorch raises.
-        big = _int_beyond_int64(data)
-        if big is not None and not _holds_python_float(data) and not _holds_complex(data):
+        big = next((leaf for leaf in _leaves(data) if _is_beyond_int64(leaf)), None)
+        if big is not None and not any(_is_python_float(x) or _is_complex(x) for x in _leaves(data)):
             raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
@@ -194,7 +182,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         # the Python numbers again straight into uint64 (a negative int raises OverflowError, as
         # in PyTorch). A Python float is refused before NumPy would truncate it (1.5 -> 1) or
         # raise without naming the op (1e300, NaN), as PyTorch refuses it.
-        if _holds_python_float(data):
+        if any(_is_python_float(leaf) for leaf in _leaves(data)):
             raise TypeError("tensor(): an integer is required for dtype uint64, but the data holds a Python float")
         try:
             array = np.array(_numpy_ints_as_python(_nested_tensors_to_numpy(data)), dtype=np.uint64)
@@ -203,7 +191,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     elif array.size and python_data and dtype.category < 2:
         # Python numbers are checked as PyTorch checks each one (256 does not fit uint8, -1 wraps
         # to 255); the smallest and the largest decide. NumPy data converts as NumPy casts it.
-        if array.dtype.kind == "f" and dtype.category == 1 and _holds_big_python_int(data):
+        if array.dtype.kind == "f" and dtype.category == 1 and any(_is_big_python_int(leaf) for leaf in _leaves(data)):
             # Ints mixed with floats: NumPy read them all as float64, which rounds ints beyond
             # 2**53 ([2**53 + 1, 0.5] as int64 gave 2**53); read each number again, exactly.
             array = np.array(_truncated_numbers(data, dtype), dtype=object)

@@ -89,14 +89,13 @@ def _linear_backward(grad, args, output, kwargs, needs):
         grad_input = rows @ matrix
         if grad_input._shape != input._shape:
             grad_input = grad_input.reshape(input._shape)
-    if needs[1] and needs[2] and weight.ndim == 2 and bias._shape == (outputs,) and not is_grad_enabled():
-        # Both as one op that a backend may fuse (_linear_grads.py); it records nothing, so not
-        # under create_graph.
-        x = input if input._shape == (batch, features) else input.reshape(batch, features)
-        grad_weight, grad_bias = linear_param_grads(rows, x)
-        return grad_input, grad_weight, grad_bias
     if needs[1]:
         x = input if input._shape == (batch, features) else input.reshape(batch, features)
+        if needs[2] and weight.ndim == 2 and bias._shape == (outputs,) and not is_grad_enabled():
+            # Both as one op that a backend may fuse (_linear_grads.py); it records nothing, so
+            # not under create_graph.
+            grad_weight, grad_bias = linear_param_grads(rows, x)
+            return grad_input, grad_weight, grad_bias
         grad_weight = rows.t() @ x
         if grad_weight._shape != weight._shape:
             grad_weight = grad_weight.reshape(weight._shape)
