@@ -22,6 +22,8 @@ and ``select``, ``vload8`` and ``any`` were calls that took half of the forward'
 """
 from __future__ import annotations
 
+from ._source import lanewise
+
 __all__ = ["lanes", "LANES"]
 
 #: Positions per vector: the kernels are written for eight (CTC_IOTA, CTC_ANY, the gather).
@@ -325,6 +327,7 @@ def lanes(dtype: str) -> str:
         head = "typedef float8 VT;\ntypedef int TI;\ntypedef int8 VI;\n" + _INLINE + _FLOAT8_FUNCTIONS
         head += "#define CTC_VEXP(x) ctc_exp8(x)\n#define CTC_VLOG(x) ctc_log8(x)\n"
     else:
-        head = "typedef double8 VT;\ntypedef long TI;\ntypedef long8 VI;\n" + _INLINE
-        head += "#define CTC_VEXP(x) exp(x)\n#define CTC_VLOG(x) log(x)\n"
+        # Lane by lane: a double8 is 512 bits, which must not reach PoCL's library (lanewise).
+        head = "typedef double8 VT;\ntypedef long TI;\ntypedef long8 VI;\n" + _INLINE + lanewise("VT", LANES, "exp", "log")
+        head += "#define CTC_VEXP(x) lanewise_exp(x)\n#define CTC_VLOG(x) lanewise_log(x)\n"
     return head + _ACCESS + _SOURCE

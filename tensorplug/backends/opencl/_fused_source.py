@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from ._source import _FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, preamble, strided_runs
+from ._source import (_FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, lanewise, preamble,
+                      strided_runs)
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -70,9 +71,14 @@ def _vector_exp(compute: str) -> str:
     """``TP_VEXP(v)``: exp of a ``CV`` vector, for the row kernels' sums of exps. float lanes take
     _source's operator-only exp (Cephes expf; n rounded by adding 1.5 * 2^23, as the CPU's exp8),
     written on the whole vector: PoCL 3.0's ``exp`` is a call into its library once per vector,
-    around which the row loops kept their accumulators in memory. double keeps the built-in."""
+    around which the row loops kept their accumulators in memory. double keeps the built-in.
+
+    ``LIB_VEXP(v)``/``LIB_VLOG(v)``: the library's exp and log of a ``CV`` vector, lane by lane
+    for double, whose 8 lanes are 512 bits (``_source.lanewise`` says why)."""
     if compute != "float":
-        return "#define TP_VEXP(v) exp(v)\n"
+        return (lanewise("CV", VW, "exp", "log")
+                + "#define LIB_VEXP(v) lanewise_exp(v)\n#define LIB_VLOG(v) lanewise_log(v)\n"
+                "#define TP_VEXP(v) LIB_VEXP(v)\n")
     hi, lo = "88.72283935546875f", "-103.97208404541016f"
     return f"""#pragma OPENCL FP_CONTRACT ON
 CV tp_vexp(CV x) {{
@@ -93,6 +99,8 @@ CV tp_vexp(CV x) {{
 }}
 #pragma OPENCL FP_CONTRACT OFF
 #define TP_VEXP(v) tp_vexp(v)
+#define LIB_VEXP(v) exp(v)
+#define LIB_VLOG(v) log(v)
 """
 
 
@@ -603,7 +611,7 @@ __kernel void log_softmax_backward_rows(__global T* o, long oo, __global const T
     ACC s = tp_hsum(sv);
     for (; j < size; ++j) s += (ACC)LD(g, gb + j);
     C total = (C)s;
-    for (j = 0; j + {VW} <= size; j += {VW}) STV(o, ob + j, LDV(g, gb + j) - exp(LDV(y, yb + j)) * (CV)(total));
+    for (j = 0; j + {VW} <= size; j += {VW}) STV(o, ob + j, LDV(g, gb + j) - LIB_VEXP(LDV(y, yb + j)) * (CV)(total));
     for (; j < size; ++j) ST(o, ob + j, LD(g, gb + j) - exp(LD(y, yb + j)) * total);
 }}
 
@@ -621,11 +629,11 @@ __kernel void softmax_lines(__global T* o, long oo, __global const T* x, long ox
         CV m = (CV)(-INFINITY);
         for (long j = 0; j < size; ++j) {{ CV v = LDV(x, ox + base + j * inner); m = TP_MAX(m, v); }}
         ACCV s = (ACCV)(0);
-        for (long j = 0; j < size; ++j) s += TO_ACCV(exp(LDV(x, ox + base + j * inner) - m));
-        CV sc = TO_CV(s), ls = log(sc);
+        for (long j = 0; j < size; ++j) s += TO_ACCV(LIB_VEXP(LDV(x, ox + base + j * inner) - m));
+        CV sc = TO_CV(s), ls = LIB_VLOG(sc);
         for (long j = 0; j < size; ++j) {{
             CV shifted = LDV(x, ox + base + j * inner) - m;
-            STV(o, oo + base + j * inner, logarithm ? shifted - ls : exp(shifted) / sc);
+            STV(o, oo + base + j * inner, logarithm ? shifted - ls : LIB_VEXP(shifted) / sc);
         }}
         return;
     }}

@@ -113,6 +113,17 @@ def type_defs(dtype: str, tag: str) -> str:
             f"#define LD_{tag}(p, i) {load}\n#define ST_{tag}(p, i, v) {store}\n")
 
 
+def lanewise(vector: str, width: int, *functions: str) -> str:
+    """OpenCL C functions ``lanewise_F(v)`` that apply the library's scalar ``F`` to each of the
+    ``width`` lanes of a ``vector``: how a 512-bit vector (double8) reaches exp or log. pip's PoCL
+    3.0 passes 512-bit vectors to its library with another ABI than the library was built for where
+    LLVM's target for the CPU lacks AVX-512 and the CPU has it (AMD Zen 4, taken for znver3): the
+    kernel crashes, and the same program read back from PoCL's cache has no kernels
+    (tests/opencl/test_program_builds.py)."""
+    return "".join(f"{vector} lanewise_{name}({vector} v) {{ return ({vector})("
+                   + ", ".join(f"{name}(v.s{q:x})" for q in range(width)) + "); }\n" for name in functions)
+
+
 def preamble(fp64: bool, *dtypes: str) -> str:
     parts = []
     if fp64:

@@ -102,7 +102,18 @@ def build_program(state: DeviceState, family: str, dtype: str):
     log = program.get_build_info(state.device, cl.program_build_info.LOG).strip()
     if log:
         BUILD_LOGS[key] = log
-    state.programs[key] = (program, _signatures(text, _source.DTYPES[dtype][1]))
+    signatures = _signatures(text, _source.DTYPES[dtype][1])
+    # A build that "succeeds" without some of its kernels is how pip's PoCL 3.0 answers, from its
+    # cache, for a program whose 512-bit vectors reach its library (_source.lanewise): a clear
+    # error here, not an INVALID_KERNEL_NAME (or worse) at the first launch.
+    built = set(program.get_info(cl.program_info.KERNEL_NAMES).split(";"))
+    missing = sorted(set(signatures) - built)
+    if missing:
+        raise RuntimeError(f"opencl: the {family} kernels for {dtype} on {state.name} were built without "
+                           f"{', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}; the OpenCL "
+                           f"compiler's kernel cache may hold a broken copy (for PoCL, remove ~/.cache/pocl "
+                           f"or set POCL_KERNEL_CACHE=0)")
+    state.programs[key] = (program, signatures)
     return state.programs[key]
 
 
