@@ -22,7 +22,7 @@ import tensorplug.nn.functional as F
 
 
 class DeepNN(nn.Module):
-    def __init__(self, num_classes=10, width=32):
+    def __init__(self, num_classes=10, width=16):
         super().__init__()
         self.features = nn.Sequential(
             nn.Conv2d(1, width, kernel_size=3, padding=1), nn.ReLU(),
@@ -176,7 +176,7 @@ def main(argv=None):
 
     results = {}
     for name, distill in (("baseline", False), ("distilled", True)):
-        student = LightNN(teacher_hidden=32 * 16)
+        student = LightNN(teacher_hidden=16 * 16)
         init_from_numpy(student, args.seed + 1)
         student.to(device)
         losses, kl_terms = train_student(student, teacher, student_batches, args, device, distill)

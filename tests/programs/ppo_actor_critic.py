@@ -106,8 +106,8 @@ def init_from_numpy(model, seed):
 def main(argv=None):
     parser = argparse.ArgumentParser(description='PPO on a grid world')
     parser.add_argument('--num-envs', type=int, default=4)
-    parser.add_argument('--num-steps', type=int, default=16)
-    parser.add_argument('--updates', type=int, default=4)
+    parser.add_argument('--num-steps', type=int, default=12)
+    parser.add_argument('--updates', type=int, default=3)
     parser.add_argument('--update-epochs', type=int, default=2)
     parser.add_argument('--num-minibatches', type=int, default=2)
     parser.add_argument('--learning-rate', type=float, default=2.5e-3)
