@@ -93,7 +93,7 @@ def main(argv=None):
 
     ft_compute_sample_grad = vmap(grad(compute_loss), in_dims=(None, None, 0, 0))
 
-    losses, clipped_fraction, saliency = [], [], []
+    losses, clipped_fraction = [], []
     for step in range(args.steps):
         data, targets = make_batch(rng, args.batch_size, prototypes)
         data, targets = data.to(device), targets.to(device)
@@ -109,7 +109,9 @@ def main(argv=None):
                     difference = (per_sample_grads[name][i] - p.grad).abs().max().item()
                     assert difference <= 1e-5, (name, i, difference)
             model.zero_grad()
-            mean_loss, mean_grads = grad_and_value(lambda p: loss_fn(functional_call(model, p, (data,)), targets))(params)[::-1]
+            mean_grads, mean_loss = grad_and_value(lambda p: loss_fn(functional_call(model, p, (data,)), targets))(params)
+            with torch.no_grad():
+                assert abs(mean_loss.item() - loss_fn(model(data), targets).item()) <= 1e-6
             for name in params:
                 difference = (per_sample_grads[name].mean(0) - mean_grads[name]).abs().max().item()
                 assert difference <= 1e-5, (name, difference)
