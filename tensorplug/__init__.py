@@ -132,6 +132,7 @@ from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import _dynamo, _inductor  # noqa: E402,F401  (their config flags, which scripts set; nothing compiles)
 from . import hub, jit, multiprocessing  # noqa: E402  (jit is the identity, as compile; hub explains itself)
 from . import func  # noqa: E402  (torch.func's transforms, over autograd)
+from .func import vmap  # noqa: E402  (PyTorch's top-level torch.vmap is torch.func.vmap)
 from . import profiler  # noqa: E402  (registers the Profiler key's fallback; costs nothing until a profile runs)
 from .sparse import sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402
 

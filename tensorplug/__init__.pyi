@@ -1415,6 +1415,9 @@ def view_as_complex(input: Tensor) -> Tensor:
 def view_as_real(input: Tensor) -> Tensor:
     """A real view of complex ``input``: shape ``input.shape + (2,)``, the last dim holding the real and imaginary parts (it shares storage with ``input``)."""
 
+def vmap(func: Any, in_dims: Any = ..., out_dims: Any = ..., randomness: Any = ..., *, chunk_size: Any = ...) -> Callable[..., Any]:
+    """A function that maps ``func`` over dimension ``in_dims`` of its arguments and stacks the results at ``out_dims``."""
+
 def vsplit(input: Tensor, indices_or_sections: Any = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
     """:func:`tensor_split` along the first dim of a tensor of at least 2 dims."""
 

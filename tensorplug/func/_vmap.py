@@ -8,6 +8,7 @@ rule), but the cost grows with the batch size (docs/deviations.md).
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 from ..frontend.tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -35,7 +36,7 @@ def _in_dims_per_leaf(in_dims, args: tuple) -> list:
     return broadcast_prefix(in_dims, args, f"vmap(f, in_dims={in_dims!r}, ...)(<inputs>)")
 
 
-def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None) -> Callable[..., Any]:
     """A function that maps ``func`` over dimension ``in_dims`` of its arguments and stacks the
     results at ``out_dims``.
 

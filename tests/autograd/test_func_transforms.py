@@ -29,6 +29,17 @@ def test_func_is_a_submodule_and_an_attribute():
     assert tp.func is tf and callable(tf.vmap)
 
 
+def test_top_level_vmap_is_func_vmap():
+    """PyTorch 2.13's torch.vmap is torch.func.vmap (scripts call it by either name)."""
+    torch = torch_module()
+    assert torch.vmap is torch.func.vmap
+    assert tp.vmap is tf.vmap
+    a = RNG.uniform(-1, 1, (3, 4))
+    ours = tp.vmap(lambda row: (row * row).sum())(tp.tensor(a))
+    theirs = torch.vmap(lambda row: (row * row).sum())(torch.tensor(a))
+    np.testing.assert_allclose(as_numpy(ours), theirs.numpy(), rtol=1e-12)
+
+
 def test_grad_argnums_and_aux_match_pytorch():
     """grad over an int or a tuple of argnums, dicts of tensors as arguments, has_aux."""
     torch = torch_module()

@@ -167,6 +167,34 @@ def test_setitem_with_a_list_value():
     assert t.tolist() == [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0]]
 
 
+# PyTorch (as NumPy) drops a value's leading size-1 dims before broadcasting it into the target:
+# CleanRL's PPO writes `advantages[t] = lastgaelam = delta + ...` with a (1, envs) delta into a row.
+@pytest.mark.parametrize("index, value_shape", [
+    (1, (1, 4)), (0, (1, 1, 4)), ((slice(None),), (1, 3, 4)), (([0, 2],), (1, 2, 4)), ((1, slice(2, 3)), (1, 1, 1)),
+])
+def test_setitem_drops_the_values_leading_ones(index, value_shape):
+    value = np.arange(np.prod(value_shape), dtype=np.float64).reshape(value_shape) + 1
+    expected = np.zeros((3, 4))
+    expected[index] = value
+    actual = tp.zeros(3, 4, dtype=tp.float64)
+    actual[index] = tp.tensor(value)
+    np.testing.assert_array_equal(actual.numpy(), expected)
+
+
+def test_setitem_of_a_value_with_leading_ones_passes_its_gradient():
+    row = tp.ones(1, 4, requires_grad=True)
+    target = tp.zeros(3, 4)
+    target[1] = row * 2
+    target.sum().backward()
+    np.testing.assert_array_equal(row.grad.numpy(), np.full((1, 4), 2.0))
+
+
+def test_setitem_of_a_value_with_more_rows_still_raises():
+    target = tp.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"\[2, 4\].*\[4\]"):
+        target[1] = tp.ones(2, 4)
+
+
 @pytest.mark.parametrize("index", [3, -4, (0, 5), (slice(None), 4)], ids=str)
 def test_out_of_range_int_raises(index):
     """An int index outside the dim raises IndexError for reads and writes."""

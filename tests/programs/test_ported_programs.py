@@ -50,6 +50,14 @@ PROGRAMS = {
     "simclr_contrastive": [],
     "realnvp_flow": ["--numpy-samples"],
     "bert_mlm": ["--dropout", "0", "--numpy-masking"],
+    "knowledge_distillation": [],
+    "gradient_checkpointing": ["--dropout", "0"],
+    "per_sample_gradients": [],
+    "ppo_actor_critic": ["--numpy-actions"],
+    "tabular_embeddings": ["--dropout", "0", "--numpy-sampler"],
+    "audio_m5": [],
+    "transformer_translation": ["--dropout", "0"],
+    "swa_checkpoint_resume": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
@@ -57,11 +65,13 @@ PROGRAMS = {
 RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_transformer", "char_gpt", "reinforce",
                      "gcn_node_classification", "seq2seq_attention", "vit_classifier", "forward_forward",
                      "makemore_mlp", "mobilenet_v2", "ddpm_toy",
-                     "realnvp_flow", "bert_mlm"]
+                     "realnvp_flow", "bert_mlm", "gradient_checkpointing", "ppo_actor_critic", "tabular_embeddings",
+                     "transformer_translation"]
 # Without PyTorch, the check is that training lowers this loss (first step against last). A
-# policy-gradient loss need not go down, nor does DQN's temporal-difference loss (its targets
-# grow as rewards propagate back through the bootstrapped values), so REINFORCE and DQN have none.
-LEARNS = {name: "losses" for name in PROGRAMS if name not in ("reinforce", "dqn")}
+# policy-gradient loss need not go down (REINFORCE's, PPO's clipped surrogate), nor does DQN's
+# temporal-difference loss (its targets grow as rewards propagate back through the bootstrapped
+# values), so those have none.
+LEARNS = {name: "losses" for name in PROGRAMS if name not in ("reinforce", "dqn", "ppo_actor_critic")}
 DEVICES = ["cpu", "opencl", "npdev"]
 
 # Float32 training: the two libraries sum in different orders (blocked matmuls, convolution

@@ -198,6 +198,8 @@ def setitem(t: Tensor, index, value) -> None:
     if not has_values(t) and _is_mask(index) and (is_number(value) or isinstance(value, Tensor) and not value._shape):
         _fill_where_on_meta(t, index, value)
         return
+    if isinstance(value, Tensor):
+        value = _without_leading_ones(value)
     view, advanced = _apply_basic(t, index)
     if not advanced:
         if isinstance(value, Tensor):
@@ -237,6 +239,16 @@ def setitem(t: Tensor, index, value) -> None:
     value_keys = (values,) if isinstance(values, Tensor) else ()
     INDEX_PUT.lookup(keyset(moved, *indices, *value_keys))(moved, indices, values, False)
     bump_version(t)
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """``value`` viewed without its leading size-1 dims, as PyTorch's assignment reads it: a value
+    may have more dims than the target when the extra ones have size 1 (``a[t] = row.reshape(1, -1)``
+    into a 1-d ``a[t]``), while ``copy_`` alone refuses that."""
+    leading = 0
+    while leading < value.ndim and value._shape[leading] == 1:
+        leading += 1
+    return reshape(value, value._shape[leading:]) if leading else value
 
 
 def _is_mask(index) -> bool:

@@ -1,6 +1,7 @@
 """``tp.nn.utils.parametrizations``: ``weight_norm`` and ``spectral_norm`` written as
 parametrizations (``tp.nn.utils.parametrize``), PyTorch's current forms of the legacy
-``tp.nn.utils.weight_norm``/``spectral_norm`` hooks, with its names and state_dict keys.
+``tp.nn.utils.weight_norm``/``spectral_norm`` hooks, with its names and state_dict keys; and
+``orthogonal`` (tensorplug/nn/utils/_orthogonal.py).
 
 >>> import tensorplug as tp
 >>> layer = weight_norm(tp.nn.Linear(3, 2))
@@ -15,9 +16,10 @@ from ..layers import _ConvTransposeNd
 from ..module import Module
 from . import _power_iteration as power
 from . import parametrize
+from ._orthogonal import orthogonal
 from ._weight_norm import _norm_except_dim
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 class _WeightNorm(Module):
