@@ -23,6 +23,7 @@ from ._common import (
     warn_if_expanded, write_out,
 )
 from .copying import copy_, fill_, number_for, to_dtype
+from .out_rehearsal import checks_out_first
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "argwhere", "take"]
 
@@ -297,6 +298,7 @@ def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> int:
     return d
 
 
+@checks_out_first
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False, out=None) -> Tensor:
     if out is not None:
         return write_out("gather", out, gather(input, dim, index, sparse_grad=sparse_grad), exact_dtype=True)
@@ -355,6 +357,7 @@ def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor) -> Tensor:
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
 
+@checks_out_first
 def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
     if out is not None:
         return write_out("index_select", out, index_select(input, dim, index), exact_dtype=True)
@@ -372,6 +375,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return getitem(reshape(input, (-1,)), index)
 
 
+@checks_out_first
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Coordinates of the non-zero elements, in row-major order.
 
