@@ -81,6 +81,8 @@ def index_fill(input, dim, index, value) -> Tensor:
 
     op = "index_fill_"
     check_tensor(op, input)
+    if isinstance(index, Tensor) and index._dtype is not _dt.int64:  # PyTorch's IndexError, not the RuntimeError below
+        raise IndexError(f"{op}(): Expected dtype int64 for index, but got {index._dtype.name}")
     _check_vector_index(op, input, index)
     if isinstance(value, Tensor):
         if value.ndim != 0:
