@@ -138,6 +138,26 @@ def _is_python_float(leaf) -> bool:
     return isinstance(leaf, (float, np.floating))
 
 
+def _big_ints_as_floats(data, dtype, big: int):
+    """Data holding a Python int beyond int64 (which NumPy reads as uint64, float64 or objects), as
+    PyTorch reads it: each such int as a float where the tensor is floating or complex (a float or
+    complex number among the data, or such a dtype asked for), ``ValueError`` otherwise."""
+    if dtype is not None:
+        floating = dtype.category >= 2
+    else:
+        floating = any(_is_python_float(x) or _is_complex(x) for x in _leaves(data))
+    if not floating:
+        raise ValueError(f"tensor(): value {big} does not fit in int64 (Overflow when unpacking long long)")
+    # (float() raises OverflowError beyond the float range, as PyTorch does)
+    return _map_leaves(data, lambda leaf: float(leaf) if _is_beyond_int64(leaf) else leaf)
+
+
+def _map_leaves(data, function):
+    if isinstance(data, (list, tuple)):
+        return [_map_leaves(item, function) for item in data]
+    return function(data)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors);
     ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
@@ -158,12 +178,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if str(exc).startswith("tensor():"):
             raise
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
-    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "ufO":
-        # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
-        # tensor where PyTorch raises.
+    if array.dtype.kind in "ufO" and isinstance(data, (list, tuple, int)) and dtype is not _dt.uint64:
         big = next((leaf for leaf in _leaves(data) if _is_beyond_int64(leaf)), None)
-        if big is not None and not any(_is_python_float(x) or _is_complex(x) for x in _leaves(data)):
-            raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
+        if big is not None:
+            data = _big_ints_as_floats(data, dtype, big)
+            array = np.asarray(_nested_tensors_to_numpy(data))
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
     inferred = _infer_dtype(array, data)
@@ -335,6 +354,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
         if out is not None:
             return _into("full", out, full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad))
     shape = check_shape("full", (size,) if isinstance(size, int) else tuple(size))
+    if isinstance(fill_value, int):
+        _dt.dtype_of_scalar(fill_value)  # an int beyond 64 bits raises OverflowError whatever the dtype, as in PyTorch
     if dtype is None:
         is_scalar = is_number(fill_value) or isinstance(fill_value, (complex, np.complexfloating))
         dtype = _dt.dtype_of_scalar(fill_value) if is_scalar else _dt.get_default_dtype()
