@@ -825,11 +825,37 @@ def _einsum(equation: str, operands: tuple) -> Tensor:
     return permute(result, [lr.index(c) for c in output]) if lr != output else result
 
 
+def _sublists_as_equation(arguments: tuple) -> tuple:
+    """PyTorch's sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", (a, b))``:
+    subscripts are ints in [0, 52) or ``...``; a trailing list without an operand is the output."""
+    def letters(sublist) -> str:
+        if not isinstance(sublist, (list, tuple)):
+            raise TypeError(f"einsum(): expected a list of subscripts after each operand, got {type(sublist).__name__}")
+        out = []
+        for item in sublist:
+            if item is Ellipsis:
+                out.append("...")
+            elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < 52:
+                # PyTorch's letters (A-Z, then a-z), whose order decides an implicit output's
+                out.append(chr(ord("A") + item) if item < 26 else chr(ord("a") + item - 26))
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {item!r}")
+        return "".join(out)
+
+    operands, inputs = arguments[0:len(arguments) - len(arguments) % 2:2], arguments[1::2]
+    equation = ",".join(letters(sublist) for sublist in inputs[:len(operands)])
+    if len(arguments) % 2:
+        equation += "->" + letters(arguments[-1])
+    return equation, operands
+
+
 def einsum(equation, *operands) -> Tensor:
     """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports
-    repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to
-    right through matmul.
+    repeated subscripts (diagonals), ``...``, implicit output and PyTorch's sublist form
+    (``einsum(a, [0, 1], b, [1, 2], [0, 2])``); contracts operands left to right through matmul.
     """
+    if isinstance(equation, Tensor):
+        equation, operands = _sublists_as_equation((equation,) + operands)
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): the equation must be a str, not {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (tuple, list)):

@@ -34,7 +34,8 @@ SCAN = {name: Operator(name) for name in ("cumsum", "cumprod")}
 
 _all_dims = tuple(tuple(range(n)) for n in range(9))
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+# max(dim)'s and min(dim)'s results, named as PyTorch's return types (torch.return_types.max).
+_NAMED_RESULT = {op: namedtuple(op, ["values", "indices"]) for op in ("max", "min")}
 
 
 def _check_tensor(op: str, input) -> None:
@@ -378,7 +379,7 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
     if not keepdim and input.ndim:
         d = normalize_dim(op, dim, input.ndim)
         values, indices = squeeze(values, d), squeeze(indices, d)
-    return values_indices(values, indices)
+    return _NAMED_RESULT[op](values, indices)
 
 
 @checks_out_first
@@ -406,7 +407,7 @@ def _extreme_out(op: str, out, result):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): with dim, out must be a (values, indices) pair of tensors")
     values = write_out(op, out[0], result[0], exact_dtype=True)
-    return values_indices(values, write_out(op, out[1], result[1], exact_dtype=True))
+    return _NAMED_RESULT[op](values, write_out(op, out[1], result[1], exact_dtype=True))
 
 
 def _scan(op: str, input, dim, dtype) -> Tensor:
