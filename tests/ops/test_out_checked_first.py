@@ -94,3 +94,15 @@ def test_every_public_function_with_out_checks_it_first():
             if _takes_out(function) and not getattr(function, "checks_out_first", False) and name not in checks_itself:
                 missing.append(prefix + name)
     assert missing == []
+
+
+def test_factories_with_device_and_out():
+    """A factory's device= is compared with out's (the rehearsal runs on meta, not there)."""
+    torch = torch_or_skip()
+    for L in (torch, tp):
+        out = L.empty(3)
+        assert L.zeros(3, out=out, device="cpu") is out and L.arange(3, out=out, device="cpu").tolist() == [0, 1, 2]
+    with pytest.raises(RuntimeError):
+        torch.zeros(3, out=torch.empty(3), device="meta")
+    with pytest.raises(RuntimeError, match="on meta"):
+        tp.zeros(3, out=tp.empty(3), device="meta")

@@ -18,7 +18,7 @@ import warnings
 
 from ..meta_device import ITEM_MESSAGE
 from ..random import Generator
-from ..tensor import Tensor
+from ..tensor import Tensor, resolve_device
 
 __all__ = ["checks_out_first", "rehearse_out"]
 
@@ -44,7 +44,7 @@ def rehearse_out(function, args: tuple, kwargs: dict, out) -> None:
     """Raise what ``function(*args, out=out, **kwargs)`` would raise about ``out``, without
     computing anything (a call on meta tensors, which is itself never rehearsed)."""
     if not _all_meta((args, kwargs, out)):
-        _check_out_devices(function.__name__, out, (args, kwargs))
+        _check_out_devices(function.__name__, out, (args, kwargs), kwargs.get("device"))
         _rehearse(function, args, kwargs, out)
 
 
@@ -65,10 +65,14 @@ def _all_meta(value) -> bool:
     return all(t._device.type == "meta" for t in _tensors(value))
 
 
-def _check_out_devices(op: str, out, inputs) -> None:
-    """``out`` must be on the inputs' device. A 0-d CPU tensor may join inputs on another device,
-    so it does not count; inputs on several devices are left to the function's own error."""
-    devices = {t._device for t in _tensors(inputs)}
+def _check_out_devices(op: str, out, inputs, asked_device) -> None:
+    """``out`` must be on the inputs' device, or a factory's ``device=``. A 0-d CPU tensor may join
+    inputs on another device, so it does not count; inputs on several devices are left to the
+    function's own error."""
+    if asked_device is not None:
+        devices = {resolve_device(asked_device)}
+    else:
+        devices = {t._device for t in _tensors(inputs)}
     if len(devices) > 1:
         devices = {t._device for t in _tensors(inputs) if t._shape or t._device.type != "cpu"}
     if len(devices) != 1:
@@ -111,7 +115,10 @@ def _rehearse(function, args, kwargs, out) -> None:
         # The real call warns (a resized out=, a deprecation) where the user's code can see it.
         warnings.simplefilter("ignore")
         try:
-            function(*_on_meta(args), out=_on_meta(out), **_on_meta(kwargs))
+            meta_kwargs = _on_meta(kwargs)
+            if kwargs.get("device") is not None:  # a factory's device, checked against out's above
+                meta_kwargs["device"] = "meta"
+            function(*_on_meta(args), out=_on_meta(out), **meta_kwargs)
         except Exception as error:
             if not _meta_cannot(error):
                 raise
