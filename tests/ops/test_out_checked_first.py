@@ -29,6 +29,7 @@ def _cases(L):
         "linalg.inv into int64": (lambda o: L.linalg.inv(square, out=o), L.zeros(3, 3, dtype=L.int64)),
         "clamp into float64": (lambda o: L.clamp(x, 0, 1, out=o), L.zeros(2, 3, dtype=L.float64)),
         "sum into a list": (lambda o: L.sum(x, 0, out=o), [0.0, 0.0, 0.0]),
+        "F.normalize into int64": (lambda o: L.nn.functional.normalize(x, out=o), L.zeros(2, 3, dtype=L.int64)),
     }
 
 
@@ -86,7 +87,8 @@ def test_every_public_function_with_out_checks_it_first():
     checks_itself = {"add", "sub", "subtract", "div", "true_divide", "divide", "clamp", "clip", "matmul", "where",
                      "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack"}
     missing = []
-    for namespace, prefix in ((tp, "tp."), (tp.linalg, "tp.linalg."), (tp.special, "tp.special.")):
+    for namespace, prefix in ((tp, "tp."), (tp.linalg, "tp.linalg."), (tp.special, "tp.special."),
+                              (tp.nn.functional, "F.")):
         for name in dir(namespace):
             function = getattr(namespace, name)
             if name.startswith("_") or isinstance(function, type) or not callable(function) or hasattr(function, "spec"):
