@@ -1,6 +1,6 @@
 """Which index dtypes the indexing ops take, as PyTorch 2.13 decides (issue 13): advanced
 indexing and index_put_ take int64 and int32 (uint8 and bool are masks), gather and the scatter
-family int32 and int64, take and index_fill_ int64 only, embedding int32 and int64. A refused
+family int32 and int64, take and index_fill_ int64 only, embedding and embedding_bag int32 and int64. A refused
 dtype raises PyTorch's exception type; an accepted one gives PyTorch's values."""
 import pytest
 
@@ -17,6 +17,7 @@ _CALLS = {
     "index_fill_": lambda L, x, i, i2: x.index_fill_(0, i, 1.0),
     "take": lambda L, x, i, i2: L.take(x, i),
     "embedding": lambda L, x, i, i2: L.nn.functional.embedding(i, x),
+    "embedding_bag": lambda L, x, i, i2: L.nn.functional.embedding_bag(i, x, L.tensor([0])),
 }
 
 
