@@ -498,7 +498,7 @@ def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
     """Join along the third dim after making every tensor at least 3-D."""
 
 def einsum(equation: _str, *operands: Any) -> Tensor:
-    """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to right through matmul."""
+    """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports repeated subscripts (diagonals), ``...``, implicit output and PyTorch's sublist form (``einsum(a, [0, 1], b, [1, 2], [0, 2])``); contracts operands left to right through matmul."""
 
 def embedding(weight: Any, indices: Any, padding_idx: Any = ..., scale_grad_by_freq: Any = ..., sparse: Any = ...) -> Tensor:
     """torch.embedding: the rows of ``weight`` at ``indices`` (note the order: weight first); ``padding_idx=-1`` means none, as in PyTorch's ATen op."""

@@ -18,6 +18,7 @@ from .factory_options import check_layout
 from .ops.copying import copy_from_numpy
 from .shapes import check_shape
 from .tensor import Tensor
+from .ops.out_rehearsal import checks_out_first
 
 __all__ = [
     "range", "scalar_tensor", "empty_strided", "hann_window", "hamming_window", "blackman_window",
@@ -27,6 +28,7 @@ __all__ = [
 _builtin_range = range
 
 
+@checks_out_first
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float
     dtype; deprecated in PyTorch (it warns), use ``arange``.

@@ -18,6 +18,7 @@ from .ops.copying import check_scalar_fits, copy_from_numpy, empty_in_format, fi
 from .random import blocks_for, default_generator
 from .shapes import check_shape, contiguous_layout
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
+from .ops.out_rehearsal import checks_out_first
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "frombuffer", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
@@ -137,6 +138,26 @@ def _is_python_float(leaf) -> bool:
     return isinstance(leaf, (float, np.floating))
 
 
+def _big_ints_as_floats(data, dtype, big: int):
+    """Data holding a Python int beyond int64 (which NumPy reads as uint64, float64 or objects), as
+    PyTorch reads it: each such int as a float where the tensor is floating or complex (a float or
+    complex number among the data, or such a dtype asked for), ``ValueError`` otherwise."""
+    if dtype is not None:
+        floating = dtype.category >= 2
+    else:
+        floating = any(_is_python_float(x) or _is_complex(x) for x in _leaves(data))
+    if not floating:
+        raise ValueError(f"tensor(): value {big} does not fit in int64 (Overflow when unpacking long long)")
+    # (float() raises OverflowError beyond the float range, as PyTorch does)
+    return _map_leaves(data, lambda leaf: float(leaf) if _is_beyond_int64(leaf) else leaf)
+
+
+def _map_leaves(data, function):
+    if isinstance(data, (list, tuple)):
+        return [_map_leaves(item, function) for item in data]
+    return function(data)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors);
     ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
@@ -157,12 +178,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if str(exc).startswith("tensor():"):
             raise
         raise ValueError(f"tensor(): expected a sequence of equal-length sequences ({exc})") from None
-    if dtype is None and isinstance(data, (list, tuple)) and array.dtype.kind in "ufO":
-        # Python ints only, one beyond int64: NumPy read them as float64 (or uint64), a float32
-        # tensor where PyTorch raises.
+    if array.dtype.kind in "ufO" and isinstance(data, (list, tuple, int)) and dtype is not _dt.uint64:
         big = next((leaf for leaf in _leaves(data) if _is_beyond_int64(leaf)), None)
-        if big is not None and not any(_is_python_float(x) or _is_complex(x) for x in _leaves(data)):
-            raise RuntimeError(f"tensor(): value {big} cannot be converted to type int64 without overflow")
+        if big is not None:
+            data = _big_ints_as_floats(data, dtype, big)
+            array = np.asarray(_nested_tensors_to_numpy(data))
     if array.dtype == object:
         raise TypeError(f"tensor(): could not convert {type(data).__name__} to a tensor: it holds non-numeric values")
     inferred = _infer_dtype(array, data)
@@ -310,6 +330,7 @@ def _factory_dtype(dtype) -> _dt.dtype:
     return _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
 
 
+@checks_out_first
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, out=None, layout=None,
           pin_memory=False) -> Tensor:
     if size is not None or out is not None or layout is not None or pin_memory:
@@ -325,6 +346,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memor
     return _into("empty", out, _finish(empty_in_format(shape, dtype, dev, fmt), requires_grad))
 
 
+@checks_out_first
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     if out is not None or layout is not None or pin_memory:
@@ -332,6 +354,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
         if out is not None:
             return _into("full", out, full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad))
     shape = check_shape("full", (size,) if isinstance(size, int) else tuple(size))
+    if isinstance(fill_value, int):
+        _dt.dtype_of_scalar(fill_value)  # an int beyond 64 bits raises OverflowError whatever the dtype, as in PyTorch
     if dtype is None:
         is_scalar = is_number(fill_value) or isinstance(fill_value, (complex, np.complexfloating))
         dtype = _dt.dtype_of_scalar(fill_value) if is_scalar else _dt.get_default_dtype()
@@ -339,6 +363,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(fill_(t, fill_value), requires_grad)
 
 
+@checks_out_first
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
     if size is not None or out is not None or layout is not None or pin_memory:
@@ -348,6 +373,7 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     return result if out is None else _into("zeros", out, result)
 
 
+@checks_out_first
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     if size is not None or out is not None or layout is not None or pin_memory:
@@ -419,6 +445,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _finish(fill_(out, fill_value), requires_grad)
 
 
+@checks_out_first
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
            pin_memory=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
@@ -479,6 +506,7 @@ def _spaced(op: str, start, end, steps, dtype):
     return np.linspace(float(start), float(end), steps, dtype=np.float64), dtype
 
 
+@checks_out_first
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
     if out is not None or layout is not None or pin_memory:
@@ -490,6 +518,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
+@checks_out_first
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale
@@ -505,6 +534,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
+@checks_out_first
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("eye", (), None, dtype, device, out, layout, pin_memory)
@@ -613,6 +643,7 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None, **from_keyword) -
     return _random_fill(RANDINT, self, generator, 4 if span <= 2**32 else 2, from_, to)
 
 
+@checks_out_first
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     if size is not None or out is not None or layout is not None or pin_memory:
@@ -623,6 +654,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     return result if out is None else _into("rand", out, result)
 
 
+@checks_out_first
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
     if size is not None or out is not None or layout is not None or pin_memory:
@@ -633,6 +665,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     return result if out is None else _into("randn", out, result)
 
 
+@checks_out_first
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
             layout=None, pin_memory=False) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -652,6 +685,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
+@checks_out_first
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a
@@ -695,6 +729,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
+@checks_out_first
 def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
     if out is not None:

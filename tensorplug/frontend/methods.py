@@ -19,6 +19,7 @@ from .ops._common import check_cast, check_no_internal_overlap, is_number, keyse
 from .ops._composite import composite
 from .shapes import MAX_NUMEL
 from .tensor import Tensor, empty_tensor
+from .ops.out_rehearsal import rehearse_out
 
 
 def _adjoint(self):
@@ -44,18 +45,26 @@ def _scaled(op: str, input, other, alpha):
     return BINARY["mul"](copying.to_dtype(other, dtype), alpha)
 
 
+# These four are Tensor methods: each checks an out= itself (rehearse_out), where the
+# checks_out_first wrapper would cost every call a frame.
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
+    if out is not None:
+        rehearse_out(add, (input, other), {"alpha": alpha}, out)
     return BINARY["add"](input, _scaled("add", input, other, alpha), out=out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if out is not None:
+        rehearse_out(sub, (input, other), {"alpha": alpha}, out)
     return BINARY["sub"](input, _scaled("sub", input, other, alpha), out=out)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
+    if out is not None:
+        rehearse_out(div, (input, other), {"rounding_mode": rounding_mode}, out)
     if rounding_mode is None:
         return BINARY["div"](input, other, out=out)
     if rounding_mode == "floor":
@@ -115,6 +124,8 @@ def _clamp(input, min, max):
 
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
+    if out is not None:
+        rehearse_out(clamp, (input, min, max), {}, out)
     if min is None and max is None:
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):

@@ -16,12 +16,14 @@ from .ops.elementwise import UNARY, where
 from .ops.special_functions import lgamma
 from .shapes import broadcast_shapes, check_shape
 from .tensor import Tensor
+from .ops.out_rehearsal import checks_out_first
 
 __all__ = ["normal", "poisson", "binomial"]
 
 _INVERSION_LIMIT = 10.0  # below this mean, inversion needs few steps; above it, rejection
 
 
+@checks_out_first
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False) -> Tensor:
     """Normal samples with the given means and standard deviations (tensors broadcast, or

@@ -31,6 +31,7 @@ from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _solve_triangular
 from ..frontend.autocast_hook import autocast_function
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals"]
 
@@ -88,6 +89,7 @@ def _qr(A, mode):
     return to_device(q, A), to_device(r, A)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
     """``(Q, R)`` with ``A = Q R``, Q orthonormal columns and R upper triangular; ``mode`` is
@@ -176,6 +178,7 @@ def _check_driver(op: str, driver) -> None:
         raise RuntimeError(f"{op}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
 
 
+@checks_out_first
 @autocast_function("linalg")
 def svd(A, full_matrices=True, *, driver=None, out=None) -> _results.linalg_svd:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Gradients need
@@ -201,6 +204,7 @@ def _svdvals(A):
     return to_device(np.linalg.svd(to_host(A), compute_uv=False), A, A._dtype.to_real())
 
 
+@checks_out_first
 @autocast_function("linalg")
 def svdvals(A, *, driver=None, out=None) -> Tensor:
     """The singular values of each matrix, descending (no singular vectors are computed unless
@@ -239,6 +243,7 @@ def _check_uplo(UPLO) -> str:
     return UPLO.upper()
 
 
+@checks_out_first
 @autocast_function("linalg")
 def eigh(A, UPLO="L", *, out=None) -> _results.linalg_eigh:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, reading its lower (``UPLO='L'``)
@@ -263,6 +268,7 @@ def _eigvalsh(A, UPLO):
     return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A, A._dtype.to_real())
 
 
+@checks_out_first
 @autocast_function("linalg")
 def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending."""
@@ -314,6 +320,7 @@ def _eig(A):
     return to_device(w, A, dtype), to_device(v, A, dtype)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def eig(A, *, out=None) -> _results.linalg_eig:
     """``(eigenvalues, eigenvectors)`` of each square matrix: complex (complex64 for float32 and
@@ -340,6 +347,7 @@ def _eigvals(A):
     return to_device(np.linalg.eigvals(to_host(A)), A, A._dtype.to_complex())
 
 
+@checks_out_first
 @autocast_function("linalg")
 def eigvals(A, *, out=None) -> Tensor:
     """The (complex) eigenvalues of each square matrix, as :func:`eig` orders them."""

@@ -22,6 +22,7 @@ from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _broadcast_pair
 from ..frontend.autocast_hook import autocast_function
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["lstsq", "pinv", "matrix_rank"]
 
@@ -73,6 +74,7 @@ def _pinv(A, atol, rtol, hermitian):
     return (Vh.mH * inverse.unsqueeze(-2)) @ U.mH
 
 
+@checks_out_first
 @autocast_function("linalg")
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of each matrix: singular values (absolute eigenvalues
@@ -90,6 +92,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> T
     return write_out(op, out, _pinv(A, atol, rtol, bool(hermitian)))
 
 
+@checks_out_first
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None) -> Tensor:
     """How many singular values (absolute eigenvalues when ``hermitian``) of each matrix exceed
     ``max(atol, rtol * largest)``, as int64."""

@@ -21,6 +21,7 @@ from ._checks import (LinAlgError, batch_prefix, check_float, check_matrix, chec
 from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import solve_triangular
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 
@@ -143,6 +144,7 @@ def _raise_zero_pivot(op: str, info: Tensor) -> None:
                           f"factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
+@checks_out_first
 @autocast_function("linalg")
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None) -> _results.linalg_lu_factor_ex:
     """``(LU, pivots, info)``: the packed LU factors of ``A``, LAPACK's row interchanges and the
@@ -157,6 +159,7 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None)
     return _results.linalg_lu_factor_ex(LU, pivots, info)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def lu_factor(A, *, pivot: bool = True, out=None) -> _results.linalg_lu_factor:
     """``(LU, pivots)`` of ``A``; raises :class:`LinAlgError` when U has a zero on its diagonal.
@@ -174,6 +177,7 @@ def lu_factor(A, *, pivot: bool = True, out=None) -> _results.linalg_lu_factor:
     return _results.linalg_lu_factor(LU, pivots)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def lu(A, *, pivot: bool = True, out=None) -> _results.linalg_lu:
     """``(P, L, U)`` with ``A = P @ L @ U``: P a permutation, L unit lower trapezoidal
@@ -216,6 +220,7 @@ def _check_solve_args(op: str, LU, pivots, B, left: bool) -> None:
                                f"[{int(values.min())}, {int(values.max())}]")
 
 
+@checks_out_first
 def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``; ``A^H`` for A with
     ``adjoint``) for A given as ``lu_factor``'s ``(LU, pivots)``."""

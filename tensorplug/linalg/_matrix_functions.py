@@ -18,6 +18,7 @@ from ..frontend.ops._common import write_out
 from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from ._checks import check_float, check_square, check_tensor
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["multi_dot", "chain_matmul", "matrix_exp"]
 
@@ -29,6 +30,7 @@ _CPP_TYPE_NAMES = {
 }
 
 
+@checks_out_first
 def multi_dot(tensors, *, out=None) -> Tensor:
     """The product of two or more matrices, ``tensors[0] @ tensors[1] @ ...``; the first may be
     a row vector and the last a column vector given as 1-D tensors (the result drops those dims).
@@ -78,6 +80,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     return write_out("linalg.multi_dot", out, result)
 
 
+@checks_out_first
 def chain_matmul(*matrices, out=None) -> Tensor:
     """The product of the given 2-D matrices (deprecated in PyTorch, with a warning: use
     :func:`tp.linalg.multi_dot`, which takes a list)."""
@@ -102,6 +105,7 @@ def _taylor_degree(dtype) -> int:
     return 18 if dtype in (_dt.float64, _dt.complex128) else 10
 
 
+@checks_out_first
 def matrix_exp(A, *, out=None) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches
     allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial.

@@ -19,6 +19,7 @@ from ..frontend.shapes import normalize_dims
 from ..frontend.tensor import Tensor
 from ._checks import check_tensor, scalar_type_name
 from ._decompositions import _svdvals
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["vector_norm", "matrix_norm", "norm"]
 
@@ -40,6 +41,7 @@ def _with_dtype(op: str, x: Tensor, dtype) -> Tensor:
     return x.to(dtype)
 
 
+@checks_out_first
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """The vector ``ord``-norm over ``dim`` (every element when None): any real ``ord``,
     including 0 (the count of non-zeros), inf and -inf.
@@ -91,6 +93,7 @@ def _wrap_dim(d: int, ndim: int) -> int:
     return d % ndim
 
 
+@checks_out_first
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None, axis=None,
                 keepdims=None) -> Tensor:
     """The matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), inf and
@@ -130,6 +133,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return write_out(op, out, result if keepdim else result.squeeze((rows, cols)))
 
 
+@checks_out_first
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None, axis=None, keepdims=None) -> Tensor:
     """A vector or matrix norm, as PyTorch chooses: an int ``dim`` (or one dim) gives a vector
     norm, two dims a matrix norm; without ``dim``, a 1-D or 2-D input by its dimensions (any

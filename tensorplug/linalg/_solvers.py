@@ -24,6 +24,7 @@ from ._checks import (LinAlgError, batch_prefix, check_float, check_same_dtype, 
 from ._host import first_non_positive_minor, first_zero_pivot, to_device, to_host
 from ._op import linalg_op
 from ..frontend.autocast_hook import autocast_function
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["inv", "solve", "solve_triangular", "det", "slogdet", "logdet", "cholesky"]
 
@@ -56,6 +57,7 @@ def _inv(A):
     return to_device(result, A)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def inv(A, *, out=None) -> Tensor:
     """The inverse of each square matrix in ``A`` (``*, n, n``); raises :class:`LinAlgError`
@@ -103,6 +105,7 @@ def _broadcast_pair(op: str, A: Tensor, B: Tensor) -> tuple:
     return A, B
 
 
+@checks_out_first
 @autocast_function("linalg")
 def solve(A, B, *, left=True, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``), with batch dims broadcast;
@@ -186,6 +189,7 @@ def _substitute(a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
     return x
 
 
+@checks_out_first
 @autocast_function("linalg")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``: only
@@ -238,6 +242,7 @@ def _det(A):
     return to_device(np.linalg.det(to_host(A)), A)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def det(A, *, out=None) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is
@@ -274,6 +279,7 @@ def _slogdet(A):
     return to_device(sign, A), to_device(logabsdet, A, A._dtype.to_real())
 
 
+@checks_out_first
 @autocast_function("linalg")
 def slogdet(A, *, out=None) -> _results.linalg_slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (sign 0 and -inf when
@@ -340,6 +346,7 @@ def _cholesky(A):
     return to_device(result, A)
 
 
+@checks_out_first
 @autocast_function("linalg")
 def cholesky(A, *, upper=False, out=None) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; ``U`` with ``A = U^T U`` when ``upper``) of each

@@ -8,10 +8,12 @@ from ..frontend.ops._common import check_same_device, write_out
 from ..frontend.shapes import broadcast_shapes, normalize_dim
 from ..frontend.tensor import Tensor
 from ._checks import check_same_dtype, check_tensor, scalar_type_name
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["vecdot"]
 
 
+@checks_out_first
 def vecdot(x, y, *, dim: int = -1, out=None) -> Tensor:
     """``sum(conj(x) * y, dim)`` with ``x`` and ``y`` broadcast together."""
     op = "linalg.vecdot"

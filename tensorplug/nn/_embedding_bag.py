@@ -28,7 +28,7 @@ _MODES = ("sum", "mean", "max")
 
 
 def _check_indices(input: Tensor, rows: int) -> None:
-    if input._dtype.is_floating_point or input._dtype is _dt.bool or input._dtype.is_complex:
+    if input._dtype is not _dt.int64 and input._dtype is not _dt.int32:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input._dtype.name} instead (while checking arguments for embedding_bag)")
@@ -83,6 +83,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             f"same shape as the input ({input.shape})")
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if isinstance(offsets, Tensor) and offsets._dtype is not input._dtype:
+        # PyTorch brings indices and offsets of two integer dtypes to their promoted one (int8
+        # indices with int64 offsets are taken); a float one is still refused below.
+        common = _dt.promote_types(input._dtype, offsets._dtype)
+        if common.category == 1:
+            input, offsets = copying.to_dtype(input, common), copying.to_dtype(offsets, common)
     flat, offsets, sample_weights = _bag_layout(input, offsets, include_last_offset, per_sample_weights)
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")

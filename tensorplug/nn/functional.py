@@ -165,7 +165,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     check_tensor("embedding", weight, "weight")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D, but got weight of size {list(weight._shape)}")
-    if input._dtype.is_floating_point or input._dtype is _dt.bool:
+    if input._dtype is not _dt.int64 and input._dtype is not _dt.int32:
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input._dtype.name} instead (while checking arguments for embedding)"

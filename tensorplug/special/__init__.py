@@ -29,6 +29,7 @@ from ..frontend.shapes import broadcast_shapes
 from ..frontend.factories import ones_like
 from ..frontend.ops.math_ops import logsumexp, xlogy  # noqa: F401
 from ..nn.functional import log_softmax as _log_softmax, softmax as _softmax
+from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = [
     "expit", "logit", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logsumexp", "softmax",
@@ -53,6 +54,7 @@ def log_softmax(input, dim=None, *, dtype=None, axis=None):
     return _log_softmax(input, required_dim("special_log_softmax", dim, axis), dtype=dtype)
 
 
+@checks_out_first
 def round(input, *, decimals=0, out=None):  # noqa: A001  (torch.special's name)
     """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds, ...)."""
     x = float_operand("round", input) if decimals else input
@@ -79,6 +81,7 @@ class _Xlog1py(Function):
         return where(masked, 0.0, grad * UNARY["log1p"](y)), grad * x / (y + 1)
 
 
+@checks_out_first
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as xlogy."""
     x, y = promoted_operands("xlog1py", input, other, floating=True)
@@ -103,6 +106,7 @@ class _Entropy(Function):
         return -grad * (UNARY["log"](x) + 1.0)
 
 
+@checks_out_first
 def entr(input, *, out=None):
     """Elementwise entropy: ``-x log(x)`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays)."""
     return _finish("entr", _Entropy.apply(float_operand("entr", input)), out)
@@ -146,11 +150,13 @@ class _Erfcx(Function):
         return grad * (2.0 * x * value - 2.0 * _INV_SQRT_PI)
 
 
+@checks_out_first
 def erfcx(input, *, out=None):
     """The scaled complementary error function ``exp(x^2) erfc(x)``, accurate for large x."""
     return _finish("erfcx", _Erfcx.apply(float_operand("erfcx", input)), out)
 
 
+@checks_out_first
 def ndtr(input, *, out=None):
     """The standard normal distribution function: ``erfc(-x / sqrt(2)) / 2`` (accurate in the
     lower tail, where ``(1 + erf) / 2`` would cancel)."""
@@ -163,6 +169,7 @@ def _tail_threshold(dtype) -> float:
     return -37.0 if dtype is _dt.float64 else -12.0
 
 
+@checks_out_first
 def log_ndtr(input, *, out=None):
     """``log(ndtr(x))`` without underflow: through erfc down to where it underflows, then the
     asymptotic series ``-x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8)``."""
@@ -183,6 +190,7 @@ def log_ndtr(input, *, out=None):
     return _finish("log_ndtr", where(tail, asymptotic, inside), out)
 
 
+@checks_out_first
 def ndtri(input, *, out=None):
     """The inverse of ``ndtr``: the x with ``ndtr(x) == p``; -inf at 0, inf at 1, NaN outside
     [0, 1]. A first guess from erfinv (or, in the far lower tail, from the asymptotic series'
@@ -207,6 +215,7 @@ def ndtri(input, *, out=None):
     return _finish("ndtri", where(inside, x, edges), out)
 
 
+@checks_out_first
 def i0(input, *, out=None):
     """The modified Bessel function of the first kind of order 0: its power series
     ``sum (x^2 / 4)^k / (k!)^2`` up to |x| = 30 (terms are positive, so it loses no digits), and

@@ -151,6 +151,26 @@ def test_pow_at_zero(device):
     assert (0 ** tp.tensor([2 + 1j], device=device)).tolist() == [0j]
 
 
+def test_pow_at_zero_as_pytorch_except_zero_to_the_zero():
+    """Issue 13: every form of a complex 0 ** b (tensor ** tensor, tensor ** number, number **
+    tensor) gives PyTorch 2.13's value, up to the sign of a zero part, except 0 ** 0 with a tensor
+    exponent, which PyTorch gives as NaN and tensorplug as 1 (docs/deviations.md)."""
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is a reference here (pip install torch==2.13.0)")
+    exponents = [1j, -1 + 0j, -1j, 1 + 1j, 0.5 + 0j, 2 + 0j, -0.5 + 2j]
+    forms = {
+        "tensor ** tensor": lambda L: L.zeros(len(exponents), dtype=L.complex128) ** L.tensor(exponents, dtype=L.complex128),
+        "number ** tensor": lambda L: 0 ** L.tensor(exponents, dtype=L.complex128),
+        "tensor ** number": lambda L: L.stack([L.zeros(1, dtype=L.complex128) ** e for e in exponents]).reshape(-1),
+        "tensor ** 0": lambda L: L.zeros(2, dtype=L.complex64) ** 0,
+        "tensor ** 0j": lambda L: L.zeros(2, dtype=L.complex64) ** 0j,
+    }
+    for name, form in forms.items():
+        got, want = form(tp).cpu().numpy(), form(torch).numpy()
+        np.testing.assert_array_equal(got, want + 0.0, err_msg=name)  # (+ 0.0: -0 and 0 compare equal anyway)
+    zero_exponent = tp.zeros(1, dtype=tp.complex128) ** tp.zeros(1, dtype=tp.complex128)
+    assert zero_exponent.tolist() == [np.power(np.complex128(0), np.complex128(0))] == [1 + 0j]
+
+
 def test_classification(device):
     """isnan, isinf, isfinite look at both parts, as NumPy."""
     z = np.array([1 + 1j, complex(NAN, 0), complex(0, NAN), complex(INF, 0), complex(1, -INF), complex(NAN, INF)])

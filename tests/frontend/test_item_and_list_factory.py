@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tests.torch_reference import torch_or_skip
 
 VALUES = {
     "bool": [True, False], "uint8": [0, 255], "int8": [-128, 127], "int16": [-32768, 32767],
@@ -111,7 +112,7 @@ def test_list_factory_default_dtype_and_arguments():
 
 
 def test_list_factory_errors_stay_the_python_ones():
-    with pytest.raises((TypeError, RuntimeError)):  # beyond int64: left to the NumPy path
+    with pytest.raises(ValueError, match="int64"):  # beyond int64, as PyTorch: "Overflow when unpacking long long"
         tp.tensor([2**64])
     with pytest.raises(RuntimeError, match="floating point"):
         tp.tensor([1, 2], requires_grad=True)
@@ -181,10 +182,10 @@ def test_big_ints_mixed_with_floats_convert_exactly_to_an_int_dtype():
 
 
 # Found by tools/fuzz_native.py: a list of Python ints with one beyond int64 became a float32
-# tensor (NumPy read the list as float64); PyTorch raises.
-@pytest.mark.parametrize("data", [[1, 1, 2 ** 63], [[2 ** 63], [1]], [1, 2 ** 64 - 1], [True, -2 ** 63 - 1]])
+# tensor (NumPy read the list as float64); PyTorch raises ValueError (issue 13).
+@pytest.mark.parametrize("data", [[1, 1, 2 ** 63], [[2 ** 63], [1]], [1, 2 ** 64 - 1], [True, -2 ** 63 - 1], 2 ** 64])
 def test_list_of_ints_with_one_beyond_int64_raises(data):
-    with pytest.raises(RuntimeError, match=r"tensor\(\): value -?\d+ cannot be converted to type int64 without overflow"):
+    with pytest.raises(ValueError, match=r"tensor\(\): value -?\d+ does not fit in int64"):
         tp.tensor(data)
 
 
@@ -195,3 +196,31 @@ def test_big_int_with_a_float_is_a_float_tensor():
 def test_numpy_float16_mixed_with_big_ints_converts_to_an_int_dtype():
     # (found by the fuzzer right after the fix above: NumPy's float16 has no __trunc__)
     assert tp.tensor([2 ** 60, np.float16(2.5), np.float32(-3.5)], dtype=tp.int64).tolist() == [2 ** 60, 2, -3]
+
+
+# Issue 13: a Python int beyond int64 among floats (or with a floating dtype) is a float, as in
+# PyTorch 2.13; beyond the float range it raises PyTorch's OverflowError.
+@pytest.mark.parametrize("case", ["[2**64, 1.0]", "[[2**64], (1.0,)]", "[2**70, 1j]", "[tensor(1.5), -2**64]",
+                                  "[2**64] as float64", "10**400 among floats", "full 2**64 as float32",
+                                  "full 2**63 as float32", "as_tensor [2**64]"])
+def test_ints_beyond_int64_as_pytorch_reads_them(case):
+    torch = torch_or_skip()
+    calls = {
+        "[2**64, 1.0]": lambda L: L.tensor([2 ** 64, 1.0]),
+        "[[2**64], (1.0,)]": lambda L: L.tensor([[2 ** 64], (1.0,)]),
+        "[2**70, 1j]": lambda L: L.tensor([2 ** 70, 1j]),
+        "[tensor(1.5), -2**64]": lambda L: L.tensor([L.tensor(1.5), -2 ** 64]),
+        "[2**64] as float64": lambda L: L.tensor([2 ** 64], dtype=L.float64),
+        "10**400 among floats": lambda L: L.tensor([10 ** 400, 1.0]),
+        "full 2**64 as float32": lambda L: L.full((2,), 2 ** 64, dtype=L.float32),
+        "full 2**63 as float32": lambda L: L.full((2,), 2 ** 63, dtype=L.float32),
+        "as_tensor [2**64]": lambda L: L.as_tensor([2 ** 64]),
+    }
+    try:
+        want = calls[case](torch)
+    except Exception as error:
+        with pytest.raises(type(error)):
+            calls[case](tp)
+        return
+    got = calls[case](tp)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and got.tolist() == want.tolist()

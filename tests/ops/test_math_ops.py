@@ -7,6 +7,7 @@ import pytest
 
 import tensorplug as tp
 from ops_helpers import as_layout, check
+from device_params import torch_or_skip
 
 LAYOUTS = ["contiguous", "transposed", "sliced"]
 FLOATS = [tp.float32, tp.float64]
@@ -272,3 +273,29 @@ def test_einsum_errors_and_gradient():
         tp.einsum("ij,ij->i", a, b)
     assert tp.autograd.gradcheck(lambda x, y: tp.einsum("ij,jk->ik", x, y), (a, b))
     assert tp.autograd.gradcheck(lambda x: tp.einsum("ii->", x[:, :3]), (a,))
+
+
+# Issue 13, probe batch (f): the sublist form of einsum, and max/min(dim)'s result type names.
+def test_einsum_sublist_form_as_pytorch():
+    torch = torch_or_skip()
+    a, b = np.random.default_rng(0).standard_normal((3, 4)), np.random.default_rng(1).standard_normal((4, 2))
+    for lib, make in ((torch, torch.tensor), (tp, tp.tensor)):
+        A, B = make(a), make(b)
+        got = (lib.einsum(A, [0, 1], B, [1, 2], [0, 2]), lib.einsum(A, [0, 1], B, [1, 2]), lib.einsum(A, [30, 1]),
+               lib.einsum(A, [Ellipsis, 1], [1]))
+        if lib is torch:
+            want = [g.numpy() for g in got]
+        else:
+            for ours, theirs in zip(got, want):
+                np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"\[0, 52\)"):
+        tp.einsum(tp.ones(2), [52])
+
+
+def test_max_and_min_with_dim_are_named_as_pytorchs_return_types():
+    torch = torch_or_skip()
+    x = np.arange(6.0).reshape(2, 3)
+    for op in ("max", "min"):
+        ours, theirs = getattr(tp, op)(tp.tensor(x), 1), getattr(torch, op)(torch.tensor(x), 1)
+        assert type(ours).__name__ == type(theirs).__name__ == op
+        assert ours.values.tolist() == theirs.values.tolist() and ours.indices.tolist() == theirs.indices.tolist()

@@ -15,6 +15,7 @@ from ._composite import composite
 from ._pointwise_args import check_tensor, inplace_variant, refuse_complex, result_dtype_of
 from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
+from .out_rehearsal import checks_out_first
 
 __all__ = ["nextafter"]
 
@@ -53,6 +54,7 @@ def _nextafter(input: Tensor, other: Tensor) -> Tensor:
     return where(either_nan, BINARY["add"](input, other), result)
 
 
+@checks_out_first
 def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The next representable value after ``input`` toward ``other``, elementwise, in the operands'
     promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either

@@ -9,6 +9,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._common import write_out
 from ._composite import composite
+from .out_rehearsal import checks_out_first
 
 __all__ = ["diag", "trace"]
 
@@ -46,6 +47,7 @@ def _diag(input: Tensor, diagonal: int) -> Tensor:
     return input.diagonal(diagonal).clone()  # a copy, as PyTorch's diag returns
 
 
+@checks_out_first
 def diag(input, diagonal=0, *, out=None) -> Tensor:
     """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the
     main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector.

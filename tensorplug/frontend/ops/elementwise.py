@@ -80,13 +80,22 @@ def _check_operand(name: str, position: str, value) -> None:
         raise TypeError(f"{name}(): argument '{position}' must be Tensor or Number, not {type(value).__name__}")
 
 
-def _finish_out(name: str, result: Tensor, out: Tensor | None, shape: tuple, dev) -> Tensor:
+def _check_out_first(name: str, out: Tensor | None, shape: tuple, result_dtype: _dt.dtype, dev, graph_inputs) -> None:
+    """Check (and resize) an out= before any cast or kernel runs (issue 13). ``graph_inputs``:
+    the operands whose requires_grad the result would inherit (none for an op without a
+    derivative), which the out-under-autograd error reads in place of the result's."""
     if out is None:
-        return result
-    refuse_out_under_autograd(name, out, result)
-    check_out(name, out, shape, result._dtype, dev)
-    copy_(out, result)
-    return out
+        return
+    refuse_out_under_autograd(name, out, *graph_inputs)
+    check_out(name, out, shape, result_dtype, dev)
+
+
+def _graph_inputs(spec: "_ElementwiseOp", *operands) -> tuple:
+    return tuple(x for x in operands if isinstance(x, Tensor)) if spec.op.differentiable else ()
+
+
+def _finish_out(result: Tensor, out: Tensor | None) -> Tensor:
+    return result if out is None else copy_(out, result)
 
 
 class _ElementwiseOp:
@@ -141,12 +150,13 @@ def _unary_slow(spec: _ElementwiseOp, input, out):
     dtype = _compute_dtype(spec.name, spec.rule, input._dtype)
     if spec.exact_out:
         check_exact_dtype(spec.name, out, dtype.to_real() if spec.name == "abs" else dtype)
-    x = to_dtype(input, dtype)
     # abs of a complex tensor is real, as in PyTorch; complex ops are listed in docs/complex.md.
     result_dtype = _dt.bool if spec.bool_out else dtype.to_real() if spec.name == "abs" else dtype
+    _check_out_first(spec.name, out, input._shape, result_dtype, input._device, _graph_inputs(spec, input))
+    x = to_dtype(input, dtype)
     result = empty_tensor(x._shape, result_dtype, x._device)
     spec.op.lookup(_keys(x))(result, x)
-    return _finish_out(spec.name, result, out, x._shape, x._device)
+    return _finish_out(result, out)
 
 
 def _keys(*tensors) -> int:
@@ -266,6 +276,11 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
             check_scalar_fits("pow", b, dtype)
     shape = broadcast_shapes(a._shape if a_is_tensor else (), b._shape if b_is_tensor else (), op=name)
     dev = a._device if a_is_tensor else b._device
+    result_dtype = _dt.bool if spec.bool_out else dtype
+    if inplace:
+        check_out(name, out, shape, result_dtype, dev, resize=False)
+    else:
+        _check_out_first(name, out, shape, result_dtype, dev, _graph_inputs(spec, a, b))
     if a_is_tensor:
         a = to_dtype(a, dtype)
         a = a if a._shape == shape else expand_to(a, shape)
@@ -276,11 +291,9 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
         b = b if b._shape == shape else expand_to(b, shape)
     else:
         b = _scalar_as(b, dtype)
-    result_dtype = _dt.bool if spec.bool_out else dtype
     tensors = [x for x in (a, b) if isinstance(x, Tensor)]
     if inplace:
         target = out
-        check_out(name, target, shape, result_dtype, dev, resize=False)
         aliased = any(t._storage is target._storage for t in tensors)
         if target._dtype is result_dtype and (not aliased or _exactly_aliased(target, tensors)):
             spec.op.lookup(_keys(*tensors, target))(target, a, b)
@@ -290,7 +303,7 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     spec.op.lookup(_keys(*tensors))(result, a, b)
     if inplace:
         return copy_(out, result)
-    return _finish_out(name, result, out, shape, dev)
+    return _finish_out(result, out)
 
 
 def _pow_of_bools(a, b, out, inplace: bool) -> Tensor:
@@ -301,9 +314,10 @@ def _pow_of_bools(a, b, out, inplace: bool) -> Tensor:
         raise TypeError('pow(): "pow" not implemented for \'Bool\'')
     if inplace:
         return out if b else fill_(out, True)
+    _check_out_first("pow", out, a._shape, _dt.bool, a._device, ())
     result = empty_tensor(a._shape, _dt.bool, a._device)
     result = copy_(result, a) if b else fill_(result, True)
-    return _finish_out("pow", result, out, a._shape, a._device)
+    return _finish_out(result, out)
 
 
 def _exactly_aliased(target: Tensor, tensors) -> bool:
@@ -453,6 +467,8 @@ def where(condition, input=None, other=None, *, out=None):
     tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
     dtype = _result_dtype(input, other)
     shape = broadcast_shapes(*(t._shape for t in tensors), op="where")
+    check_exact_dtype("where", out, dtype)
+    _check_out_first("where", out, shape, dtype, condition._device, tensors)
     cond = condition if condition._shape == shape else expand_to(condition, shape)
     operands = []
     for x in (input, other):
@@ -462,8 +478,7 @@ def where(condition, input=None, other=None, *, out=None):
         else:
             check_scalar_fits("where", x, dtype)
             operands.append(_scalar_as(x, dtype))
-    check_exact_dtype("where", out, dtype)
     result = empty_tensor(shape, dtype, condition._device)
     # The result's keys too: a number can make it complex (the Complex key) where no input is.
     WHERE.lookup(_keys(*tensors, result))(result, cond, operands[0], operands[1])
-    return _finish_out("where", result, out, shape, condition._device)
+    return _finish_out(result, out)

@@ -11,6 +11,7 @@ from ..tensor import Tensor
 from ._common import write_out
 from ._pointwise_args import check_tensor, refuse_complex
 from .elementwise import BINARY, COMPARE, UNARY, where
+from .out_rehearsal import checks_out_first
 
 __all__ = ["signbit", "isposinf", "isneginf", "isreal", "frexp"]
 
@@ -23,6 +24,7 @@ def _bools_like(input: Tensor, value: bool) -> Tensor:
     return full(input._shape, value, dtype=_dt.bool, device=input._device)
 
 
+@checks_out_first
 def signbit(input, *, out=None) -> Tensor:
     """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit.
 
@@ -49,11 +51,13 @@ def _infinity_test(op: str, input, positive: bool, out) -> Tensor:
     return write_out(op, out, COMPARE["eq"](input, float("inf") if positive else float("-inf")))
 
 
+@checks_out_first
 def isposinf(input, *, out=None) -> Tensor:
     """True where ``input`` is +inf."""
     return _infinity_test("isposinf", input, True, out)
 
 
+@checks_out_first
 def isneginf(input, *, out=None) -> Tensor:
     """True where ``input`` is -inf."""
     return _infinity_test("isneginf", input, False, out)
@@ -73,6 +77,7 @@ def isreal(input) -> Tensor:
     return COMPARE["eq"](imag(input), 0)
 
 
+@checks_out_first
 def frexp(input, *, out=None):
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| <
     1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The

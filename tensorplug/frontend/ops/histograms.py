@@ -17,6 +17,7 @@ from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._composite import composite
+from .out_rehearsal import checks_out_first
 
 __all__ = ["bincount", "histc", "histogram"]
 
@@ -92,6 +93,7 @@ def _histc(input: Tensor, bins: int, low: float, high: float) -> Tensor:
     return zeros(bins, dtype=dtype, device=input._device).scatter_add(0, position, inside.to(dtype))
 
 
+@checks_out_first
 def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's
     range when ``min == max``); values outside the range, and NaN, are not counted.
@@ -152,6 +154,7 @@ def _histogram_edges(op: str, input: Tensor, bins, range) -> Tensor:
     return linspace(low, high, count + 1, dtype=input._dtype, device=input._device)
 
 
+@checks_out_first
 def histogram(input, bins, *, range=None, weight=None, density: bool = False, out=None) -> tuple:  # noqa: A002
     """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of
     ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``;

@@ -15,6 +15,7 @@ from ..tensor import Tensor, empty_tensor
 from ._common import check_index_range, check_same_device, is_number, on_common_device
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .elementwise import COMPARE, where
+from .out_rehearsal import checks_out_first
 
 __all__ = ["index_copy", "index_fill", "index_put", "masked_scatter", "put", "fill", "nonzero_static", "isin"]
 
@@ -35,6 +36,7 @@ def _along(index: Tensor, dim: int, shape: tuple) -> Tensor:
     return index.reshape(view).expand(*shape)
 
 
+@checks_out_first
 def index_copy(input, dim, index, source, *, out=None) -> Tensor:
     """``input`` with the slices ``source[..., i, ...]`` written at ``index[i]`` along ``dim``.
 
@@ -81,6 +83,8 @@ def index_fill(input, dim, index, value) -> Tensor:
 
     op = "index_fill_"
     check_tensor(op, input)
+    if isinstance(index, Tensor) and index._dtype is not _dt.int64:  # PyTorch's IndexError, not the RuntimeError below
+        raise IndexError(f"{op}(): Expected dtype int64 for index, but got {index._dtype.name}")
     _check_vector_index(op, input, index)
     if isinstance(value, Tensor):
         if value.ndim != 0:

@@ -23,6 +23,7 @@ from ._common import (
     warn_if_expanded, write_out,
 )
 from .copying import copy_, fill_, number_for, to_dtype
+from .out_rehearsal import checks_out_first
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "argwhere", "take"]
 
@@ -34,7 +35,7 @@ INDEX_PUT = Operator("index_put_")
 # The integer dtypes an index tensor may have (bool and uint8 are masks): PyTorch's int64 and
 # int32, and the narrower signed ones this project has always taken. Not uint16/32/64, whose
 # large values would read as negative int64 indices.
-_INDEX_DTYPES = (_dt.int64, _dt.int32, _dt.int16, _dt.int8)
+_INDEX_DTYPES = (_dt.int64, _dt.int32)  # PyTorch's: int8 and int16 are refused
 
 
 def _as_index_tensor(value, dev) -> Tensor:
@@ -277,7 +278,10 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
         check_no_overlap("index_put_", self, values)
     for index in indices:
         check_no_overlap("index_put_", self, index)
-    moved, idx, shape, _ = _prepare_advanced(self, list(enumerate(indices)))
+    # Read as self[indices] reads them: a bool or uint8 mask stands for its coordinates, and an
+    # index of a dtype PyTorch refuses (int8, int16, float) raises.
+    view, advanced = _apply_basic(self, indices)
+    moved, idx, shape, _ = _prepare_advanced(view, advanced)
     target_shape = shape + moved._shape[len(idx):]
     if isinstance(values, Tensor):
         values = _values_for("index_put_", self, values)
@@ -291,28 +295,31 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
     return self
 
 
-def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> int:
+def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> tuple:
+    """The normalized dim and the index as int64 (the kernels' index dtype; PyTorch takes int32
+    too), after PyTorch's checks."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    if index._dtype is not _dt.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index, but got {index._dtype.name}")
+    if index._dtype is not _dt.int64 and index._dtype is not _dt.int32:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index, but got {index._dtype.name}")
     check_same_device(op, input, index)
     d = normalize_dim(op, dim, input.ndim)
     if index.ndim != input.ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor ({index.ndim} vs {input.ndim})")
     if index.numel() == 0:
-        return d  # nothing is read or written: PyTorch checks no sizes either
+        return d, index  # nothing is read or written: PyTorch checks no sizes either
     for k, (si, sx) in enumerate(zip(index._shape, input._shape)):
         if k != d and si > sx:
             raise RuntimeError(f"{op}(): Size does not match at dimension {k} expected index {list(index._shape)} to be no larger than self {list(input._shape)} apart from dimension {d}")
     check_index_range(op, index, input._shape[d] if input.ndim else 1, d)
-    return d
+    return d, to_dtype(index, _dt.int64)
 
 
+@checks_out_first
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False, out=None) -> Tensor:
     if out is not None:
         return write_out("gather", out, gather(input, dim, index, sparse_grad=sparse_grad), exact_dtype=True)
-    d = _check_gather_args("gather", input, dim, index)
+    d, index = _check_gather_args("gather", input, dim, index)
     if index.numel() == 0:
         # Nothing to read, whatever the index's sizes: an empty view of input (so that autograd
         # still connects the result to input, with a zero gradient).
@@ -323,7 +330,7 @@ def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False, out=None) ->
 
 
 def scatter_(self: Tensor, dim, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
-    d = _check_gather_args("scatter_", self, dim, index)
+    d, index = _check_gather_args("scatter_", self, dim, index)
     source = value if src is None else src
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError(f"scatter_(): reduce argument must be either add or multiply, got {reduce!r}")
@@ -367,6 +374,7 @@ def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor) -> Tensor:
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
 
+@checks_out_first
 def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
     if out is not None:
         return write_out("index_select", out, index_select(input, dim, index), exact_dtype=True)
@@ -381,9 +389,12 @@ def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
+    if isinstance(index, Tensor) and index._dtype is not _dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index._dtype.name}")
     return getitem(reshape(input, (-1,)), index)
 
 
+@checks_out_first
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Coordinates of the non-zero elements, in row-major order.
 

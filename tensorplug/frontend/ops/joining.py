@@ -44,8 +44,9 @@ def cat(tensors, dim=0, *, out=None, axis=None) -> Tensor:
         dtype = _dt.promote_types(dtype, t._dtype)
     shape = ref._shape[:d] + (sum(t._shape[d] for t in joined),) + ref._shape[d + 1:]
     if out is not None:
-        from ._common import check_out
+        from ._common import check_out, refuse_out_under_autograd
 
+        refuse_out_under_autograd("cat", out, *tensors)
         check_out("cat", out, shape, dtype, ref._device)
     result = empty_tensor(shape, dtype, ref._device) if out is None else out
     start = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._composite import composite
+from .out_rehearsal import checks_out_first
 
 __all__ = ["kron"]
 
@@ -21,6 +22,7 @@ def _kron(input: Tensor, other: Tensor) -> Tensor:
     return (a * b).reshape(tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
+@checks_out_first
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter
     shape is padded with leading ones; dtypes promote as in multiplication).

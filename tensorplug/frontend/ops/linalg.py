@@ -10,6 +10,7 @@ from .. import autocast_hook
 from ..autocast_hook import AUTOCAST_MASK, autocast_function
 from ._common import check_same_device, keyset, write_out
 from .widened_products import widen_for_out_dtype
+from .out_rehearsal import checks_out_first, rehearse_out
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
@@ -82,6 +83,8 @@ def _shape_error(op: str, a: Tensor, b: Tensor) -> RuntimeError:
 
 def matmul(input, other, *, out=None) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
+    if out is not None:  # (not the checks_out_first wrapper: a frame on every linear layer's path)
+        rehearse_out(matmul, (input, other), {}, out)
     if local_state.include & local_state.mask & AUTOCAST_MASK:
         # Autocast casts here, before the dtype check and the output's allocation (inline, not
         # as a decorator: matmul is on every linear layer's path).
@@ -115,6 +118,7 @@ def matmul(input, other, *, out=None) -> Tensor:
     return write_out("matmul", out, result, exact_dtype=True)
 
 
+@checks_out_first
 @autocast_function("mm")
 def mm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     """The product of two matrices; ``out_dtype=float32`` multiplies float16/bfloat16 ones in
@@ -131,6 +135,7 @@ def mm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@checks_out_first
 @autocast_function("bmm")
 def bmm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     """The products of two batches of matrices; ``out_dtype`` as :func:`mm`'s."""
@@ -147,6 +152,7 @@ def bmm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@checks_out_first
 @autocast_function("dot")
 def dot(input, tensor, *, out=None) -> Tensor:
     """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
@@ -162,6 +168,7 @@ def dot(input, tensor, *, out=None) -> Tensor:
     return write_out("dot", out, matmul(input, other), exact_dtype=True)
 
 
+@checks_out_first
 @autocast_function("mv")
 def mv(input, vec, *, out=None) -> Tensor:
     """The product of a matrix and a vector."""

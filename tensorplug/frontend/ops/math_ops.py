@@ -23,6 +23,7 @@ from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exists (see __all__)
 from ..autocast_hook import autocast_function
+from .out_rehearsal import checks_out_first
 
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
@@ -54,6 +55,7 @@ def _lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
 
 
+@checks_out_first
 def lerp(input, end, weight, *, out=None) -> Tensor:
     """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
     _check_tensor("lerp", input)
@@ -95,6 +97,7 @@ def _nan_to_num(input: Tensor, nan: float, posinf: float, neginf: float) -> Tens
     return where(isinf & (input < 0), neginf, result)
 
 
+@checks_out_first
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
     dtype's largest and lowest finite values)."""
@@ -112,11 +115,13 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     return write_inplace("nan_to_num_", self, nan_to_num(self, nan, posinf, neginf))
 
 
+@checks_out_first
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``max(input, min)`` elementwise (NaN propagates)."""
     return BINARY["maximum"](input, min, out=out)
 
 
+@checks_out_first
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``min(input, max)`` elementwise (NaN propagates)."""
     return BINARY["minimum"](input, max, out=out)
@@ -137,6 +142,7 @@ def positive(input) -> Tensor:
     return input
 
 
+@checks_out_first
 def sgn(input, *, out=None) -> Tensor:
     """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose
     gradient is 0; ``z / |z|`` (0 at 0) for complex ones.
@@ -166,6 +172,7 @@ def _frac(input: Tensor) -> Tensor:
     return input - UNARY["trunc"](input)
 
 
+@checks_out_first
 def frac(input, *, out=None) -> Tensor:
     """The fractional part ``input - trunc(input)`` (sign of input kept)."""
     _check_tensor("frac", input)
@@ -228,7 +235,7 @@ def _atanh(input: Tensor) -> Tensor:
     return cm.real_atanh(input)
 
 
-def _inverse_hyperbolic(name: str, composite_fn):
+def _inverse_hyperbolic(name: str, composite_fn, doc: str):
     def function(input, *, out=None) -> Tensor:
         _check_tensor(name, input)
         x = input
@@ -240,17 +247,16 @@ def _inverse_hyperbolic(name: str, composite_fn):
         return write_inplace(name + "_", self, function(self))
 
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"Elementwise inverse hyperbolic {name[1:-1]}e (see torch.{name}); real or complex input."
+    function.__doc__ = doc
     inplace.__name__ = inplace.__qualname__ = name + "_"
-    return function, inplace
+    return checks_out_first(function), inplace
 
 
-asinh, _asinh_ = _inverse_hyperbolic("asinh", _asinh)
-acosh, _acosh_ = _inverse_hyperbolic("acosh", _acosh)
-atanh, _atanh_ = _inverse_hyperbolic("atanh", _atanh)
-asinh.__doc__ = "Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."
-acosh.__doc__ = "Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."
-atanh.__doc__ = "Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."
+asinh, _asinh_ = _inverse_hyperbolic("asinh", _asinh, "Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input.")
+acosh, _acosh_ = _inverse_hyperbolic("acosh", _acosh,
+                                     "Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input.")
+atanh, _atanh_ = _inverse_hyperbolic("atanh", _atanh, "Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, "
+                                     "NaN beyond, for real input.")
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
@@ -275,6 +281,7 @@ def _xlogy(input, other) -> Tensor:
     return where(UNARY["isnan"](other), float("nan"), result)
 
 
+@checks_out_first
 def xlogy(input, other, *, out=None) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -379,6 +386,7 @@ def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool, whole: bool
     return var, mean
 
 
+@checks_out_first
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is
     ``correction=0``).
@@ -392,6 +400,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return _finish(_var_mean(input, dims, correction, bool(keepdim), whole)[0], out, "var")
 
 
+@checks_out_first
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
     if axis is not None or keepdims is not None:
@@ -455,6 +464,7 @@ def _root_at_zero_safe(total: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, root)
 
 
+@checks_out_first
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean /
     Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number.
@@ -501,6 +511,7 @@ def _logsumexp(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return total if keepdim else squeeze(total, dims)
 
 
+@checks_out_first
 def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow."""
     if axis is not None or keepdims is not None:
@@ -580,6 +591,7 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     return scaled_sum(input, matmul(mat1, mat2), beta, alpha)
 
 
+@checks_out_first
 @autocast_function("addmm")
 def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape;
@@ -622,6 +634,7 @@ def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     return scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
+@checks_out_first
 @autocast_function("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
@@ -636,6 +649,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     return _finish(_addmv(input, mat, vec, beta, alpha), out, "addmv", exact_dtype=True)
 
 
+@checks_out_first
 def outer(input, vec2, *, out=None) -> Tensor:
     """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     _check_tensor("outer", input)
@@ -648,6 +662,7 @@ def outer(input, vec2, *, out=None) -> Tensor:
 ger = outer
 
 
+@checks_out_first
 def vdot(input, other, *, out=None) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its
     first argument (the same as ``dot`` for real tensors)."""
@@ -662,6 +677,7 @@ def vdot(input, other, *, out=None) -> Tensor:
     return _finish(dot(conj(input), other), out, "vdot")
 
 
+@checks_out_first
 def inner(input, other, *, out=None) -> Tensor:
     """The sum of products over the last dim of both tensors (no conjugate): the result has shape
     ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
@@ -809,11 +825,37 @@ def _einsum(equation: str, operands: tuple) -> Tensor:
     return permute(result, [lr.index(c) for c in output]) if lr != output else result
 
 
+def _sublists_as_equation(arguments: tuple) -> tuple:
+    """PyTorch's sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", (a, b))``:
+    subscripts are ints in [0, 52) or ``...``; a trailing list without an operand is the output."""
+    def letters(sublist) -> str:
+        if not isinstance(sublist, (list, tuple)):
+            raise TypeError(f"einsum(): expected a list of subscripts after each operand, got {type(sublist).__name__}")
+        out = []
+        for item in sublist:
+            if item is Ellipsis:
+                out.append("...")
+            elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < 52:
+                # PyTorch's letters (A-Z, then a-z), whose order decides an implicit output's
+                out.append(chr(ord("A") + item) if item < 26 else chr(ord("a") + item - 26))
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {item!r}")
+        return "".join(out)
+
+    operands, inputs = arguments[0:len(arguments) - len(arguments) % 2:2], arguments[1::2]
+    equation = ",".join(letters(sublist) for sublist in inputs[:len(operands)])
+    if len(arguments) % 2:
+        equation += "->" + letters(arguments[-1])
+    return equation, operands
+
+
 def einsum(equation, *operands) -> Tensor:
     """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports
-    repeated subscripts (diagonals), ``...`` and implicit output; contracts operands left to
-    right through matmul.
+    repeated subscripts (diagonals), ``...``, implicit output and PyTorch's sublist form
+    (``einsum(a, [0, 1], b, [1, 2], [0, 2])``); contracts operands left to right through matmul.
     """
+    if isinstance(equation, Tensor):
+        equation, operands = _sublists_as_equation((equation,) + operands)
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): the equation must be a str, not {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (tuple, list)):

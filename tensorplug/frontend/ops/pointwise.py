@@ -14,6 +14,7 @@ from ._common import is_number, write_out
 from ._pointwise_args import check_tensor, float_operand, inplace_variant, promoted_operands, refuse_complex
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import any as _any
+from .out_rehearsal import checks_out_first
 
 __all__ = [
     "addcmul", "addcdiv", "heaviside", "fmax", "fmin", "gcd", "lcm", "deg2rad", "rad2deg", "float_power", "ldexp",
@@ -50,6 +51,7 @@ def _tensor_operands(op: str, input, tensor1, tensor2) -> tuple:
     return promoted_operands(op, input, tensor1, tensor2, names=("input", "tensor1", "tensor2"), allow_complex=True)
 
 
+@checks_out_first
 def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype.
 
@@ -64,6 +66,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     return write_out("addcmul", out, a + (product if scale == 1 else product * scale))
 
 
+@checks_out_first
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer
     tensor1 and tensor2: its old addcdiv truncated).
@@ -82,6 +85,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     return write_out("addcdiv", out, a + (quotient if scale == 1 else quotient * scale))
 
 
+@checks_out_first
 def heaviside(input, values, *, out=None) -> Tensor:
     """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input``
     and ``values`` must have one dtype, as in PyTorch.
@@ -105,6 +109,7 @@ def _nan_ignoring(op: str, input, other, keep_first: str, out) -> Tensor:
     return write_out(op, out, where(take_first, a, b))
 
 
+@checks_out_first
 def fmax(input, other, *, out=None) -> Tensor:
     """The elementwise maximum that ignores NaN (NaN only where both are NaN).
 
@@ -114,6 +119,7 @@ def fmax(input, other, *, out=None) -> Tensor:
     return _nan_ignoring("fmax", input, other, "ge", out)
 
 
+@checks_out_first
 def fmin(input, other, *, out=None) -> Tensor:
     """The elementwise minimum that ignores NaN (NaN only where both are NaN)."""
     return _nan_ignoring("fmin", input, other, "le", out)
@@ -140,6 +146,7 @@ def _gcd(a: Tensor, b: Tensor) -> Tensor:
     return b
 
 
+@checks_out_first
 def gcd(input, other, *, out=None) -> Tensor:
     """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
 
@@ -149,6 +156,7 @@ def gcd(input, other, *, out=None) -> Tensor:
     return write_out("gcd", out, _gcd(*_integer_operands("gcd", input, other)))
 
 
+@checks_out_first
 def lcm(input, other, *, out=None) -> Tensor:
     """The least common multiple of integer tensors (non-negative; 0 where either is 0).
 
@@ -166,16 +174,19 @@ def _angle_conversion(op: str, input, factor: float, out) -> Tensor:
     return write_out(op, out, x * factor)
 
 
+@checks_out_first
 def deg2rad(input, *, out=None) -> Tensor:
     """Degrees to radians (integers give the default float dtype)."""
     return _angle_conversion("deg2rad", input, math.pi / 180, out)
 
 
+@checks_out_first
 def rad2deg(input, *, out=None) -> Tensor:
     """Radians to degrees (integers give the default float dtype)."""
     return _angle_conversion("rad2deg", input, 180 / math.pi, out)
 
 
+@checks_out_first
 def float_power(input, exponent, *, out=None) -> Tensor:
     """``input ** exponent`` computed in float64 (complex128 when either is complex), whatever
     the operands' dtypes.
@@ -205,6 +216,7 @@ def _float_power_(self, exponent):
     return inplace_variant(float_power)(self, exponent)
 
 
+@checks_out_first
 def ldexp(input, other, *, out=None) -> Tensor:
     """``input * 2 ** other``, in the operands' promoted floating dtype.
 

@@ -20,6 +20,7 @@ from .linalg import matmul
 from .math_ops import scaled_sum
 from .widened_products import widen_for_out_dtype
 from ..autocast_hook import autocast_function
+from .out_rehearsal import checks_out_first
 
 __all__ = ["baddbmm", "addbmm", "addr", "tensordot", "cross"]
 
@@ -60,6 +61,7 @@ def _check_input_fits(op: str, input: Tensor, shape: tuple) -> None:
                            f"{list(shape)}")
 
 
+@checks_out_first
 @autocast_function("baddbmm")
 def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and
@@ -78,6 +80,7 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None)
     return write_out("baddbmm", out, scaled_sum(input, matmul(batch1, batch2), beta, alpha), exact_dtype=True)
 
 
+@checks_out_first
 @autocast_function("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed
@@ -97,6 +100,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     return write_out("addbmm", out, scaled_sum(input, matmul(left, right), beta, alpha), exact_dtype=True)
 
 
+@checks_out_first
 @autocast_function("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool
@@ -145,6 +149,7 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:
     return list(range(a.ndim - count, a.ndim)), list(range(count))
 
 
+@checks_out_first
 def tensordot(a, b, dims=2, out=None) -> Tensor:
     """The sum of products over the last ``dims`` dims of ``a`` and the first of ``b``, or over
     the dims paired in ``dims = (a_dims, b_dims)``: one matrix product.
@@ -203,6 +208,7 @@ def _cross(op: str, input, other, dim) -> Tensor:
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
+@checks_out_first
 def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first
     dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last).
@@ -224,6 +230,7 @@ def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     return write_out("cross", out, _cross("cross", input, other, dim))
 
 
+@checks_out_first
 def linalg_cross(input, other, *, dim=-1, out=None, axis=None) -> Tensor:
     """tp.linalg.cross: the cross product of the 3-vectors along ``dim`` (the last by default)."""
     if axis is not None:

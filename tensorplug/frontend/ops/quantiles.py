@@ -15,6 +15,7 @@ from ._common import check_same_device, is_number, write_out
 from ._composite import composite
 from ._numpy_names import dim_keywords
 from ..autocast_hook import autocast_function
+from .out_rehearsal import checks_out_first
 
 __all__ = ["quantile", "nanquantile"]
 
@@ -79,6 +80,7 @@ def _as_q(op: str, q, input: Tensor) -> Tensor:
     return tensor(float(q), dtype=input._dtype, device=input._device)
 
 
+@checks_out_first
 @autocast_function("quantile")
 def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore_nan: bool) -> Tensor:
     if not isinstance(input, Tensor):
@@ -95,6 +97,7 @@ def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore
     return write_out(op, out, _quantile(input, q, d, bool(keepdim), interpolation, ignore_nan))
 
 
+@checks_out_first
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number
     or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding
@@ -108,6 +111,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile_public("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
+@checks_out_first
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
     if axis is not None or keepdims is not None:

@@ -18,6 +18,7 @@ from ..tensor import Tensor, empty_tensor
 from ._common import check_same_device, write_out
 from ._numpy_names import axis_as_dim
 from ._pointwise_args import check_tensor, result_dtype_of
+from .out_rehearsal import checks_out_first
 
 __all__ = [
     "take_along_dim", "repeat_interleave", "rot90", "diag_embed", "diagflat", "block_diag", "cartesian_prod",
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 
+@checks_out_first
 def take_along_dim(input, indices, dim=None, *, out=None, axis=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at
     flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``.

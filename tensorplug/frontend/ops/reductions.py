@@ -19,6 +19,7 @@ from ._composite import composite
 from ._numpy_names import axis_as_dim, dim_keywords, required_dim
 from .copying import clone, to_dtype
 from ..autocast_hook import autocast_function
+from .out_rehearsal import checks_out_first
 
 __all__ = [
     "sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod", "nansum",
@@ -33,7 +34,8 @@ SCAN = {name: Operator(name) for name in ("cumsum", "cumprod")}
 
 _all_dims = tuple(tuple(range(n)) for n in range(9))
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+# max(dim)'s and min(dim)'s results, named as PyTorch's return types (torch.return_types.max).
+_NAMED_RESULT = {op: namedtuple(op, ["values", "indices"]) for op in ("max", "min")}
 
 
 def _check_tensor(op: str, input) -> None:
@@ -133,6 +135,7 @@ def _out_dtype(op: str, out, dtype) -> _dt.dtype:
     return dtype
 
 
+@checks_out_first
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64.
 
@@ -156,6 +159,7 @@ sum = _hotpath.FullReduction(sum, REDUCE["sum"].table, REDUCE["sum"].lookup,
                              frozenset((_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)))
 
 
+@checks_out_first
 @autocast_function("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s
@@ -179,6 +183,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
     return result
 
 
+@checks_out_first
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a
     floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be
@@ -211,6 +216,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
+@checks_out_first
 def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amax", dim, axis, keepdim, keepdims, dim_default=())
@@ -218,6 +224,7 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) ->
     return result if out is None else write_out("amax", out, result, exact_dtype=True)
 
 
+@checks_out_first
 def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amin", dim, axis, keepdim, keepdims, dim_default=())
@@ -225,6 +232,7 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) ->
     return result if out is None else write_out("amin", out, result, exact_dtype=True)
 
 
+@checks_out_first
 def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """Whether every element (along ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
@@ -232,6 +240,7 @@ def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -
     return _truth_out("all", out, _reduce("all", input, dim, keepdim, _dt.bool))
 
 
+@checks_out_first
 def any(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """Whether any element (along ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
@@ -278,6 +287,7 @@ def _nansum(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return sum(_without_nan("nansum", input), dims, keepdim)
 
 
+@checks_out_first
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
     if axis is not None or keepdims is not None:
@@ -293,6 +303,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, k
     return _nansum(x, dims, bool(keepdim))
 
 
+@checks_out_first
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
     if axis is not None or keepdims is not None:
@@ -368,9 +379,10 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
     if not keepdim and input.ndim:
         d = normalize_dim(op, dim, input.ndim)
         values, indices = squeeze(values, d), squeeze(indices, d)
-    return values_indices(values, indices)
+    return _NAMED_RESULT[op](values, indices)
 
 
+@checks_out_first
 def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other)``: the elementwise maximum."""
@@ -380,6 +392,7 @@ def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None,
     return result if out is None else _extreme_out("max", out, result)
 
 
+@checks_out_first
 def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("min", dim, axis, keepdim, keepdims)
@@ -394,7 +407,7 @@ def _extreme_out(op: str, out, result):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): with dim, out must be a (values, indices) pair of tensors")
     values = write_out(op, out[0], result[0], exact_dtype=True)
-    return values_indices(values, write_out(op, out[1], result[1], exact_dtype=True))
+    return _NAMED_RESULT[op](values, write_out(op, out[1], result[1], exact_dtype=True))
 
 
 def _scan(op: str, input, dim, dtype) -> Tensor:
@@ -425,6 +438,7 @@ def _scan_out(op: str, input, dim, dtype, out) -> Tensor:
     return write_out(op, out, _scan(op, input, dim, _out_dtype(op, out, dtype)))
 
 
+@checks_out_first
 def cumsum(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
     if dim is None or axis is not None:
@@ -455,6 +469,7 @@ def cumprod_(self, dim=None, *, dtype=None, axis=None) -> Tensor:
     return write_inplace("cumprod_", self, result)
 
 
+@checks_out_first
 def cumprod(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
     if dim is None or axis is not None:

@@ -8,6 +8,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ._common import write_inplace, write_out
 from ._composite import composite
+from .out_rehearsal import checks_out_first
 
 __all__ = ["renorm"]
 
@@ -43,6 +44,7 @@ def _check(input, p, dim, maxnorm) -> tuple:
     return p, normalize_dim("renorm", dim, input.ndim), maxnorm
 
 
+@checks_out_first
 def renorm(input, p, dim, maxnorm, *, out=None) -> Tensor:
     """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm``, scaled to norm
     ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the other slices unchanged.

@@ -16,6 +16,7 @@ from .. import dtypes as _dt
 from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import write_out
+from .out_rehearsal import checks_out_first
 
 __all__ = ["multinomial"]
 
@@ -63,6 +64,7 @@ def _check(input, num_samples: int) -> None:
         raise RuntimeError(f"multinomial(): number of categories cannot exceed 2^24 (got {input._shape[-1]})")
 
 
+@checks_out_first
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> Tensor:
     """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per
     distribution), drawn with probabilities proportional to the row's non-negative weights;

@@ -19,6 +19,7 @@ from ._numpy_names import axis_as_dim, required_dim
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import COMPARE, UNARY, where
 from .joining import cat
+from .out_rehearsal import checks_out_first
 
 __all__ = ["cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
 
@@ -76,6 +77,7 @@ def _running_extreme(op: str, input, dim, out, later_wins: str, result_type):
     return result_type(values, indices)
 
 
+@checks_out_first
 def cummax(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running maximum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates).
@@ -88,6 +90,7 @@ def cummax(input, dim=None, *, out=None, axis=None):
     return _running_extreme("cummax", input, dim, out, "ge", cummax_result)
 
 
+@checks_out_first
 def cummin(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running minimum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates)."""
@@ -96,6 +99,7 @@ def cummin(input, dim=None, *, out=None, axis=None):
     return _running_extreme("cummin", input, dim, out, "le", cummin_result)
 
 
+@checks_out_first
 def logcumsumexp(input, dim=None, *, out=None, axis=None) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors.
 

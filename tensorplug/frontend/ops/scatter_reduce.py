@@ -14,6 +14,7 @@ from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from .indexing import _check_gather_args
+from .out_rehearsal import checks_out_first
 
 __all__ = ["scatter_reduce", "index_reduce"]
 
@@ -65,7 +66,7 @@ def scatter_reduce(input: Tensor, dim, index: Tensor, src: Tensor, reduce: str, 
         raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    d = _check_gather_args("scatter_reduce", input, dim, index)
+    d, index = _check_gather_args("scatter_reduce", input, dim, index)
     check_same_device("scatter_reduce", input, src)
     if input._dtype is not src._dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -165,6 +166,7 @@ def _index_as_scatter(op: str, input: Tensor, dim, index: Tensor, source: Tensor
     return d, spread
 
 
+@checks_out_first
 def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True,
                  out=None) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod",

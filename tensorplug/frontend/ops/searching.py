@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from ..views import reshape, unsqueeze
 from ._common import check_same_device, is_number, write_out
 from ._composite import composite
+from .out_rehearsal import checks_out_first
 
 __all__ = ["searchsorted", "bucketize"]
 
@@ -136,6 +137,7 @@ def _search(op: str, boundaries, input, out_int32, right, out) -> Tensor:
     return write_out(op, out, result)
 
 
+@checks_out_first
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None) -> Tensor:
     """Indices at which ``input``'s values would be inserted into ``sorted_sequence`` (sorted
     along its last dim) to keep it sorted. ``sorted_sequence`` is 1-D (searched for every
@@ -155,6 +157,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search("searchsorted", sorted_sequence, input, out_int32, is_right, out)
 
 
+@checks_out_first
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:
     """The bucket of each value of ``input`` among the sorted 1-D ``boundaries``:
     ``boundaries[i-1] < x <= boundaries[i]`` gives ``i`` (with ``right=True``:

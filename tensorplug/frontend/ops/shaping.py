@@ -17,6 +17,7 @@ from ._common import check_no_internal_overlap, check_no_overlap, check_same_dev
 from ._composite import composite
 from ._numpy_names import axis_as_dim
 from .copying import copy_, number_for, to_dtype
+from .out_rehearsal import checks_out_first
 
 __all__ = [
     "split", "chunk", "unbind", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "tril", "triu", "pad",
@@ -240,12 +241,14 @@ def _check_triangle(op: str, input, diagonal) -> int:
     return operator.index(diagonal)
 
 
+@checks_out_first
 def tril(input, diagonal=0, *, out=None) -> Tensor:
     """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
     result = _tril(input, _check_triangle("tril", input, diagonal))
     return result if out is None else copy_(out, result)
 
 
+@checks_out_first
 def triu(input, diagonal=0, *, out=None) -> Tensor:
     """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
     result = _triu(input, _check_triangle("triu", input, diagonal))
@@ -393,6 +396,7 @@ def _masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return getitem(reshape(x, (-1,)), reshape(m, (-1,)))
 
 
+@checks_out_first
 def masked_select(input, mask, *, out=None) -> Tensor:
     """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     _check_tensor("masked_select", input)
@@ -504,6 +508,7 @@ def _index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, alpha) ->
     return _index_add_into(input.clone(), dim, index, source, alpha)
 
 
+@checks_out_first
 def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (repeated indices accumulate)."""
@@ -519,6 +524,7 @@ def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     return _index_add_into(self, d, index, source, alpha)
 
 
+@checks_out_first
 def narrow_copy(input, dim, start, length, *, out=None) -> Tensor:
     """A copy of ``input.narrow(dim, start, length)``."""
     _check_tensor("narrow_copy", input)

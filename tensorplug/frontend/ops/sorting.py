@@ -20,6 +20,7 @@ from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset, refuse_out_under_autograd
 from ._composite import composite
 from ._numpy_names import axis_as_dim, dim_keywords
+from .out_rehearsal import checks_out_first
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive"]
 
@@ -64,6 +65,7 @@ def _sort(input: Tensor, dim: int, descending: bool, stable: bool) -> tuple:
     return values, indices
 
 
+@checks_out_first
 def sort(input, dim=-1, descending=False, stable=False, *, out=None, axis=None):
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal
     values keep their order (every sort is stable).
@@ -87,6 +89,7 @@ def argsort(input, dim=-1, descending=False, stable=False, axis=None) -> Tensor:
     return _sort(input, d, descending, stable)[1]
 
 
+@checks_out_first
 def msort(input, *, out=None) -> Tensor:
     """``input`` sorted along its first dim."""
     _check_tensor("msort", input)
@@ -103,6 +106,7 @@ def _topk(input: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> tuple
     return slice_dim(values, dim, 0, k, 1), slice_dim(indices, dim, 0, k, 1)
 
 
+@checks_out_first
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order.
     NaN counts as larger than every number."""
@@ -128,6 +132,7 @@ def _kthvalue(input: Tensor, k: int, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
+@checks_out_first
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
     if axis is not None or keepdims is not None:
@@ -182,6 +187,7 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     return values, indices
 
 
+@checks_out_first
 def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives
     (values, indices). A line containing NaN has median NaN."""
@@ -190,6 +196,7 @@ def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None
     return _median_public("median", input, dim, keepdim, out, False)
 
 
+@checks_out_first
 def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
     if axis is not None or keepdims is not None:
@@ -197,6 +204,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=N
     return _median_public("nanmedian", input, dim, keepdim, out, True)
 
 
+@checks_out_first
 def _median_public(op: str, input, dim, keepdim, out, ignore_nan: bool):
     _check_tensor(op, input)
     if dim is None:
@@ -248,6 +256,7 @@ def _mode(input: Tensor, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
+@checks_out_first
 def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
     if axis is not None or keepdims is not None:

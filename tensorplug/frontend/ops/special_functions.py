@@ -26,6 +26,7 @@ from .copying import to_dtype
 from ._pointwise_args import float_operand, inplace_variant, promoted_operands
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .math_ops import clamp_max, clamp_min
+from .out_rehearsal import checks_out_first
 
 __all__ = ["erfc", "lgamma", "digamma", "logit", "sinc", "logaddexp", "logaddexp2"]
 
@@ -108,6 +109,7 @@ def _lgamma(input: Tensor) -> Tensor:
     return where(UNARY["isinf"](x), math.inf, result)
 
 
+@checks_out_first
 def lgamma(input, *, out=None) -> Tensor:
     """The log of the absolute value of the gamma function (integers compute in the default
     float dtype).
@@ -167,6 +169,7 @@ def trigamma(x: Tensor) -> Tensor:
     return where(negative, math.pi ** 2 / (sine * sine) - positive_part, positive_part)
 
 
+@checks_out_first
 def digamma(input, *, out=None) -> Tensor:
     """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers.
 
@@ -205,6 +208,7 @@ def _erfc(input: Tensor) -> Tensor:
     return where(far, tail, 1 - UNARY["erf"](x))
 
 
+@checks_out_first
 def erfc(input, *, out=None) -> Tensor:
     """The complementary error function ``1 - erf(input)``, accurate where it is tiny.
 
@@ -215,6 +219,7 @@ def erfc(input, *, out=None) -> Tensor:
 
 
 # --- logit, sinc --------------------------------------------------------------------------------
+@checks_out_first
 def logit(input, eps=None, *, out=None) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
     (the gradient is then 0 outside that range, as PyTorch's).
@@ -231,6 +236,7 @@ def logit(input, eps=None, *, out=None) -> Tensor:
     return _finish("logit", UNARY["log"](p) - UNARY["log1p"](-p), out)
 
 
+@checks_out_first
 def sinc(input, *, out=None) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there).
 
@@ -259,6 +265,7 @@ def _check_floating(op: str, a: Tensor) -> None:
         raise NotImplementedError(f"{op}(): not implemented for integer or bool tensors (got {a._dtype.name})")
 
 
+@checks_out_first
 def logaddexp(input, other, *, out=None) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow, for floating tensors.
 
@@ -270,6 +277,7 @@ def logaddexp(input, other, *, out=None) -> Tensor:
     return _finish("logaddexp", log_add(a, b, "exp", 1.0), out)
 
 
+@checks_out_first
 def logaddexp2(input, other, *, out=None) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow, for floating tensors.
 

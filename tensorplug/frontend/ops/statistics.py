@@ -11,6 +11,7 @@ from ._common import check_same_device, write_out
 from ._numpy_names import dim_keywords
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import UNARY
+from .out_rehearsal import checks_out_first
 
 __all__ = ["cov", "corrcoef", "aminmax", "dist"]
 
@@ -99,6 +100,7 @@ def corrcoef(input) -> Tensor:
     return c if c._dtype.is_complex else c.clamp(-1, 1)
 
 
+@checks_out_first
 def aminmax(input, *, dim=None, keepdim=False, out=None, axis=None, keepdims=None):
     """``(min, max)`` of ``input``, over ``dim`` or over every element.
 

@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from ._pointwise_args import float_operand, promoted_operands
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .special_functions import _digamma, _finish, _lgamma, trigamma
+from .out_rehearsal import checks_out_first
 
 __all__ = ["polygamma"]
 
@@ -69,6 +70,7 @@ def hurwitz_zeta(s: Tensor, q: Tensor) -> Tensor:
     return where(pole, math.inf, where(undefined, math.nan, total))
 
 
+@checks_out_first
 def polygamma(n, input, *, out=None) -> Tensor:
     """The n-th derivative of digamma: ``polygamma(0, x)`` is digamma, ``polygamma(1, x)``
     trigamma, and for n >= 2 ``(-1)^(n+1) n! zeta(n + 1, x)`` (integers compute in the default
@@ -97,12 +99,14 @@ def _polygamma_method(input, n):
     return polygamma(n, input)
 
 
+@checks_out_first
 def zeta(input, other, *, out=None) -> Tensor:
     """The Hurwitz zeta function ``sum over k >= 0 of (other + k)^-input`` (``tp.special.zeta``)."""
     s, q = promoted_operands("zeta", input, other, floating=True)
     return _finish("zeta", hurwitz_zeta(s, q), out)
 
 
+@checks_out_first
 def multigammaln(input, p, *, out=None) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 * log(pi) + sum over j < p of lgamma(input - j / 2)``. As PyTorch 2.13, the
