@@ -33,9 +33,9 @@ INDEX_GET = Operator("index_get")
 INDEX_PUT = Operator("index_put_")
 
 # The integer dtypes an index tensor may have (bool and uint8 are masks): PyTorch's int64 and
-# int32, and the narrower signed ones this project has always taken. Not uint16/32/64, whose
-# large values would read as negative int64 indices.
-_INDEX_DTYPES = (_dt.int64, _dt.int32)  # PyTorch's: int8 and int16 are refused
+# int32. int8 and int16 are refused as there; so are uint16/32/64, whose large values would read
+# as negative int64 indices.
+_INDEX_DTYPES = (_dt.int64, _dt.int32)
 
 
 def _as_index_tensor(value, dev) -> Tensor:
