@@ -35,26 +35,43 @@ constexpr int64_t kDepth = 128;
 // Products below this many multiply-adds run on the calling thread.
 constexpr int64_t kParallelWork = int64_t(1) << 21;
 
-// Rows (or columns) [first, first + width) of an operand, each `lines` elements apart and its k
-// values `step` apart, as `width`-word groups pair by pair; lines past `count` and the high half
-// of an odd k's last pair are zeros.
-void pack(const uint16_t* x, int64_t lines, int64_t step, int64_t first, int64_t count, int width, int64_t k,
-          uint32_t* out) {
-    const int64_t full = k / 2;
-    for (int i = 0; i < width; ++i) {
-        uint32_t* dst = out + i;
-        if (first + i >= count) {
-            for (int64_t p = 0; p < (k + 1) / 2; ++p) dst[p * width] = 0u;
-            continue;
+// Rows (or columns) [first, first + W) of an operand, each `lines` elements apart and its k
+// values `step` apart, as W-word groups pair by pair; lines past `count` and the high half of an
+// odd k's last pair are zeros. Lines whose k values are adjacent (a row-major a, or a linear
+// layer's weight as b) are read one at a time, a pair per word; otherwise the loop runs across
+// the lines (a row-major b: two rows interleaved, W adjacent elements at a time).
+template <int W>
+TP_BF16 void pack(const uint16_t* x, int64_t lines, int64_t step, int64_t first, int64_t count, int64_t k,
+                  uint32_t* out) {
+    const int64_t full = k / 2, pairs = (k + 1) / 2, live = std::max<int64_t>(0, std::min<int64_t>(W, count - first));
+    const uint16_t* base = x + first * lines;
+    if (step == 1 || live < W) {
+        for (int i = 0; i < W; ++i) {
+            uint32_t* dst = out + i;
+            if (i >= live) {
+                for (int64_t p = 0; p < pairs; ++p) dst[p * W] = 0u;
+                continue;
+            }
+            const uint16_t* src = base + i * lines;
+            if (step == 1) {
+                for (int64_t p = 0; p < full; ++p) std::memcpy(dst + p * W, src + 2 * p, 4);
+            } else {
+                for (int64_t p = 0; p < full; ++p)
+                    dst[p * W] = uint32_t(src[2 * p * step]) | (uint32_t(src[(2 * p + 1) * step]) << 16);
+            }
+            if (k % 2) dst[full * W] = src[(k - 1) * step];
         }
-        const uint16_t* src = x + (first + i) * lines;
-        if (step == 1) {  // a pair is one unaligned word
-            for (int64_t p = 0; p < full; ++p) std::memcpy(dst + p * width, src + 2 * p, 4);
+        return;
+    }
+    for (int64_t p = 0; p < pairs; ++p) {
+        const uint16_t* lo = base + 2 * p * step;
+        const uint16_t* hi = lo + step;
+        uint32_t* dst = out + p * W;
+        if (2 * p + 1 < k) {
+            for (int i = 0; i < W; ++i) dst[i] = uint32_t(lo[i * lines]) | (uint32_t(hi[i * lines]) << 16);
         } else {
-            for (int64_t p = 0; p < full; ++p)
-                dst[p * width] = uint32_t(src[2 * p * step]) | (uint32_t(src[(2 * p + 1) * step]) << 16);
+            for (int i = 0; i < W; ++i) dst[i] = lo[i * lines];
         }
-        if (k % 2) dst[full * width] = src[(k - 1) * step];
     }
 }
 
@@ -97,16 +114,16 @@ constexpr auto kKernel = kernels_for(std::make_integer_sequence<int, kRows>{});
 }  // namespace
 
 void bf16_gemm(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b,
-               int64_t brs, int64_t bcs, float* c, int64_t ldc) {
+               int64_t brs, int64_t bcs, float* c, int64_t ldc, bool may_thread) {
     const int64_t pairs = (k + 1) / 2, strips = (m + kRows - 1) / kRows, panels = (n + kCols - 1) / kCols;
-    const bool parallel = m * n * k >= kParallelWork && g_num_threads > 1;
+    const bool parallel = may_thread && m * n * k >= kParallelWork && g_num_threads > 1;
     const int64_t chunks = parallel ? int64_t(g_num_threads) * CHUNKS_PER_THREAD : 1;
     std::unique_ptr<uint32_t[]> ap(new uint32_t[std::max<int64_t>(strips * pairs * kRows, 1)]);
     std::unique_ptr<uint32_t[]> bp(new uint32_t[std::max<int64_t>(panels * pairs * kCols, 1)]);
     parallel_chunks(strips + panels, chunks, [&](int64_t, int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
-            if (t < strips) pack(a, ars, acs, t * kRows, m, kRows, k, ap.get() + t * pairs * kRows);
-            else pack(b, bcs, brs, (t - strips) * kCols, n, kCols, k, bp.get() + (t - strips) * pairs * kCols);
+            if (t < strips) pack<kRows>(a, ars, acs, t * kRows, m, k, ap.get() + t * pairs * kRows);
+            else pack<kCols>(b, bcs, brs, (t - strips) * kCols, n, k, bp.get() + (t - strips) * pairs * kCols);
         }
     });
     // Tasks split the longer side of c (in strips or panels); each runs its panels one after
@@ -135,7 +152,7 @@ void bf16_gemm(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t ars, 
 bool have_bf16_dot() { return false; }
 
 void bf16_gemm(int64_t, int64_t, int64_t, const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, float*,
-               int64_t) {
+               int64_t, bool) {
     value_error("bf16_gemm: this build has no x86 SIMD paths");
 }
 

@@ -12,9 +12,10 @@ bool have_bf16_dot();
 
 // c (m x n float32, rows ldc apart, unit column stride) = a (m x k) @ b (k x n), operands given as
 // bfloat16 bit patterns with element strides (row, column). Sums in float32; as the instruction
-// does, subnormal bf16 inputs count as zero. Threads over blocks of c when the product is large
-// enough to pay for it. Call only where have_bf16_dot().
+// does, subnormal bf16 inputs count as zero. With may_thread, threads over blocks of c when the
+// product is large enough to pay for it (callers already inside parallel tasks pass false). Call
+// only where have_bf16_dot().
 void bf16_gemm(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b,
-               int64_t brs, int64_t bcs, float* c, int64_t ldc);
+               int64_t brs, int64_t bcs, float* c, int64_t ldc, bool may_thread);
 
 }  // namespace tp

@@ -210,7 +210,7 @@ void bf16_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, O
     bf16_t* O = reinterpret_cast<bf16_t*>(out.data);
     const int64_t *as = a.strides, *bs = b.strides, *os = out.strides;
     for (int64_t bi = 0; bi < batch; ++bi) {
-        bf16_gemm(m, n, k, A + bi * as[0], as[1], as[2], B + bi * bs[0], bs[1], bs[2], fo.get(), n);
+        bf16_gemm(m, n, k, A + bi * as[0], as[1], as[2], B + bi * bs[0], bs[1], bs[2], fo.get(), n, true);
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = convert<bf16_t>(fo[i * n + j]);
     }
@@ -311,6 +311,11 @@ PyObject* py_linear(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+PyObject* py_has_bf16_dot(PyObject* const*, Py_ssize_t nargs) {
+    check_nargs(nargs, 0, "has_bf16_dot");
+    return PyBool_FromLong(have_bf16_dot());
+}
+
 }  // namespace
 
 void register_matmul(std::vector<PyMethodDef>& methods) {
@@ -319,6 +324,8 @@ void register_matmul(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_linear>(
         "linear", "linear(dtype, m, n, k, out, a, w, bias): out (m, n) = a (m, k) @ w (n, k)^T + bias (n,); bias may "
                   "be None."));
+    methods.push_back(fast_method<py_has_bf16_dot>(
+        "has_bf16_dot", "has_bf16_dot(): whether bfloat16 matmul and conv2d run on the CPU's bf16 dot products."));
 }
 
 }  // namespace tp
