@@ -3,14 +3,17 @@
 // float32/float64 go to OpenBLAS (scipy_cblas_*gemm) whenever each operand is a BLAS layout
 // (one unit stride, a valid leading dim), else through a contiguous copy, in blocks of single-
 // threaded calls on our own threads (blas_matmul); float16/bfloat16 products big enough to
-// repay it are widened to float32 copies for the same sgemm (half_matmul); tiny matrices and the
+// repay it are widened to float32 copies for the same sgemm (half_matmul), or, for bfloat16 on a CPU
+// with bf16 dot products, multiplied as they are (bf16_matmul); tiny matrices and the
 // other dtypes use a cache-friendly i-k-j loop accumulating in float (16-bit floats) or int64.
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <vector>
 
 #include <cblas.h>
 
+#include "bf16_gemm.h"
 #include "families.h"
 
 namespace tp {
@@ -197,6 +200,22 @@ void half_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, O
             for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = convert<T>(fo[(bi * m + i) * n + j]);
 }
 
+// bfloat16 where the CPU has bf16 dot products: bf16_gemm reads the operands at their strides
+// (no widened copies) and sums in float32, and each result is rounded once, as in half_matmul.
+// It runs at about twice sgemm's speed (docs/performance.md).
+void bf16_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
+    std::unique_ptr<float[]> fo(new float[static_cast<size_t>(m * n)]);
+    const uint16_t* A = reinterpret_cast<const uint16_t*>(a.data);
+    const uint16_t* B = reinterpret_cast<const uint16_t*>(b.data);
+    bf16_t* O = reinterpret_cast<bf16_t*>(out.data);
+    const int64_t *as = a.strides, *bs = b.strides, *os = out.strides;
+    for (int64_t bi = 0; bi < batch; ++bi) {
+        bf16_gemm(m, n, k, A + bi * as[0], as[1], as[2], B + bi * bs[0], bs[1], bs[2], fo.get(), n, true);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) O[bi * os[0] + i * os[1] + j * os[2]] = convert<bf16_t>(fo[i * n + j]);
+    }
+}
+
 template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k, Operand& out, Operand& a, Operand& b) {
     T* O = reinterpret_cast<T*>(out.data);
     const T* Ap = reinterpret_cast<const T*>(a.data);
@@ -207,6 +226,9 @@ template <class T> void matmul_T(int64_t batch, int64_t m, int64_t n, int64_t k,
     const bool tiny = m * n * k <= 4096;
     if constexpr (blas) {
         if (fits_int && !tiny) return blas_matmul<T>(batch, m, n, k, out, a, b);
+    }
+    if constexpr (std::is_same_v<T, bf16_t>) {
+        if (fits_int && !tiny && have_bf16_dot()) return bf16_matmul(batch, m, n, k, out, a, b);
     }
     if constexpr (is_half_like<T>) {
         if (fits_int && !tiny) return half_matmul<T>(batch, m, n, k, out, a, b);
@@ -289,6 +311,11 @@ PyObject* py_linear(PyObject* const* args, Py_ssize_t nargs) {
     return none();
 }
 
+PyObject* py_has_bf16_dot(PyObject* const*, Py_ssize_t nargs) {
+    check_nargs(nargs, 0, "has_bf16_dot");
+    return PyBool_FromLong(have_bf16_dot());
+}
+
 }  // namespace
 
 void register_matmul(std::vector<PyMethodDef>& methods) {
@@ -297,6 +324,8 @@ void register_matmul(std::vector<PyMethodDef>& methods) {
     methods.push_back(fast_method<py_linear>(
         "linear", "linear(dtype, m, n, k, out, a, w, bias): out (m, n) = a (m, k) @ w (n, k)^T + bias (n,); bias may "
                   "be None."));
+    methods.push_back(fast_method<py_has_bf16_dot>(
+        "has_bf16_dot", "has_bf16_dot(): whether bfloat16 matmul and conv2d run on the CPU's bf16 dot products."));
 }
 
 }  // namespace tp
