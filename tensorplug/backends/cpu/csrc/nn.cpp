@@ -12,8 +12,9 @@
 //   smooth_l1_loss_backward(dtype, shape, reduction, beta, out, grad, a, b)
 //   gelu(dtype, tanh_form, n, out, grad, a)                  gelu, or its gradient when grad is given (stride 1 or 0)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
-// storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
-// lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
+// storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated
+// sixteen lanes at a time with AVX-512 or eight with AVX2+FMA where the CPU has them (simd.h):
+// libm's scalar expf was 4x slower than NumPy.
 #include <atomic>
 #include <vector>
 
@@ -24,70 +25,11 @@ namespace tp {
 
 namespace {
 
-#ifdef TP_X86_SIMD
 // --- one contiguous row --------------------------------------------------------------------
-// A NaN need not win the maximum: it reaches the exp-sum and turns the whole row into NaN.
-TP_AVX2 float row_max_avx2(const float* x, int64_t n) {
-    __m256 m0 = _mm256_set1_ps(-kInfF), m1 = m0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
-    }
-    m0 = _mm256_max_ps(m0, m1);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, m0);
-    float m = -kInfF;
-    for (float v : lanes) m = v > m ? v : m;
-    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-// sum(exp(x - shift)) accumulated in double; the exps are stored into y unless y is null.
-TP_AVX2 double row_expsum_avx2(const float* x, float* y, int64_t n, float shift) {
-    const __m256 s = _mm256_set1_ps(shift);
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
-        if (y) _mm256_storeu_ps(y + i, e);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    if (i < n) {
-        // Padding with -inf adds exp(-inf) = 0 (or NaN when shift is -inf: the row is NaN then anyway).
-        __m256 e = exp8(_mm256_sub_ps(load_tail(x + i, n - i, -kInfF), s));
-        if (y) store_tail(y + i, e, n - i);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    alignas(32) double lanes[4];
-    _mm256_store_pd(lanes, _mm256_add_pd(a0, a1));
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
-
-TP_AVX2 void row_scale_avx2(float* y, int64_t n, float factor) {
-    const __m256 f = _mm256_set1_ps(factor);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), f));
-    for (; i < n; ++i) y[i] *= factor;
-}
-
-// y = (x - shift) - c, rounded as the decomposition rounds it.
-TP_AVX2 void row_shift2_avx2(const float* x, float* y, int64_t n, float shift, float c) {
-    const __m256 s = _mm256_set1_ps(shift), cv = _mm256_set1_ps(c);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), s), cv));
-    for (; i < n; ++i) y[i] = (x[i] - shift) - c;
-}
-
-#endif  // TP_X86_SIMD
-
+// float32 rows run on the widest lanes the CPU has (simd_lanes.inc's array loops).
 template <class T> T row_max(const T* x, int64_t n) {
 #ifdef TP_X86_SIMD
-    if constexpr (std::is_same_v<T, float>) {
-        if (have_avx2()) return row_max_avx2(x, n);
-    }
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(max_of(x, n));
 #endif
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -96,9 +38,7 @@ template <class T> T row_max(const T* x, int64_t n) {
 
 template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
 #ifdef TP_X86_SIMD
-    if constexpr (std::is_same_v<T, float>) {
-        if (have_avx2()) return row_expsum_avx2(x, y, n, shift);
-    }
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(exp_sum(x, y, n, shift));
 #endif
     double s = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -109,26 +49,26 @@ template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
     return s;
 }
 
+template <class T> void row_scale(T* y, int64_t n, T factor) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(scale(y, n, factor));
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] *= factor;
+}
+
+// y = (x - shift) - c, rounded as the decomposition rounds it.
+template <class T> void row_shift_twice(const T* x, T* y, int64_t n, T shift, T c) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(shift_twice(x, y, n, shift, c));
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - shift) - c;
+}
+
 // softmax (or log_softmax) of one contiguous row; x and y may be the same buffer.
 template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
     const T m = row_max(x, n);
-    if (log) {
-        const T c = static_cast<T>(std::log(row_expsum<T>(x, nullptr, n, m)));
-        if constexpr (std::is_same_v<T, float>) {
-#ifdef TP_X86_SIMD
-            if (have_avx2()) return row_shift2_avx2(x, y, n, m, c);
-#endif
-        }
-        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - c;
-        return;
-    }
-    const T inv = static_cast<T>(1.0 / row_expsum<T>(x, y, n, m));
-    if constexpr (std::is_same_v<T, float>) {
-#ifdef TP_X86_SIMD
-        if (have_avx2()) return row_scale_avx2(y, n, inv);
-#endif
-    }
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+    if (log) return row_shift_twice(x, y, n, m, static_cast<T>(std::log(row_expsum<T>(x, nullptr, n, m))));
+    row_scale(y, n, static_cast<T>(1.0 / row_expsum<T>(x, y, n, m)));
 }
 
 // Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer.
@@ -697,7 +637,7 @@ void cross_entropy_backward_T(int64_t n, int64_t c, int64_t r, int reduction, Op
             const T m = row_max<T>(x, c);
             const double sum = row_expsum<T>(x, y, c, m);  // y = exp(x - m)
             const T factor = static_cast<T>(scale * qsum / sum);
-            for (int64_t k = 0; k < c; ++k) y[k] *= factor;
+            row_scale(y, c, factor);
             if (smoothing != 0 && !ignored) {
                 const double spread = scale * smoothing / static_cast<double>(c);
                 for (int64_t k = 0; k < c; ++k)
@@ -1007,7 +947,7 @@ PyObject* py_layer_norm(PyObject* const* args, Py_ssize_t nargs) {
 // x Phi(x) and its derivative Phi(x) + x phi(x) (tanh: PyTorch's approximation and its exact
 // derivative), one pass over contiguous data instead of the decomposition's five; the same
 // arithmetic order as the decomposition (nn/_activations.py). float32 runs eight lanes at a time
-// on AVX2 (one formula for every position: the tail is padded): the exact form as x normal_cdf8(x)
+// on AVX2 (one formula for every position: the tail is padded): the exact form as x normal_cdf(x)
 // (no erf: 1 + erf cancels for negative x, and erf8's branch, division and exp made the forward
 // 1.3x PyTorch's), the tanh form with tanh8, the slope's density with exp8.
 constexpr double kSqrtHalf = 0.70710678118654752440, kSqrt2OverPi = 0.79788456080286535588,
@@ -1038,9 +978,9 @@ TP_AVX2 __m256 gelu8(__m256 x, bool tanh_form) {
     if (tanh_form) {
         const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(x, x), x), _mm256_set1_ps(0.044715f));
         const __m256 inner = _mm256_mul_ps(_mm256_add_ps(x, cube), _mm256_set1_ps(0.79788456080286535588f));
-        return _mm256_mul_ps(_mm256_mul_ps(x, half), _mm256_add_ps(tanh8(inner), one));
+        return _mm256_mul_ps(_mm256_mul_ps(x, half), _mm256_add_ps(lanes8::tanh(inner), one));
     }
-    return _mm256_mul_ps(x, normal_cdf8(x));
+    return _mm256_mul_ps(x, lanes8::normal_cdf(x));
 }
 
 TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
@@ -1048,14 +988,14 @@ TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
     const __m256 xx = _mm256_mul_ps(x, x);
     if (tanh_form) {
         const __m256 k = _mm256_set1_ps(0.79788456080286535588f), c = _mm256_set1_ps(0.044715f);
-        const __m256 t = tanh8(_mm256_mul_ps(_mm256_add_ps(x, _mm256_mul_ps(_mm256_mul_ps(xx, x), c)), k));
+        const __m256 t = lanes8::tanh(_mm256_mul_ps(_mm256_add_ps(x, _mm256_mul_ps(_mm256_mul_ps(xx, x), c)), k));
         const __m256 du = _mm256_mul_ps(k, _mm256_add_ps(one, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(3.0f), c), xx)));
         const __m256 left = _mm256_mul_ps(half, _mm256_add_ps(one, t));
         const __m256 right = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_sub_ps(one, _mm256_mul_ps(t, t))), du);
         return _mm256_add_ps(left, right);
     }
-    const __m256 cdf = normal_cdf8(x);
-    const __m256 pdf = _mm256_mul_ps(exp8(_mm256_mul_ps(xx, _mm256_set1_ps(-0.5f))), _mm256_set1_ps(0.39894228040143267794f));
+    const __m256 cdf = lanes8::normal_cdf(x);
+    const __m256 pdf = _mm256_mul_ps(lanes8::exp(_mm256_mul_ps(xx, _mm256_set1_ps(-0.5f))), _mm256_set1_ps(0.39894228040143267794f));
     return _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf));
 }
 
@@ -1063,7 +1003,7 @@ TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
 // 1, or 0 for one gradient value for every element (sum's backward expands a 0-d gradient).
 TP_AVX2 inline __m256 gelu_grad8(const float* grad, int64_t grad_step, int64_t i, int64_t count) {
     if (grad_step == 0) return _mm256_set1_ps(grad[0]);
-    return count == 8 ? _mm256_loadu_ps(grad + i) : load_tail(grad + i, count, 0.0f);
+    return count == 8 ? _mm256_loadu_ps(grad + i) : lanes8::load_tail(grad + i, count, 0.0f);
 }
 
 TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, int64_t grad_step, const float* a, int64_t b, int64_t e,
@@ -1075,8 +1015,8 @@ TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, int64_t grad_step, co
                                        : gelu8(x, tanh_form));
     }
     if (i < e) {
-        const __m256 x = load_tail(a + i, e - i, 0.0f);
-        store_tail(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, e - i), gelu_slope8(x, tanh_form))
+        const __m256 x = lanes8::load_tail(a + i, e - i, 0.0f);
+        lanes8::store_tail(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, e - i), gelu_slope8(x, tanh_form))
                                  : gelu8(x, tanh_form), e - i);
     }
 }
