@@ -71,13 +71,43 @@ template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
     row_scale(y, n, static_cast<T>(1.0 / row_expsum<T>(x, y, n, m)));
 }
 
-// Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer.
+#ifdef TP_X86_SIMD
+// float32 softmax over a dim whose neighbours along `inner` are adjacent (dim 0 of a matrix): a
+// vector of columns at a time (simd_lanes.inc's softmax_columns), strips of columns over threads.
+void softmax_strip(const float* x, int64_t x_step, float* y, int64_t y_step, int64_t rows, int64_t width, bool log) {
+    TP_RETURN_WIDEST_LANES(softmax_columns(x, x_step, y, y_step, rows, width, log));
+}
+
+void softmax_columns_f32(int64_t outer, int64_t size, int64_t inner, Operand& out, Operand& a, bool log) {
+    const int64_t *as = a.strides, *os = out.strides;
+    const float* A = reinterpret_cast<const float*>(a.data);
+    float* O = reinterpret_cast<float*>(out.data);
+    const int64_t lanes = have_avx512() ? lanes16::kLanes : lanes8::kLanes;
+    const int64_t strips = (inner + lanes - 1) / lanes, tasks = outer * strips;
+    const int64_t nchunks = outer * size * inner >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(tasks, nchunks, [&](int64_t, int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t o = t / strips, j = (t % strips) * lanes;
+            softmax_strip(A + o * as[0] + j, as[1], O + o * os[0] + j, os[1], size, std::min(lanes, inner - j), log);
+        }
+    });
+}
+#endif
+
+// Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer
+// (or, float32 on AVX2, runs a vector of columns at a time where the inner neighbours are adjacent).
 template <class T> void softmax_T(int64_t outer, int64_t size, int64_t inner, Operand& out, Operand& a, bool log) {
     const int64_t rows = outer * inner;
     const int64_t *as = a.strides, *os = out.strides;
     const T* A = reinterpret_cast<const T*>(a.data);
     T* O = reinterpret_cast<T*>(out.data);
     const bool direct = (size == 1 || (as[1] == 1 && os[1] == 1));
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (!direct && inner > 1 && as[2] == 1 && os[2] == 1 && have_avx2())
+            return softmax_columns_f32(outer, size, inner, out, a, log);
+    }
+#endif
     const int64_t nchunks = rows * size >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
     parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
         std::vector<T> buf(direct ? 0 : static_cast<size_t>(size));
@@ -893,6 +923,13 @@ void normalize_row(const T* x, T* y, int64_t n, int64_t xs, int64_t ys, const T*
     }
 }
 
+template <class T> void normalize_contiguous_row(const T* x, T* y, int64_t n, const T* W, const T* B, double eps) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(layer_norm_row(x, y, n, W, B, eps));
+#endif
+    normalize_row<T, 1>(x, y, n, 1, 1, W, B, eps);
+}
+
 // Each row: mean and (biased) variance in double, two passes; out = (x - mean) * rstd * w + b.
 // Weight and bias are 1-d (stride 0 or more).
 template <class T>
@@ -909,7 +946,7 @@ void layer_norm_T(int64_t rows, int64_t cols, Operand& out, Operand& a, const Op
             T* y = O + r * out.strides[0];
             const int64_t xs = a.strides[1], ys = out.strides[1];
             if (xs == 1 && ys == 1 && (!W || ws == 1 || cols == 1) && (!B || bs == 1 || cols == 1))
-                normalize_row<T, 1>(x, y, cols, 1, 1, W, B, eps);
+                normalize_contiguous_row<T>(x, y, cols, W, B, eps);
             else
                 normalize_row<T, 0>(x, y, cols, xs, ys, W, B, eps, ws, bs);
         }
@@ -946,10 +983,10 @@ PyObject* py_layer_norm(PyObject* const* args, Py_ssize_t nargs) {
 // --- gelu ----------------------------------------------------------------------------------
 // x Phi(x) and its derivative Phi(x) + x phi(x) (tanh: PyTorch's approximation and its exact
 // derivative), one pass over contiguous data instead of the decomposition's five; the same
-// arithmetic order as the decomposition (nn/_activations.py). float32 runs eight lanes at a time
-// on AVX2 (one formula for every position: the tail is padded): the exact form as x normal_cdf(x)
-// (no erf: 1 + erf cancels for negative x, and erf8's branch, division and exp made the forward
-// 1.3x PyTorch's), the tanh form with tanh8, the slope's density with exp8.
+// arithmetic order as the decomposition (nn/_activations.py). float32 runs on the widest lanes
+// (simd_lanes.inc's gelu_map; one formula for every position: the tail is padded): the exact form
+// as x normal_cdf(x) (no erf: 1 + erf cancels for negative x, and erf's branch, division and exp
+// made the forward 1.3x PyTorch's), the tanh form with tanh, the slope's density with exp.
 constexpr double kSqrtHalf = 0.70710678118654752440, kSqrt2OverPi = 0.79788456080286535588,
                  kInvSqrt2Pi = 0.39894228040143267794, kGeluCubic = 0.044715;
 
@@ -972,63 +1009,12 @@ template <class T> inline T gelu_slope(T x, bool tanh_form) {
     return cdf + x * std::exp(x * x * static_cast<T>(-0.5)) * static_cast<T>(kInvSqrt2Pi);
 }
 
-#ifdef TP_X86_SIMD
-TP_AVX2 __m256 gelu8(__m256 x, bool tanh_form) {
-    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-    if (tanh_form) {
-        const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(x, x), x), _mm256_set1_ps(0.044715f));
-        const __m256 inner = _mm256_mul_ps(_mm256_add_ps(x, cube), _mm256_set1_ps(0.79788456080286535588f));
-        return _mm256_mul_ps(_mm256_mul_ps(x, half), _mm256_add_ps(lanes8::tanh(inner), one));
-    }
-    return _mm256_mul_ps(x, lanes8::normal_cdf(x));
-}
-
-TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
-    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-    const __m256 xx = _mm256_mul_ps(x, x);
-    if (tanh_form) {
-        const __m256 k = _mm256_set1_ps(0.79788456080286535588f), c = _mm256_set1_ps(0.044715f);
-        const __m256 t = lanes8::tanh(_mm256_mul_ps(_mm256_add_ps(x, _mm256_mul_ps(_mm256_mul_ps(xx, x), c)), k));
-        const __m256 du = _mm256_mul_ps(k, _mm256_add_ps(one, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(3.0f), c), xx)));
-        const __m256 left = _mm256_mul_ps(half, _mm256_add_ps(one, t));
-        const __m256 right = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_sub_ps(one, _mm256_mul_ps(t, t))), du);
-        return _mm256_add_ps(left, right);
-    }
-    const __m256 cdf = lanes8::normal_cdf(x);
-    const __m256 pdf = _mm256_mul_ps(lanes8::exp(_mm256_mul_ps(xx, _mm256_set1_ps(-0.5f))), _mm256_set1_ps(0.39894228040143267794f));
-    return _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf));
-}
-
-// out[i] = gelu(a[i]) (grad null) or grad[i * grad_step] * gelu'(a[i]) over [b, e); grad_step is
-// 1, or 0 for one gradient value for every element (sum's backward expands a 0-d gradient).
-TP_AVX2 inline __m256 gelu_grad8(const float* grad, int64_t grad_step, int64_t i, int64_t count) {
-    if (grad_step == 0) return _mm256_set1_ps(grad[0]);
-    return count == 8 ? _mm256_loadu_ps(grad + i) : lanes8::load_tail(grad + i, count, 0.0f);
-}
-
-TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, int64_t grad_step, const float* a, int64_t b, int64_t e,
-                            bool tanh_form) {
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8) {
-        const __m256 x = _mm256_loadu_ps(a + i);
-        _mm256_storeu_ps(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, 8), gelu_slope8(x, tanh_form))
-                                       : gelu8(x, tanh_form));
-    }
-    if (i < e) {
-        const __m256 x = lanes8::load_tail(a + i, e - i, 0.0f);
-        lanes8::store_tail(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, e - i), gelu_slope8(x, tanh_form))
-                                 : gelu8(x, tanh_form), e - i);
-    }
-}
-#endif
-
 template <class T>
 void gelu_T(int64_t n, bool tanh_form, T* out, const T* grad, int64_t grad_step, const T* a) {
     parallel_range(n, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
 #ifdef TP_X86_SIMD
-        if constexpr (std::is_same_v<T, float>) {
-            if (have_avx2()) return gelu_run_f32x8(out, grad, grad_step, a, b, e, tanh_form);
-        }
+        if constexpr (std::is_same_v<T, float>)
+            TP_RETURN_WIDEST_LANES(gelu_map(a + b, grad ? grad + b * grad_step : nullptr, grad_step, out + b, e - b, tanh_form));
 #endif
         for (int64_t i = b; i < e; ++i)
             out[i] = grad ? grad[i * grad_step] * gelu_slope<T>(a[i], tanh_form) : gelu_value<T>(a[i], tanh_form);

@@ -78,6 +78,17 @@ TP_AVX2 inline void accumulate(DoubleSum& s, Vec v) {
     s[0] = _mm256_add_pd(s[0], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
     s[1] = _mm256_add_pd(s[1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
+// s += v^2 per lane (squared in double).
+TP_AVX2 inline void accumulate_squares(DoubleSum& s, Vec v) {
+    const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    s[0] = _mm256_add_pd(s[0], _mm256_mul_pd(lo, lo));
+    s[1] = _mm256_add_pd(s[1], _mm256_mul_pd(hi, hi));
+}
+// Each lane's sum, in lane order.
+TP_AVX2 inline void store_lanes(double* out, const DoubleSum& s) {
+    _mm256_storeu_pd(out, s[0]);
+    _mm256_storeu_pd(out + 4, s[1]);
+}
 TP_AVX2 inline double total(const DoubleSum& s) {
     alignas(32) double lanes[4];
     _mm256_store_pd(lanes, _mm256_add_pd(s[0], s[1]));

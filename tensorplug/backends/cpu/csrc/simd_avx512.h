@@ -72,6 +72,15 @@ TP_AVX512 inline void accumulate(DoubleSum& s, Vec v) {
     s[0] = _mm512_add_pd(s[0], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
     s[1] = _mm512_add_pd(s[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
+TP_AVX512 inline void accumulate_squares(DoubleSum& s, Vec v) {
+    const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v)), hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+    s[0] = _mm512_add_pd(s[0], _mm512_mul_pd(lo, lo));
+    s[1] = _mm512_add_pd(s[1], _mm512_mul_pd(hi, hi));
+}
+TP_AVX512 inline void store_lanes(double* out, const DoubleSum& s) {
+    _mm512_storeu_pd(out, s[0]);
+    _mm512_storeu_pd(out + 8, s[1]);
+}
 TP_AVX512 inline double total(const DoubleSum& s) {
     alignas(64) double lanes[8];
     _mm512_store_pd(lanes, _mm512_add_pd(s[0], s[1]));
