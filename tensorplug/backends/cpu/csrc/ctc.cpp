@@ -69,17 +69,17 @@ TP_AVX2 void log_add3_row_avx2(const float* a, const float* b, const float* c, c
     for (; i < n; i += 8) {
         const int64_t k = std::min<int64_t>(8, n - i);
         const bool full = k == 8;
-        const __m256 ai = full ? _mm256_loadu_ps(a + i) : load_tail(a + i, k, -kInfF);
-        const __m256 bi = full ? _mm256_loadu_ps(b + i) : load_tail(b + i, k, -kInfF);
-        const __m256 ci = _mm256_add_ps(full ? _mm256_loadu_ps(c + i) : load_tail(c + i, k, -kInfF),
-                                        full ? _mm256_loadu_ps(bias + i) : load_tail(bias + i, k, 0.0f));
+        const __m256 ai = full ? _mm256_loadu_ps(a + i) : lanes8::load_tail(a + i, k, -kInfF);
+        const __m256 bi = full ? _mm256_loadu_ps(b + i) : lanes8::load_tail(b + i, k, -kInfF);
+        const __m256 ci = _mm256_add_ps(full ? _mm256_loadu_ps(c + i) : lanes8::load_tail(c + i, k, -kInfF),
+                                        full ? _mm256_loadu_ps(bias + i) : lanes8::load_tail(bias + i, k, 0.0f));
         const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_max_ps(ai, bi), ci), lowest);
-        const __m256 sum = _mm256_add_ps(_mm256_add_ps(exp8(_mm256_sub_ps(ai, m)), exp8(_mm256_sub_ps(bi, m))),
-                                         exp8(_mm256_sub_ps(ci, m)));
-        const __m256 r = _mm256_add_ps(_mm256_add_ps(log8(sum), m),
-                                       full ? _mm256_loadu_ps(add + i) : load_tail(add + i, k, 0.0f));
+        const __m256 sum = _mm256_add_ps(_mm256_add_ps(lanes8::exp(_mm256_sub_ps(ai, m)), lanes8::exp(_mm256_sub_ps(bi, m))),
+                                         lanes8::exp(_mm256_sub_ps(ci, m)));
+        const __m256 r = _mm256_add_ps(_mm256_add_ps(lanes8::log(sum), m),
+                                       full ? _mm256_loadu_ps(add + i) : lanes8::load_tail(add + i, k, 0.0f));
         if (full) _mm256_storeu_ps(out + i, r);
-        else store_tail(out + i, r, k);
+        else lanes8::store_tail(out + i, r, k);
     }
 }
 
@@ -87,8 +87,8 @@ TP_AVX2 void exp_row_avx2(const float* x, float shift, float* out, int64_t n) {
     const __m256 s = _mm256_set1_ps(shift);
     for (int64_t i = 0; i < n; i += 8) {
         const int64_t k = std::min<int64_t>(8, n - i);
-        if (k == 8) _mm256_storeu_ps(out + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
-        else store_tail(out + i, exp8(_mm256_sub_ps(load_tail(x + i, k, 0.0f), s)), k);
+        if (k == 8) _mm256_storeu_ps(out + i, lanes8::exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+        else lanes8::store_tail(out + i, lanes8::exp(_mm256_sub_ps(lanes8::load_tail(x + i, k, 0.0f), s)), k);
     }
 }
 
@@ -97,12 +97,12 @@ TP_AVX2 void gradient_row_avx2(const float* lp, const float* per_class, float sh
     const __m256 sh = _mm256_set1_ps(shift), z = _mm256_set1_ps(nll), g = _mm256_set1_ps(scale);
     for (int64_t i = 0; i < n; i += 8) {
         const int64_t k = std::min<int64_t>(8, n - i);
-        const __m256 v = k == 8 ? _mm256_loadu_ps(lp + i) : load_tail(lp + i, k, 0.0f);
-        const __m256 pc = k == 8 ? _mm256_loadu_ps(per_class + i) : load_tail(per_class + i, k, 1.0f);
-        const __m256 occupancy = exp8(_mm256_sub_ps(_mm256_add_ps(_mm256_add_ps(log8(pc), sh), z), v));
-        const __m256 r = _mm256_mul_ps(_mm256_sub_ps(exp8(v), occupancy), g);
+        const __m256 v = k == 8 ? _mm256_loadu_ps(lp + i) : lanes8::load_tail(lp + i, k, 0.0f);
+        const __m256 pc = k == 8 ? _mm256_loadu_ps(per_class + i) : lanes8::load_tail(per_class + i, k, 1.0f);
+        const __m256 occupancy = lanes8::exp(_mm256_sub_ps(_mm256_add_ps(_mm256_add_ps(lanes8::log(pc), sh), z), v));
+        const __m256 r = _mm256_mul_ps(_mm256_sub_ps(lanes8::exp(v), occupancy), g);
         if (k == 8) _mm256_storeu_ps(out + i, r);
-        else store_tail(out + i, r, k);
+        else lanes8::store_tail(out + i, r, k);
     }
 }
 

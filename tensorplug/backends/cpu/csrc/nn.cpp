@@ -12,8 +12,9 @@
 //   smooth_l1_loss_backward(dtype, shape, reduction, beta, out, grad, a, b)
 //   gelu(dtype, tanh_form, n, out, grad, a)                  gelu, or its gradient when grad is given (stride 1 or 0)
 // float32 and float64 only; operands are (storage, offset, strides) tuples checked against their
-// storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated eight
-// lanes at a time with AVX2+FMA when the CPU has them: libm's scalar expf was 4x slower than NumPy.
+// storage before any read. float32 exp is a polynomial (Cephes expf, about 1 ulp) evaluated
+// sixteen lanes at a time with AVX-512 or eight with AVX2+FMA where the CPU has them (simd.h):
+// libm's scalar expf was 4x slower than NumPy.
 #include <atomic>
 #include <vector>
 
@@ -24,70 +25,11 @@ namespace tp {
 
 namespace {
 
-#ifdef TP_X86_SIMD
 // --- one contiguous row --------------------------------------------------------------------
-// A NaN need not win the maximum: it reaches the exp-sum and turns the whole row into NaN.
-TP_AVX2 float row_max_avx2(const float* x, int64_t n) {
-    __m256 m0 = _mm256_set1_ps(-kInfF), m1 = m0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
-    }
-    m0 = _mm256_max_ps(m0, m1);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, m0);
-    float m = -kInfF;
-    for (float v : lanes) m = v > m ? v : m;
-    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-// sum(exp(x - shift)) accumulated in double; the exps are stored into y unless y is null.
-TP_AVX2 double row_expsum_avx2(const float* x, float* y, int64_t n, float shift) {
-    const __m256 s = _mm256_set1_ps(shift);
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
-        if (y) _mm256_storeu_ps(y + i, e);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    if (i < n) {
-        // Padding with -inf adds exp(-inf) = 0 (or NaN when shift is -inf: the row is NaN then anyway).
-        __m256 e = exp8(_mm256_sub_ps(load_tail(x + i, n - i, -kInfF), s));
-        if (y) store_tail(y + i, e, n - i);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    alignas(32) double lanes[4];
-    _mm256_store_pd(lanes, _mm256_add_pd(a0, a1));
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
-
-TP_AVX2 void row_scale_avx2(float* y, int64_t n, float factor) {
-    const __m256 f = _mm256_set1_ps(factor);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), f));
-    for (; i < n; ++i) y[i] *= factor;
-}
-
-// y = (x - shift) - c, rounded as the decomposition rounds it.
-TP_AVX2 void row_shift2_avx2(const float* x, float* y, int64_t n, float shift, float c) {
-    const __m256 s = _mm256_set1_ps(shift), cv = _mm256_set1_ps(c);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), s), cv));
-    for (; i < n; ++i) y[i] = (x[i] - shift) - c;
-}
-
-#endif  // TP_X86_SIMD
-
+// float32 rows run on the widest lanes the CPU has (simd_lanes.inc's array loops).
 template <class T> T row_max(const T* x, int64_t n) {
 #ifdef TP_X86_SIMD
-    if constexpr (std::is_same_v<T, float>) {
-        if (have_avx2()) return row_max_avx2(x, n);
-    }
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(max_of(x, n));
 #endif
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -96,9 +38,7 @@ template <class T> T row_max(const T* x, int64_t n) {
 
 template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
 #ifdef TP_X86_SIMD
-    if constexpr (std::is_same_v<T, float>) {
-        if (have_avx2()) return row_expsum_avx2(x, y, n, shift);
-    }
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(exp_sum(x, y, n, shift));
 #endif
     double s = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -109,35 +49,65 @@ template <class T> double row_expsum(const T* x, T* y, int64_t n, T shift) {
     return s;
 }
 
+template <class T> void row_scale(T* y, int64_t n, T factor) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(scale(y, n, factor));
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] *= factor;
+}
+
+// y = (x - shift) - c, rounded as the decomposition rounds it.
+template <class T> void row_shift_twice(const T* x, T* y, int64_t n, T shift, T c) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(shift_twice(x, y, n, shift, c));
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - shift) - c;
+}
+
 // softmax (or log_softmax) of one contiguous row; x and y may be the same buffer.
 template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
     const T m = row_max(x, n);
-    if (log) {
-        const T c = static_cast<T>(std::log(row_expsum<T>(x, nullptr, n, m)));
-        if constexpr (std::is_same_v<T, float>) {
-#ifdef TP_X86_SIMD
-            if (have_avx2()) return row_shift2_avx2(x, y, n, m, c);
-#endif
-        }
-        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - c;
-        return;
-    }
-    const T inv = static_cast<T>(1.0 / row_expsum<T>(x, y, n, m));
-    if constexpr (std::is_same_v<T, float>) {
-#ifdef TP_X86_SIMD
-        if (have_avx2()) return row_scale_avx2(y, n, inv);
-#endif
-    }
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+    if (log) return row_shift_twice(x, y, n, m, static_cast<T>(std::log(row_expsum<T>(x, nullptr, n, m))));
+    row_scale(y, n, static_cast<T>(1.0 / row_expsum<T>(x, y, n, m)));
 }
 
-// Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer.
+#ifdef TP_X86_SIMD
+// float32 softmax over a dim whose neighbours along `inner` are adjacent (dim 0 of a matrix): a
+// vector of columns at a time (simd_lanes.inc's softmax_columns), strips of columns over threads.
+void softmax_strip(const float* x, int64_t x_step, float* y, int64_t y_step, int64_t rows, int64_t width, bool log) {
+    TP_RETURN_WIDEST_LANES(softmax_columns(x, x_step, y, y_step, rows, width, log));
+}
+
+void softmax_columns_f32(int64_t outer, int64_t size, int64_t inner, Operand& out, Operand& a, bool log) {
+    const int64_t *as = a.strides, *os = out.strides;
+    const float* A = reinterpret_cast<const float*>(a.data);
+    float* O = reinterpret_cast<float*>(out.data);
+    const int64_t lanes = have_avx512() ? lanes16::kLanes : lanes8::kLanes;
+    const int64_t strips = (inner + lanes - 1) / lanes, tasks = outer * strips;
+    const int64_t nchunks = outer * size * inner >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
+    parallel_chunks(tasks, nchunks, [&](int64_t, int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t o = t / strips, j = (t % strips) * lanes;
+            softmax_strip(A + o * as[0] + j, as[1], O + o * os[0] + j, os[1], size, std::min(lanes, inner - j), log);
+        }
+    });
+}
+#endif
+
+// Rows are (outer, inner) pairs; a row whose elements are not adjacent goes through a buffer
+// (or, float32 on AVX2, runs a vector of columns at a time where the inner neighbours are adjacent).
 template <class T> void softmax_T(int64_t outer, int64_t size, int64_t inner, Operand& out, Operand& a, bool log) {
     const int64_t rows = outer * inner;
     const int64_t *as = a.strides, *os = out.strides;
     const T* A = reinterpret_cast<const T*>(a.data);
     T* O = reinterpret_cast<T*>(out.data);
     const bool direct = (size == 1 || (as[1] == 1 && os[1] == 1));
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (!direct && inner > 1 && as[2] == 1 && os[2] == 1 && have_avx2())
+            return softmax_columns_f32(outer, size, inner, out, a, log);
+    }
+#endif
     const int64_t nchunks = rows * size >= PARALLEL_THRESHOLD ? g_num_threads * CHUNKS_PER_THREAD : 1;
     parallel_chunks(rows, nchunks, [&](int64_t, int64_t r0, int64_t r1) {
         std::vector<T> buf(direct ? 0 : static_cast<size_t>(size));
@@ -697,7 +667,7 @@ void cross_entropy_backward_T(int64_t n, int64_t c, int64_t r, int reduction, Op
             const T m = row_max<T>(x, c);
             const double sum = row_expsum<T>(x, y, c, m);  // y = exp(x - m)
             const T factor = static_cast<T>(scale * qsum / sum);
-            for (int64_t k = 0; k < c; ++k) y[k] *= factor;
+            row_scale(y, c, factor);
             if (smoothing != 0 && !ignored) {
                 const double spread = scale * smoothing / static_cast<double>(c);
                 for (int64_t k = 0; k < c; ++k)
@@ -953,6 +923,13 @@ void normalize_row(const T* x, T* y, int64_t n, int64_t xs, int64_t ys, const T*
     }
 }
 
+template <class T> void normalize_contiguous_row(const T* x, T* y, int64_t n, const T* W, const T* B, double eps) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) TP_RETURN_WIDEST_LANES(layer_norm_row(x, y, n, W, B, eps));
+#endif
+    normalize_row<T, 1>(x, y, n, 1, 1, W, B, eps);
+}
+
 // Each row: mean and (biased) variance in double, two passes; out = (x - mean) * rstd * w + b.
 // Weight and bias are 1-d (stride 0 or more).
 template <class T>
@@ -969,7 +946,7 @@ void layer_norm_T(int64_t rows, int64_t cols, Operand& out, Operand& a, const Op
             T* y = O + r * out.strides[0];
             const int64_t xs = a.strides[1], ys = out.strides[1];
             if (xs == 1 && ys == 1 && (!W || ws == 1 || cols == 1) && (!B || bs == 1 || cols == 1))
-                normalize_row<T, 1>(x, y, cols, 1, 1, W, B, eps);
+                normalize_contiguous_row<T>(x, y, cols, W, B, eps);
             else
                 normalize_row<T, 0>(x, y, cols, xs, ys, W, B, eps, ws, bs);
         }
@@ -1006,10 +983,10 @@ PyObject* py_layer_norm(PyObject* const* args, Py_ssize_t nargs) {
 // --- gelu ----------------------------------------------------------------------------------
 // x Phi(x) and its derivative Phi(x) + x phi(x) (tanh: PyTorch's approximation and its exact
 // derivative), one pass over contiguous data instead of the decomposition's five; the same
-// arithmetic order as the decomposition (nn/_activations.py). float32 runs eight lanes at a time
-// on AVX2 (one formula for every position: the tail is padded): the exact form as x normal_cdf8(x)
-// (no erf: 1 + erf cancels for negative x, and erf8's branch, division and exp made the forward
-// 1.3x PyTorch's), the tanh form with tanh8, the slope's density with exp8.
+// arithmetic order as the decomposition (nn/_activations.py). float32 runs on the widest lanes
+// (simd_lanes.inc's gelu_map; one formula for every position: the tail is padded): the exact form
+// as x normal_cdf(x) (no erf: 1 + erf cancels for negative x, and erf's branch, division and exp
+// made the forward 1.3x PyTorch's), the tanh form with tanh, the slope's density with exp.
 constexpr double kSqrtHalf = 0.70710678118654752440, kSqrt2OverPi = 0.79788456080286535588,
                  kInvSqrt2Pi = 0.39894228040143267794, kGeluCubic = 0.044715;
 
@@ -1032,63 +1009,12 @@ template <class T> inline T gelu_slope(T x, bool tanh_form) {
     return cdf + x * std::exp(x * x * static_cast<T>(-0.5)) * static_cast<T>(kInvSqrt2Pi);
 }
 
-#ifdef TP_X86_SIMD
-TP_AVX2 __m256 gelu8(__m256 x, bool tanh_form) {
-    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-    if (tanh_form) {
-        const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(x, x), x), _mm256_set1_ps(0.044715f));
-        const __m256 inner = _mm256_mul_ps(_mm256_add_ps(x, cube), _mm256_set1_ps(0.79788456080286535588f));
-        return _mm256_mul_ps(_mm256_mul_ps(x, half), _mm256_add_ps(tanh8(inner), one));
-    }
-    return _mm256_mul_ps(x, normal_cdf8(x));
-}
-
-TP_AVX2 __m256 gelu_slope8(__m256 x, bool tanh_form) {
-    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-    const __m256 xx = _mm256_mul_ps(x, x);
-    if (tanh_form) {
-        const __m256 k = _mm256_set1_ps(0.79788456080286535588f), c = _mm256_set1_ps(0.044715f);
-        const __m256 t = tanh8(_mm256_mul_ps(_mm256_add_ps(x, _mm256_mul_ps(_mm256_mul_ps(xx, x), c)), k));
-        const __m256 du = _mm256_mul_ps(k, _mm256_add_ps(one, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(3.0f), c), xx)));
-        const __m256 left = _mm256_mul_ps(half, _mm256_add_ps(one, t));
-        const __m256 right = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_sub_ps(one, _mm256_mul_ps(t, t))), du);
-        return _mm256_add_ps(left, right);
-    }
-    const __m256 cdf = normal_cdf8(x);
-    const __m256 pdf = _mm256_mul_ps(exp8(_mm256_mul_ps(xx, _mm256_set1_ps(-0.5f))), _mm256_set1_ps(0.39894228040143267794f));
-    return _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf));
-}
-
-// out[i] = gelu(a[i]) (grad null) or grad[i * grad_step] * gelu'(a[i]) over [b, e); grad_step is
-// 1, or 0 for one gradient value for every element (sum's backward expands a 0-d gradient).
-TP_AVX2 inline __m256 gelu_grad8(const float* grad, int64_t grad_step, int64_t i, int64_t count) {
-    if (grad_step == 0) return _mm256_set1_ps(grad[0]);
-    return count == 8 ? _mm256_loadu_ps(grad + i) : load_tail(grad + i, count, 0.0f);
-}
-
-TP_AVX2 void gelu_run_f32x8(float* out, const float* grad, int64_t grad_step, const float* a, int64_t b, int64_t e,
-                            bool tanh_form) {
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8) {
-        const __m256 x = _mm256_loadu_ps(a + i);
-        _mm256_storeu_ps(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, 8), gelu_slope8(x, tanh_form))
-                                       : gelu8(x, tanh_form));
-    }
-    if (i < e) {
-        const __m256 x = load_tail(a + i, e - i, 0.0f);
-        store_tail(out + i, grad ? _mm256_mul_ps(gelu_grad8(grad, grad_step, i, e - i), gelu_slope8(x, tanh_form))
-                                 : gelu8(x, tanh_form), e - i);
-    }
-}
-#endif
-
 template <class T>
 void gelu_T(int64_t n, bool tanh_form, T* out, const T* grad, int64_t grad_step, const T* a) {
     parallel_range(n, PARALLEL_THRESHOLD, [&](int64_t b, int64_t e) {
 #ifdef TP_X86_SIMD
-        if constexpr (std::is_same_v<T, float>) {
-            if (have_avx2()) return gelu_run_f32x8(out, grad, grad_step, a, b, e, tanh_form);
-        }
+        if constexpr (std::is_same_v<T, float>)
+            TP_RETURN_WIDEST_LANES(gelu_map(a + b, grad ? grad + b * grad_step : nullptr, grad_step, out + b, e - b, tanh_form));
 #endif
         for (int64_t i = b; i < e; ++i)
             out[i] = grad ? grad[i * grad_step] * gelu_slope<T>(a[i], tanh_form) : gelu_value<T>(a[i], tanh_form);

@@ -52,17 +52,13 @@ template <class T> void gates_row(T* g, const T* cprev, T* c, T* h, int64_t H, i
 #ifdef TP_X86_SIMD
 // Five exps per element made libm's scalar expf most of the LSTM's time; eight lanes at a time
 // with the softmax kernels' polynomial exp (about 1 ulp).
-TP_AVX2 inline __m256 sigmoid8(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-}
 
 // tanh as (1 - e^-2|x|) / (1 + e^-2|x|) with x's sign; below |x| = 1/16, where that difference
 // cancels, the series x - x^3/3 + 2x^5/15 (next term under 1e-9 relative).
 TP_AVX2 inline __m256 tanh8(__m256 x) {
     const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
     const __m256 ax = _mm256_andnot_ps(sign, x);
-    const __m256 t = exp8(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+    const __m256 t = lanes8::exp(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
     __m256 r = _mm256_div_ps(_mm256_sub_ps(one, t), _mm256_add_ps(one, t));
     const __m256 x2 = _mm256_mul_ps(x, x);
     __m256 series = _mm256_fmadd_ps(x2, _mm256_set1_ps(2.0f / 15.0f), _mm256_set1_ps(-1.0f / 3.0f));
@@ -74,8 +70,8 @@ TP_AVX2 inline __m256 tanh8(__m256 x) {
 TP_AVX2 void gates_row_avx2(float* g, const float* cprev, float* c, float* h, int64_t H) {
     int64_t j = 0;
     for (; j + 8 <= H; j += 8) {
-        const __m256 i = sigmoid8(_mm256_loadu_ps(g + j)), f = sigmoid8(_mm256_loadu_ps(g + H + j));
-        const __m256 gg = tanh8(_mm256_loadu_ps(g + 2 * H + j)), o = sigmoid8(_mm256_loadu_ps(g + 3 * H + j));
+        const __m256 i = lanes8::sigmoid(_mm256_loadu_ps(g + j)), f = lanes8::sigmoid(_mm256_loadu_ps(g + H + j));
+        const __m256 gg = tanh8(_mm256_loadu_ps(g + 2 * H + j)), o = lanes8::sigmoid(_mm256_loadu_ps(g + 3 * H + j));
         _mm256_storeu_ps(g + j, i);
         _mm256_storeu_ps(g + H + j, f);
         _mm256_storeu_ps(g + 2 * H + j, gg);
@@ -183,8 +179,8 @@ TP_AVX2 void gru_row_avx2(const float* p, const float* rec, const float* hprev, 
     const __m256 one = _mm256_set1_ps(1.0f);
     int64_t j = 0;
     for (; j + 8 <= H; j += 8) {
-        const __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(p + j), _mm256_loadu_ps(rec + j)));
-        const __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(p + H + j), _mm256_loadu_ps(rec + H + j)));
+        const __m256 r = lanes8::sigmoid(_mm256_add_ps(_mm256_loadu_ps(p + j), _mm256_loadu_ps(rec + j)));
+        const __m256 z = lanes8::sigmoid(_mm256_add_ps(_mm256_loadu_ps(p + H + j), _mm256_loadu_ps(rec + H + j)));
         const __m256 hn = _mm256_loadu_ps(rec + 2 * H + j);
         const __m256 n = tanh8(_mm256_fmadd_ps(r, hn, _mm256_loadu_ps(p + 2 * H + j)));
         _mm256_storeu_ps(act + j, r);

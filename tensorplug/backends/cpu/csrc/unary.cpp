@@ -77,50 +77,28 @@ bool unary_supported(int op, int dtype) {
 }
 
 #ifdef TP_X86_SIMD
-// float32 exp, log, sigmoid, tanh and erf eight lanes at a time where the CPU has AVX2 (libm's scalar
-// calls were 2.8-6x slower than PyTorch's vectorized ones; erf made gelu 10x). Contiguous runs
-// load directly; strided ones go through a buffer eight elements at a time, and a run's tail is
-// padded, not computed by another formula: an element's value never depends on its layout or
-// its position in the tensor.
-using Vec8 = __m256 (*)(__m256);
-
-TP_AVX2 __m256 exp_lanes(__m256 x) { return exp8(x); }
-TP_AVX2 __m256 log_lanes(__m256 x) { return log8(x); }
-TP_AVX2 __m256 sigmoid_lanes(__m256 x) { return sigmoid8(x); }
-TP_AVX2 __m256 tanh_lanes(__m256 x) { return tanh8(x); }
-TP_AVX2 __m256 erf_lanes(__m256 x) { return erf8(x); }
-
-TP_AVX2 void unary_run_f32x8(char** p, int64_t n, const int64_t* s, Vec8 f) {
-    if (s[0] == 4 && s[1] == 4) {
-        float* o = reinterpret_cast<float*>(p[0]);
-        const float* a = reinterpret_cast<const float*>(p[1]);
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a + i)));
-        if (i < n) store_tail(o + i, f(load_tail(a + i, n - i, 0.0f)), n - i);
-        return;
-    }
-    alignas(32) float lanes[8];
-    for (int64_t i = 0; i < n; i += 8) {
-        const int64_t m = std::min<int64_t>(8, n - i);
-        for (int64_t k = 0; k < 8; ++k) lanes[k] = k < m ? *reinterpret_cast<const float*>(p[1] + (i + k) * s[1]) : 0.0f;
-        _mm256_store_ps(lanes, f(_mm256_load_ps(lanes)));
-        for (int64_t k = 0; k < m; ++k) *reinterpret_cast<float*>(p[0] + (i + k) * s[0]) = lanes[k];
-    }
-}
-
-// True when the op ran eight lanes at a time (float32 on an AVX2 CPU).
-template <class T> bool unary_lanes(const Loop<2>& L, Vec8 f) {
+// float32 exp, log, sigmoid, tanh and erf sixteen lanes at a time on AVX-512 CPUs, eight on AVX2
+// ones (libm's scalar calls were 2.8-6x slower than PyTorch's vectorized ones; erf made gelu
+// 10x); simd_lanes.inc's map keeps an element's value independent of its layout and position.
+// True when the op ran on lanes (float32 on an AVX2 CPU).
+template <class T> bool unary_lanes(const Loop<2>& L, LaneFunction fn) {
     if constexpr (!std::is_same_v<T, float>) {
         return false;
     } else {
         if (!have_avx2()) return false;
-        L.run([&](char** p, int64_t n, const int64_t* s) { unary_run_f32x8(p, n, s, f); });
+        L.run([&](char** p, int64_t n, const int64_t* s) {
+            const float* x = reinterpret_cast<const float*>(p[1]);
+            float* y = reinterpret_cast<float*>(p[0]);
+            const int64_t xs = s[1] / 4, ys = s[0] / 4;  // bytes to elements
+            if (have_avx512()) lanes16::map_function(fn, x, xs, y, ys, n);
+            else lanes8::map_function(fn, x, xs, y, ys, n);
+        });
         return true;
     }
 }
-#define TP_LANES(f) if (unary_lanes<T>(L, f)) break
+#define TP_ON_LANES(f) if (unary_lanes<T>(L, LaneFunction::f)) break
 #else
-#define TP_LANES(f) (void)0
+#define TP_ON_LANES(f) (void)0
 #endif
 
 #define FLOAT_ONLY(...)                        \
@@ -150,11 +128,11 @@ template <class T> void unary_T(int op, const Loop<2>& L) {
                 run_unary<T, T>(L, [](C x) { return static_cast<C>((x > 0) - (x < 0)); });
             break;
         case U_EXP:
-            TP_LANES(exp_lanes);
+            TP_ON_LANES(exp);
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::exp(x); }));
         case U_EXP2: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::exp2(x); }));
         case U_LOG:
-            TP_LANES(log_lanes);
+            TP_ON_LANES(log);
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log(x); }));
         case U_LOG2: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log2(x); }));
         case U_LOG10: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::log10(x); }));
@@ -171,13 +149,13 @@ template <class T> void unary_T(int op, const Loop<2>& L) {
         case U_SINH: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::sinh(x); }));
         case U_COSH: FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::cosh(x); }));
         case U_TANH:
-            TP_LANES(tanh_lanes);
+            TP_ON_LANES(tanh);
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::tanh(x); }));
         case U_SIGMOID:
-            TP_LANES(sigmoid_lanes);
+            TP_ON_LANES(sigmoid);
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return C(1) / (C(1) + std::exp(-x)); }));
         case U_ERF:
-            TP_LANES(erf_lanes);
+            TP_ON_LANES(erf);
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return std::erf(x); }));
         case U_ERFINV:
             FLOAT_ONLY(run_unary<T, T>(L, [](C x) { return static_cast<C>(erfinv_double(static_cast<double>(x))); }));
