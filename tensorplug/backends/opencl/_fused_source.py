@@ -778,6 +778,17 @@ __kernel void ce_backward_rows(__global T* o, long oo, __global const T* g, long
     int direct = R == 1;
     C s = (C)tp_row_expsum(x, xb, C_, sxc, m, direct ? o : 0, ob);
     C factor = scale * sum_q;
+    if (direct && !has_weight) {{
+        /* every class but the target has q = spread: the update in vectors (the scalar loop's
+           division per element was half the kernel's time), then the target's element again */
+        C e_t = LD(o, ob + safe);
+        CV k = (CV)(factor), shift = (CV)(scale * spread), sv = (CV)(s);
+        long j = 0;
+        for (; j + {VW} <= C_; j += {VW}) STV(o, ob + j, (LDV(o, ob + j) / sv) * k - shift);
+        for (; j < C_; ++j) ST(o, ob + j, (LD(o, ob + j) / s) * factor - scale * spread);
+        ST(o, ob + safe, (e_t / s) * factor - scale * (w_t * keep + spread));
+        return;
+    }}
     for (long c = 0; c < C_; ++c) {{
         C e = direct ? LD(o, ob + c) : exp(LD(x, xb + c * sxc) - m);
         C q = (c == safe ? w_t * keep : (C)0) + (has_weight ? spread * LD(w, ow + c * sw) : spread);
