@@ -300,8 +300,8 @@ def float_exp(name: str, real: str, integer: str) -> str:
     to [-104, 89] (a NaN passes: both comparisons are false), n = round(x / ln 2) comes from adding
     1.5 * 2^23 (the FMA rounds once; the integer is the low bits of the sum), and overflow to inf
     and underflow through the subnormals to 0 happen in the two scale factors 2^(n/2): no selects
-    for the special values (the CPU's exp8 does the same; with them, 6-9 more compares and blends
-    per vector, the exp kernel took 1.3x as long on PoCL)."""
+    for the special values (the CPU's exp8 does the same; with them and rounding through an int
+    conversion, the exp kernel took 1.5-2x the CPU time on PoCL)."""
     return f"""{real} {name}({real} x) {{
     {real} xc = x > 89.0f ? ({real})(89.0f) : x;
     xc = xc < -104.0f ? ({real})(-104.0f) : xc;
