@@ -120,6 +120,22 @@ def test_cross_entropy_gradient_dtypes_and_layouts(dtype, tol, classes):
 
 
 @needs_torch
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_gradient_contiguous_rows_in_vectors(smoothing):
+    """Contiguous rows without class weights take the vector update (the target's element written
+    after it): rows of 1003 classes (a tail past the vectors), an ignored target, label smoothing."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((5, 1003)) * 3
+    target = rng.integers(0, 1003, 5)
+    target[1] = -100
+    xt = tp.tensor(x, dtype=tp.float32, device=DEV, requires_grad=True)
+    xr = torch.tensor(_host(xt), requires_grad=True)
+    F.cross_entropy(xt, tp.tensor(target, device=DEV), label_smoothing=smoothing).backward()
+    torch.nn.functional.cross_entropy(xr, torch.tensor(target), label_smoothing=smoothing).backward()
+    _close(xt.grad, xr.grad.numpy(), 2e-6)
+
+
+@needs_torch
 def test_cross_entropy_gradient_all_ignored_and_double_backward():
     """Every target ignored: the mean's gradient is NaN (0 / 0) as PyTorch's; the gradient's own
     derivative (through the composite's formula) matches PyTorch's double backward."""

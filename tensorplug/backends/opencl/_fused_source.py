@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from ._source import (_FLOAT_LANES, DTYPES, _dims, _array, _main_type, accumulator, guarded, kind, lanewise, preamble,
-                      strided_runs)
+from ._source import (_FLOAT_LANES, DTYPES, float_exp, _dims, _array, _main_type, accumulator, guarded, kind,
+                      lanewise, preamble, strided_runs)
 
 #: Elements per vector load in the row kernels.
 VW = 8
@@ -69,9 +69,9 @@ def _vector_io(dtype: str, acc: str) -> str:
 
 def _vector_exp(compute: str) -> str:
     """``TP_VEXP(v)``: exp of a ``CV`` vector, for the row kernels' sums of exps. float lanes take
-    _source's operator-only exp (Cephes expf; n rounded by adding 1.5 * 2^23, as the CPU's exp8),
-    written on the whole vector: PoCL 3.0's ``exp`` is a call into its library once per vector,
-    around which the row loops kept their accumulators in memory. double keeps the built-in.
+    _source's operator-only exp written on the whole vector: PoCL 3.0's ``exp`` is a call into its
+    library once per vector, around which the row loops kept their accumulators in memory. double
+    keeps the built-in.
 
     ``LIB_VEXP(v)``/``LIB_VLOG(v)``: the library's exp and log of a ``CV`` vector, lane by lane
     for double, whose 8 lanes are 512 bits (``_source.lanewise`` says why)."""
@@ -79,29 +79,9 @@ def _vector_exp(compute: str) -> str:
         return (lanewise("CV", VW, "exp", "log")
                 + "#define LIB_VEXP(v) lanewise_exp(v)\n#define LIB_VLOG(v) lanewise_log(v)\n"
                 "#define TP_VEXP(v) LIB_VEXP(v)\n")
-    hi, lo = "88.72283935546875f", "-103.97208404541016f"
-    return f"""#pragma OPENCL FP_CONTRACT ON
-CV tp_vexp(CV x) {{
-    CV xc = x > (CV)({hi}) ? (CV)({hi}) : (x < (CV)({lo}) ? (CV)({lo}) : x);
-    xc = x != x ? (CV)(0.0f) : xc;
-    CV big = xc * (CV)(1.44269504088896341f) + (CV)(12582912.0f);  /* 1.5 * 2^23: round to an integer */
-    CV nf = big - (CV)(12582912.0f);
-    int{VW} n = as_int{VW}(big) - (int{VW})(0x4B400000);
-    CV r = (xc - nf * (CV)(0.693359375f)) - nf * (CV)(-2.12194440e-4f);
-    CV y = (CV)(1.9875691500e-4f);
-    y = y * r + (CV)(1.3981999507e-3f); y = y * r + (CV)(8.3334519073e-3f); y = y * r + (CV)(4.1665795894e-2f);
-    y = y * r + (CV)(1.6666665459e-1f); y = y * r + (CV)(5.0000001201e-1f);
-    y = (y * (r * r) + r) + (CV)(1.0f);
-    int{VW} n1 = n >> 1, n2 = n - n1;
-    y = (y * as_float{VW}((n1 + 127) << 23)) * as_float{VW}((n2 + 127) << 23);
-    y = x > (CV)({hi}) ? (CV)(INFINITY) : (x < (CV)({lo}) ? (CV)(0.0f) : y);
-    return x != x ? x : y;
-}}
-#pragma OPENCL FP_CONTRACT OFF
-#define TP_VEXP(v) tp_vexp(v)
-#define LIB_VEXP(v) exp(v)
-#define LIB_VLOG(v) log(v)
-"""
+    return ("#pragma OPENCL FP_CONTRACT ON\n" + float_exp("tp_vexp", f"float{VW}", f"int{VW}")
+            + "#pragma OPENCL FP_CONTRACT OFF\n#define TP_VEXP(v) tp_vexp(v)\n#define LIB_VEXP(v) exp(v)\n"
+            "#define LIB_VLOG(v) log(v)\n")
 
 
 def _hsum() -> str:
@@ -516,27 +496,54 @@ __kernel void smooth_l1_backward_c(__global T* o, long oo, __global const T* g, 
 _GELU_DTYPES = ("float32", "float64")
 
 
+# float32's normal CDF for gelu: Phi(-|x|) = erfc(|x| / sqrt 2) / 2 by Abramowitz-Stegun 7.1.26,
+# t P(t) e^(-x^2 / 2) with t = 1 / (1 + p |x| / sqrt 2) (absolute error below 7.5e-8), PyTorch's own
+# erf formula, evaluated on the tail: no cancellation in 1 + erf(x) for negative x, and e^(-x^2 / 2)
+# is also the gradient's density. erf's two branches (a polynomial below 1, this formula with a
+# sign above) and a second exp for the density cost twice the work per element.
+_NORMAL_TAIL = """
+#pragma OPENCL FP_CONTRACT ON
+float tp_normal_tail(float x, float e) {
+    float a = x < 0.0f ? -x : x;
+    float t = 1.0f / (1.0f + 0.2316418882663604f * a);
+    float q = 0.5307027145f;
+    q = q * t - 0.7265760135f; q = q * t + 0.7107068705f; q = q * t - 0.142248368f; q = q * t + 0.127414796f;
+    return (t * q) * e;
+}
+#pragma OPENCL FP_CONTRACT OFF
+"""
+
+
 def _gelu(single: bool) -> str:
     """gelu and its gradient, erf and tanh forms, one pass over contiguous operands instead of the
-    decomposition's five to seven launches (issue 14). The arithmetic order is the decomposition's
-    (nn/_activations.py); float32 computes erf, tanh and exp with _FLOAT_LANES's operator-only
-    formulas, which PoCL vectorizes across work-items (its built-ins it calls one at a time)."""
-    erf, tanh, exp = ("tp_ferf", "tp_ftanh", "tp_fexp") if single else ("erf", "tanh", "exp")
+    decomposition's five to seven launches (issue 14). float64 follows the decomposition's
+    arithmetic (nn/_activations.py) with the built-ins; float32 computes tanh and exp with
+    _FLOAT_LANES's operator-only formulas, which PoCL vectorizes across work-items (its built-ins
+    it calls one at a time), and the erf form's CDF with _NORMAL_TAIL."""
+    tanh = "tp_ftanh" if single else "tanh"
+    if single:
+        cdf = """C e = tp_fexp(x * x * -0.5f), tail = tp_normal_tail(x, e);
+        C cdf = x < 0.0f ? tail : 1.0f - tail;"""
+        density = "e * 0.3989422804014327f"
+    else:
+        cdf = "C cdf = (erf(x * (C)0.70710678118654752440) + (C)1) * (C)0.5;"
+        density = "exp(x * x * (C)-0.5) * (C)0.39894228040143267794"
     value = {
-        "gelu_c": f"x * (C)0.5 * ({erf}(x * (C)0.70710678118654752440) + (C)1)",
-        "gelu_tanh_c": f"x * (C)0.5 * ({tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588) + (C)1)",
+        "gelu_c": f"""{cdf}
+        C value = x * cdf;""",
+        "gelu_tanh_c": f"C value = x * (C)0.5 * ({tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588) + (C)1);",
     }
     slope = {
-        "gelu_backward_c": f"""C cdf = ({erf}(x * (C)0.70710678118654752440) + (C)1) * (C)0.5;
-        C pdf = {exp}(x * x * (C)-0.5) * (C)0.39894228040143267794;
-        C slope = cdf + x * pdf;""",
+        "gelu_backward_c": f"""{cdf}
+        C slope = cdf + x * ({density});""",
         "gelu_tanh_backward_c": f"""C t = {tanh}((x + x * x * x * (C)0.044715) * (C)0.79788456080286535588);
         C du = (x * x * (C)(3 * 0.044715) + (C)1) * (C)0.79788456080286535588;
         C slope = (t + (C)1) * (C)0.5 + x * (C)0.5 * ((C)1 - t * t) * du;""",
     }
     value_kernels = [(name, "", guarded(f"""
         C x = LD(a, oa + i);
-        ST(o, oo + i, {expression});""")) for name, expression in value.items()]
+        {statements}
+        ST(o, oo + i, value);""")) for name, statements in value.items()]
     slope_kernels = [(name, "__global const T* g, long og, ", guarded(f"""
         C x = LD(a, oa + i);
         {statements}
@@ -546,7 +553,8 @@ def _gelu(single: bool) -> str:
     {body}
 }}
 """ for name, grad, body in value_kernels + slope_kernels]
-    return (_FLOAT_LANES if single else "") + "\n/* gelu (x Phi(x)) and its gradient grad * gelu'(x). */\n" + "".join(kernels)
+    helpers = _FLOAT_LANES + _NORMAL_TAIL if single else ""
+    return helpers + "\n/* gelu (x Phi(x)) and its gradient grad * gelu'(x). */\n" + "".join(kernels)
 
 
 def _floating(dtype: str, acc: str) -> str:
@@ -777,6 +785,17 @@ __kernel void ce_backward_rows(__global T* o, long oo, __global const T* g, long
     int direct = R == 1;
     C s = (C)tp_row_expsum(x, xb, C_, sxc, m, direct ? o : 0, ob);
     C factor = scale * sum_q;
+    if (direct && !has_weight) {{
+        /* every class but the target has q = spread: the update in vectors (the scalar loop's
+           division per element was half the kernel's time), then the target's element again */
+        C e_t = LD(o, ob + safe);
+        CV k = (CV)(factor), shift = (CV)(scale * spread), sv = (CV)(s);
+        long j = 0;
+        for (; j + {VW} <= C_; j += {VW}) STV(o, ob + j, (LDV(o, ob + j) / sv) * k - shift);
+        for (; j < C_; ++j) ST(o, ob + j, (LD(o, ob + j) / s) * factor - scale * spread);
+        ST(o, ob + safe, (e_t / s) * factor - scale * (w_t * keep + spread));
+        return;
+    }}
     for (long c = 0; c < C_; ++c) {{
         C e = direct ? LD(o, ob + c) : exp(LD(x, xb + c * sxc) - m);
         C q = (c == safe ? w_t * keep : (C)0) + (has_weight ? spread * LD(w, ow + c * sw) : spread);
