@@ -948,7 +948,7 @@ def fam_index(tp, rng):
         elif index_dtype.startswith("int"):
             raw = [_wrap(v, 8 * np.dtype(index_dtype).itemsize, True) for v in raw]
         index = tp.tensor(np.array(raw, dtype=np.dtype(index_dtype)).reshape(count))
-        if index_dtype in ("uint16", "uint32", "uint64", "float32"):
+        if index_dtype in ("int8", "int16", "uint16", "uint32", "uint64", "float32"):  # PyTorch takes int64/int32
             return expect_error(f"{index_dtype} index tensor", lambda: x[index])
         want_index = np.array(raw, dtype=np.int64).reshape(count)
         if any(not -size <= v < size for v in raw):

@@ -94,7 +94,8 @@ def test_matmul_special_values():
     b = np.ones((5, 18))
     a[2, 1] = np.inf
     b[3, 17] = np.nan
-    want = a @ b
+    with np.errstate(invalid="ignore"):  # NumPy 2.4 warns about the inf - inf it computes
+        want = a @ b
     got = (tp.tensor(a, dtype=tp.float32, device=DEV) @ tp.tensor(b, dtype=tp.float32, device=DEV)).cpu().numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
