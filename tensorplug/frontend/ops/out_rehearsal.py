@@ -45,7 +45,8 @@ def rehearse_out(function, args: tuple, kwargs: dict, out) -> None:
     computing anything (a call on meta tensors, which is itself never rehearsed)."""
     if not _all_meta((args, kwargs, out)):
         _check_out_devices(function.__name__, out, (args, kwargs), kwargs.get("device"))
-        _rehearse(function, args, kwargs, out)
+        if not _holds_sparse((args, kwargs)):  # a SparseTensor has no meta copy: checked after
+            _rehearse(function, args, kwargs, out)
 
 
 def _tensors(value):
@@ -58,6 +59,15 @@ def _tensors(value):
     elif isinstance(value, dict):
         for item in value.values():
             yield from _tensors(item)
+
+
+def _holds_sparse(value) -> bool:
+    """Whether ``value`` holds a sparse tensor (tp.sparse's own class, not a Tensor)."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_sparse(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_sparse(item) for item in value.values())
+    return not isinstance(value, Tensor) and getattr(value, "is_sparse", False) is True
 
 
 def _all_meta(value) -> bool:
