@@ -158,6 +158,25 @@ double sum_f64_contig(const double* p, int64_t n) {
     return total;
 }
 
+// The maximum or minimum of n contiguous elements, folded into acc, on 16 running values: one
+// NaN-sticky compare-and-select chain for the whole row ran at one element per several cycles
+// (amax over the last dim of 128x10000 float32: 3.2 ms, NumPy 0.07); independent chains
+// vectorize. Any order gives the same value (a NaN anywhere gives NaN).
+template <class T> constexpr bool is_extreme_op = false;
+template <class T> constexpr bool is_extreme_op<MaxOp<T>> = true;
+template <class T> constexpr bool is_extreme_op<MinOp<T>> = true;
+
+template <class Op, class T> void extreme_contig(typename Op::A& acc, const T* p, int64_t n) {
+    constexpr int kChains = 16;
+    typename Op::A chain[kChains];
+    for (auto& c : chain) c = Op::init();
+    int64_t i = 0;
+    for (; i + kChains <= n; i += kChains)
+        for (int k = 0; k < kChains; ++k) Op::combine(chain[k], to_c(p[i + k]));
+    for (; i < n; ++i) Op::combine(acc, to_c(p[i]));
+    for (const auto& c : chain) Op::combine(acc, c);
+}
+
 struct Geom {
     int nk = 0, nr = 0;
     int64_t kshape[MAX_DIMS], ka[MAX_DIMS], ko[MAX_DIMS];  // kept dims: a and out byte strides
@@ -197,6 +216,11 @@ void reduce_R(typename Op::A& acc, const char* base, const Geom& g, int64_t b, i
         } else if constexpr (std::is_same_v<Op, SumOp<double>>) {
             if (is == 8) {
                 acc += sum_f64_contig(reinterpret_cast<const double*>(p), n);
+                done = true;
+            }
+        } else if constexpr (is_extreme_op<Op>) {
+            if (is == static_cast<int64_t>(sizeof(T))) {
+                extreme_contig<Op, T>(acc, reinterpret_cast<const T*>(p), n);
                 done = true;
             }
         }
