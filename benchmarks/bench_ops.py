@@ -118,6 +118,9 @@ def cases(lib, device):
     add("layer_norm 4096x1024", (activations,), lambda F, x: F.layer_norm(x, (1024,)), _np_layer_norm, 10)
     flat = rng.standard_normal(10**7, dtype=np.float32)
     add("sum 1e7 float32", (flat,), lambda F, x: x.sum(), lambda x: x.sum(), 10)
+    # The maximum over a row (the softmax shift, a classifier's prediction), and of a whole tensor.
+    add("amax 128x10000 (last dim)", (logits,), lambda F, x: x.amax(1), lambda x: x.max(1), 20)
+    add("amax 1e7 float32", (flat,), lambda F, x: x.amax(), lambda x: x.max(), 10)
     return rows
 
 

@@ -11,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = [
     os.path.join(HERE, "..", "cpu_kernels", "test_vectorized_transcendentals.py"),
     os.path.join(HERE, "test_fused_kernels.py"),
+    os.path.join(HERE, "..", "cpu_kernels", "test_reduction_extremes.py"),
 ]
 # The lane kernels' cheapest tests: the transcendental functions, softmax (rows and columns) and
 # layer_norm in float32.

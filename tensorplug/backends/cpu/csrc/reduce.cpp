@@ -162,11 +162,27 @@ double sum_f64_contig(const double* p, int64_t n) {
 // NaN-sticky compare-and-select chain for the whole row ran at one element per several cycles
 // (amax over the last dim of 128x10000 float32: 3.2 ms, NumPy 0.07); independent chains
 // vectorize. Any order gives the same value (a NaN anywhere gives NaN).
+#ifdef TP_X86_SIMD
+// float32 in vector lanes (simd_lanes.inc's extreme_of), where the CPU has AVX2.
+template <bool Largest> float extreme_f32(const float* p, int64_t n) {
+    TP_RETURN_WIDEST_LANES(extreme_of<Largest>(p, n));
+    return std::numeric_limits<float>::quiet_NaN();  // not reached: callers check have_avx2()
+}
+#endif
+
 template <class T> constexpr bool is_extreme_op = false;
 template <class T> constexpr bool is_extreme_op<MaxOp<T>> = true;
 template <class T> constexpr bool is_extreme_op<MinOp<T>> = true;
 
 template <class Op, class T> void extreme_contig(typename Op::A& acc, const T* p, int64_t n) {
+#ifdef TP_X86_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2()) {
+            Op::combine(acc, extreme_f32<std::is_same_v<Op, MaxOp<float>>>(p, n));
+            return;
+        }
+    }
+#endif
     constexpr int kChains = 16;
     typename Op::A chain[kChains];
     for (auto& c : chain) c = Op::init();
