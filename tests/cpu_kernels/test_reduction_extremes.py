@@ -49,3 +49,21 @@ def test_whole_tensor_split_over_threads():
     x[2_999_999] = 50.0
     t = tp.tensor(x)
     assert t.amax().item() == 50.0 and t.amin().item() == x.min()
+
+
+@pytest.mark.parametrize("length", [1, 16, 33, 1000])
+def test_arg_extremes_take_the_first_occurrence(length):
+    """argmax/argmin and max/min(dim)'s indices: the first of tied values, the first NaN."""
+    rng = np.random.default_rng(length)
+    x = rng.integers(-3, 4, (5, length)).astype(np.float32)  # many ties
+    if length > 2:
+        x[1, length // 2] = np.nan
+        x[1, length - 1] = np.nan
+        x[2, :] = 0.0
+        x[2, length // 3] = -0.0
+    t = tp.tensor(x)
+    np.testing.assert_array_equal(t.argmax(1).numpy(), np.argmax(x, 1))
+    np.testing.assert_array_equal(t.argmin(1).numpy(), np.argmin(x, 1))
+    values, indices = t.max(1)
+    np.testing.assert_array_equal(indices.numpy(), np.argmax(x, 1))
+    np.testing.assert_array_equal(values.numpy(), x[np.arange(5), np.argmax(x, 1)])

@@ -170,6 +170,26 @@ template <bool Largest> float extreme_f32(const float* p, int64_t n) {
 }
 #endif
 
+#ifdef TP_X86_SIMD
+// argmax/argmin of n contiguous floats: the extreme in lanes, then its first occurrence (a NaN
+// counts as the extreme, so the first NaN): two passes over a row that stays in cache, where one
+// compare-and-branch chain per row ran at several cycles an element.
+template <bool Largest> int64_t first_extreme_f32(const float* p, int64_t n) {
+    const float m = extreme_f32<Largest>(p, n);
+    int64_t i = 0;
+    if (m != m)
+        while (p[i] == p[i]) ++i;
+    else
+        while (p[i] != m) ++i;
+    return i;
+}
+#endif
+
+template <class Op> struct float_arg_op : std::false_type {};
+template <bool IsMax> struct float_arg_op<ArgOp<float, IsMax>> : std::true_type {
+    static constexpr bool largest = IsMax;
+};
+
 template <class T> constexpr bool is_extreme_op = false;
 template <class T> constexpr bool is_extreme_op<MaxOp<T>> = true;
 template <class T> constexpr bool is_extreme_op<MinOp<T>> = true;
@@ -234,6 +254,15 @@ void reduce_R(typename Op::A& acc, const char* base, const Geom& g, int64_t b, i
                 acc += sum_f64_contig(reinterpret_cast<const double*>(p), n);
                 done = true;
             }
+        } else if constexpr (float_arg_op<Op>::value) {
+#ifdef TP_X86_SIMD
+            if (is == 4 && have_avx2()) {
+                const float* x = reinterpret_cast<const float*>(p);
+                const int64_t k = first_extreme_f32<float_arg_op<Op>::largest>(x, n);
+                Op::merge(acc, typename Op::A{x[k], pos + k});
+                done = true;
+            }
+#endif
         } else if constexpr (is_extreme_op<Op>) {
             if (is == static_cast<int64_t>(sizeof(T))) {
                 extreme_contig<Op, T>(acc, reinterpret_cast<const T*>(p), n);
