@@ -62,7 +62,9 @@ def test_a_rank_that_skips_a_collective_times_out_clearly():
     status, output = run_ranks("faults.py", "skipped", timeout=60)
     assert status != 0
     assert "timed out after 3 s waiting for the other ranks" in output, output
-    assert "aborting every rank" in output
+    # Not asserted: the excepthook's "aborting every rank" line, written to stderr just before
+    # MPI_Abort, which can kill mpiexec's output forwarding before the line is passed on (seen
+    # once in a CI run with two test workers); the exit status above is what takes the job down.
 
 
 @pytest.mark.parametrize("fault", ["dies", "raises"])
