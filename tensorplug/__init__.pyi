@@ -497,7 +497,7 @@ def dsplit(input: Tensor, indices_or_sections: Any = ..., *, sections: Any = ...
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
     """Join along the third dim after making every tensor at least 3-D."""
 
-def einsum(equation: _str, *operands: Any) -> Tensor:
+def einsum(equation: _str | Tensor, *operands: Any) -> Tensor:
     """Einstein summation: ``einsum("bij,bjk->bik", a, b)`` is a batched matmul. Supports repeated subscripts (diagonals), ``...``, implicit output and PyTorch's sublist form (``einsum(a, [0, 1], b, [1, 2], [0, 2])``); contracts operands left to right through matmul."""
 
 def embedding(weight: Any, indices: Any, padding_idx: Any = ..., scale_grad_by_freq: Any = ..., sparse: Any = ...) -> Tensor:

@@ -70,6 +70,7 @@ PARAMETER_OVERRIDES = {
     ("__ne__", "other"): "Any",
     ("sum_to_size", "size"): "Any",
     ("where", "input"): "_TensorOrNumber",  # tp.where(mask, x, 0.0) and tp.where(mask, 1.0, x)
+    ("einsum", "equation"): "_str | Tensor",  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
 }
 
 # What unannotated functions return when it is not a Tensor.
