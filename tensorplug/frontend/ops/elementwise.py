@@ -80,12 +80,11 @@ def _check_operand(name: str, position: str, value) -> None:
         raise TypeError(f"{name}(): argument '{position}' must be Tensor or Number, not {type(value).__name__}")
 
 
-def _check_out_first(name: str, out: Tensor | None, shape: tuple, result_dtype: _dt.dtype, dev, graph_inputs) -> None:
-    """Check (and resize) an out= before any cast or kernel runs (issue 13). ``graph_inputs``:
-    the operands whose requires_grad the result would inherit (none for an op without a
-    derivative), which the out-under-autograd error reads in place of the result's."""
-    if out is None:
-        return
+def _check_out_first(name: str, out: Tensor, shape: tuple, result_dtype: _dt.dtype, dev, graph_inputs) -> None:
+    """Check (and resize) an out= before any cast or kernel runs (issue 13); callers test
+    ``out is not None`` first, so a call without out pays nothing. ``graph_inputs``: the operands
+    whose requires_grad the result would inherit (none for an op without a derivative), which the
+    out-under-autograd error reads in place of the result's."""
     refuse_out_under_autograd(name, out, *graph_inputs)
     check_out(name, out, shape, result_dtype, dev)
 
@@ -152,7 +151,8 @@ def _unary_slow(spec: _ElementwiseOp, input, out):
         check_exact_dtype(spec.name, out, dtype.to_real() if spec.name == "abs" else dtype)
     # abs of a complex tensor is real, as in PyTorch; complex ops are listed in docs/complex.md.
     result_dtype = _dt.bool if spec.bool_out else dtype.to_real() if spec.name == "abs" else dtype
-    _check_out_first(spec.name, out, input._shape, result_dtype, input._device, _graph_inputs(spec, input))
+    if out is not None:
+        _check_out_first(spec.name, out, input._shape, result_dtype, input._device, _graph_inputs(spec, input))
     x = to_dtype(input, dtype)
     result = empty_tensor(x._shape, result_dtype, x._device)
     spec.op.lookup(_keys(x))(result, x)
@@ -279,7 +279,7 @@ def binary_meta(spec: _ElementwiseOp, a, b, out, inplace: bool = False) -> Tenso
     result_dtype = _dt.bool if spec.bool_out else dtype
     if inplace:
         check_out(name, out, shape, result_dtype, dev, resize=False)
-    else:
+    elif out is not None:
         _check_out_first(name, out, shape, result_dtype, dev, _graph_inputs(spec, a, b))
     if a_is_tensor:
         a = to_dtype(a, dtype)
@@ -314,7 +314,8 @@ def _pow_of_bools(a, b, out, inplace: bool) -> Tensor:
         raise TypeError('pow(): "pow" not implemented for \'Bool\'')
     if inplace:
         return out if b else fill_(out, True)
-    _check_out_first("pow", out, a._shape, _dt.bool, a._device, ())
+    if out is not None:
+        _check_out_first("pow", out, a._shape, _dt.bool, a._device, ())
     result = empty_tensor(a._shape, _dt.bool, a._device)
     result = copy_(result, a) if b else fill_(result, True)
     return _finish_out(result, out)
@@ -467,8 +468,9 @@ def where(condition, input=None, other=None, *, out=None):
     tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
     dtype = _result_dtype(input, other)
     shape = broadcast_shapes(*(t._shape for t in tensors), op="where")
-    check_exact_dtype("where", out, dtype)
-    _check_out_first("where", out, shape, dtype, condition._device, tensors)
+    if out is not None:
+        check_exact_dtype("where", out, dtype)
+        _check_out_first("where", out, shape, dtype, condition._device, tensors)
     cond = condition if condition._shape == shape else expand_to(condition, shape)
     operands = []
     for x in (input, other):
