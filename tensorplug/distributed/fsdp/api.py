@@ -4,6 +4,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from ...nn.layers import _BatchNorm
+
 __all__ = ["ShardingStrategy", "BackwardPrefetch", "CPUOffload", "MixedPrecision", "StateDictType"]
 
 
@@ -43,7 +45,9 @@ class CPUOffload:
 
 @dataclasses.dataclass
 class MixedPrecision:
-    """Dtypes for parameters, gradient reduction and buffers (not supported by this FSDP)."""
+    """Dtypes for the gathered parameters (forward and backward compute in ``param_dtype``), the
+    gradient reduction (``reduce_dtype``, default ``param_dtype``) and buffers (``buffer_dtype``);
+    None keeps the parameters' own dtype."""
 
     param_dtype: object = None
     reduce_dtype: object = None
@@ -51,3 +55,6 @@ class MixedPrecision:
     keep_low_precision_grads: bool = False
     cast_forward_inputs: bool = False
     cast_root_forward_inputs: bool = True
+    # PyTorch wraps these modules apart, in full precision, under its auto-wrap policies; one
+    # flat parameter here has no such split, so the field is accepted and not used.
+    _module_classes_to_ignore: tuple = (_BatchNorm,)

@@ -10,6 +10,12 @@ Function whose backward reduce-scatters the gradient, averaged over the ranks, i
 vector is dropped when forward ends: saved-tensor hooks replace every tensor autograd saves that
 lives in it by its position, and backward all-gathers the parameters again the first time it
 needs one. The whole module is one flat parameter: ``auto_wrap_policy`` does not split it.
+
+With ``mixed_precision`` the shard stays in its own dtype (the optimizer's master copy): it is cast
+to ``param_dtype`` before the all-gather, so forward and backward compute in that dtype; the
+gradient is reduce-scattered in ``reduce_dtype`` and cast back to the shard's dtype for the
+optimizer. Buffers are kept in ``buffer_dtype``; state dicts and ``summon_full_params`` give the
+full-precision values.
 """
 from __future__ import annotations
 
@@ -40,14 +46,16 @@ class _GatherShards(Function):
     @staticmethod
     def forward(ctx, shard, owner):
         ctx.owner = owner
-        return owner._all_gather(shard)
+        return owner._all_gather(owner._compute_copy(shard))
 
     @staticmethod
     def backward(ctx, grad_full):
         owner = ctx.owner
-        grad_shard = empty(owner._shard_numel, dtype=grad_full.dtype, device=grad_full.device)
-        dist.reduce_scatter_single(grad_shard, grad_full.contiguous(), op=dist.ReduceOp.AVG, group=owner.process_group)
-        return grad_shard, None
+        reduce_dtype = owner._reduce_dtype or grad_full.dtype
+        grad_shard = empty(owner._shard_numel, dtype=reduce_dtype, device=grad_full.device)
+        dist.reduce_scatter_single(grad_shard, grad_full.to(reduce_dtype).contiguous(), op=dist.ReduceOp.AVG,
+                                   group=owner.process_group)
+        return grad_shard.to(owner.flat_param_shard.dtype), None
 
 
 class _SavedParameterSlice:
@@ -77,9 +85,8 @@ class FullyShardedDataParallel(Module):
         if strategy in (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2) or device_mesh is not None:
             raise NotImplementedError("FullyShardedDataParallel: hybrid sharding (a device mesh of two process-group "
                                       "levels) is not provided; use FULL_SHARD or SHARD_GRAD_OP")
-        if mixed_precision is not None:
-            raise NotImplementedError("FullyShardedDataParallel: mixed_precision is not provided; use tp.autocast "
-                                      "around the forward pass instead")
+        self.mixed_precision = mixed_precision
+        self._param_dtype, self._reduce_dtype, self._cast_inputs = _precision_plan(mixed_precision)
         if ignored_modules or ignored_states:
             raise NotImplementedError("FullyShardedDataParallel: ignored_modules/ignored_states are not provided")
         self.module = module
@@ -132,12 +139,17 @@ class FullyShardedDataParallel(Module):
         self._current_full = None  # the gathered parameters of the forward in progress (FULL_SHARD)
         self._regathered = None  # the parameters gathered again for backward (FULL_SHARD)
         self._point_names_at(None)
+        self._full_buffer_dtypes = _cast_buffers(module, mixed_precision)
 
     # --- gathering ----------------------------------------------------------------------------
     def _all_gather(self, shard: Tensor) -> Tensor:
         full = empty(self._padded_numel, dtype=shard.dtype, device=shard.device)
         dist.all_gather_single(full, shard.detach().contiguous(), group=self.process_group)
         return full
+
+    def _compute_copy(self, shard: Tensor) -> Tensor:
+        """The shard in the dtype forward and backward compute in (itself without mixed precision)."""
+        return shard if self._param_dtype is None else shard.detach().to(self._param_dtype)
 
     def _point_names_at(self, full: Tensor | None) -> None:
         """Sets every parameter name of the module to its view of ``full`` (None between passes)."""
@@ -160,7 +172,8 @@ class FullyShardedDataParallel(Module):
             return saved
         if self._regathered is None:
             # The first parameter backward needs: gather them again, once, for the rest of this pass.
-            self._regathered = self._all_gather(self.flat_param_shard)
+            with no_grad():
+                self._regathered = self._all_gather(self._compute_copy(self.flat_param_shard))
             engine.queue_callback(self._drop_regathered)
         return as_strided(self._regathered, saved.shape, saved.stride, saved.offset)
 
@@ -169,6 +182,8 @@ class FullyShardedDataParallel(Module):
 
     # --- the wrapper -------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        if self._cast_inputs:
+            args, kwargs = _cast_floating((args, kwargs), self._param_dtype)
         full = _GatherShards.apply(self.flat_param_shard, self)
         self._point_names_at(full)
         if self.sharding_strategy is not ShardingStrategy.FULL_SHARD:
@@ -228,7 +243,7 @@ class FullyShardedDataParallel(Module):
             state[name] = full[offset:offset + n].view(shape).clone()
             offset += n
         for name, b in self.module.named_buffers():
-            state[name] = b.detach().clone()
+            state[name] = b.detach().to(self._full_buffer_dtypes.get(name, b.dtype), copy=True)
         return state
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -247,3 +262,49 @@ class FullyShardedDataParallel(Module):
             for name, b in self.module.named_buffers():
                 if name in state_dict:
                     b.copy_(state_dict[name])
+
+
+def _precision_plan(mixed_precision: MixedPrecision | None):
+    """(param_dtype, reduce_dtype, whether forward casts its floating-point inputs) of ``mixed_precision``;
+    a reduce_dtype left None follows param_dtype, as in PyTorch."""
+    if mixed_precision is None:
+        return None, None, False
+    if mixed_precision.keep_low_precision_grads:
+        raise NotImplementedError("FullyShardedDataParallel: MixedPrecision(keep_low_precision_grads=True) is not "
+                                  "provided; gradients are cast to the shard's dtype for the optimizer")
+    for field in ("param_dtype", "reduce_dtype", "buffer_dtype"):
+        value = getattr(mixed_precision, field)
+        if value is not None and not (isinstance(value, _dt.dtype) and value.is_floating_point):
+            raise TypeError(f"FullyShardedDataParallel: MixedPrecision.{field} must be a floating-point dtype or None; "
+                            f"got {value!r}")
+    param_dtype = mixed_precision.param_dtype
+    reduce_dtype = mixed_precision.reduce_dtype or param_dtype
+    cast_inputs = param_dtype is not None and (mixed_precision.cast_root_forward_inputs
+                                               or mixed_precision.cast_forward_inputs)
+    return param_dtype, reduce_dtype, cast_inputs
+
+
+def _cast_buffers(module: Module, mixed_precision: MixedPrecision | None) -> dict:
+    """Keeps the module's floating-point buffers in ``buffer_dtype``; returns their former dtypes
+    by name (state dicts give the buffers back in them)."""
+    if mixed_precision is None or mixed_precision.buffer_dtype is None:
+        return {}
+    former = {}
+    for prefix, owner in module.named_modules():
+        for name, b in list(owner._buffers.items()):
+            if b is not None and b.is_floating_point():
+                former[f"{prefix}.{name}" if prefix else name] = b.dtype
+                owner._buffers[name] = b.detach().to(mixed_precision.buffer_dtype)
+    return former
+
+
+def _cast_floating(value, dtype):
+    """``value`` (a forward's arguments: tensors inside tuples, lists and dicts) with its
+    floating-point tensors cast to ``dtype``."""
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast_floating(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_floating(v, dtype) for k, v in value.items()}
+    return value
