@@ -125,8 +125,8 @@ from . import linalg, random, sparse, special  # noqa: E402
 # tp.distributions (26 ms of import on this project's machines) loads on first use, through
 # __getattr__ below, like every other submodule not imported here.
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)
-    chain_matmul, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd,
-    top_level_matrix_power as matrix_power,
+    chain_matmul, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, matrix_exp, orgqr, ormqr, pinverse,
+    slogdet, svd, top_level_matrix_power as matrix_power,
 )
 from .compiler import compile  # noqa: E402  (the identity: tensorplug is eager)
 from . import _dynamo, _inductor  # noqa: E402,F401  (their config flags, which scripts set; nothing compiles)

@@ -611,6 +611,9 @@ def gcd(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = 
 def ge(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
 
+def geqrf(input: Tensor, *, out: Tensor | None = ...) -> tensorplug.linalg._results.geqrf:
+    """LAPACK's QR decomposition of ``input`` (``(*, m, n)``) in its compact form: ``a`` holds R on and above the diagonal and the Householder vectors below it, ``tau`` their scales; use ``linalg.householder_product(a, tau)`` for Q. Not differentiable (as in PyTorch)."""
+
 def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
 
@@ -1015,6 +1018,12 @@ def ones(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., de
 
 def ones_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.ones_like."""
+
+def orgqr(input: Tensor, tau: Any) -> Tensor:
+    """torch.orgqr: :func:`tp.linalg.householder_product` (Q's first n columns from geqrf's result)."""
+
+def ormqr(input: _TensorOrNumber, tau: Any, other: _TensorOrNumber, left: Any = ..., transpose: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+    """``Q @ other`` (``other @ Q`` when not ``left``; ``Q^H`` when ``transpose``), where ``Q = H_1 ... H_k`` is the full m x m product of the reflectors that ``geqrf`` left in ``input`` (``(*, m, n)``) and ``tau`` (``(*, k)``, ``k <= n``)."""
 
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""

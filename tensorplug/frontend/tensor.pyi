@@ -461,6 +461,8 @@ class Tensor:
         """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
     def ge_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``ge``."""
+    def geqrf(self, *, out: Tensor | None = ...) -> tensorplug.linalg._results.geqrf:
+        """LAPACK's QR decomposition of ``input`` (``(*, m, n)``) in its compact form: ``a`` holds R on and above the diagonal and the Householder vectors below it, ``tau`` their scales; use ``linalg.householder_product(a, tau)`` for Q. Not differentiable (as in PyTorch)."""
     def ger(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     grad: Tensor | None
@@ -780,6 +782,10 @@ class Tensor:
         """See torch.Tensor.numel."""
     def numpy(self, *, force: Any = ...) -> numpy.ndarray:
         """See torch.Tensor.numpy."""
+    def orgqr(self, tau: Any) -> Tensor:
+        """torch.orgqr: :func:`tp.linalg.householder_product` (Q's first n columns from geqrf's result)."""
+    def ormqr(self, tau: Any, other: _TensorOrNumber, left: Any = ..., transpose: Any = ..., *, out: Tensor | None = ...) -> Tensor:
+        """``Q @ other`` (``other @ Q`` when not ``left``; ``Q^H`` when ``transpose``), where ``Q = H_1 ... H_k`` is the full m x m product of the reflectors that ``geqrf`` left in ``input`` (``(*, m, n)``) and ``tau`` (``(*, k)``, ``k <= n``)."""
     def outer(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     def permute(self, *order: Any, dims: Any = ...) -> Tensor:

@@ -10,6 +10,7 @@ from . import _results
 from ..frontend.ops._common import check_same_device
 from ._checks import check_float, check_matrix, check_same_dtype, check_square, check_tensor
 from ._decompositions import _svd, svdvals
+from ._householder import geqrf, householder_product, ormqr
 from ._least_squares import pinv
 from ._matrix_functions import chain_matmul, matrix_exp
 from ._op import linalg_op
@@ -18,7 +19,7 @@ from ..frontend.autocast_hook import autocast_function
 from ..frontend.ops.out_rehearsal import checks_out_first
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power", "matrix_exp",
-           "chain_matmul", "top_level_matrix_power"]
+           "chain_matmul", "top_level_matrix_power", "geqrf", "orgqr", "ormqr"]
 
 
 def det(input) -> Tensor:
@@ -142,6 +143,11 @@ def matrix_power(A, n, *, out=None) -> Tensor:
             base = base @ base
     return write_out("linalg.matrix_power", out, result if result is not A else A.clone())
 
+def orgqr(input, tau) -> Tensor:
+    """torch.orgqr: :func:`tp.linalg.householder_product` (Q's first n columns from geqrf's result)."""
+    return householder_product(input, tau)
+
+
 def _cholesky_solve_method(self, input2, upper=False) -> Tensor:
     """``Tensor.cholesky_solve``: PyTorch's method calls the Cholesky factor ``input2``."""
     return cholesky_solve(self, input2, upper)
@@ -150,5 +156,5 @@ def _cholesky_solve_method(self, input2, upper=False) -> Tensor:
 TENSOR_METHODS = {
     "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse, "pinverse": pinverse, "svd": svd,
     "cholesky_solve": _cholesky_solve_method, "cholesky_inverse": cholesky_inverse, "matrix_power": matrix_power,
-    "matrix_exp": matrix_exp,
+    "matrix_exp": matrix_exp, "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
 }

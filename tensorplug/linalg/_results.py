@@ -7,7 +7,7 @@ from typing import NamedTuple
 from ..frontend.tensor import Tensor
 
 __all__ = ["linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_slogdet", "linalg_lstsq", "svd", "slogdet",
-           "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu"]
+           "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu", "geqrf"]
 
 
 class linalg_qr(NamedTuple):
@@ -71,3 +71,10 @@ class linalg_lu(NamedTuple):
     P: Tensor
     L: Tensor
     U: Tensor
+
+
+class geqrf(NamedTuple):
+    """torch.geqrf's result: R on and above ``a``'s diagonal, the Householder vectors below; ``tau``."""
+
+    a: Tensor
+    tau: Tensor

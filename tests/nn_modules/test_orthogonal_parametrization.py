@@ -77,6 +77,22 @@ def test_without_trivialization_the_weight_is_the_unconstrained_tensor():
         ours.weight = tp.eye(3, dtype=tp.float64)
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), "identity"])
+def test_householder_without_trivialization_stores_geqrf_factors_as_pytorch(shape):
+    """The stored tensor is the weight's reflectors (geqrf) with column signs on the diagonal; an
+    identity weight (geqrf reflects nothing: tau 0) maps back to itself."""
+    weight = np.eye(4) if shape == "identity" else RNG.standard_normal(shape)
+    ours, theirs = _pair(weight, "householder", use_trivialization=False)
+    np.testing.assert_allclose(ours.parametrizations.weight.original.detach().numpy(),
+                               theirs.parametrizations.weight.original.detach().numpy(), atol=1e-14)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-14)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    q = np.linalg.qr(RNG.standard_normal(weight.shape if weight.shape[0] >= weight.shape[1] else weight.shape[::-1]))[0]
+    q = q if weight.shape[0] >= weight.shape[1] else q.T
+    ours.weight = tp.tensor(q)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), q, atol=1e-14)
+
+
 def test_bad_arguments_raise_before_registering():
     with pytest.raises(ValueError, match="Got a tensor of 1 dimensions"):
         parametrizations.orthogonal(tp.nn.BatchNorm1d(3))
@@ -84,9 +100,5 @@ def test_bad_arguments_raise_before_registering():
         parametrizations.orthogonal(tp.nn.Linear(3, 3), orthogonal_map="qr")
     with pytest.raises(ValueError, match="no parameter or buffer with name 'kernel'"):
         parametrizations.orthogonal(tp.nn.Linear(3, 3), name="kernel")
-    layer = tp.nn.Linear(4, 2)
-    with pytest.raises(NotImplementedError, match="geqrf"):
-        parametrizations.orthogonal(layer, orthogonal_map="householder", use_trivialization=False)
-    assert not hasattr(layer, "parametrizations")
     with pytest.raises(ValueError, match="of shape"):
         parametrizations.orthogonal(tp.nn.Linear(3, 3)).weight = tp.eye(2)

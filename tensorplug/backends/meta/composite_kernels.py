@@ -67,6 +67,11 @@ def _qr(A: Any, mode: str) -> tuple:
     return A.new_empty(batch + (m, k)), A.new_empty(batch + (k, n))
 
 
+def _geqrf(A: Any) -> tuple:
+    batch, (m, n) = tuple(A.shape[:-2]), A.shape[-2:]
+    return A.new_empty(batch + (m, n)), A.new_empty(batch + (min(m, n),))
+
+
 def _svd(A: Any, full_matrices: bool) -> tuple:
     batch, (m, n) = tuple(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
@@ -115,7 +120,7 @@ def composite_kernels() -> dict[str, Callable[..., Any]]:
         "fft_c2c": _fft_c2c, "fft_r2c": _fft_r2c, "fft_c2r": _fft_c2r,
         "linalg_inv": _same_as, "linalg_cholesky": _same_as, "linalg_det": _det, "linalg_slogdet": _slogdet,
         "linalg_solve": _solution, "linalg_solve_triangular": _solution,
-        "linalg_qr": _qr, "linalg_svd": _svd, "linalg_svdvals": _svdvals,
+        "linalg_qr": _qr, "geqrf": _geqrf, "linalg_svd": _svd, "linalg_svdvals": _svdvals,
         "linalg_eigh": _eigh, "linalg_eigvalsh": _eigvalsh, "linalg_eig": _eig, "linalg_eigvals": _eigvals,
         "linalg_lstsq": _lstsq,
     }

@@ -68,6 +68,22 @@ def _matrix_exp_ref(x):
     return result.real
 
 
+def _ormqr_ref(a, tau, other):
+    """Q @ other, Q = H_1 ... H_k built explicitly from the reflectors (v_i: a 1 at row i, a's
+    column i below it), in float64, batch by batch."""
+    a, tau, other = (np.asarray(x, dtype=np.float64) for x in (a, tau, other))
+    result = np.empty(np.broadcast_shapes(a.shape[:-2], other.shape[:-2]) + other.shape[-2:])
+    m = a.shape[-2]
+    for index in np.ndindex(a.shape[:-2]):
+        Q = np.eye(m)
+        for i in range(tau.shape[-1]):
+            v = np.zeros(m)
+            v[i], v[i + 1:] = 1.0, a[index][i + 1:, i]
+            Q = Q @ (np.eye(m) - tau[index][i] * np.outer(v, v))
+        result[index] = Q @ other[index]
+    return result
+
+
 ENTRIES = [
     OpEntry("matmul", "linalg", np.matmul, _pair_samples(_MATMUL, ((96, 128), (128, 80)), ones=True), dtypes=DTYPES, method="matmul",
             grad_samples=_grad([("matrix", (2, 3), (3, 2)), ("batched", (2, 2, 3), (3, 2))]), primitive="matmul",
@@ -111,4 +127,10 @@ ENTRIES = [
             dtypes=("float32", "float64"), call=lambda tp, x: tp.linalg.matrix_exp(x),
             tolerances={"float32": (1e-4, 1e-4), "float64": (1e-9, 1e-9)},
             grad_samples=lambda: iter([Sample((Arg((3, 3), low=-1.0, high=1.0),), name="3x3")])),
+    OpEntry("ormqr", "linalg", _ormqr_ref,
+            lambda dtype: iter([Sample((Arg((4, 3)), Arg((3,)), Arg((4, 2))), name="tall, 3 reflectors"),
+                                Sample((Arg((2, 3, 3)), Arg((2, 2)), Arg((2, 3, 4), layout="transposed")),
+                                       name="batched, 2 reflectors, transposed other")]),
+            dtypes=("float32", "float64"), method="ormqr", tolerances=_TOL,
+            grad_samples=lambda: iter([Sample((Arg((3, 2)), Arg((2,)), Arg((3, 2))), name="tall")])),
 ]

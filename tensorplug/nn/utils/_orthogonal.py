@@ -87,9 +87,12 @@ class _Orthogonal(Module):
                              f"Got a tensor of shape {Q.shape}.")
         Q_init = Q
         n, k = Q.shape[-2], Q.shape[-1]
-        if n < k:
+        transposed = n < k
+        if transposed:
             Q = Q.mT
             n, k = k, n
+        if "base" not in self._buffers and self.orthogonal_map == "householder":
+            return self._householder_factors(Q, transposed)
         if "base" not in self._buffers:
             # (registration lets this pass and stores the weight as it is, as PyTorch's does)
             raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
@@ -106,6 +109,20 @@ class _Orthogonal(Module):
         start = zeros_like(Q_init)
         start.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
         return start
+
+
+    @staticmethod
+    def _householder_factors(Q: Tensor, transposed: bool) -> Tensor:
+        """The tensor that ``forward`` maps to the Q factor of ``Q``'s QR decomposition (``Q``
+        itself when it is orthogonal): geqrf's reflectors below the diagonal, and on it the signs
+        that ``forward`` multiplies the columns by: R's diagonal signs, flipped where geqrf left a
+        column unreflected (tau 0), because ``forward`` always reflects (its tau is 2 there)."""
+        from ...linalg._householder import geqrf  # tp.linalg is imported after tp.nn
+
+        A, tau = geqrf(Q)
+        signs = A.diagonal(dim1=-2, dim2=-1)
+        signs.copy_(signs.sign() * (1.0 - 2.0 * (tau == 0).to(A.dtype)))
+        return A.mT if transposed else A
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
@@ -125,11 +142,6 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
         orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
     if orthogonal_map not in MAPS:
         raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}')
-    if orthogonal_map == "householder" and not use_trivialization:
-        raise NotImplementedError(
-            "orthogonal(orthogonal_map='householder', use_trivialization=False) is not supported by tensorplug: "
-            "storing the weight needs its Householder QR factors (torch.geqrf), which tensorplug does not have; "
-            "use the default use_trivialization=True or another orthogonal_map (docs/deviations.md)")
     parametrization = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, parametrization, unsafe=True)
     return module
