@@ -41,7 +41,7 @@ __all__ = [
     "get_process_group_ranks", "get_node_local_rank", "Store", "HashStore", "FileStore", "TCPStore", "PrefixStore",
     "DistError", "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError", "get_group_rank",
     "is_backend_available", "is_ucc_available", "is_xccl_available", "supports_complex", "default_pg_timeout",
-    "GradBucket",
+    "GradBucket", "new_subgroups_by_enumeration", "DeviceMesh", "init_device_mesh",
 ]
 
 #: PyTorch's default process-group timeout (30 minutes), also at this level as PyTorch has it.
@@ -270,13 +270,46 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     """A group of the given global ranks (all of them when None). Every rank of the world must
     call it, members or not, in the same order; non-members get ``GroupMember.NON_GROUP_MEMBER``."""
     world = _world("new_group")
-    members = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
-    if len(set(members)) != len(members) or any(not 0 <= r < world.size() for r in members):
-        raise ValueError(f"new_group: ranks must be distinct ranks of the world (0..{world.size() - 1}), got {ranks}")
+    members = list(range(world.size())) if ranks is None else ranks
+    return _split_world("new_group", [members], timeout)[0]
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None):
+    """``(this rank's subgroup, every subgroup)`` for disjoint lists of global ranks, made in one
+    collective that every rank of the world calls; a subgroup this rank is not in is
+    ``GroupMember.NON_GROUP_MEMBER`` in the list, and so is the first item on a rank in none."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("new_subgroups_by_enumeration: the argument `ranks_per_subgroup_list` cannot be empty")
+    groups = _split_world("new_subgroups_by_enumeration", ranks_per_subgroup_list, timeout)
+    mine = next((g for g in groups if g is not GroupMember.NON_GROUP_MEMBER), GroupMember.NON_GROUP_MEMBER)
+    return mine, groups
+
+
+def _split_world(what: str, rank_lists, timeout) -> list:
+    """One group per list of global ranks (disjoint lists) through one MPI split of the world:
+    this rank's group where it is a member, ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
+    world = _world(what)
+    lists, seen = [], {}
+    for index, ranks in enumerate(rank_lists):
+        members = sorted(int(r) for r in ranks)
+        for r in members:
+            if not 0 <= r < world.size():
+                raise ValueError(f"{what}: ranks must be ranks of the world (0..{world.size() - 1}), got {list(ranks)}")
+            if r in seen:
+                where = "twice in one group" if seen[r] == index else f"in groups {seen[r]} and {index}"
+                raise ValueError(f"{what}: rank {r} appears {where}; the groups must be disjoint")
+            seen[r] = index
+        lists.append(members)
     MPI = _group.mpi()
     me = world.rank()
-    color = 0 if me in members else MPI.UNDEFINED
-    comm = world.comm.Split(color, members.index(me) if me in members else 0)
-    if comm == MPI.COMM_NULL:
-        return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(comm, members, _timeout(timeout) if timeout is not None else world.timeout, world.backend)
+    color = seen.get(me, MPI.UNDEFINED)
+    comm = world.comm.Split(color, lists[color].index(me) if me in seen else 0)
+    groups = [GroupMember.NON_GROUP_MEMBER] * len(lists)
+    if comm != MPI.COMM_NULL:
+        groups[color] = ProcessGroup(comm, lists[color], _timeout(timeout) if timeout is not None else world.timeout,
+                                     world.backend)
+    return groups
+
+
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402  (it builds on the names above)

@@ -146,3 +146,11 @@ def test_fsdp_shards_match_numpy_whole_batch_sgd():
     status, output = run_ranks("fsdp.py")
     assert status == 0, output
     assert output.count("FSDP OK") == 2, output
+
+
+def test_device_mesh_and_hybrid_sharding_on_four_ranks_match_numpy_sgd():
+    """A 2 x 2 DeviceMesh (groups, coordinates, sub-meshes, errors), and FSDP's hybrid sharding
+    over it (shards along a row, replicas down a column) against NumPy float64 whole-batch SGD."""
+    status, output = run_ranks("fsdp_mesh.py", n=4)
+    assert status == 0, output
+    assert output.count("FSDP mesh OK") == 4, output

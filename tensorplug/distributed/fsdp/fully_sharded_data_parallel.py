@@ -11,6 +11,12 @@ vector is dropped when forward ends: saved-tensor hooks replace every tensor aut
 lives in it by its position, and backward all-gathers the parameters again the first time it
 needs one. The whole module is one flat parameter: ``auto_wrap_policy`` does not split it.
 
+Hybrid sharding (HYBRID_SHARD, _HYBRID_SHARD_ZERO2) shards within one group and replicates
+across another: a 2-D ``device_mesh`` (replicate, shard), a pair ``(shard group, replicate
+group)``, or by default the ranks of each host and the ranks with the same place on every host.
+The gradient is averaged within the shard group (reduce-scatter), then across the replicas
+(all-reduce).
+
 With ``mixed_precision`` the shard stays in its own dtype (the optimizer's master copy): it is cast
 to ``param_dtype`` before the all-gather, so forward and backward compute in that dtype; the
 gradient is reduce-scattered in ``reduce_dtype`` and cast back to the shard's dtype for the
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import socket
 
 from ... import distributed as dist
 from ...frontend import dtypes as _dt
@@ -55,6 +62,8 @@ class _GatherShards(Function):
         grad_shard = empty(owner._shard_numel, dtype=reduce_dtype, device=grad_full.device)
         dist.reduce_scatter_single(grad_shard, grad_full.to(reduce_dtype).contiguous(), op=dist.ReduceOp.AVG,
                                    group=owner.process_group)
+        if owner._replicate_group is not None:
+            dist.all_reduce(grad_shard, op=dist.ReduceOp.AVG, group=owner._replicate_group)
         return grad_shard.to(owner.flat_param_shard.dtype), None
 
 
@@ -82,9 +91,7 @@ class FullyShardedDataParallel(Module):
             raise ValueError("FullyShardedDataParallel: the default process group has not been initialized; call "
                              "tensorplug.distributed.init_process_group() first")
         strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None else sharding_strategy
-        if strategy in (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2) or device_mesh is not None:
-            raise NotImplementedError("FullyShardedDataParallel: hybrid sharding (a device mesh of two process-group "
-                                      "levels) is not provided; use FULL_SHARD or SHARD_GRAD_OP")
+        process_group, self._replicate_group = _shard_and_replicate_groups(strategy, process_group, device_mesh)
         self.mixed_precision = mixed_precision
         self._param_dtype, self._reduce_dtype, self._cast_inputs = _precision_plan(mixed_precision)
         if ignored_modules or ignored_states:
@@ -127,10 +134,13 @@ class FullyShardedDataParallel(Module):
             if self._padded_numel > total:
                 flat = cat([flat, flat.new_zeros((self._padded_numel - total,))])
             if sync_module_states:
-                src = 0 if process_group is None else process_group.ranks[0]
-                dist.broadcast(flat, src=src, group=process_group)
-                for b in module.buffers():
-                    dist.broadcast(b, src=src, group=process_group)
+                # Down the replicas first, then along the shard group: every rank ends with the
+                # first rank's values.
+                replicas = [] if self._replicate_group is None else [self._replicate_group]
+                for group in replicas + [process_group]:
+                    src = 0 if group is None else group.ranks[0]
+                    for t in (flat, *module.buffers()):
+                        dist.broadcast(t, src=src, group=group)
             mine = flat[self._rank * self._shard_numel:(self._rank + 1) * self._shard_numel].clone()
         for owner, name in (loc for p in unique for loc in self._locations[id(p)]):
             del owner._parameters[name]  # from now on the name is a view of the gathered parameters
@@ -186,7 +196,7 @@ class FullyShardedDataParallel(Module):
             args, kwargs = _cast_floating((args, kwargs), self._param_dtype)
         full = _GatherShards.apply(self.flat_param_shard, self)
         self._point_names_at(full)
-        if self.sharding_strategy is not ShardingStrategy.FULL_SHARD:
+        if self.sharding_strategy not in (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_SHARD):
             try:
                 return self.module(*args, **kwargs)
             finally:
@@ -308,3 +318,45 @@ def _cast_floating(value, dtype):
     if isinstance(value, dict):
         return {k: _cast_floating(v, dtype) for k, v in value.items()}
     return value
+
+
+def _shard_and_replicate_groups(strategy: ShardingStrategy, process_group, device_mesh):
+    """(the group the parameters are sharded over, the group they are replicated over or None)."""
+    hybrid = strategy in (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
+    if device_mesh is not None:
+        if process_group is not None:
+            raise ValueError("FullyShardedDataParallel: give either process_group or device_mesh, not both")
+        if hybrid:
+            if device_mesh.ndim != 2:
+                raise ValueError(f"FullyShardedDataParallel: hybrid sharding needs a 2-D device_mesh (replicate, "
+                                 f"shard); got {device_mesh.ndim} dimensions")
+            return device_mesh.get_group(1), device_mesh.get_group(0)
+        if device_mesh.ndim != 1:
+            raise ValueError(f"FullyShardedDataParallel: {strategy.name} needs a 1-D device_mesh; got "
+                             f"{device_mesh.ndim} dimensions")
+        return device_mesh.get_group(), None
+    if not hybrid:
+        return process_group, None
+    if process_group is None:
+        return _host_groups()
+    if not (isinstance(process_group, tuple) and len(process_group) == 2):
+        raise ValueError("FullyShardedDataParallel: hybrid sharding takes process_group=(shard group, replicate group) "
+                         f"or a 2-D device_mesh; got {process_group!r}")
+    return process_group
+
+
+def _host_groups():
+    """(the ranks of this host, the ranks with this rank's place on every host): hybrid
+    sharding's default, sharding within a machine and replicating across machines."""
+    hosts = [None] * dist.get_world_size()
+    dist.all_gather_object(hosts, socket.gethostname())
+    by_host = {}
+    for rank, host in enumerate(hosts):
+        by_host.setdefault(host, []).append(rank)
+    per_host = list(by_host.values())
+    if len({len(ranks) for ranks in per_host}) != 1:
+        raise ValueError("FullyShardedDataParallel: hybrid sharding's default groups need the same number of ranks on "
+                         f"every host; got {[len(r) for r in per_host]}: pass a device_mesh instead")
+    shard, _ = dist.new_subgroups_by_enumeration(per_host)
+    replicate, _ = dist.new_subgroups_by_enumeration([list(column) for column in zip(*per_host)])
+    return shard, replicate

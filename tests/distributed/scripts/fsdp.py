@@ -86,14 +86,17 @@ def check_buffer_dtype():
     assert float(state["1.num_batches_tracked"]) == 1.0
 
 
-def check(strategy, rank, size):
+def check(strategy, rank, size, **fsdp_args):
+    """Trains on this rank's share of every batch (``rank`` of ``size``); ``fsdp_args`` pick the
+    groups (hybrid sharding: shards over 2 ranks in every case here)."""
+    frees = strategy in (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_SHARD)
     rng = np.random.default_rng(7)
     start = [rng.standard_normal(s) for s in ((HIDDEN, IN), (HIDDEN,), (OUT, HIDDEN), (OUT,))]
     model = nn.Sequential(nn.Linear(IN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, OUT)).to(tp.float64)
     with tp.no_grad():
         for p, w in zip(model.parameters(), start):
             p.copy_(tp.tensor(w))
-    fsdp = FSDP(model, sharding_strategy=strategy)
+    fsdp = FSDP(model, sharding_strategy=strategy, **fsdp_args)
     shards = list(fsdp.parameters())
     assert len(shards) == 1 and shards[0].numel() == 22, [s.shape for s in shards]
     opt = tp.optim.SGD(fsdp.parameters(), lr=LR, momentum=MOMENTUM)
@@ -106,7 +109,7 @@ def check(strategy, rank, size):
         x, t = data(step)
         opt.zero_grad()
         loss = ((fsdp(tp.tensor(x[share])) - tp.tensor(t[share])) ** 2).mean()
-        if strategy is ShardingStrategy.FULL_SHARD:
+        if frees:
             # Between forward and backward no tensor lives in the gathered parameters any more.
             storage = gathers[-1]._storage
             gathers[-1] = None
@@ -117,7 +120,7 @@ def check(strategy, rank, size):
         assert abs(float(norm) - norms[step]) < 1e-12 * norms[step], (float(norm), norms[step])
         opt.step()
     # FULL_SHARD drops the gathered parameters after forward and gathers them again in backward.
-    assert len(gathers) == STEPS * (2 if strategy is ShardingStrategy.FULL_SHARD else 1), (strategy, len(gathers))
+    assert len(gathers) == STEPS * (2 if frees else 1), (strategy, len(gathers))
     state = fsdp.state_dict()
     assert list(state) == NAMES, list(state)
     for name, want in zip(NAMES, expected):
@@ -128,7 +131,7 @@ def check(strategy, rank, size):
         assert np.allclose(model[2].bias.numpy(), expected[3], rtol=1e-12)
     # A full state dict loads back into the shards.
     fresh = nn.Sequential(nn.Linear(IN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, OUT)).to(tp.float64)
-    other = FSDP(fresh)
+    other = FSDP(fresh, sharding_strategy=strategy, **fsdp_args)
     other.load_state_dict(state)
     assert np.array_equal(other.flat_param_shard.detach().numpy(), fsdp.flat_param_shard.detach().numpy())
 
@@ -144,11 +147,8 @@ def main():
     # bfloat16 compute, reduced in float32: bfloat16's 8 bits of precision.
     check_mixed_precision(tp.bfloat16, tp.float32, 3e-2, rank, size)
     check_buffer_dtype()
-    try:
-        FSDP(nn.Linear(2, 2), sharding_strategy=ShardingStrategy.HYBRID_SHARD)
-        raise AssertionError("hybrid sharding must be refused")
-    except NotImplementedError as exc:
-        assert "hybrid sharding" in str(exc)
+    # Hybrid sharding's default groups: the ranks of one host shard, one rank per replica group.
+    check(ShardingStrategy.HYBRID_SHARD, rank, size)
     dist.destroy_process_group()
     print(f"rank {rank}: FSDP OK", flush=True)
 
