@@ -52,6 +52,7 @@ from .frontend.ops.statistics import *  # noqa: F401,F403
 from .frontend.ops.index_updates import *  # noqa: F401,F403
 from .frontend.ops.view_scatters import *  # noqa: F401,F403
 from .frontend.ops.type_queries import *  # noqa: F401,F403
+from .frontend.ops.spellings import *  # noqa: F401,F403  (tp.pi, tp.arctan2, tp.typename, ...)
 from .frontend.index_factories import *  # noqa: F401,F403
 from .frontend.extra_factories import *  # noqa: F401,F403
 from .frontend.samplers import *  # noqa: F401,F403
@@ -69,6 +70,9 @@ from .frontend.ops.searching import bucketize, searchsorted
 from .frontend.size import Size
 from .frontend.printing import set_printoptions
 from .frontend.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .frontend.random import default_generator as _default_generator
+
+default_generator = _default_generator("cpu")  # the CPU's generator object, as torch.default_generator
 from .frontend.shapes import broadcast_shapes
 from .frontend.tensor import Tensor, is_tensor
 from .frontend.views import (
@@ -120,6 +124,8 @@ def is_complex(input: Tensor) -> bool:
 
 from . import cpu, library, nn, optim, testing, utils  # noqa: E402  (need the names above)
 from . import accelerator, amp, cuda, onnx  # noqa: E402  (PyTorch's first-lines surface; none loads a device)
+from .amp import GradScaler  # noqa: E402  (also at the top level in PyTorch)
+from .cuda import OutOfMemoryError  # noqa: E402  (what `except torch.OutOfMemoryError` catches)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import linalg, random, sparse, special  # noqa: E402
 # tp.distributions (26 ms of import on this project's machines) loads on first use, through

@@ -42,6 +42,8 @@ from tensorplug import special as special
 from tensorplug import testing as testing
 from tensorplug import utils as utils
 from tensorplug.amp.autocast_mode import autocast as autocast
+from tensorplug.amp.grad_scaler import GradScaler as GradScaler
+from tensorplug.backends.cuda import OutOfMemoryError as OutOfMemoryError
 from tensorplug.frontend import autograd as autograd
 from tensorplug.frontend.autograd.grad_mode import enable_grad as enable_grad
 from tensorplug.frontend.autograd.grad_mode import inference_mode as inference_mode
@@ -84,7 +86,9 @@ channels_last_3d: tensorplug.frontend.memory_format.memory_format
 complex128: _dtype
 complex64: _dtype
 contiguous_format: tensorplug.frontend.memory_format.memory_format
+default_generator: _Generator
 double: _dtype
+e: _float
 float: _dtype
 float16: _dtype
 float32: _dtype
@@ -94,12 +98,16 @@ float8_e4m3fnuz: _dtype
 float8_e5m2: _dtype
 float8_e5m2fnuz: _dtype
 half: _dtype
+inf: _float
 int: _dtype
 int16: _dtype
 int32: _dtype
 int64: _dtype
 int8: _dtype
 long: _dtype
+nan: _float
+newaxis: None
+pi: _float
 preserve_format: tensorplug.frontend.memory_format.memory_format
 short: _dtype
 sparse_coo: _str
@@ -116,14 +124,23 @@ def __getattr__(name: _str) -> ModuleType:
 def abs(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``abs`` of ``input`` (see torch.abs)."""
 
+def abs_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``abs_``: PyTorch's other name for ``abs_``."""
+
 def absolute(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``abs`` of ``input`` (see torch.abs)."""
 
 def acos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``acos`` of ``input`` (see torch.acos)."""
 
+def acos_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``acos_``: PyTorch's other name for ``acos_``."""
+
 def acosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+
+def acosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``acosh_``: PyTorch's other name for ``acosh_``."""
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """See torch.adaptive_avg_pool1d."""
@@ -149,8 +166,14 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, out_dtype: Any = ..., *, be
 def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
 
+def addmv_(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ...) -> Tensor:
+    """See torch.addmv_."""
+
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (a view, as ``mH``)."""
 
 def all(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Whether every element (along ``dim``) is nonzero."""
@@ -182,14 +205,44 @@ def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Te
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
 
+def arccos(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arccos``: PyTorch's other name for ``acos``."""
+
+def arccos_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arccos_``: PyTorch's other name for ``acos_``."""
+
 def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
+
+def arccosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arccosh_``: PyTorch's other name for ``arccosh_``."""
+
+def arcsin(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arcsin``: PyTorch's other name for ``asin``."""
+
+def arcsin_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arcsin_``: PyTorch's other name for ``asin_``."""
 
 def arcsinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
 
+def arcsinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arcsinh_``: PyTorch's other name for ``arcsinh_``."""
+
+def arctan(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arctan``: PyTorch's other name for ``atan``."""
+
+def arctan2(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arctan2``: PyTorch's other name for ``atan2``."""
+
+def arctan_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arctan_``: PyTorch's other name for ``atan_``."""
+
 def arctanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+
+def arctanh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``arctanh_``: PyTorch's other name for ``arctanh_``."""
 
 def are_deterministic_algorithms_enabled() -> _bool:
     """See torch.are_deterministic_algorithms_enabled."""
@@ -209,17 +262,29 @@ def argwhere(input: Tensor) -> Tensor:
 def as_strided(input: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
     """A view with explicit size, stride and offset (checked against the storage's size)."""
 
+def as_strided_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``as_strided_``: PyTorch's other name for ``as_strided_``."""
+
 def as_strided_scatter(input: Tensor, src: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
     """``input`` with ``src`` written at ``as_strided(size, stride, storage_offset)`` of a dense copy of it (offsets count from that copy's first element)."""
 
 def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ...) -> Tensor:
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
 
+def asarray(obj: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., copy: _bool | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """A tensor of ``obj`` that shares its memory where it can (a tensor, a NumPy array on the CPU); ``copy=True`` always copies, ``copy=False`` refuses to."""
+
 def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``asin`` of ``input`` (see torch.asin)."""
 
+def asin_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``asin_``: PyTorch's other name for ``asin_``."""
+
 def asinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+
+def asinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``asinh_``: PyTorch's other name for ``asinh_``."""
 
 def atan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``atan`` of ``input`` (see torch.atan)."""
@@ -227,8 +292,14 @@ def atan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def atan2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
 
+def atan_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``atan_``: PyTorch's other name for ``atan_``."""
+
 def atanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
+
+def atanh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``atanh_``: PyTorch's other name for ``atanh_``."""
 
 def atleast_1d(*tensors: Any) -> Any:
     """Each tensor as a view with at least 1 dim (one tensor in, one out; several give a tuple)."""
@@ -320,6 +391,9 @@ def cdist(x1: Any, x2: Any, p: Any = ..., compute_mode: Any = ...) -> Tensor:
 def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
 
+def ceil_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``ceil_``: PyTorch's other name for ``ceil_``."""
+
 def celu(input: Tensor, alpha: _Number = ...) -> Tensor:
     """torch.celu: ``F.celu`` (no ``inplace``; ``celu_`` is the in-place form)."""
 
@@ -344,17 +418,29 @@ def chunk(input: Tensor, chunks: _int, dim: _Dims = ..., axis: _Dims | None = ..
 def clamp(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
 
+def clamp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``clamp_``: PyTorch's other name for ``clamp_``."""
+
 def clamp_max(input: Tensor, max: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``min(input, max)`` elementwise (NaN propagates)."""
 
+def clamp_max_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``clamp_max_``: PyTorch's other name for ``clamp_max_``."""
+
 def clamp_min(input: Tensor, min: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``max(input, min)`` elementwise (NaN propagates)."""
+
+def clamp_min_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``clamp_min_``: PyTorch's other name for ``clamp_min_``."""
 
 def clear_autocast_cache() -> None:
     """Forget the weights cast in this thread's autocast region (the outermost exit does this)."""
 
 def clip(input: Tensor, min: _TensorOrNumber | None = ..., max: _TensorOrNumber | None = ..., *, out: Tensor | None = ...) -> Tensor:
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
+
+def clip_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``clip_``: PyTorch's other name for ``clip_``."""
 
 def clone(input: Tensor, memory_format: Any = ...) -> Tensor:
     """A copy of ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks the copy's layout."""
@@ -383,6 +469,9 @@ def conj(input: Tensor) -> Tensor:
 def conj_physical(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complex conjugate as a new tensor (``input`` itself when real)."""
 
+def conj_physical_(input: Tensor) -> Tensor:
+    """See torch.conj_physical_."""
+
 def conv1d(input: Tensor, weight: Any, bias: Any = ..., stride: Any = ..., padding: Any = ..., dilation: Any = ..., groups: Any = ...) -> Tensor:
     """1-D convolution of a (N, C, L) or (C, L) input (a conv2d over a height of one)."""
 
@@ -410,8 +499,14 @@ def corrcoef(input: Tensor) -> Tensor:
 def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``cos`` of ``input`` (see torch.cos)."""
 
+def cos_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``cos_``: PyTorch's other name for ``cos_``."""
+
 def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``cosh`` of ``input`` (see torch.cosh)."""
+
+def cosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``cosh_``: PyTorch's other name for ``cosh_``."""
 
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: Any = ..., reduction: Any = ...) -> Tensor:
     """torch.cosine_embedding_loss: ``F.cosine_embedding_loss`` with an int reduction."""
@@ -449,8 +544,17 @@ def cumulative_trapezoid(y: Any, x: Any = ..., *, dx: Any = ..., dim: _Dims = ..
 def deg2rad(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Degrees to radians (integers give the default float dtype)."""
 
+def deg2rad_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``deg2rad_``: PyTorch's other name for ``deg2rad_``."""
+
 def det(input: Tensor) -> Tensor:
     """torch.det: :func:`tp.linalg.det` under PyTorch's top-level argument name."""
+
+def detach(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``detach``: PyTorch's other name for ``detach``."""
+
+def detach_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``detach_``: PyTorch's other name for ``detach_``."""
 
 def diag(input: Tensor, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector."""
@@ -509,6 +613,9 @@ def empty(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., d
 def empty_like(input: Tensor, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., memory_format: Any = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """An uninitialized tensor shaped as ``input``; ``memory_format`` (default preserve_format, which keeps a channels-last layout) picks its layout."""
 
+def empty_permuted(size: _Size, physical_layout: Any, *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
+    """An uninitialized tensor of ``size`` whose memory runs through the dims in the order ``physical_layout`` gives, outermost first (``(0, 2, 3, 1)`` is channels-last)."""
+
 def empty_strided(size: _Size, stride: Any, *, dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
     """An uninitialized tensor of shape ``size`` with the given element strides (over one allocation large enough for the furthest element)."""
 
@@ -521,8 +628,14 @@ def equal(input: Tensor, other: Tensor) -> _bool:
 def erf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``erf`` of ``input`` (see torch.erf)."""
 
+def erf_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``erf_``: PyTorch's other name for ``erf_``."""
+
 def erfc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The complementary error function ``1 - erf(input)``, accurate where it is tiny."""
+
+def erfc_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``erfc_``: PyTorch's other name for ``erfc_``."""
 
 def erfinv(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``erfinv`` of ``input`` (see torch.erfinv)."""
@@ -533,11 +646,20 @@ def exp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def exp2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``exp2`` of ``input`` (see torch.exp2)."""
 
+def exp2_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``exp2_``: PyTorch's other name for ``exp2_``."""
+
+def exp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``exp_``: PyTorch's other name for ``exp_``."""
+
 def expand(input: Tensor, *sizes: _Size, size: _Size | None = ...) -> Tensor:
     """See torch.expand."""
 
 def expm1(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``expm1`` of ``input`` (see torch.expm1)."""
+
+def expm1_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``expm1_``: PyTorch's other name for ``expm1_``."""
 
 def eye(n: Any, m: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.eye."""
@@ -550,6 +672,15 @@ def feature_alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
 
 def fill(input: Tensor, value: _TensorOrNumber) -> Tensor:
     """A new tensor shaped like ``input`` holding ``value`` (a number or a 0-d tensor). As in PyTorch it is a graph node: ``input`` gets a zero gradient, a tensor ``value`` the sum of the result's."""
+
+def fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``fill_``: PyTorch's other name for ``fill_``."""
+
+def fix(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``fix``: PyTorch's other name for ``trunc``."""
+
+def fix_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``fix_``: PyTorch's other name for ``trunc_``."""
 
 def flatten(input: Tensor, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
     """See torch.flatten."""
@@ -569,6 +700,9 @@ def float_power(input: Tensor, exponent: Any, *, out: Tensor | None = ...) -> Te
 def floor(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``floor`` of ``input`` (see torch.floor)."""
 
+def floor_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``floor_``: PyTorch's other name for ``floor_``."""
+
 def floor_divide(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``floor_divide`` of ``input`` and ``other`` with broadcasting (see torch.floor_divide)."""
 
@@ -583,6 +717,9 @@ def fmod(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None =
 
 def frac(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The fractional part ``input - trunc(input)`` (sign of input kept)."""
+
+def frac_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``frac_``: PyTorch's other name for ``frac_``."""
 
 def frexp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The mantissa's gradient is ``2 ** -exponent``, as PyTorch's."""
@@ -608,6 +745,9 @@ def gather(input: Tensor, dim: _Dims, index: Tensor, *, sparse_grad: Any = ..., 
 def gcd(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``)."""
 
+def gcd_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``gcd_``: PyTorch's other name for ``gcd_``."""
+
 def ge(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
 
@@ -628,6 +768,12 @@ def get_default_dtype() -> _dtype:
 
 def get_deterministic_debug_mode() -> _int:
     """See torch.get_deterministic_debug_mode."""
+
+def get_device(input: Tensor) -> _int:
+    """The device's index, -1 on the CPU."""
+
+def get_device_module(device: _DeviceLike | None = ...) -> Tensor:
+    """The ``tp.<type>`` module of a device (``tp.cpu`` by default, as PyTorch without an accelerator)."""
 
 def get_float32_matmul_precision() -> _str:
     """See torch.get_float32_matmul_precision."""
@@ -683,6 +829,18 @@ def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
 def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
 
+def i0(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """See torch.i0."""
+
+def i0_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """See torch.i0_."""
+
+def igamma(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """See torch.igamma."""
+
+def igammac(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """See torch.igammac."""
+
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of complex ``input``, as a view."""
 
@@ -697,6 +855,9 @@ def index_fill(input: Tensor, dim: _Dims, index: Any, value: _TensorOrNumber) ->
 
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: _bool = ...) -> Tensor:
     """``input`` with ``values`` written (added, with ``accumulate``) at ``input[indices]``: the out-of-place ``index_put_``."""
+
+def index_put_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``index_put_``: PyTorch's other name for ``index_put_``."""
 
 def index_reduce(input: Tensor, dim: _Dims, index: Tensor, source: Tensor, reduce: _str, *, include_self: _bool = ..., out: Tensor | None = ...) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod", "mean", "amax" or "amin") of every ``source`` slice i sent there (and of its own value when ``include_self``): a graph network's mean or max over each node's incoming messages."""
@@ -743,8 +904,14 @@ def is_floating_point(input: Tensor) -> _bool:
 def is_grad_enabled() -> _bool:
     """See torch.is_grad_enabled."""
 
+def is_inference(input: Tensor) -> _bool:
+    """Whether ``input`` is an inference tensor: never here (``inference_mode`` is ``no_grad``)."""
+
 def is_inference_mode_enabled() -> _bool:
     """Whether this thread runs inside ``inference_mode()`` (``no_grad`` alone is not inference mode)."""
+
+def is_neg(input: Tensor) -> _bool:
+    """PyTorch's lazy negation bit: tensorplug never sets it (negation computes)."""
 
 def is_nonzero(input: Tensor) -> _bool:
     """Whether the single element of ``input`` is nonzero (an error for any other size)."""
@@ -755,8 +922,14 @@ def is_same_size(input: _TensorOrNumber, other: _TensorOrNumber) -> _bool:
 def is_signed(input: Tensor) -> _bool:
     """Whether ``input``'s dtype holds negative values (False for bool and uint8)."""
 
+def is_storage(obj: Any) -> _bool:
+    """See torch.is_storage."""
+
 def is_tensor(obj: Any) -> _bool:
     """See torch.is_tensor."""
+
+def is_warn_always_enabled() -> _bool:
+    """See torch.is_warn_always_enabled."""
 
 def isclose(input: Tensor, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> Tensor:
     """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close; NaN only with ``equal_nan``), broadcasting; both tensors must have one dtype."""
@@ -803,8 +976,14 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Any = ..., bias: An
 def lcm(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """The least common multiple of integer tensors (non-negative; 0 where either is 0)."""
 
+def lcm_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``lcm_``: PyTorch's other name for ``lcm_``."""
+
 def ldexp(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``input * 2 ** other``, in the operands' promoted floating dtype."""
+
+def ldexp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``ldexp_``: PyTorch's other name for ``ldexp_``."""
 
 def le(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
@@ -833,11 +1012,23 @@ def log(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def log10(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log10`` of ``input`` (see torch.log10)."""
 
+def log10_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``log10_``: PyTorch's other name for ``log10_``."""
+
 def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log1p`` of ``input`` (see torch.log1p)."""
 
+def log1p_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``log1p_``: PyTorch's other name for ``log1p_``."""
+
 def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``log2`` of ``input`` (see torch.log2)."""
+
+def log2_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``log2_``: PyTorch's other name for ``log2_``."""
+
+def log_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``log_``: PyTorch's other name for ``log_``."""
 
 def log_softmax(input: Tensor, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
     """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
@@ -868,6 +1059,9 @@ def logical_xor(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor |
 
 def logit(input: Tensor, eps: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (the gradient is then 0 outside that range, as PyTorch's)."""
+
+def logit_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``logit_``: PyTorch's other name for ``logit_``."""
 
 def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale (complex ends give complex values, as PyTorch)."""
@@ -959,8 +1153,14 @@ def multiply(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | No
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The product of a matrix and a vector."""
 
+def mvlgamma(input: Tensor, p: Any) -> Tensor:
+    """See torch.mvlgamma."""
+
 def nan_to_num(input: Tensor, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
+
+def nan_to_num_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``nan_to_num_``: PyTorch's other name for ``nan_to_num_``."""
 
 def nanmean(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
@@ -989,8 +1189,14 @@ def ne(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = .
 def neg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``neg`` of ``input`` (see torch.neg)."""
 
+def neg_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``neg_``: PyTorch's other name for ``neg_``."""
+
 def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``neg`` of ``input`` (see torch.neg)."""
+
+def negative_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``negative_``: PyTorch's other name for ``negative_``."""
 
 def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The next representable value after ``input`` toward ``other``, elementwise, in the operands' promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either is NaN. Integer results are refused, as in PyTorch."""
@@ -1085,6 +1291,9 @@ def quantile(input: Tensor, q: Any, dim: _Dims | None = ..., keepdim: _bool = ..
 def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Radians to degrees (integers give the default float dtype)."""
 
+def rad2deg_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``rad2deg_``: PyTorch's other name for ``rad2deg_``."""
+
 def rand(*sizes: _Size, size: _Size | None = ..., generator: _Generator | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.rand."""
 
@@ -1109,11 +1318,17 @@ def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None
 def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float dtype; deprecated in PyTorch (it warns), use ``arange``."""
 
+def ravel(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``ravel``: PyTorch's other name for ``flatten``."""
+
 def real(input: Tensor) -> Tensor:
     """The real part: a view for a complex ``input``, ``input`` itself for a real one."""
 
 def reciprocal(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``reciprocal`` of ``input`` (see torch.reciprocal)."""
+
+def reciprocal_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``reciprocal_``: PyTorch's other name for ``reciprocal_``."""
 
 def relu(input: Tensor, inplace: Any = ...) -> Tensor:
     """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
@@ -1136,8 +1351,14 @@ def repeat_interleave(input: Tensor, repeats: Any = ..., dim: _Dims | None = ...
 def reshape(input: Tensor, *sizes: _Size, shape: _Size | None = ...) -> Tensor:
     """A view when the strides allow it, else a contiguous copy."""
 
+def resize_as_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``resize_as_``: PyTorch's other name for ``resize_as_``."""
+
 def resolve_conj(input: Tensor) -> Tensor:
     """``input``: tensorplug has no lazy conjugate bit to resolve."""
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """See torch.resolve_neg."""
 
 def result_type(tensor1: Tensor, tensor2: Tensor) -> _dtype:
     """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers) computes in: tensors with dims outrank 0-d tensors, which outrank numbers, unless a lower group has a higher category (bool < integer < floating < complex)."""
@@ -1154,6 +1375,9 @@ def rot90(input: Tensor, k: _int = ..., dims: Any = ...) -> Tensor:
 def round(input: Tensor, *, decimals: _int = ..., out: Tensor | None = ...) -> Tensor:
     """Round to ``decimals`` decimal places (half to even)."""
 
+def round_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``round_``: PyTorch's other name for ``round_``."""
+
 def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = ...) -> Tensor:
     """Alias of :func:`vstack`."""
 
@@ -1165,6 +1389,9 @@ def rrelu_(input: Tensor, lower: Any = ..., upper: Any = ..., training: Any = ..
 
 def rsqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``rsqrt`` of ``input`` (see torch.rsqrt)."""
+
+def rsqrt_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``rsqrt_``: PyTorch's other name for ``rsqrt_``."""
 
 def rsub(input: _TensorOrNumber, other: _TensorOrNumber, *, alpha: _Number = ...) -> Tensor:
     """``other - alpha * input``."""
@@ -1217,11 +1444,17 @@ def set_default_device(device: _DeviceLike) -> None:
 def set_default_dtype(d: _dtype) -> None:
     """Set the dtype of Python floats and of float factories (float32 or float64, as PyTorch)."""
 
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated in PyTorch 2.1 (and warns so here): the default dtype from a legacy type or its name ('torch.FloatTensor'); a 'cuda' name also makes CUDA the default device."""
+
 def set_deterministic_debug_mode(debug_mode: Any) -> None:
     """0/"default": off; 1/"warn": deterministic, warn only; 2/"error": deterministic."""
 
 def set_float32_matmul_precision(precision: _str) -> None:
     """"highest", "high" or "medium", as PyTorch (another value warns and changes nothing)."""
+
+def set_flush_denormal(mode: _bool) -> _bool:
+    """False: flushing denormals to zero is not supported (the kernels' threads keep IEEE semantics), which is what PyTorch answers on CPUs without the feature."""
 
 def set_num_interop_threads(nthreads: _int) -> None:
     """Record the inter-op thread count; as in PyTorch, only once and only a positive int."""
@@ -1235,11 +1468,17 @@ def set_printoptions(precision: Any = ..., threshold: Any = ..., edgeitems: Any 
 def set_rng_state(new_state: Any) -> None:
     """Restore the CPU default generator's state from :func:`get_rng_state`."""
 
+def set_warn_always(b: _bool) -> None:
+    """PyTorch's flag for warnings that it otherwise gives once; kept for ``is_warn_always_enabled`` (Python's own filters decide how often tensorplug's warnings show)."""
+
 def sgn(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose gradient is 0; ``z / |z|`` (0 at 0) for complex ones."""
 
 def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sigmoid`` of ``input`` (see torch.sigmoid)."""
+
+def sigmoid_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``sigmoid_``: PyTorch's other name for ``sigmoid_``."""
 
 def sign(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sign`` of ``input`` (see torch.sign)."""
@@ -1250,11 +1489,20 @@ def signbit(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def sin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sin`` of ``input`` (see torch.sin)."""
 
+def sin_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``sin_``: PyTorch's other name for ``sin_``."""
+
 def sinc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
 
+def sinc_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``sinc_``: PyTorch's other name for ``sinc_``."""
+
 def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sinh`` of ``input`` (see torch.sinh)."""
+
+def sinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``sinh_``: PyTorch's other name for ``sinh_``."""
 
 def slice_scatter(input: Tensor, src: Tensor, dim: _int = ..., start: Any = ..., end: Any = ..., step: _int = ...) -> Tensor:
     """``input`` with ``src`` written at the slice ``start:end:step`` of dimension ``dim``."""
@@ -1274,14 +1522,23 @@ def sparse_coo_tensor(indices: Any, values: Any, size: _Size | None = ..., *, dt
 def split(tensor: Any, split_size_or_sections: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
 
+def split_with_sizes(input: Tensor, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
+    """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
+
 def spmm(sparse: tensorplug.sparse.SparseTensor, dense: Tensor) -> Tensor:
     """``sparse @ dense``: (n, m) sparse times (m, k) dense, differentiable in the sparse values and in ``dense``: out[r] += v * dense[c] for every stored (r, c, v)."""
 
 def sqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``sqrt`` of ``input`` (see torch.sqrt)."""
 
+def sqrt_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``sqrt_``: PyTorch's other name for ``sqrt_``."""
+
 def square(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``square`` of ``input`` (see torch.square)."""
+
+def square_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``square_``: PyTorch's other name for ``square_``."""
 
 def squeeze(input: Tensor, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.squeeze."""
@@ -1328,8 +1585,14 @@ def take_along_dim(input: Tensor, indices: Any, dim: _Dims | None = ..., *, out:
 def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``tan`` of ``input`` (see torch.tan)."""
 
+def tan_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``tan_``: PyTorch's other name for ``tan_``."""
+
 def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``tanh`` of ``input`` (see torch.tanh)."""
+
+def tanh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``tanh_``: PyTorch's other name for ``tanh_``."""
 
 def tensor(data: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., pin_memory: Any = ...) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors); ``pin_memory`` is accepted (host memory needs no pinning here, see ``Tensor.pin_memory``)."""
@@ -1385,6 +1648,12 @@ def true_divide(input: _TensorOrNumber, other: _TensorOrNumber, *, rounding_mode
 def trunc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
 
+def trunc_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``trunc_``: PyTorch's other name for ``trunc_``."""
+
+def typename(obj: Any) -> _str:
+    """A tensor's legacy type name ('tensorplug.FloatTensor'), else the object's type's qualified name ('int', 'tensorplug.nn.layers.Linear')."""
+
 def unbind(input: Tensor, dim: _Dims = ..., axis: _Dims | None = ...) -> tuple[Tensor, ...]:
     """The slices along ``dim``, as views without that dim."""
 
@@ -1399,6 +1668,15 @@ def unique_consecutive(input: Tensor, return_inverse: _bool = ..., return_counts
 
 def unravel_index(indices: Any, shape: _Size) -> tuple[Any, ...]:
     """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: one tensor per dim. Indices wrap around the tensor's size (``-1`` is the last element), as in PyTorch."""
+
+def unsafe_chunk(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``unsafe_chunk``: PyTorch's other name for ``chunk``."""
+
+def unsafe_split(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``unsafe_split``: PyTorch's other name for ``split``."""
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
+    """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
 
 def unsqueeze(input: Tensor, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
     """See torch.unsqueeze."""
@@ -1438,6 +1716,12 @@ def where(condition: Any, input: _TensorOrNumber | None = ..., other: _TensorOrN
 
 def xlogy(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
+
+def xlogy_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``xlogy_``: PyTorch's other name for ``xlogy_``."""
+
+def zero_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``zero_``: PyTorch's other name for ``zero_``."""
 
 def zeros(*sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """See torch.zeros."""

@@ -274,7 +274,7 @@ def _tensor_member_doc(name: str, value, tensorplug) -> str:
     func = value.fget if isinstance(value, property) else value
     if name.endswith("_") and not getattr(func, "__doc__", None) and hasattr(tensorplug.Tensor, base):
         return f"In-place version of ``{base}``."
-    module_function = getattr(tensorplug, name, None)
+    module_function = vars(tensorplug).get(name)  # not getattr: tp.xpu would make a device module
     if not inspect.isfunction(module_function):  # tp.float is a dtype, not the method's function
         module_function = None
     return one_line_doc(func, one_line_doc(module_function, f"See torch.Tensor.{name}."))

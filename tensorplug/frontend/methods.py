@@ -478,14 +478,14 @@ def _attach() -> None:
     from ..nn import functional as nn_functional
     from .ops import (
         adjacent_floats, closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
-        products, quantiles, rearranging, renorming, sampling, scans, scatter_reduce, shaping, sorting, special_functions,
-        stacking, statistics, type_queries, view_scatters, zeta_functions,
+        inplace_views, products, quantiles, random_fills, rearranging, renorming, sampling, scans, scatter_reduce, shaping,
+        sorting, special_functions, spellings, stacking, statistics, type_queries, view_scatters, zeta_functions,
     )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
                    histograms, kronecker, quantiles, sampling, scatter_reduce, special_functions, pointwise,
                    float_classes, products, stacking, rearranging, scans, statistics, index_updates, type_queries,
-                   zeta_functions, adjacent_floats, renorming, view_scatters):
+                   zeta_functions, adjacent_floats, renorming, view_scatters, spellings, random_fills, inplace_views):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

@@ -28,6 +28,9 @@ class Tensor:
     """A multi-dimensional array on a device, with PyTorch's semantics."""
 
     @property
+    def H(self) -> Tensor:
+        """See torch.Tensor.H."""
+    @property
     def T(self) -> Tensor:
         """See torch.Tensor.T."""
     def __abs__(self) -> Tensor: ...
@@ -102,6 +105,10 @@ class Tensor:
         """Elementwise ``abs`` of ``input`` (see torch.abs)."""
     def abs_(self) -> Tensor:
         """In-place version of ``abs``."""
+    def absolute(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``absolute``: PyTorch's other name for ``abs``."""
+    def absolute_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``absolute_``: PyTorch's other name for ``abs_``."""
     def acos(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``acos`` of ``input`` (see torch.acos)."""
     def acos_(self) -> Tensor:
@@ -132,12 +139,14 @@ class Tensor:
         """In-place version of ``addmm``."""
     def addmv(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * (mat @ vec)``."""
+    def addmv_(self, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ...) -> Tensor:
+        """In-place version of ``addmv``."""
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""
     def adjoint(self) -> Tensor:
-        """The conjugate transpose of the last two dims (the transpose of a real tensor)."""
+        """The conjugate transpose of the last two dims (a view, as ``mH``)."""
     def all(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Whether every element (along ``dim``) is nonzero."""
     def allclose(self, other: Tensor, rtol: _float = ..., atol: _float = ..., equal_nan: _bool = ...) -> _bool:
@@ -154,14 +163,30 @@ class Tensor:
         """Whether any element (along ``dim``) is nonzero."""
     def apply_(self, callable: Any) -> Tensor:
         """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
+    def arccos(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arccos``: PyTorch's other name for ``acos``."""
+    def arccos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arccos_``: PyTorch's other name for ``acos_``."""
     def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
     def arccosh_(self) -> Tensor:
         """In-place version of ``arccosh``."""
+    def arcsin(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arcsin``: PyTorch's other name for ``asin``."""
+    def arcsin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arcsin_``: PyTorch's other name for ``asin_``."""
     def arcsinh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
     def arcsinh_(self) -> Tensor:
         """In-place version of ``arcsinh``."""
+    def arctan(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arctan``: PyTorch's other name for ``atan``."""
+    def arctan2(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arctan2``: PyTorch's other name for ``atan2``."""
+    def arctan2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arctan2_``: PyTorch's other name for ``atan2_``."""
+    def arctan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``arctan_``: PyTorch's other name for ``atan_``."""
     def arctanh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
     def arctanh_(self) -> Tensor:
@@ -176,6 +201,8 @@ class Tensor:
         """The coordinates of the non-zero elements, one row each, in row-major order (``nonzero`` as one ``(count, ndim)`` int64 tensor; a 0-d input gives ``(1, 0)`` or ``(0, 0)``)."""
     def as_strided(self, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
         """A view with explicit size, stride and offset (checked against the storage's size)."""
+    def as_strided_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``as_strided_``: ``as_strided`` applied to this tensor's own shape and strides."""
     def as_strided_scatter(self, src: Tensor, size: _Size, stride: Any, storage_offset: Any = ...) -> Tensor:
         """``input`` with ``src`` written at ``as_strided(size, stride, storage_offset)`` of a dense copy of it (offsets count from that copy's first element)."""
     def asin(self, *, out: Tensor | None = ...) -> Tensor:
@@ -244,10 +271,16 @@ class Tensor:
         """See torch.Tensor.broadcast_to."""
     def byte(self) -> Tensor:
         """See torch.Tensor.byte."""
+    def cauchy_(self, median: Any = ..., sigma: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Cauchy numbers: median + sigma tan(pi (u - 1/2))."""
+    def cdouble(self, memory_format: Any = ...) -> Tensor:
+        """See torch.Tensor.cdouble."""
     def ceil(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
     def ceil_(self) -> Tensor:
         """In-place version of ``ceil``."""
+    def cfloat(self, memory_format: Any = ...) -> Tensor:
+        """See torch.Tensor.cfloat."""
     def char(self) -> Tensor:
         """See torch.Tensor.char."""
     def cholesky_inverse(self, upper: Any = ..., *, out: Tensor | None = ...) -> Tensor:
@@ -278,6 +311,10 @@ class Tensor:
         """The complex conjugate; ``input`` itself for a real tensor. Unlike PyTorch's lazy conjugate view, the result is a new tensor (docs/deviations.md)."""
     def conj_physical(self, *, out: Tensor | None = ...) -> Tensor:
         """The complex conjugate as a new tensor (``input`` itself when real)."""
+    def conj_physical_(self) -> Tensor:
+        """In-place version of ``conj_physical``."""
+    def const_data_ptr(self) -> Tensor:
+        """See torch.Tensor.const_data_ptr."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
         """``t`` itself when it is dense in ``memory_format`` (default contiguous_format), else a copy that is."""
     def copy_(self, other: _TensorOrNumber, non_blocking: _bool = ...) -> Tensor:
@@ -411,10 +448,16 @@ class Tensor:
         """Elementwise ``expm1`` of ``input`` (see torch.expm1)."""
     def expm1_(self) -> Tensor:
         """In-place version of ``expm1``."""
+    def exponential_(self, lambd: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Exponential numbers of rate ``lambd``: -log(1 - u) / lambd."""
     def fill_(self, value: _TensorOrNumber) -> Tensor:
-        """See torch.Tensor.fill_."""
+        """``fill_``: PyTorch's other name for ``fill_``."""
     def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
         """``input`` with its main diagonal set to ``fill_value``: the out-of-place half of ``Tensor.fill_diagonal_`` (PyTorch has no function form). A tall matrix's diagonal restarts one row below its end with ``wrap``."""
+    def fix(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``fix``: PyTorch's other name for ``trunc``."""
+    def fix_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``fix_``: PyTorch's other name for ``trunc_``."""
     def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
         """See torch.Tensor.flatten."""
     def flip(self, *order: Any, dims: Any = ...) -> Tensor:
@@ -461,12 +504,24 @@ class Tensor:
         """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
     def ge_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``ge``."""
+    def geometric_(self, p: Any, *, generator: _Generator | None = ...) -> Tensor:
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...): 1 + floor(log(v) / log(1 - p)) with v = 1 - u in (0, 1]; integer tensors take them too."""
     def geqrf(self, *, out: Tensor | None = ...) -> tensorplug.linalg._results.geqrf:
         """LAPACK's QR decomposition of ``input`` (``(*, m, n)``) in its compact form: ``a`` holds R on and above the diagonal and the Householder vectors below it, ``tau`` their scales; use ``linalg.householder_product(a, tau)`` for Q. Not differentiable (as in PyTorch)."""
     def ger(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
+    def get_device(self) -> _int:
+        """The device's index, -1 on the CPU."""
     grad: Tensor | None
     grad_fn: Any
+    def greater(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``greater``: PyTorch's other name for ``gt``."""
+    def greater_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``greater_``: PyTorch's other name for ``gt_``."""
+    def greater_equal(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``greater_equal``: PyTorch's other name for ``ge``."""
+    def greater_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``greater_equal_``: PyTorch's other name for ``ge_``."""
     def gt(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
     def gt_(self, other: _TensorOrNumber) -> Tensor:
@@ -489,6 +544,18 @@ class Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
     def hypot_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``hypot``."""
+    def i0(self, *, out: Tensor | None = ...) -> Tensor:
+        """See torch.Tensor.i0."""
+    def i0_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place version of ``i0``."""
+    def igamma(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """See torch.Tensor.igamma."""
+    def igamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place version of ``igamma``."""
+    def igammac(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """See torch.Tensor.igammac."""
+    def igammac_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place version of ``igammac``."""
     @property
     def imag(self) -> Tensor:
         """The imaginary part of complex ``input``, as a view."""
@@ -522,6 +589,8 @@ class Tensor:
         """See torch.Tensor.int."""
     def inverse(self, *, out: Tensor | None = ...) -> Tensor:
         """torch.inverse: :func:`tp.linalg.inv`."""
+    def ipu(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
+        """See torch.Tensor.ipu."""
     def is_complex(self) -> _bool:
         """Whether ``input`` has a complex dtype (complex64 or complex128)."""
     def is_conj(self) -> _bool:
@@ -539,22 +608,56 @@ class Tensor:
     def is_inference(self) -> _bool:
         """False: tensorplug's inference_mode is no_grad and makes no inference tensors (docs/deviations.md)."""
     @property
+    def is_ipu(self) -> _bool:
+        """See torch.Tensor.is_ipu."""
+    @property
     def is_leaf(self) -> _bool:
         """See torch.Tensor.is_leaf."""
     @property
+    def is_maia(self) -> _bool:
+        """See torch.Tensor.is_maia."""
+    @property
     def is_meta(self) -> _bool:
         """See torch.Tensor.is_meta."""
+    @property
+    def is_mkldnn(self) -> _bool:
+        """See torch.Tensor.is_mkldnn."""
+    @property
+    def is_mps(self) -> _bool:
+        """See torch.Tensor.is_mps."""
+    @property
+    def is_mtia(self) -> _bool:
+        """See torch.Tensor.is_mtia."""
+    def is_neg(self) -> _bool:
+        """PyTorch's lazy negation bit: tensorplug never sets it (negation computes)."""
+    @property
+    def is_nested(self) -> _bool:
+        """See torch.Tensor.is_nested."""
     def is_nonzero(self) -> _bool:
         """Whether the single element of ``input`` is nonzero (an error for any other size)."""
     def is_pinned(self, device: _DeviceLike | None = ...) -> _bool:
         """See torch.Tensor.is_pinned."""
+    @property
+    def is_quantized(self) -> _bool:
+        """See torch.Tensor.is_quantized."""
     def is_same_size(self, other: _TensorOrNumber) -> _bool:
         """Whether ``input`` and ``other`` have the same shape."""
+    def is_set_to(self, other: _TensorOrNumber) -> _bool:
+        """Whether both tensors view the same memory with the same shape, strides and offset."""
     def is_shared(self) -> _bool:
         """True when this tensor's storage is in shared memory (``share_memory_()``, or received from another process that shared it)."""
     def is_signed(self) -> _bool:
         """Whether ``input``'s dtype holds negative values (False for bool and uint8)."""
     is_sparse: _bool
+    @property
+    def is_sparse_csr(self) -> _bool:
+        """See torch.Tensor.is_sparse_csr."""
+    @property
+    def is_vulkan(self) -> _bool:
+        """See torch.Tensor.is_vulkan."""
+    @property
+    def is_xla(self) -> _bool:
+        """See torch.Tensor.is_xla."""
     @property
     def is_xpu(self) -> _bool:
         """See torch.Tensor.is_xpu."""
@@ -606,6 +709,14 @@ class Tensor:
         """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
     def lerp_(self, end: Any, weight: Any) -> Tensor:
         """In-place version of ``lerp``."""
+    def less(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``less``: PyTorch's other name for ``lt``."""
+    def less_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``less_``: PyTorch's other name for ``lt_``."""
+    def less_equal(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``less_equal``: PyTorch's other name for ``le``."""
+    def less_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``less_equal_``: PyTorch's other name for ``le_``."""
     def lgamma(self, *, out: Tensor | None = ...) -> Tensor:
         """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
     def lgamma_(self, *, out: Tensor | None = ...) -> Tensor:
@@ -626,6 +737,8 @@ class Tensor:
         """In-place version of ``log2``."""
     def log_(self) -> Tensor:
         """In-place version of ``log``."""
+    def log_normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """exp of normal numbers of the given mean and standard deviation."""
     def log_softmax(self, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
         """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
     def logaddexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -712,6 +825,8 @@ class Tensor:
         """See torch.Tensor.movedim."""
     def msort(self, *, out: Tensor | None = ...) -> Tensor:
         """``input`` sorted along its first dim."""
+    def mtia(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
+        """See torch.Tensor.mtia."""
     def mul(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
     def mul_(self, other: _TensorOrNumber) -> Tensor:
@@ -720,8 +835,14 @@ class Tensor:
         """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per distribution), drawn with probabilities proportional to the row's non-negative weights; ``replacement=False`` never draws a category twice in a row. int64 results."""
     def multiply(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``mul`` of ``input`` and ``other`` with broadcasting (see torch.mul)."""
+    def multiply_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``multiply_``: PyTorch's other name for ``mul_``."""
     def mv(self, vec: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The product of a matrix and a vector."""
+    def mvlgamma(self, p: Any) -> Tensor:
+        """See torch.Tensor.mvlgamma."""
+    def mvlgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place version of ``mvlgamma``."""
     def nan_to_num(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
     def nan_to_num_(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ...) -> Tensor:
@@ -754,10 +875,18 @@ class Tensor:
         """Elementwise ``neg`` of ``input`` (see torch.neg)."""
     def neg_(self) -> Tensor:
         """In-place version of ``neg``."""
+    def negative(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``negative``: PyTorch's other name for ``neg``."""
+    def negative_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``negative_``: PyTorch's other name for ``neg_``."""
     def nelement(self) -> _int:
         """See torch.Tensor.nelement."""
+    def new(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``x.new(...)``: the legacy constructor (``tp.Tensor(...)``'s rules) in ``x``'s dtype and on its device."""
     def new_empty(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
+    def new_empty_strided(self, size: _Size, stride: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """See torch.Tensor.new_empty_strided."""
     def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device unless given."""
     def new_ones(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
@@ -778,6 +907,10 @@ class Tensor:
         """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
     def normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """See torch.Tensor.normal_."""
+    def not_equal(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``not_equal``: PyTorch's other name for ``ne``."""
+    def not_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``not_equal_``: PyTorch's other name for ``ne_``."""
     def numel(self) -> _int:
         """See torch.Tensor.numel."""
     def numpy(self, *, force: Any = ...) -> numpy.ndarray:
@@ -788,6 +921,9 @@ class Tensor:
         """``Q @ other`` (``other @ Q`` when not ``left``; ``Q^H`` when ``transpose``), where ``Q = H_1 ... H_k`` is the full m x m product of the reflectors that ``geqrf`` left in ``input`` (``(*, m, n)``) and ``tau`` (``(*, k)``, ``k <= n``)."""
     def outer(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
+    @property
+    def output_nr(self) -> _int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
     def permute(self, *order: Any, dims: Any = ...) -> Tensor:
         """See torch.Tensor.permute."""
     def pin_memory(self, device: _DeviceLike | None = ...) -> Tensor:
@@ -796,6 +932,8 @@ class Tensor:
         """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
     def polygamma(self, n: Any) -> Tensor:
         """``Tensor.polygamma(n)``: the tensor first, as PyTorch's method takes it."""
+    def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place version of ``polygamma``."""
     def positive(self) -> Tensor:
         """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
     def pow(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -818,6 +956,8 @@ class Tensor:
         """Radians to degrees (integers give the default float dtype)."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ..., **from_keyword: Any) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
+    def ravel(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``ravel``: PyTorch's other name for ``flatten``."""
     @property
     def real(self) -> Tensor:
         """The real part: a view for a complex ``input``, ``input`` itself for a real one."""
@@ -827,6 +967,8 @@ class Tensor:
         """Elementwise ``reciprocal`` of ``input`` (see torch.reciprocal)."""
     def reciprocal_(self) -> Tensor:
         """In-place version of ``reciprocal``."""
+    def record_stream(self, stream: Any) -> Tensor:
+        """See torch.Tensor.record_stream."""
     def register_hook(self, hook: Any) -> Any:
         """``hook(grad)`` runs when this tensor's gradient is computed and may return a replacement."""
     def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
@@ -858,8 +1000,14 @@ class Tensor:
         """A view when the strides allow it, else a contiguous copy."""
     def reshape_as(self, other: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.reshape_as."""
+    def resize_(self, *sizes: _Size, memory_format: Any = ...) -> Tensor:
+        """Gives the tensor the shape ``sizes`` (contiguous); its first elements keep their values where the memory already held them, the rest are uninitialized."""
+    def resize_as_(self, the_template: Any, memory_format: Any = ...) -> Tensor:
+        """``resize_as_``: PyTorch's other name for ``resize_as_``."""
     def resolve_conj(self) -> Tensor:
         """``input``: tensorplug has no lazy conjugate bit to resolve."""
+    def resolve_neg(self) -> Tensor:
+        """See torch.Tensor.resolve_neg."""
     def retain_grad(self) -> None:
         """Keep ``.grad`` for a non-leaf tensor after backward."""
     @property
@@ -938,6 +1086,8 @@ class Tensor:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
+    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
+        """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
     def sqrt(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sqrt`` of ``input`` (see torch.sqrt)."""
     def sqrt_(self) -> Tensor:
@@ -948,6 +1098,8 @@ class Tensor:
         """In-place version of ``square``."""
     def squeeze(self, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
         """See torch.Tensor.squeeze."""
+    def squeeze_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``squeeze_``: ``squeeze`` applied to this tensor's own shape and strides."""
     def std(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Standard deviation: the square root of :func:`var` (same arguments)."""
     def stft(self, n_fft: _int, hop_length: _int | None = ..., win_length: _int | None = ..., window: Any = ..., center: _bool = ..., pad_mode: _str = ..., normalized: _bool = ..., onesided: _bool | None = ..., return_complex: _bool | None = ..., align_to_window: _bool | None = ...) -> Tensor:
@@ -964,16 +1116,26 @@ class Tensor:
         """In-place version of ``sub``."""
     def subtract(self, other: _TensorOrNumber, *, alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
         """``input - alpha * other``."""
+    def subtract_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``subtract_``: PyTorch's other name for ``sub_``."""
     def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+    def sum_to_size(self, *size: Any) -> Tensor:
+        """The sum of ``self`` down to ``size``, a shape ``self`` broadcasts to (leading dims and dims of size 1 in ``size`` are summed)."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
     def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:
         """``transpose`` under NumPy's name, with NumPy's (and PyTorch's) argument names."""
+    def swapaxes_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``swapaxes_``: ``swapaxes`` applied to this tensor's own shape and strides."""
     def swapdims(self, dim0: _int, dim1: _int) -> Tensor:
         """See torch.Tensor.swapdims."""
+    def swapdims_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``swapdims_``: ``swapdims`` applied to this tensor's own shape and strides."""
     def t(self) -> Tensor:
         """See torch.Tensor.t."""
+    def t_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``t_``: ``t`` applied to this tensor's own shape and strides."""
     def take(self, index: Tensor) -> Tensor:
         """See torch.Tensor.take."""
     def take_along_dim(self, indices: Any, dim: _Dims | None = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> Tensor:
@@ -992,10 +1154,14 @@ class Tensor:
         """As :func:`repeat`, with ``dims`` padded with leading ones to ``input``'s ndim."""
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``t`` on another device and/or dtype: ``t.to("opencl")``, ``t.to(tp.float64)``, ``t.to(other)``, ``t.to(device=..., dtype=..., copy=False)``."""
+    def to_dense(self, dtype: _dtype | None = ..., *, masked_grad: Any = ...) -> Tensor:
+        """See torch.Tensor.to_dense."""
     def to_device(self, device: _DeviceLike, /, *, stream: Any = ...) -> Tensor:
         """See torch.Tensor.to_device."""
     def to_sparse(self, sparse_dim: Any = ...) -> tensorplug.sparse.SparseTensor:
         """The nonzero elements of a 2-d tensor as a coalesced sparse COO matrix."""
+    def to_sparse_coo(self) -> Tensor:
+        """See torch.Tensor.to_sparse_coo."""
     def tolist(self) -> Any:
         """See torch.Tensor.tolist."""
     def topk(self, k: _int, dim: _Dims = ..., largest: _bool = ..., sorted: _bool = ..., *, out: Tensor | None = ..., axis: _Dims | None = ...) -> _ValuesIndices:
@@ -1004,6 +1170,8 @@ class Tensor:
         """The sum of the main diagonal of a 2-D ``input`` (integers sum to int64)."""
     def transpose(self, dim0: _int, dim1: _int) -> Tensor:
         """See torch.Tensor.transpose."""
+    def transpose_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``transpose_``: ``transpose`` applied to this tensor's own shape and strides."""
     def tril(self, diagonal: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
     def tril_(self, diagonal: Any = ...) -> Tensor:
@@ -1036,8 +1204,16 @@ class Tensor:
         """The distinct values of ``input`` in ascending order (or its distinct slices along ``dim``), with optionally the inverse indices and the counts."""
     def unique_consecutive(self, return_inverse: _bool = ..., return_counts: _bool = ..., dim: _Dims | None = ...) -> Tensor:
         """``input`` with each run of equal consecutive values (or slices along ``dim``) collapsed to one, with optionally each element's run number and each run's length."""
+    def unsafe_chunk(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``unsafe_chunk``: PyTorch's other name for ``chunk``."""
+    def unsafe_split(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``unsafe_split``: PyTorch's other name for ``split``."""
+    def unsafe_split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
+        """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
     def unsqueeze(self, dim: _Dims | None = ..., axis: _Dims | None = ...) -> Tensor:
         """See torch.Tensor.unsqueeze."""
+    def unsqueeze_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``unsqueeze_``: ``unsqueeze`` applied to this tensor's own shape and strides."""
     def untyped_storage(self) -> tensorplug.frontend.storage.UntypedStorage:
         """The memory this tensor views, as a ``tp.UntypedStorage`` (one object for all its views while in use)."""
     def var(self, dim: _Dims | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Any = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
@@ -1056,8 +1232,10 @@ class Tensor:
         """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
     def xlogy_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``xlogy``."""
+    def xpu(self, device: _DeviceLike | None = ..., non_blocking: _bool = ..., memory_format: Any = ...) -> Tensor:
+        """See torch.Tensor.xpu."""
     def zero_(self) -> Tensor:
-        """See torch.Tensor.zero_."""
+        """``zero_``: PyTorch's other name for ``zero_``."""
 
 
 def bind_device(dev: _device) -> _device:
