@@ -24,7 +24,7 @@ from ._ops import fft_c2c, fft_c2r, fft_r2c
 
 __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
-    "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+    "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift", "hfft2", "ihfft2", "hfftn", "ihfftn",
 ]
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -266,6 +266,31 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     if axis is not None:
         dim = axis_as_dim("ihfft", dim, axis, -1)
     return _r2c("ihfft", input, *_one_dim(n, dim), norm, False)
+
+
+def hfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
+    """:func:`hfftn` over the last two dims."""
+    return _c2r("hfft2", input, s, dim, norm, True)
+
+
+def ihfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+           norm: str | None = None) -> Tensor:
+    """:func:`ihfftn` over the last two dims."""
+    return _r2c("ihfft2", input, s, dim, norm, False)
+
+
+def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
+    """The N-dimensional transform of a Hermitian-symmetric signal given by its onesided half
+    in the last transformed dim: a real result (that dim ``s[-1]`` long, default ``2 * (m - 1)``)."""
+    return _c2r("hfftn", input, s, dim, norm, True)
+
+
+def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+           norm: str | None = None) -> Tensor:
+    """The inverse of :func:`hfftn`: the onesided N-dimensional inverse transform of real input."""
+    return _r2c("ihfftn", input, s, dim, norm, False)
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype: _dt.dtype | None = None, device=None,

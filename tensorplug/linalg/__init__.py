@@ -26,11 +26,13 @@ from ._matrix_functions import matrix_exp, multi_dot
 from ._norms import matrix_norm, norm, vector_norm
 from ._solvers import cholesky, det, inv, slogdet, solve, solve_triangular
 from ._vecdot import vecdot
+from ._with_info import cholesky_ex, inv_ex, solve_ex
+from ._tensor_forms import tensorinv, tensorsolve, vander
 
 __all__ = [
     "LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
     "matrix_power", "multi_dot", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
-    "vecdot", "vector_norm",
+    "vecdot", "vector_norm", "cholesky_ex", "inv_ex", "solve_ex", "tensorinv", "tensorsolve", "vander",
 ]
 
 

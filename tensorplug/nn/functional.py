@@ -68,8 +68,29 @@ __all__ = (
     + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _rms_norm.__all__ + _shrink.__all__
     + _upsample.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
-       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward"]
+       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward", "celu_"]
+    + [f"{kind}max_pool{n}d_with_indices" for kind in ("", "adaptive_") for n in (1, 2, 3)]
 )
+
+
+# --- PyTorch's spellings of return_indices=True --------------------------------------------------
+def _with_indices(name: str):
+    def pooled(*args, **kwargs):
+        kwargs["return_indices"] = True
+        return globals()[name](*args, **kwargs)
+
+    pooled.__name__ = pooled.__qualname__ = f"{name}_with_indices"
+    pooled.__doc__ = f"``{name}(..., return_indices=True)``: the pooled values and where each came from."
+    return pooled
+
+
+globals().update({f"{kind}max_pool{n}d_with_indices": _with_indices(f"{kind}max_pool{n}d")
+                  for kind in ("", "adaptive_") for n in (1, 2, 3)})
+
+
+def celu_(input, alpha=1.0):
+    """In-place ``celu``."""
+    return celu(input, alpha, inplace=True)
 
 
 # --- linear layers -------------------------------------------------------------------------
