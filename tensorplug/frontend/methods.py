@@ -45,26 +45,24 @@ def _scaled(op: str, input, other, alpha):
     return BINARY["mul"](copying.to_dtype(other, dtype), alpha)
 
 
-# These four are Tensor methods: each checks an out= itself (rehearse_out), where the
-# checks_out_first wrapper would cost every call a frame.
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
     if out is not None:
-        rehearse_out(add, (input, other), {"alpha": alpha}, out)
+        rehearse_out(add, locals())
     return BINARY["add"](input, _scaled("add", input, other, alpha), out=out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     if out is not None:
-        rehearse_out(sub, (input, other), {"alpha": alpha}, out)
+        rehearse_out(sub, locals())
     return BINARY["sub"](input, _scaled("sub", input, other, alpha), out=out)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
     if out is not None:
-        rehearse_out(div, (input, other), {"rounding_mode": rounding_mode}, out)
+        rehearse_out(div, locals())
     if rounding_mode is None:
         return BINARY["div"](input, other, out=out)
     if rounding_mode == "floor":
@@ -125,7 +123,7 @@ def _clamp(input, min, max):
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
     if out is not None:
-        rehearse_out(clamp, (input, min, max), {}, out)
+        rehearse_out(clamp, locals())
     if min is None and max is None:
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):

@@ -11,7 +11,7 @@ from ..frontend.ops._common import check_same_device, write_out
 from ..frontend.ops.elementwise import COMPARE, where
 from ..frontend.tensor import Tensor
 from ._checks import check_float, check_tensor, scalar_type_name
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["householder_product"]
 
@@ -36,10 +36,11 @@ def _check(op: str, A, tau) -> None:
     check_same_device(op, A, tau)
 
 
-@checks_out_first
 def householder_product(A, tau, *, out=None) -> Tensor:
     """The first ``n`` columns of the product of the Householder reflectors stored in ``A``
     (below its diagonal) and ``tau``, as ``geqrf`` leaves them."""
+    if out is not None:
+        rehearse_out(householder_product, locals())
     from ..frontend.factories import arange, eye
 
     op = "torch.linalg.householder_product"
