@@ -397,7 +397,10 @@ def unfold(input: Tensor, dimension, size, step) -> Tensor:
         raise RuntimeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"unfold(): step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
-    stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d] if ndim else 1,)
+    if ndim == 0:  # a scalar is one element along its one dim: PyTorch gives just the window dim
+        shape, stride = (size,), (1,)
+    else:
+        count = (length - size) // step + 1
+        shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
+        stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d],)
     return _view(input, shape, stride, input._offset, "unfold", "replay_sum", (unfold, (d, size, step)))
