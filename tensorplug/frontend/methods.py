@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import _hotpath
 from . import dtypes as _dt
-from . import factories, factory_options, legacy, printing, shared_memory, storage, views
+from . import extra_factories, factories, factory_options, legacy, printing, shared_memory, storage, views
 from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
@@ -187,6 +187,14 @@ def _new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=F
                 return empty_tensor(shape, self._dtype, self._device)
     return factories.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self._device,
                            requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    """An uninitialized tensor of ``size`` and element strides ``stride``, with this tensor's
+    dtype and device unless given."""
+    return extra_factories.empty_strided(size, stride, dtype=dtype or self._dtype, device=device or self._device,
+                                         requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
 
 
 def _new_filled(factory):
@@ -459,7 +467,7 @@ def _attach() -> None:
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
-    T.new_empty = _new_empty
+    T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
     T.new_full, T.new_tensor = _new_full, _new_tensor
 

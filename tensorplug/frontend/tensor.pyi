@@ -756,6 +756,8 @@ class Tensor:
         """See torch.Tensor.nelement."""
     def new_empty(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
+    def new_empty_strided(self, size: _Size, stride: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """An uninitialized tensor of ``size`` and element strides ``stride``, with this tensor's dtype and device unless given."""
     def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device unless given."""
     def new_ones(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
