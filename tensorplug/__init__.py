@@ -29,7 +29,7 @@ from .frontend.storage import TypedStorage, UntypedStorage
 from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
-from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
+from .frontend.ops.elementwise import ALIASES as _ELEMENTWISE_ALIASES, BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import argwhere, gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_mul_, _foreach_lerp_, ...)
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
@@ -73,7 +73,7 @@ from .frontend.shapes import broadcast_shapes
 from .frontend.tensor import Tensor, is_tensor
 from .frontend.views import (
     as_strided, broadcast_tensors, broadcast_to, diagonal, expand, flatten, movedim, narrow, permute,
-    reshape, select, squeeze, swapaxes, t, transpose, unflatten, unsqueeze,
+    ravel, reshape, select, squeeze, swapaxes, t, transpose, unflatten, unsqueeze,
 )
 
 __version__ = "0.1.0"
@@ -86,8 +86,7 @@ globals().update(_AUTOCAST_FRONTS)
 from .frontend.ops.decimal_round import round  # noqa: E402  (round(decimals=...); decimals=0 is UNARY["round"])
 multiply, subtract, divide = _BINARY["mul"], sub, div
 greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
-negative = _UNARY["neg"]
-absolute = _UNARY["abs"]
+globals().update({alias: globals()[name] for alias, name in _ELEMENTWISE_ALIASES.items()})
 
 
 def set_num_threads(n: int) -> None:

@@ -182,11 +182,23 @@ def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Te
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
 
+def arccos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``acos`` of ``input`` (see torch.acos)."""
+
 def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
 
+def arcsin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``asin`` of ``input`` (see torch.asin)."""
+
 def arcsinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
+
+def arctan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``atan`` of ``input`` (see torch.atan)."""
+
+def arctan2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
 
 def arctanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
@@ -550,6 +562,9 @@ def feature_alpha_dropout_(input: Tensor, p: Any, train: Any) -> Tensor:
 
 def fill(input: Tensor, value: _TensorOrNumber) -> Tensor:
     """A new tensor shaped like ``input`` holding ``value`` (a number or a 0-d tensor). As in PyTorch it is a graph node: ``input`` gets a zero gradient, a tensor ``value`` the sum of the result's."""
+
+def fix(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
 
 def flatten(input: Tensor, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
     """See torch.flatten."""
@@ -1099,6 +1114,9 @@ def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None
 
 def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float dtype; deprecated in PyTorch (it warns), use ``arange``."""
+
+def ravel(input: Tensor) -> Tensor:
+    """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
 
 def real(input: Tensor) -> Tensor:
     """The real part: a view for a complex ``input``, ``input`` itself for a real one."""

@@ -13,7 +13,7 @@ from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
 from .ops.autocast_fronts import FRONTS
-from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
+from .ops.elementwise import ALIASES, BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
 from .autograd import functional as _autograd
 from .ops._common import check_cast, check_no_internal_overlap, is_number, keyset, write_inplace, write_out
 from .ops._composite import composite
@@ -366,6 +366,9 @@ def _attach() -> None:
     T.round_ = lambda self, *, decimals=0: round_inplace(self) if decimals == 0 else decimal_round.round_decimals_(self, decimals)
     T.pow_ = _keyword_names("pow_", T.pow_, {"exponent": "other"})
     T.subtract, T.multiply = sub, BINARY["mul"]
+    for alias, name in ALIASES.items():
+        setattr(T, alias, getattr(T, name))
+        setattr(T, alias + "_", getattr(T, name + "_"))
     add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
     # alpha == 1 (an optimizer's p.add_(update)) skips _scaled's frame.
     T.add_ = lambda self, other, *, alpha=1: add_inplace(self, other if alpha == 1 else _scaled("add_", self, other, alpha))
@@ -427,7 +430,7 @@ def _attach() -> None:
     T.data_ptr = storage.data_ptr
 
     for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
-                 "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",
+                 "squeeze", "unsqueeze", "flatten", "ravel", "unflatten", "select", "narrow", "as_strided", "diagonal",
                  "unfold", "broadcast_to"):
         setattr(T, name, getattr(views, name))
     T.swapdims = views.transpose

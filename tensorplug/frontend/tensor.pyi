@@ -102,6 +102,10 @@ class Tensor:
         """Elementwise ``abs`` of ``input`` (see torch.abs)."""
     def abs_(self) -> Tensor:
         """In-place version of ``abs``."""
+    def absolute(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``abs`` of ``input`` (see torch.abs)."""
+    def absolute_(self) -> Tensor:
+        """In-place version of ``absolute``."""
     def acos(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``acos`` of ``input`` (see torch.acos)."""
     def acos_(self) -> Tensor:
@@ -154,14 +158,30 @@ class Tensor:
         """Whether any element (along ``dim``) is nonzero."""
     def apply_(self, callable: Any) -> Tensor:
         """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
+    def arccos(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``acos`` of ``input`` (see torch.acos)."""
+    def arccos_(self) -> Tensor:
+        """In-place version of ``arccos``."""
     def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
     def arccosh_(self) -> Tensor:
         """In-place version of ``arccosh``."""
+    def arcsin(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``asin`` of ``input`` (see torch.asin)."""
+    def arcsin_(self) -> Tensor:
+        """In-place version of ``arcsin``."""
     def arcsinh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
     def arcsinh_(self) -> Tensor:
         """In-place version of ``arcsinh``."""
+    def arctan(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``atan`` of ``input`` (see torch.atan)."""
+    def arctan2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
+    def arctan2_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``arctan2``."""
+    def arctan_(self) -> Tensor:
+        """In-place version of ``arctan``."""
     def arctanh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
     def arctanh_(self) -> Tensor:
@@ -415,6 +435,10 @@ class Tensor:
         """See torch.Tensor.fill_."""
     def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
         """``input`` with its main diagonal set to ``fill_value``: the out-of-place half of ``Tensor.fill_diagonal_`` (PyTorch has no function form). A tall matrix's diagonal restarts one row below its end with ``wrap``."""
+    def fix(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
+    def fix_(self) -> Tensor:
+        """In-place version of ``fix``."""
     def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
         """See torch.Tensor.flatten."""
     def flip(self, *order: Any, dims: Any = ...) -> Tensor:
@@ -752,6 +776,10 @@ class Tensor:
         """Elementwise ``neg`` of ``input`` (see torch.neg)."""
     def neg_(self) -> Tensor:
         """In-place version of ``neg``."""
+    def negative(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``neg`` of ``input`` (see torch.neg)."""
+    def negative_(self) -> Tensor:
+        """In-place version of ``negative``."""
     def nelement(self) -> _int:
         """See torch.Tensor.nelement."""
     def new_empty(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
@@ -814,6 +842,8 @@ class Tensor:
         """Radians to degrees (integers give the default float dtype)."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ..., **from_keyword: Any) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
+    def ravel(self) -> Tensor:
+        """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
     @property
     def real(self) -> Tensor:
         """The real part: a view for a complex ``input``, ``input`` itself for a real one."""

@@ -17,7 +17,7 @@ _AUTOGRAD_MASK = AUTOGRAD.mask
 
 __all__ = [
     "as_strided", "view", "reshape", "expand", "expand_to", "expand_as", "broadcast_to", "broadcast_tensors",
-    "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten",
+    "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten", "ravel",
     "unflatten", "select", "narrow", "slice_dim", "diagonal", "unfold",
 ]
 
@@ -314,6 +314,11 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1) -> Tensor:
         return input
     shape = input._shape[:s] + (numel_of(input._shape[s:e + 1]),) + input._shape[e + 1:]
     return reshape(input, shape)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
+    return flatten(input)
 
 
 def unflatten(input: Tensor, dim, sizes) -> Tensor:
