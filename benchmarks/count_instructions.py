@@ -24,6 +24,8 @@ CASES = {
                  "(g * h).sum().backward()"),
     # A loss read once per step, and a small tensor from a Python list.
     "item": ("x = L.ones(()) * 1.5", "x.item()"),
+    # A reduction over one dim: a function taking out=, called without it (issue 13).
+    "sum_dim": ("x = L.ones(4, 3)", "L.sum(x, 0)"),
     "tensor": ("L.tensor([0.0])  # the first call loads the CPU backend", "L.tensor([1.0, 2.0, 3.0])"),
     # bench_training.py's small-regression step (pytorch/examples' regression), one statement.
     "regression": ("L.manual_seed(0); fc = L.nn.Linear(4, 1); x = L.randn(32, 4); y = L.randn(32, 1)\n"
@@ -69,7 +71,7 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--number", type=int, default=None, help="iterations (default: 2000 add, item and tensor, 300 the others)")
+    parser.add_argument("--number", type=int, default=None, help="iterations (default: 2000 add, item, tensor and sum_dim, 300 the others)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt install valgrind)")
@@ -83,7 +85,7 @@ def main() -> int:
         pass
     print(f"{'case':<10} " + " ".join(f"{name:>12}" for name in libraries) + "   ratio (instructions per call)")
     for case in args.cases.split(","):
-        number = args.number or (2000 if case in ("add", "item", "tensor") else 300)
+        number = args.number or (2000 if case in ("add", "item", "tensor", "sum_dim") else 300)
         counts = [(_count(lib, case, number) - _count(lib, case, 0)) // number for lib in libraries]
         ratio = f"{counts[0] / counts[1]:.2f}x" if len(counts) > 1 else ""
         print(f"{case:<10} " + " ".join(f"{c:>12,}" for c in counts) + f"   {ratio}")

@@ -29,7 +29,7 @@ from .frontend.storage import TypedStorage, UntypedStorage
 from .frontend.memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
-from .frontend.ops.elementwise import BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
+from .frontend.ops.elementwise import ALIASES as _ELEMENTWISE_ALIASES, BINARY as _BINARY, COMPARE as _COMPARE, UNARY as _UNARY, where
 from .frontend.ops.indexing import argwhere, gather, index_select, nonzero, scatter, scatter_add, take
 from .frontend.ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_mul_, _foreach_lerp_, ...)
 from .frontend.ops.linalg import bmm, dot, matmul, mm, mv
@@ -77,7 +77,7 @@ from .frontend.shapes import broadcast_shapes
 from .frontend.tensor import Tensor, is_tensor
 from .frontend.views import (
     as_strided, broadcast_tensors, broadcast_to, diagonal, expand, flatten, movedim, narrow, permute,
-    reshape, select, squeeze, swapaxes, t, transpose, unflatten, unsqueeze,
+    ravel, reshape, select, squeeze, swapaxes, t, transpose, unflatten, unsqueeze,
 )
 
 __version__ = "0.1.0"
@@ -90,8 +90,7 @@ globals().update(_AUTOCAST_FRONTS)
 from .frontend.ops.decimal_round import round  # noqa: E402  (round(decimals=...); decimals=0 is UNARY["round"])
 multiply, subtract, divide = _BINARY["mul"], sub, div
 greater, less, greater_equal, less_equal, not_equal = _COMPARE["gt"], _COMPARE["lt"], _COMPARE["ge"], _COMPARE["le"], _COMPARE["ne"]
-negative = _UNARY["neg"]
-absolute = _UNARY["abs"]
+globals().update({alias: globals()[name] for alias, name in _ELEMENTWISE_ALIASES.items()})
 
 
 def set_num_threads(n: int) -> None:
@@ -128,6 +127,7 @@ from .amp import GradScaler  # noqa: E402  (also at the top level in PyTorch)
 from .cuda import OutOfMemoryError  # noqa: E402  (what `except torch.OutOfMemoryError` catches)
 from . import distributed  # noqa: E402  (MPI loads on init_process_group, not here)
 from . import linalg, random, sparse, special  # noqa: E402
+from .special import gammainc as igamma, gammaincc as igammac, i0  # noqa: E402  (PyTorch's top-level names)
 # tp.distributions (26 ms of import on this project's machines) loads on first use, through
 # __getattr__ below, like every other submodule not imported here.
 from .linalg._aliases import (  # noqa: E402  (PyTorch's top-level names for tp.linalg's functions)

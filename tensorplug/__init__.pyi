@@ -205,11 +205,11 @@ def any(input: Tensor, dim: _Dims | None = ..., keepdim: _bool = ..., *, out: Te
 def arange(start: Any, end: Any = ..., step: Any = ..., *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., out: Tensor | None = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
 
-def arccos(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arccos``: PyTorch's other name for ``acos``."""
+def arccos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``acos`` of ``input`` (see torch.acos)."""
 
 def arccos_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arccos_``: PyTorch's other name for ``acos_``."""
+    """``arccos_``: PyTorch's other name for ``arccos_``."""
 
 def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
@@ -217,11 +217,11 @@ def arccosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def arccosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``arccosh_``: PyTorch's other name for ``arccosh_``."""
 
-def arcsin(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arcsin``: PyTorch's other name for ``asin``."""
+def arcsin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``asin`` of ``input`` (see torch.asin)."""
 
 def arcsin_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arcsin_``: PyTorch's other name for ``asin_``."""
+    """``arcsin_``: PyTorch's other name for ``arcsin_``."""
 
 def arcsinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
@@ -229,14 +229,14 @@ def arcsinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 def arcsinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``arcsinh_``: PyTorch's other name for ``arcsinh_``."""
 
-def arctan(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arctan``: PyTorch's other name for ``atan``."""
+def arctan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``atan`` of ``input`` (see torch.atan)."""
 
-def arctan2(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arctan2``: PyTorch's other name for ``atan2``."""
+def arctan2(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
 
 def arctan_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``arctan_``: PyTorch's other name for ``atan_``."""
+    """``arctan_``: PyTorch's other name for ``arctan_``."""
 
 def arctanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
@@ -676,11 +676,11 @@ def fill(input: Tensor, value: _TensorOrNumber) -> Tensor:
 def fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``fill_``: PyTorch's other name for ``fill_``."""
 
-def fix(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``fix``: PyTorch's other name for ``trunc``."""
+def fix(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
 
 def fix_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``fix_``: PyTorch's other name for ``trunc_``."""
+    """``fix_``: PyTorch's other name for ``fix_``."""
 
 def flatten(input: Tensor, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
     """See torch.flatten."""
@@ -830,16 +830,13 @@ def hypot(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None 
     """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
 
 def i0(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
-    """See torch.i0."""
-
-def i0_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """See torch.i0_."""
+    """The modified Bessel function of the first kind of order 0: its power series ``sum (x^2 / 4)^k / (k!)^2`` up to |x| = 30 (terms are positive, so it loses no digits), and Hankel's asymptotic series ``e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! (8|x|)^k)`` above."""
 
 def igamma(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
-    """See torch.igamma."""
+    """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
 
 def igammac(input: _TensorOrNumber, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
-    """See torch.igammac."""
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."""
 
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of complex ``input``, as a view."""
@@ -1318,8 +1315,8 @@ def randperm(n: Any, *, generator: _Generator | None = ..., dtype: _dtype | None
 def range(start: Any = ..., end: Any = ..., step: Any = ..., *, out: Tensor | None = ..., dtype: _dtype | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ...) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float dtype; deprecated in PyTorch (it warns), use ``arange``."""
 
-def ravel(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``ravel``: PyTorch's other name for ``flatten``."""
+def ravel(input: Tensor) -> Tensor:
+    """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
 
 def real(input: Tensor) -> Tensor:
     """The real part: a view for a complex ``input``, ``input`` itself for a real one."""

@@ -21,7 +21,7 @@ from ..dispatcher import AUTOGRAD, COMPLEX, ExcludeKeys, local_state
 from . import dtypes as _dt
 from .autograd.graph import Node, gradient_edge, set_history
 from .tensor import Tensor, make_tensor
-from .ops.out_rehearsal import checks_out_first
+from .ops.out_rehearsal import rehearse_out
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical", "resolve_conj", "is_conj",
            "angle", "complex", "polar", "complex_parts", "from_parts"]
@@ -150,9 +150,10 @@ def conj(input: Tensor) -> Tensor:
     return from_parts(re.clone(), -im)
 
 
-@checks_out_first
 def conj_physical(input: Tensor, *, out=None) -> Tensor:
     """The complex conjugate as a new tensor (``input`` itself when real)."""
+    if out is not None:
+        rehearse_out(conj_physical, locals())
     from .ops._common import write_out
 
     # out= must have the input's dtype, and PyTorch lets its graph through out= here.
@@ -169,10 +170,11 @@ def is_conj(input: Tensor) -> bool:
     return False
 
 
-@checks_out_first
 def angle(input: Tensor, *, out=None) -> Tensor:
     """The argument of each element, in radians: ``atan2(imag, real)`` for complex input; for a
     real one 0 where ``input >= 0``, pi where negative and NaN where NaN (as PyTorch)."""
+    if out is not None:
+        rehearse_out(angle, locals())
     if out is not None:
         from .ops._common import write_out
 
@@ -189,7 +191,6 @@ def angle(input: Tensor, *, out=None) -> Tensor:
     return tp.where(x != x, x, result)
 
 
-@checks_out_first
 def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 complex128;
     the parts broadcast).
@@ -197,6 +198,8 @@ def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     >>> tp.complex(tp.tensor([1.0]), tp.tensor([2.0])).tolist()
     [(1+2j)]
     """
+    if out is not None:
+        rehearse_out(complex, locals())
     from .ops._common import check_same_device, write_out
     from .views import broadcast_tensors
 
@@ -216,9 +219,10 @@ def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     return write_out("complex", out, from_parts(re, im))
 
 
-@checks_out_first
 def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``."""
+    if out is not None:
+        rehearse_out(polar, locals())
     import tensorplug as tp
 
     for name, value in (("abs", abs), ("angle", angle)):

@@ -18,7 +18,7 @@ from .factory_options import check_layout
 from .ops.copying import copy_from_numpy
 from .shapes import check_shape
 from .tensor import Tensor
-from .ops.out_rehearsal import checks_out_first
+from .ops.out_rehearsal import rehearse_out
 
 __all__ = [
     "range", "scalar_tensor", "empty_strided", "hann_window", "hamming_window", "blackman_window",
@@ -28,7 +28,6 @@ __all__ = [
 _builtin_range = range
 
 
-@checks_out_first
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* in steps of ``step``, in the default float
     dtype; deprecated in PyTorch (it warns), use ``arange``.
@@ -37,6 +36,8 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     >>> tp.range(0, 2).tolist()
     [0.0, 1.0, 2.0]
     """
+    if out is not None:
+        rehearse_out(range, locals())
     warnings.warn(
         "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent with "
         "Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",

@@ -18,7 +18,7 @@ from .ops.copying import check_scalar_fits, copy_from_numpy, empty_in_format, fi
 from .random import blocks_for, default_generator
 from .shapes import check_shape, contiguous_layout
 from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
-from .ops.out_rehearsal import checks_out_first
+from .ops.out_rehearsal import rehearse_out
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "frombuffer", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
@@ -330,9 +330,10 @@ def _factory_dtype(dtype) -> _dt.dtype:
     return _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
 
 
-@checks_out_first
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, out=None, layout=None,
           pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(empty, locals())
     if size is not None or out is not None or layout is not None or pin_memory:
         sizes, dtype, device = factory_options.resolve("empty", sizes, size, dtype, device, out, layout, pin_memory)
     shape = check_shape("empty", sizes)
@@ -346,9 +347,10 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memor
     return _into("empty", out, _finish(empty_in_format(shape, dtype, dev, fmt), requires_grad))
 
 
-@checks_out_first
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(full, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("full", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -363,9 +365,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(fill_(t, fill_value), requires_grad)
 
 
-@checks_out_first
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(zeros, locals())
     if size is not None or out is not None or layout is not None or pin_memory:
         sizes, dtype, device = factory_options.resolve("zeros", sizes, size, dtype, device, out, layout, pin_memory)
     shape = check_shape("zeros", sizes)
@@ -373,9 +376,10 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     return result if out is None else _into("zeros", out, result)
 
 
-@checks_out_first
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(ones, locals())
     if size is not None or out is not None or layout is not None or pin_memory:
         sizes, dtype, device = factory_options.resolve("ones", sizes, size, dtype, device, out, layout, pin_memory)
     shape = check_shape("ones", sizes)
@@ -445,10 +449,11 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _finish(fill_(out, fill_value), requires_grad)
 
 
-@checks_out_first
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
            pin_memory=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``."""
+    if out is not None:
+        rehearse_out(arange, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("arange", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -506,9 +511,10 @@ def _spaced(op: str, start, end, steps, dtype):
     return np.linspace(float(start), float(end), steps, dtype=np.float64), dtype
 
 
-@checks_out_first
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(linspace, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("linspace", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -518,11 +524,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
-@checks_out_first
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale
     (complex ends give complex values, as PyTorch)."""
+    if out is not None:
+        rehearse_out(logspace, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("logspace", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -534,8 +541,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _finish(copy_from_numpy(values, dtype, resolve_device(device)), requires_grad)
 
 
-@checks_out_first
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(eye, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("eye", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -643,9 +651,10 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None, **from_keyword) -
     return _random_fill(RANDINT, self, generator, 4 if span <= 2**32 else 2, from_, to)
 
 
-@checks_out_first
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(rand, locals())
     if size is not None or out is not None or layout is not None or pin_memory:
         sizes, dtype, device = factory_options.resolve("rand", sizes, size, dtype, device, out, layout, pin_memory)
     shape = check_shape("rand", sizes)
@@ -654,9 +663,10 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     return result if out is None else _into("rand", out, result)
 
 
-@checks_out_first
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
+    if out is not None:
+        rehearse_out(randn, locals())
     if size is not None or out is not None or layout is not None or pin_memory:
         sizes, dtype, device = factory_options.resolve("randn", sizes, size, dtype, device, out, layout, pin_memory)
     shape = check_shape("randn", sizes)
@@ -665,10 +675,11 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     return result if out is None else _into("randn", out, result)
 
 
-@checks_out_first
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
             layout=None, pin_memory=False) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if out is not None:
+        rehearse_out(randint, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("randint", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -685,11 +696,12 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
-@checks_out_first
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False) -> Tensor:
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 62-bit keys (a
     composite over ``random_`` and ``sort``, so every backend has it)."""
+    if out is not None:
+        rehearse_out(randperm, locals())
     if out is not None or layout is not None or pin_memory:
         _, dtype, device = factory_options.resolve("randperm", (), None, dtype, device, out, layout, pin_memory)
         if out is not None:
@@ -729,9 +741,10 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
     return _finish(random_(out, low, high, generator=generator), requires_grad)
 
 
-@checks_out_first
 def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``p`` (or the values of ``input``), else 0, in ``input``'s dtype."""
+    if out is not None:
+        rehearse_out(bernoulli, locals())
     if out is not None:
         return _bernoulli_into(input, p, generator, out)
     probs = input if p is None else p

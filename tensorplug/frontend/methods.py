@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from .. import _hotpath
 from . import dtypes as _dt
-from . import factories, factory_options, legacy, printing, shared_memory, storage, views
+from . import extra_factories, factories, factory_options, legacy, printing, shared_memory, storage, views
 from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
 from .ops.autocast_fronts import FRONTS
-from .ops.elementwise import BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
+from .ops.elementwise import ALIASES, BINARY, COMPARE, UNARY, _compute_dtype, _result_dtype, binary_inplace, where
 from .autograd import functional as _autograd
 from .ops._common import check_cast, check_no_internal_overlap, is_number, keyset, write_inplace, write_out
 from .ops._composite import composite
@@ -45,26 +45,24 @@ def _scaled(op: str, input, other, alpha):
     return BINARY["mul"](copying.to_dtype(other, dtype), alpha)
 
 
-# These four are Tensor methods: each checks an out= itself (rehearse_out), where the
-# checks_out_first wrapper would cost every call a frame.
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
     if out is not None:
-        rehearse_out(add, (input, other), {"alpha": alpha}, out)
+        rehearse_out(add, locals())
     return BINARY["add"](input, _scaled("add", input, other, alpha), out=out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     if out is not None:
-        rehearse_out(sub, (input, other), {"alpha": alpha}, out)
+        rehearse_out(sub, locals())
     return BINARY["sub"](input, _scaled("sub", input, other, alpha), out=out)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
     if out is not None:
-        rehearse_out(div, (input, other), {"rounding_mode": rounding_mode}, out)
+        rehearse_out(div, locals())
     if rounding_mode is None:
         return BINARY["div"](input, other, out=out)
     if rounding_mode == "floor":
@@ -125,7 +123,7 @@ def _clamp(input, min, max):
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max] (either bound may be None, a number or a tensor)."""
     if out is not None:
-        rehearse_out(clamp, (input, min, max), {}, out)
+        rehearse_out(clamp, locals())
     if min is None and max is None:
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
     if not isinstance(input, Tensor):
@@ -189,6 +187,14 @@ def _new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=F
                 return empty_tensor(shape, self._dtype, self._device)
     return factories.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self._device,
                            requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    """An uninitialized tensor of ``size`` and element strides ``stride``, with this tensor's
+    dtype and device unless given."""
+    return extra_factories.empty_strided(size, stride, dtype=dtype or self._dtype, device=device or self._device,
+                                         requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
 
 
 def _new_filled(factory):
@@ -360,6 +366,9 @@ def _attach() -> None:
     T.round_ = lambda self, *, decimals=0: round_inplace(self) if decimals == 0 else decimal_round.round_decimals_(self, decimals)
     T.pow_ = _keyword_names("pow_", T.pow_, {"exponent": "other"})
     T.subtract, T.multiply = sub, BINARY["mul"]
+    for alias, name in ALIASES.items():
+        setattr(T, alias, getattr(T, name))
+        setattr(T, alias + "_", getattr(T, name + "_"))
     add_inplace, sub_inplace = T.add_, T.sub_  # made from BINARY above; wrapped for alpha
     # alpha == 1 (an optimizer's p.add_(update)) skips _scaled's frame.
     T.add_ = lambda self, other, *, alpha=1: add_inplace(self, other if alpha == 1 else _scaled("add_", self, other, alpha))
@@ -421,7 +430,7 @@ def _attach() -> None:
     T.data_ptr = storage.data_ptr
 
     for name in ("view", "reshape", "expand", "expand_as", "transpose", "swapaxes", "t", "permute", "movedim",
-                 "squeeze", "unsqueeze", "flatten", "unflatten", "select", "narrow", "as_strided", "diagonal",
+                 "squeeze", "unsqueeze", "flatten", "ravel", "unflatten", "select", "narrow", "as_strided", "diagonal",
                  "unfold", "broadcast_to"):
         setattr(T, name, getattr(views, name))
     T.swapdims = views.transpose
@@ -461,7 +470,7 @@ def _attach() -> None:
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
-    T.new_empty = _new_empty
+    T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
     T.new_full, T.new_tensor = _new_full, _new_tensor
 

@@ -16,14 +16,13 @@ from .ops.elementwise import UNARY, where
 from .ops.special_functions import lgamma
 from .shapes import broadcast_shapes, check_shape
 from .tensor import Tensor
-from .ops.out_rehearsal import checks_out_first
+from .ops.out_rehearsal import rehearse_out
 
 __all__ = ["normal", "poisson", "binomial"]
 
 _INVERSION_LIMIT = 10.0  # below this mean, inversion needs few steps; above it, rejection
 
 
-@checks_out_first
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False) -> Tensor:
     """Normal samples with the given means and standard deviations (tensors broadcast, or
@@ -32,6 +31,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     >>> tp.normal(tp.zeros(3), 1.0).shape
     (3,)
     """
+    if out is not None:
+        rehearse_out(normal, locals())
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
     for name, x in (("mean", mean), ("std", std)):
         if not isinstance(x, Tensor) and not is_number(x):

@@ -105,10 +105,10 @@ class Tensor:
         """Elementwise ``abs`` of ``input`` (see torch.abs)."""
     def abs_(self) -> Tensor:
         """In-place version of ``abs``."""
-    def absolute(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``absolute``: PyTorch's other name for ``abs``."""
-    def absolute_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``absolute_``: PyTorch's other name for ``abs_``."""
+    def absolute(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``abs`` of ``input`` (see torch.abs)."""
+    def absolute_(self) -> Tensor:
+        """In-place version of ``absolute``."""
     def acos(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``acos`` of ``input`` (see torch.acos)."""
     def acos_(self) -> Tensor:
@@ -163,30 +163,30 @@ class Tensor:
         """Whether any element (along ``dim``) is nonzero."""
     def apply_(self, callable: Any) -> Tensor:
         """Replace each element x of a CPU tensor by ``callable(x)`` (a Python number in, one out), in place, as PyTorch's apply_; slow, as there (one Python call per element)."""
-    def arccos(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arccos``: PyTorch's other name for ``acos``."""
-    def arccos_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arccos_``: PyTorch's other name for ``acos_``."""
+    def arccos(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``acos`` of ``input`` (see torch.acos)."""
+    def arccos_(self) -> Tensor:
+        """In-place version of ``arccos``."""
     def arccosh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic cosine (see torch.acosh): NaN below 1 for real input."""
     def arccosh_(self) -> Tensor:
         """In-place version of ``arccosh``."""
-    def arcsin(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arcsin``: PyTorch's other name for ``asin``."""
-    def arcsin_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arcsin_``: PyTorch's other name for ``asin_``."""
+    def arcsin(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``asin`` of ``input`` (see torch.asin)."""
+    def arcsin_(self) -> Tensor:
+        """In-place version of ``arcsin``."""
     def arcsinh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input."""
     def arcsinh_(self) -> Tensor:
         """In-place version of ``arcsinh``."""
-    def arctan(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arctan``: PyTorch's other name for ``atan``."""
-    def arctan2(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arctan2``: PyTorch's other name for ``atan2``."""
-    def arctan2_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arctan2_``: PyTorch's other name for ``atan2_``."""
-    def arctan_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``arctan_``: PyTorch's other name for ``atan_``."""
+    def arctan(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``atan`` of ``input`` (see torch.atan)."""
+    def arctan2(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``atan2`` of ``input`` and ``other`` with broadcasting (see torch.atan2)."""
+    def arctan2_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``arctan2``."""
+    def arctan_(self) -> Tensor:
+        """In-place version of ``arctan``."""
     def arctanh(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise inverse hyperbolic tangent (see torch.atanh): +-inf at +-1, NaN beyond, for real input."""
     def arctanh_(self) -> Tensor:
@@ -454,10 +454,10 @@ class Tensor:
         """``fill_``: PyTorch's other name for ``fill_``."""
     def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
         """``input`` with its main diagonal set to ``fill_value``: the out-of-place half of ``Tensor.fill_diagonal_`` (PyTorch has no function form). A tall matrix's diagonal restarts one row below its end with ``wrap``."""
-    def fix(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``fix``: PyTorch's other name for ``trunc``."""
-    def fix_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``fix_``: PyTorch's other name for ``trunc_``."""
+    def fix(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``trunc`` of ``input`` (see torch.trunc)."""
+    def fix_(self) -> Tensor:
+        """In-place version of ``fix``."""
     def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
         """See torch.Tensor.flatten."""
     def flip(self, *order: Any, dims: Any = ...) -> Tensor:
@@ -514,14 +514,14 @@ class Tensor:
         """The device's index, -1 on the CPU."""
     grad: Tensor | None
     grad_fn: Any
-    def greater(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``greater``: PyTorch's other name for ``gt``."""
-    def greater_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``greater_``: PyTorch's other name for ``gt_``."""
-    def greater_equal(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``greater_equal``: PyTorch's other name for ``ge``."""
-    def greater_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``greater_equal_``: PyTorch's other name for ``ge_``."""
+    def greater(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
+    def greater_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``greater``."""
+    def greater_equal(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
+    def greater_equal_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``greater_equal``."""
     def gt(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``gt`` of ``input`` and ``other`` with broadcasting (see torch.gt)."""
     def gt_(self, other: _TensorOrNumber) -> Tensor:
@@ -544,16 +544,16 @@ class Tensor:
         """Elementwise ``hypot`` of ``input`` and ``other`` with broadcasting (see torch.hypot)."""
     def hypot_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``hypot``."""
-    def i0(self, *, out: Tensor | None = ...) -> Tensor:
-        """See torch.Tensor.i0."""
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind of order 0: its power series ``sum (x^2 / 4)^k / (k!)^2`` up to |x| = 30 (terms are positive, so it loses no digits), and Hankel's asymptotic series ``e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! (8|x|)^k)`` above."""
     def i0_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place version of ``i0``."""
-    def igamma(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
-        """See torch.Tensor.igamma."""
+    def igamma(self, other: _TensorOrNumber) -> Tensor:
+        """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
     def igamma_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place version of ``igamma``."""
-    def igammac(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
-        """See torch.Tensor.igammac."""
+    def igammac(self, other: _TensorOrNumber) -> Tensor:
+        """The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."""
     def igammac_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place version of ``igammac``."""
     @property
@@ -709,14 +709,14 @@ class Tensor:
         """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
     def lerp_(self, end: Any, weight: Any) -> Tensor:
         """In-place version of ``lerp``."""
-    def less(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``less``: PyTorch's other name for ``lt``."""
-    def less_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``less_``: PyTorch's other name for ``lt_``."""
-    def less_equal(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``less_equal``: PyTorch's other name for ``le``."""
-    def less_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``less_equal_``: PyTorch's other name for ``le_``."""
+    def less(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``lt`` of ``input`` and ``other`` with broadcasting (see torch.lt)."""
+    def less_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``less``."""
+    def less_equal(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``le`` of ``input`` and ``other`` with broadcasting (see torch.le)."""
+    def less_equal_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``less_equal``."""
     def lgamma(self, *, out: Tensor | None = ...) -> Tensor:
         """The log of the absolute value of the gamma function (integers compute in the default float dtype)."""
     def lgamma_(self, *, out: Tensor | None = ...) -> Tensor:
@@ -875,18 +875,18 @@ class Tensor:
         """Elementwise ``neg`` of ``input`` (see torch.neg)."""
     def neg_(self) -> Tensor:
         """In-place version of ``neg``."""
-    def negative(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``negative``: PyTorch's other name for ``neg``."""
-    def negative_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``negative_``: PyTorch's other name for ``neg_``."""
+    def negative(self, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``neg`` of ``input`` (see torch.neg)."""
+    def negative_(self) -> Tensor:
+        """In-place version of ``negative``."""
     def nelement(self) -> _int:
         """See torch.Tensor.nelement."""
     def new(self, *args: Any, **kwargs: Any) -> Tensor:
         """``x.new(...)``: the legacy constructor (``tp.Tensor(...)``'s rules) in ``x``'s dtype and on its device."""
     def new_empty(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """An uninitialized tensor of ``size`` with this tensor's dtype and device unless given."""
-    def new_empty_strided(self, size: _Size, stride: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
-        """See torch.Tensor.new_empty_strided."""
+    def new_empty_strided(self, size: _Size, stride: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
+        """An uninitialized tensor of ``size`` and element strides ``stride``, with this tensor's dtype and device unless given."""
     def new_full(self, size: _Size, fill_value: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device unless given."""
     def new_ones(self, *sizes: _Size, size: _Size | None = ..., dtype: _dtype | None = ..., device: _DeviceLike | None = ..., requires_grad: _bool = ..., layout: Any = ..., pin_memory: Any = ...) -> Tensor:
@@ -907,10 +907,10 @@ class Tensor:
         """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean / Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number."""
     def normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
         """See torch.Tensor.normal_."""
-    def not_equal(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``not_equal``: PyTorch's other name for ``ne``."""
-    def not_equal_(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``not_equal_``: PyTorch's other name for ``ne_``."""
+    def not_equal(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
+        """Elementwise ``ne`` of ``input`` and ``other`` with broadcasting (see torch.ne)."""
+    def not_equal_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of ``not_equal``."""
     def numel(self) -> _int:
         """See torch.Tensor.numel."""
     def numpy(self, *, force: Any = ...) -> numpy.ndarray:
@@ -956,8 +956,8 @@ class Tensor:
         """Radians to degrees (integers give the default float dtype)."""
     def random_(self, from_: Any = ..., to: Any = ..., *, generator: _Generator | None = ..., **from_keyword: Any) -> Tensor:
         """Fill with integers uniform in [from_, to)."""
-    def ravel(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``ravel``: PyTorch's other name for ``flatten``."""
+    def ravel(self) -> Tensor:
+        """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
     @property
     def real(self) -> Tensor:
         """The real part: a view for a complex ``input``, ``input`` itself for a real one."""

@@ -17,7 +17,7 @@ _AUTOGRAD_MASK = AUTOGRAD.mask
 
 __all__ = [
     "as_strided", "view", "reshape", "expand", "expand_to", "expand_as", "broadcast_to", "broadcast_tensors",
-    "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten",
+    "transpose", "swapaxes", "t", "permute", "movedim", "squeeze", "unsqueeze", "flatten", "ravel",
     "unflatten", "select", "narrow", "slice_dim", "diagonal", "unfold",
 ]
 
@@ -316,6 +316,11 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1) -> Tensor:
     return reshape(input, shape)
 
 
+def ravel(input: Tensor) -> Tensor:
+    """Every element in one dim: a view where the strides allow it, else a contiguous copy."""
+    return flatten(input)
+
+
 def unflatten(input: Tensor, dim, sizes) -> Tensor:
     ndim = len(input._shape)
     d = normalize_dim("unflatten", dim, ndim)
@@ -397,7 +402,10 @@ def unfold(input: Tensor, dimension, size, step) -> Tensor:
         raise RuntimeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"unfold(): step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
-    stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d] if ndim else 1,)
+    if ndim == 0:  # a scalar is one element along its one dim: PyTorch gives just the window dim
+        shape, stride = (size,), (1,)
+    else:
+        count = (length - size) // step + 1
+        shape = input._shape[:d] + (count,) + input._shape[d + 1:] + (size,)
+        stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:] + (input._stride[d],)
     return _view(input, shape, stride, input._offset, "unfold", "replay_sum", (unfold, (d, size, step)))

@@ -16,7 +16,7 @@ from ._matrix_functions import chain_matmul, matrix_exp
 from ._op import linalg_op
 from ._solvers import _broadcast_pair, _solve_triangular, det as _linalg_det, inv, logdet, slogdet as _linalg_slogdet
 from ..frontend.autocast_hook import autocast_function
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "svd", "cholesky_solve", "cholesky_inverse", "matrix_power", "matrix_exp",
            "chain_matmul", "top_level_matrix_power", "geqrf", "orgqr", "ormqr"]
@@ -33,9 +33,10 @@ def slogdet(input) -> _results.slogdet:
     return _results.slogdet(sign, logabsdet)
 
 
-@checks_out_first
 def inverse(input, *, out=None) -> Tensor:
     """torch.inverse: :func:`tp.linalg.inv`."""
+    if out is not None:
+        rehearse_out(inverse, locals())
     return inv(input, out=out)
 
 
@@ -44,10 +45,11 @@ def pinverse(input, rcond=1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-@checks_out_first
 def svd(input, some=True, compute_uv=True, *, out=None) -> _results.svd:
     """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives
     square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
+    if out is not None:
+        rehearse_out(svd, locals())
     check_tensor("svd", input, "input")
     check_matrix("linalg.svd", input)
     check_float("linalg.svd", input)
@@ -85,11 +87,12 @@ def _cholesky_solve(B, L, upper):
     return _solve_triangular(L.mT, _solve_triangular(L, B, False, False), True, False)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def cholesky_solve(B, L, upper=False, *, out=None) -> Tensor:
     """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` with ``upper``), given the
     Cholesky factor (torch.cholesky_solve); batch dims broadcast."""
+    if out is not None:
+        rehearse_out(cholesky_solve, locals())
     op = "cholesky_solve"
     check_tensor(op, B, "input")
     check_tensor(op, L, "input2")
@@ -105,26 +108,29 @@ def cholesky_solve(B, L, upper=False, *, out=None) -> Tensor:
     return write_out(op, out, _cholesky_solve(B_, L_, bool(upper)))
 
 
-@checks_out_first
 def cholesky_inverse(L, upper=False, *, out=None) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
+    if out is not None:
+        rehearse_out(cholesky_inverse, locals())
     check_tensor("cholesky_inverse", L, "input")
     check_matrix("cholesky_inverse", L, "input")
     identity = eye(L._shape[-1], dtype=L._dtype, device=L._device).expand(L._shape)
     return write_out("cholesky_inverse", out, cholesky_solve(identity, L, upper))
 
 
-@checks_out_first
 def top_level_matrix_power(input, n, *, out=None) -> Tensor:
     """torch.matrix_power (and Tensor.matrix_power): :func:`tp.linalg.matrix_power` under
     PyTorch's top-level argument name."""
+    if out is not None:
+        rehearse_out(top_level_matrix_power, locals())
     return matrix_power(input, n, out=out)
 
 
-@checks_out_first
 def matrix_power(A, n, *, out=None) -> Tensor:
     """``A`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``; the
     identity for 0), by repeated squaring."""
+    if out is not None:
+        rehearse_out(matrix_power, locals())
     check_tensor("linalg.matrix_power", A)
     check_square("linalg.matrix_power", A)
     if not isinstance(n, int) or isinstance(n, bool):

@@ -15,7 +15,7 @@ from ..frontend.tensor import Tensor
 from ._checks import check_float, check_matrix, check_square, check_tensor
 from ._decompositions import _svdvals
 from ._norms import matrix_norm
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["cond"]
 
@@ -46,9 +46,10 @@ def _by_norms(A: Tensor, p) -> Tensor:
     return where(singular, math.inf, product)
 
 
-@checks_out_first
 def cond(A, p=None, *, out=None) -> Tensor:
     """The condition number of ``A`` in the ``p`` norm (None: the 2-norm)."""
+    if out is not None:
+        rehearse_out(cond, locals())
     op = "linalg.cond"
     check_tensor(op, A)
     check_matrix(op, A)

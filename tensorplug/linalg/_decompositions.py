@@ -31,7 +31,7 @@ from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _solve_triangular
 from ..frontend.autocast_hook import autocast_function
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals"]
 
@@ -89,7 +89,6 @@ def _qr(A, mode):
     return to_device(q, A), to_device(r, A)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
     """``(Q, R)`` with ``A = Q R``, Q orthonormal columns and R upper triangular; ``mode`` is
@@ -100,6 +99,8 @@ def qr(A, mode="reduced", *, out=None) -> _results.linalg_qr:
     >>> tp.allclose(Q @ R, tp.tensor([[3.0, 1.0], [4.0, 2.0]]))
     True
     """
+    if out is not None:
+        rehearse_out(qr, locals())
     check_tensor("linalg.qr", A)
     check_matrix("linalg.qr", A)
     check_float("linalg.qr", A)
@@ -178,11 +179,12 @@ def _check_driver(op: str, driver) -> None:
         raise RuntimeError(f"{op}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
 
 
-@checks_out_first
 @autocast_function("linalg")
 def svd(A, full_matrices=True, *, driver=None, out=None) -> _results.linalg_svd:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Gradients need
     ``full_matrices=False`` unless only S is used (the extra columns are not unique)."""
+    if out is not None:
+        rehearse_out(svd, locals())
     check_tensor("linalg.svd", A)
     check_matrix("linalg.svd", A)
     check_float("linalg.svd", A)
@@ -204,11 +206,12 @@ def _svdvals(A):
     return to_device(np.linalg.svd(to_host(A), compute_uv=False), A, A._dtype.to_real())
 
 
-@checks_out_first
 @autocast_function("linalg")
 def svdvals(A, *, driver=None, out=None) -> Tensor:
     """The singular values of each matrix, descending (no singular vectors are computed unless
     a gradient needs them)."""
+    if out is not None:
+        rehearse_out(svdvals, locals())
     check_tensor("linalg.svdvals", A)
     check_matrix("linalg.svdvals", A)
     check_float("linalg.svdvals", A)
@@ -243,11 +246,12 @@ def _check_uplo(UPLO) -> str:
     return UPLO.upper()
 
 
-@checks_out_first
 @autocast_function("linalg")
 def eigh(A, UPLO="L", *, out=None) -> _results.linalg_eigh:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, reading its lower (``UPLO='L'``)
     or upper triangle; eigenvalues ascending, eigenvectors in the columns."""
+    if out is not None:
+        rehearse_out(eigh, locals())
     check_tensor("linalg.eigh", A)
     check_square("linalg.eigh", A)
     check_float("linalg.eigh", A)
@@ -268,10 +272,11 @@ def _eigvalsh(A, UPLO):
     return to_device(np.linalg.eigvalsh(to_host(A), UPLO=UPLO), A, A._dtype.to_real())
 
 
-@checks_out_first
 @autocast_function("linalg")
 def eigvalsh(A, UPLO="L", *, out=None) -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending."""
+    if out is not None:
+        rehearse_out(eigvalsh, locals())
     check_tensor("linalg.eigvalsh", A)
     check_square("linalg.eigvalsh", A)
     check_float("linalg.eigvalsh", A)
@@ -320,13 +325,14 @@ def _eig(A):
     return to_device(w, A, dtype), to_device(v, A, dtype)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def eig(A, *, out=None) -> _results.linalg_eig:
     """``(eigenvalues, eigenvectors)`` of each square matrix: complex (complex64 for float32 and
     complex64 input, complex128 for float64 and complex128), eigenvectors in the columns with
     unit norm, in LAPACK's order (geev, as PyTorch on the CPU). Gradients need a loss that does
     not depend on the eigenvectors' phases."""
+    if out is not None:
+        rehearse_out(eig, locals())
     check_tensor("linalg.eig", A)
     check_square("linalg.eig", A)
     check_float("linalg.eig", A)
@@ -347,10 +353,11 @@ def _eigvals(A):
     return to_device(np.linalg.eigvals(to_host(A)), A, A._dtype.to_complex())
 
 
-@checks_out_first
 @autocast_function("linalg")
 def eigvals(A, *, out=None) -> Tensor:
     """The (complex) eigenvalues of each square matrix, as :func:`eig` orders them."""
+    if out is not None:
+        rehearse_out(eigvals, locals())
     check_tensor("linalg.eigvals", A)
     check_square("linalg.eigvals", A)
     check_float("linalg.eigvals", A)

@@ -19,7 +19,7 @@ from . import _results
 from ._checks import check_float, check_tensor, scalar_type_name
 from ._host import to_device, to_host
 from ._op import linalg_op
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["geqrf", "householder_product", "ormqr"]
 
@@ -38,11 +38,12 @@ def _geqrf(A):
     return to_device(np.swapaxes(reflectors, -1, -2), A), to_device(tau, A)
 
 
-@checks_out_first
 def geqrf(input, *, out=None) -> _results.geqrf:
     """LAPACK's QR decomposition of ``input`` (``(*, m, n)``) in its compact form: ``a`` holds R on
     and above the diagonal and the Householder vectors below it, ``tau`` their scales; use
     ``linalg.householder_product(a, tau)`` for Q. Not differentiable (as in PyTorch)."""
+    if out is not None:
+        rehearse_out(geqrf, locals())
     op = "torch.geqrf"
     check_tensor(op, input)
     if input.ndim < 2:
@@ -74,10 +75,11 @@ def _check(op: str, A, tau) -> None:
     check_same_device(op, A, tau)
 
 
-@checks_out_first
 def householder_product(A, tau, *, out=None) -> Tensor:
     """The first ``n`` columns of the product of the Householder reflectors stored in ``A``
     (below its diagonal) and ``tau``, as ``geqrf`` leaves them."""
+    if out is not None:
+        rehearse_out(householder_product, locals())
     from ..frontend.factories import arange, eye
 
     op = "torch.linalg.householder_product"
@@ -92,11 +94,12 @@ def householder_product(A, tau, *, out=None) -> Tensor:
     return write_out(op, out, Q)
 
 
-@checks_out_first
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None) -> Tensor:
     """``Q @ other`` (``other @ Q`` when not ``left``; ``Q^H`` when ``transpose``), where
     ``Q = H_1 ... H_k`` is the full m x m product of the reflectors that ``geqrf`` left in
     ``input`` (``(*, m, n)``) and ``tau`` (``(*, k)``, ``k <= n``)."""
+    if out is not None:
+        rehearse_out(ormqr, locals())
     op = "torch.ormqr"
     check_tensor(op, input, "input")
     check_tensor(op, tau, "tau")

@@ -22,7 +22,7 @@ from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import _broadcast_pair
 from ..frontend.autocast_hook import autocast_function
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["lstsq", "pinv", "matrix_rank"]
 
@@ -74,12 +74,13 @@ def _pinv(A, atol, rtol, hermitian):
     return (Vh.mH * inverse.unsqueeze(-2)) @ U.mH
 
 
-@checks_out_first
 @autocast_function("linalg")
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of each matrix: singular values (absolute eigenvalues
     when ``hermitian``) at most ``max(atol, rtol * largest)`` count as zero (``rcond`` is
     PyTorch's older name for ``rtol``)."""
+    if out is not None:
+        rehearse_out(pinv, locals())
     op = "linalg.pinv"
     check_tensor(op, A)
     if A.ndim < 2 or A._dtype not in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
@@ -92,10 +93,11 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None) -> T
     return write_out(op, out, _pinv(A, atol, rtol, bool(hermitian)))
 
 
-@checks_out_first
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None) -> Tensor:
     """How many singular values (absolute eigenvalues when ``hermitian``) of each matrix exceed
     ``max(atol, rtol * largest)``, as int64."""
+    if out is not None:
+        rehearse_out(matrix_rank, locals())
     op = "linalg.matrix_rank"
     check_tensor(op, A)
     check_matrix(op, A)

@@ -21,7 +21,7 @@ from ._checks import (LinAlgError, batch_prefix, check_float, check_matrix, chec
 from ._host import to_device, to_host
 from ._op import linalg_op
 from ._solvers import solve_triangular
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 
@@ -144,11 +144,12 @@ def _raise_zero_pivot(op: str, info: Tensor) -> None:
                           f"factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
-@checks_out_first
 @autocast_function("linalg")
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None) -> _results.linalg_lu_factor_ex:
     """``(LU, pivots, info)``: the packed LU factors of ``A``, LAPACK's row interchanges and the
     position of the first zero pivot (0: none), without raising unless ``check_errors``."""
+    if out is not None:
+        rehearse_out(lu_factor_ex, locals())
     op = "linalg.lu_factor_ex"
     _check_factor_args(op, A, pivot)
     LU, pivots, info = _lu_factor_ex(A, bool(pivot))
@@ -159,7 +160,6 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None)
     return _results.linalg_lu_factor_ex(LU, pivots, info)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def lu_factor(A, *, pivot: bool = True, out=None) -> _results.linalg_lu_factor:
     """``(LU, pivots)`` of ``A``; raises :class:`LinAlgError` when U has a zero on its diagonal.
@@ -168,6 +168,8 @@ def lu_factor(A, *, pivot: bool = True, out=None) -> _results.linalg_lu_factor:
     >>> tp.linalg.lu_factor(tp.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots.tolist()
     [2, 2]
     """
+    if out is not None:
+        rehearse_out(lu_factor, locals())
     op = "linalg.lu_factor"
     _check_factor_args(op, A, pivot)
     LU, pivots, info = _lu_factor_ex(A, bool(pivot))
@@ -177,11 +179,12 @@ def lu_factor(A, *, pivot: bool = True, out=None) -> _results.linalg_lu_factor:
     return _results.linalg_lu_factor(LU, pivots)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def lu(A, *, pivot: bool = True, out=None) -> _results.linalg_lu:
     """``(P, L, U)`` with ``A = P @ L @ U``: P a permutation, L unit lower trapezoidal
     (``m x k``), U upper trapezoidal (``k x n``), ``k = min(m, n)``."""
+    if out is not None:
+        rehearse_out(lu, locals())
     op = "linalg.lu"
     _check_factor_args(op, A, pivot)
     LU, pivots, _ = _lu_factor_ex(A, bool(pivot))
@@ -220,10 +223,11 @@ def _check_solve_args(op: str, LU, pivots, B, left: bool) -> None:
                                f"[{int(values.min())}, {int(values.max())}]")
 
 
-@checks_out_first
 def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``; ``A^H`` for A with
     ``adjoint``) for A given as ``lu_factor``'s ``(LU, pivots)``."""
+    if out is not None:
+        rehearse_out(lu_solve, locals())
     op = "linalg.lu_solve"
     _check_solve_args(op, LU, pivots, B, left)
     n = LU._shape[-1]

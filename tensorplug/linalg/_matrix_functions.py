@@ -18,7 +18,7 @@ from ..frontend.ops._common import write_out
 from ..frontend.meta_device import has_values
 from ..frontend.tensor import Tensor
 from ._checks import check_float, check_square, check_tensor
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["multi_dot", "chain_matmul", "matrix_exp"]
 
@@ -30,7 +30,6 @@ _CPP_TYPE_NAMES = {
 }
 
 
-@checks_out_first
 def multi_dot(tensors, *, out=None) -> Tensor:
     """The product of two or more matrices, ``tensors[0] @ tensors[1] @ ...``; the first may be
     a row vector and the last a column vector given as 1-D tensors (the result drops those dims).
@@ -40,6 +39,8 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     >>> tp.linalg.multi_dot([tp.ones(3), tp.ones(3, 2), tp.ones(2)]).item()
     6.0
     """
+    if out is not None:
+        rehearse_out(multi_dot, locals())
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f"not {type(tensors).__name__}")
@@ -80,10 +81,11 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     return write_out("linalg.multi_dot", out, result)
 
 
-@checks_out_first
 def chain_matmul(*matrices, out=None) -> Tensor:
     """The product of the given 2-D matrices (deprecated in PyTorch, with a warning: use
     :func:`tp.linalg.multi_dot`, which takes a list)."""
+    if out is not None:
+        rehearse_out(chain_matmul, locals())
     warnings.warn(
         "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use torch.linalg.multi_dot "
         "instead, which accepts a list of two or more tensors rather than multiple parameters.",
@@ -105,7 +107,6 @@ def _taylor_degree(dtype) -> int:
     return 18 if dtype in (_dt.float64, _dt.complex128) else 10
 
 
-@checks_out_first
 def matrix_exp(A, *, out=None) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix in ``A`` (batches
     allowed; float32, float64 and complex), by scaling and squaring a Taylor polynomial.
@@ -113,6 +114,8 @@ def matrix_exp(A, *, out=None) -> Tensor:
     >>> tp.linalg.matrix_exp(tp.zeros(2, 2)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    if out is not None:
+        rehearse_out(matrix_exp, locals())
     op = "linalg.matrix_exp"
     check_tensor("linalg_matrix_exp", A)
     check_square(op, A)

@@ -19,7 +19,7 @@ from ..frontend.shapes import normalize_dims
 from ..frontend.tensor import Tensor
 from ._checks import check_tensor, scalar_type_name
 from ._decompositions import _svdvals
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["vector_norm", "matrix_norm", "norm"]
 
@@ -41,7 +41,6 @@ def _with_dtype(op: str, x: Tensor, dtype) -> Tensor:
     return x.to(dtype)
 
 
-@checks_out_first
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """The vector ``ord``-norm over ``dim`` (every element when None): any real ``ord``,
     including 0 (the count of non-zeros), inf and -inf.
@@ -50,6 +49,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, axis
     >>> tp.linalg.vector_norm(tp.tensor([3.0, 4.0])).item()
     5.0
     """
+    if out is not None:
+        rehearse_out(vector_norm, locals())
     op = "linalg.vector_norm"
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims)
@@ -93,12 +94,13 @@ def _wrap_dim(d: int, ndim: int) -> int:
     return d % ndim
 
 
-@checks_out_first
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None, axis=None,
                 keepdims=None) -> Tensor:
     """The matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), inf and
     -inf (max / min absolute row sum), 1 and -1 (column sums), 2 and -2 (largest / smallest
     singular value)."""
+    if out is not None:
+        rehearse_out(matrix_norm, locals())
     op = "linalg.matrix_norm"
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims, dim_default=(-2, -1))
@@ -133,11 +135,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return write_out(op, out, result if keepdim else result.squeeze((rows, cols)))
 
 
-@checks_out_first
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None, axis=None, keepdims=None) -> Tensor:
     """A vector or matrix norm, as PyTorch chooses: an int ``dim`` (or one dim) gives a vector
     norm, two dims a matrix norm; without ``dim``, a 1-D or 2-D input by its dimensions (any
     input with ``ord=None``, flattened, 2-norm)."""
+    if out is not None:
+        rehearse_out(norm, locals())
     op = "linalg.norm"
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords(op, dim, axis, keepdim, keepdims)

@@ -24,7 +24,7 @@ from ._checks import (LinAlgError, batch_prefix, check_float, check_same_dtype, 
 from ._host import first_non_positive_minor, first_zero_pivot, to_device, to_host
 from ._op import linalg_op
 from ..frontend.autocast_hook import autocast_function
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["inv", "solve", "solve_triangular", "det", "slogdet", "logdet", "cholesky"]
 
@@ -57,7 +57,6 @@ def _inv(A):
     return to_device(result, A)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def inv(A, *, out=None) -> Tensor:
     """The inverse of each square matrix in ``A`` (``*, n, n``); raises :class:`LinAlgError`
@@ -67,6 +66,8 @@ def inv(A, *, out=None) -> Tensor:
     >>> tp.linalg.inv(tp.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
+    if out is not None:
+        rehearse_out(inv, locals())
     check_tensor("linalg.inv", A)
     check_square("linalg.inv", A)
     check_float("linalg.inv", A)
@@ -105,7 +106,6 @@ def _broadcast_pair(op: str, A: Tensor, B: Tensor) -> tuple:
     return A, B
 
 
-@checks_out_first
 @autocast_function("linalg")
 def solve(A, B, *, left=True, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``), with batch dims broadcast;
@@ -116,6 +116,8 @@ def solve(A, B, *, left=True, out=None) -> Tensor:
     >>> tp.linalg.solve(tp.tensor([[2.0, 0.0], [0.0, 4.0]]), tp.tensor([2.0, 2.0])).tolist()
     [1.0, 0.5]
     """
+    if out is not None:
+        rehearse_out(solve, locals())
     op = "linalg.solve"
     check_tensor(op, A)
     check_tensor(op, B, "B")
@@ -189,11 +191,12 @@ def _substitute(a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
     return x
 
 
-@checks_out_first
 @autocast_function("linalg")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``: only
     the ``upper`` (or lower) triangle is read; ``unitriangular`` takes the diagonal as ones."""
+    if out is not None:
+        rehearse_out(solve_triangular, locals())
     op = "linalg.solve_triangular"
     check_tensor(op, A)
     check_tensor(op, B, "B")
@@ -242,7 +245,6 @@ def _det(A):
     return to_device(np.linalg.det(to_host(A)), A)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def det(A, *, out=None) -> Tensor:
     """The determinant of each square matrix in ``A``; differentiable also where ``A`` is
@@ -252,6 +254,8 @@ def det(A, *, out=None) -> Tensor:
     >>> tp.linalg.det(tp.tensor([[2.0, 1.0], [1.0, 3.0]])).item()
     5.0
     """
+    if out is not None:
+        rehearse_out(det, locals())
     check_tensor("linalg.det", A)
     check_square("linalg.det", A)
     check_float("linalg.det", A)
@@ -279,11 +283,12 @@ def _slogdet(A):
     return to_device(sign, A), to_device(logabsdet, A, A._dtype.to_real())
 
 
-@checks_out_first
 @autocast_function("linalg")
 def slogdet(A, *, out=None) -> _results.linalg_slogdet:
     """``(sign, logabsdet)`` of each square matrix's determinant (sign 0 and -inf when
     singular); only ``logabsdet`` is differentiable."""
+    if out is not None:
+        rehearse_out(slogdet, locals())
     check_tensor("linalg.slogdet", A)
     check_square("linalg.slogdet", A)
     check_float("linalg.slogdet", A)
@@ -346,12 +351,13 @@ def _cholesky(A):
     return to_device(result, A)
 
 
-@checks_out_first
 @autocast_function("linalg")
 def cholesky(A, *, upper=False, out=None) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; ``U`` with ``A = U^T U`` when ``upper``) of each
     symmetric positive-definite matrix; reads only the lower (upper) triangle. Raises
     :class:`LinAlgError` naming the batch element and the leading minor that is not positive."""
+    if out is not None:
+        rehearse_out(cholesky, locals())
     check_tensor("linalg.cholesky", A)
     check_square("linalg.cholesky", A)
     check_float("linalg.cholesky", A)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..frontend.tensor import Tensor
+from ..frontend.ops.out_rehearsal import rehearse_out
 from ._checks import check_tensor
 from ._solvers import inv, solve
 
@@ -15,6 +16,8 @@ __all__ = ["tensorinv", "tensorsolve", "vander"]
 def tensorinv(A, ind=2, *, out=None) -> Tensor:
     """The inverse of ``A`` read as a matrix of its first ``ind`` dims by the rest (whose
     products must be equal), shaped ``A.shape[ind:] + A.shape[:ind]``."""
+    if out is not None:
+        rehearse_out(tensorinv, locals())
     check_tensor("linalg.tensorinv", A)
     if ind <= 0:
         raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
@@ -29,6 +32,8 @@ def tensorinv(A, ind=2, *, out=None) -> Tensor:
 def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
     """X with ``tensordot(A, X, X.ndim) == B``: ``A`` read as a matrix of B's dims by the rest
     (``dims`` of A moved to the end first)."""
+    if out is not None:
+        rehearse_out(tensorsolve, locals())
     check_tensor("linalg.tensorsolve", A)
     check_tensor("linalg.tensorsolve", B, "B")
     if dims is not None:

@@ -8,14 +8,15 @@ from ..frontend.ops._common import check_same_device, write_out
 from ..frontend.shapes import broadcast_shapes, normalize_dim
 from ..frontend.tensor import Tensor
 from ._checks import check_same_dtype, check_tensor, scalar_type_name
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = ["vecdot"]
 
 
-@checks_out_first
 def vecdot(x, y, *, dim: int = -1, out=None) -> Tensor:
     """``sum(conj(x) * y, dim)`` with ``x`` and ``y`` broadcast together."""
+    if out is not None:
+        rehearse_out(vecdot, locals())
     op = "linalg.vecdot"
     check_tensor(op, x, "x")
     check_tensor(op, y, "y")

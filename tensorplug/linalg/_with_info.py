@@ -14,6 +14,7 @@ from ..frontend import dtypes as _dt
 from ..frontend.factories import full_like, tensor as _tensor, zeros
 from ..frontend.ops.joining import stack
 from ..frontend.tensor import Tensor
+from ..frontend.ops.out_rehearsal import rehearse_out
 from ._checks import LinAlgError, check_square, check_tensor
 from ._host import first_non_positive_minor, first_zero_pivot, to_host
 from ._solvers import _is_vector_rhs, cholesky, inv, solve
@@ -61,6 +62,8 @@ def _with_info(compute, A: Tensor, operands: tuple, failed_like, info_of, check_
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None) -> linalg_cholesky_ex:
     """``(L, info)``: ``linalg.cholesky`` without raising; ``info`` is 0, or the order of the
     first leading minor that is not positive-definite."""
+    if out is not None:
+        rehearse_out(cholesky_ex, locals())
     check_tensor("linalg.cholesky_ex", A)
     check_square("linalg.cholesky_ex", A)
     L, info = _with_info(lambda M: cholesky(M, upper=upper), A, (A,), lambda flat, i: flat[0][i],
@@ -71,6 +74,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None) -> linalg_chole
 def inv_ex(A, *, check_errors=False, out=None) -> linalg_inv_ex:
     """``(inverse, info)``: ``linalg.inv`` without raising; ``info`` is 0, or the 1-based index
     of the first zero pivot of A's LU factorization."""
+    if out is not None:
+        rehearse_out(inv_ex, locals())
     check_tensor("linalg.inv_ex", A)
     check_square("linalg.inv_ex", A)
     X, info = _with_info(inv, A, (A,), lambda flat, i: flat[0][i], _zero_pivot, check_errors)
@@ -79,6 +84,8 @@ def inv_ex(A, *, check_errors=False, out=None) -> linalg_inv_ex:
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None) -> linalg_solve_ex:
     """``(result, info)``: ``linalg.solve`` without raising (``info`` as ``inv_ex``'s)."""
+    if out is not None:
+        rehearse_out(solve_ex, locals())
     check_tensor("linalg.solve_ex", A)
     check_tensor("linalg.solve_ex", B, "B")
     check_square("linalg.solve_ex", A)

@@ -18,7 +18,7 @@ from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
 
 __all__ = [
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "gelu", "silu",
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu",
     "mish", "softplus", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "sigmoid", "tanh", "logsigmoid",
     "softsign", "tanhshrink", "threshold", "threshold_", "glu", "softmax", "softmin", "log_softmax",
     "gumbel_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d",
@@ -171,6 +171,10 @@ def celu(input, alpha=1.0, inplace=False):
     source = copying.inplace_source(input) if inplace else input
     result = where(source > 0, source, UNARY["expm1"](_at_most(source, 0.0) / alpha) * alpha)
     return _inplace(input, result) if inplace else result
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
 
 
 _GELU_CUBIC = 0.044715

@@ -16,7 +16,7 @@ from ..frontend.ops import copying, reductions
 from ..frontend.ops._composite import composite
 from ..frontend.ops._numpy_names import axis_as_dim
 from ..frontend.ops.elementwise import BINARY, COMPARE, UNARY, where
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 from ..frontend.shapes import normalize_dim
 from ..frontend.tensor import Tensor
 from ..frontend.autocast_hook import autocast_function
@@ -288,9 +288,10 @@ def _norm_along(x: Tensor, p: float, dim: int) -> Tensor:
     return UNARY["sqrt"](total) if p == 2 else total ** (1.0 / p)
 
 
-@checks_out_first
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``; ``out=`` is div's, as in PyTorch."""
+    if out is not None:
+        rehearse_out(normalize, locals())
     check_tensor("normalize", input)
     d = normalize_dim("normalize", dim, input.ndim)
     norm = BINARY["maximum"](_vector_norm(input, float(p), d), eps)

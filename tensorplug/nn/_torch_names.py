@@ -27,7 +27,7 @@ cosine_similarity, pairwise_distance = F.cosine_similarity, F.pairwise_distance
 pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle = (
     F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle, F.native_channel_shuffle)
 max_pool2d, adaptive_avg_pool1d = F.max_pool2d, F.adaptive_avg_pool1d
-threshold_, selu_ = F.threshold_, F.selu_
+threshold_, selu_, celu_ = F.threshold_, F.selu_, F.celu_
 
 
 def softmax(input, dim=None, dtype=None, axis=None):
@@ -110,10 +110,6 @@ def selu(input):
 def celu(input, alpha=1.0):
     """torch.celu: ``F.celu`` (no ``inplace``; ``celu_`` is the in-place form)."""
     return F.celu(input, alpha)
-
-
-def celu_(input, alpha=1.0):
-    return F.celu(input, alpha, inplace=True)
 
 
 def threshold(input, threshold, value):

@@ -36,7 +36,7 @@ from ._linear_grads import linear_param_grads
 from . import _activations, _conv, _embedding_bag, _fold, _losses, _normalization, _pooling, _sampling
 from . import (
     _alpha_dropout, _channel_shuffle, _conv3d, _ctc_loss, _fractional_pooling, _pooling3d, _leaky_variants, _lp_pool, _margin_losses, _max_unpool, _pdist, _rms_norm,
-    _shrink, _upsample,
+    _pool_indices, _shrink, _upsample,
 )
 from ._alpha_dropout import *  # noqa: F401,F403
 from ._channel_shuffle import *  # noqa: F401,F403
@@ -49,6 +49,7 @@ from ._lp_pool import *  # noqa: F401,F403
 from ._margin_losses import *  # noqa: F401,F403
 from ._max_unpool import *  # noqa: F401,F403
 from ._pdist import *  # noqa: F401,F403
+from ._pool_indices import *  # noqa: F401,F403
 from ._rms_norm import *  # noqa: F401,F403
 from ._shrink import *  # noqa: F401,F403
 from ._upsample import *  # noqa: F401,F403
@@ -65,32 +66,11 @@ from ._sampling import *  # noqa: F401,F403
 __all__ = (
     _activations.__all__ + _conv.__all__ + _embedding_bag.__all__ + _fold.__all__ + _pooling.__all__ + _sampling.__all__ + _normalization.__all__ + _losses.__all__
     + _alpha_dropout.__all__ + _channel_shuffle.__all__ + _conv3d.__all__ + _ctc_loss.__all__ + _fractional_pooling.__all__ + _pooling3d.__all__ + _leaky_variants.__all__ + _lp_pool.__all__
-    + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _rms_norm.__all__ + _shrink.__all__
+    + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _pool_indices.__all__ + _rms_norm.__all__ + _shrink.__all__
     + _upsample.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
-       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward", "celu_"]
-    + [f"{kind}max_pool{n}d_with_indices" for kind in ("", "adaptive_") for n in (1, 2, 3)]
+       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward"]
 )
-
-
-# --- PyTorch's spellings of return_indices=True --------------------------------------------------
-def _with_indices(name: str):
-    def pooled(*args, **kwargs):
-        kwargs["return_indices"] = True
-        return globals()[name](*args, **kwargs)
-
-    pooled.__name__ = pooled.__qualname__ = f"{name}_with_indices"
-    pooled.__doc__ = f"``{name}(..., return_indices=True)``: the pooled values and where each came from."
-    return pooled
-
-
-globals().update({f"{kind}max_pool{n}d_with_indices": _with_indices(f"{kind}max_pool{n}d")
-                  for kind in ("", "adaptive_") for n in (1, 2, 3)})
-
-
-def celu_(input, alpha=1.0):
-    """In-place ``celu``."""
-    return celu(input, alpha, inplace=True)
 
 
 # --- linear layers -------------------------------------------------------------------------

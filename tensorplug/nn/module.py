@@ -469,6 +469,22 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target``, replacing the module there or, unless
+        ``strict``, adding it to the parent module (which must exist)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if hasattr(parent, name):
+            if not isinstance(getattr(parent, name), Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+        elif strict:
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)

@@ -8,6 +8,7 @@
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -22,4 +23,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-           "Rprop", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]
+           "Rprop", "LBFGS", "SparseAdam", "Adafactor", "lr_scheduler", "swa_utils"]

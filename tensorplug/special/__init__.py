@@ -29,7 +29,7 @@ from ..frontend.shapes import broadcast_shapes
 from ..frontend.factories import ones_like
 from ..frontend.ops.math_ops import logsumexp, xlogy  # noqa: F401
 from ..nn.functional import log_softmax as _log_softmax, softmax as _softmax
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 __all__ = [
     "expit", "logit", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logsumexp", "softmax",
@@ -54,9 +54,10 @@ def log_softmax(input, dim=None, *, dtype=None, axis=None):
     return _log_softmax(input, required_dim("special_log_softmax", dim, axis), dtype=dtype)
 
 
-@checks_out_first
 def round(input, *, decimals=0, out=None):  # noqa: A001  (torch.special's name)
     """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds, ...)."""
+    if out is not None:
+        rehearse_out(round, locals())
     x = float_operand("round", input) if decimals else input
     if not decimals:
         return _finish("round", UNARY["round"](x), out)
@@ -81,9 +82,10 @@ class _Xlog1py(Function):
         return where(masked, 0.0, grad * UNARY["log1p"](y)), grad * x / (y + 1)
 
 
-@checks_out_first
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as xlogy."""
+    if out is not None:
+        rehearse_out(xlog1py, locals())
     x, y = promoted_operands("xlog1py", input, other, floating=True)
     shape = broadcast_shapes(x._shape, y._shape)
     return _finish("xlog1py", _Xlog1py.apply(x.expand(*shape), y.expand(*shape)), out)
@@ -106,9 +108,10 @@ class _Entropy(Function):
         return -grad * (UNARY["log"](x) + 1.0)
 
 
-@checks_out_first
 def entr(input, *, out=None):
     """Elementwise entropy: ``-x log(x)`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays)."""
+    if out is not None:
+        rehearse_out(entr, locals())
     return _finish("entr", _Entropy.apply(float_operand("entr", input)), out)
 
 
@@ -150,16 +153,18 @@ class _Erfcx(Function):
         return grad * (2.0 * x * value - 2.0 * _INV_SQRT_PI)
 
 
-@checks_out_first
 def erfcx(input, *, out=None):
     """The scaled complementary error function ``exp(x^2) erfc(x)``, accurate for large x."""
+    if out is not None:
+        rehearse_out(erfcx, locals())
     return _finish("erfcx", _Erfcx.apply(float_operand("erfcx", input)), out)
 
 
-@checks_out_first
 def ndtr(input, *, out=None):
     """The standard normal distribution function: ``erfc(-x / sqrt(2)) / 2`` (accurate in the
     lower tail, where ``(1 + erf) / 2`` would cancel)."""
+    if out is not None:
+        rehearse_out(ndtr, locals())
     x = float_operand("ndtr", input)
     return _finish("ndtr", erfc(-x * _SQRT_HALF) * 0.5, out)
 
@@ -169,10 +174,11 @@ def _tail_threshold(dtype) -> float:
     return -37.0 if dtype is _dt.float64 else -12.0
 
 
-@checks_out_first
 def log_ndtr(input, *, out=None):
     """``log(ndtr(x))`` without underflow: through erfc down to where it underflows, then the
     asymptotic series ``-x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8)``."""
+    if out is not None:
+        rehearse_out(log_ndtr, locals())
     x = float_operand("log_ndtr", input)
     threshold = _tail_threshold(x._dtype)
     tail = COMPARE["lt"](x, threshold)
@@ -190,12 +196,13 @@ def log_ndtr(input, *, out=None):
     return _finish("log_ndtr", where(tail, asymptotic, inside), out)
 
 
-@checks_out_first
 def ndtri(input, *, out=None):
     """The inverse of ``ndtr``: the x with ``ndtr(x) == p``; -inf at 0, inf at 1, NaN outside
     [0, 1]. A first guess from erfinv (or, in the far lower tail, from the asymptotic series'
     leading terms) is refined by three Newton steps on ndtr, which restore the digits that
     ``2 p - 1`` loses for small p."""
+    if out is not None:
+        rehearse_out(ndtri, locals())
     p = float_operand("ndtri", input)
     inside = COMPARE["gt"](p, 0) & COMPARE["lt"](p, 1)
     # Solve in the lower half, where ndtr keeps its relative digits: ndtri(p) = -ndtri(1 - p),
@@ -215,11 +222,12 @@ def ndtri(input, *, out=None):
     return _finish("ndtri", where(inside, x, edges), out)
 
 
-@checks_out_first
 def i0(input, *, out=None):
     """The modified Bessel function of the first kind of order 0: its power series
     ``sum (x^2 / 4)^k / (k!)^2`` up to |x| = 30 (terms are positive, so it loses no digits), and
     Hankel's asymptotic series ``e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! (8|x|)^k)`` above."""
+    if out is not None:
+        rehearse_out(i0, locals())
     x = float_operand("i0", input)
     a = UNARY["abs"](x)
     large = COMPARE["gt"](a, 30.0)

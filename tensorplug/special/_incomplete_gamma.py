@@ -24,7 +24,7 @@ from ..frontend.ops.elementwise import where
 from ..frontend.ops.special_functions import _finish
 from ..frontend.shapes import broadcast_shapes
 from ..frontend.tensor import Tensor
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 _EPSILON = 2.0 ** -53  # float64's unit roundoff: the relative size at which a term no longer counts
 # A continued-fraction step within this of 1 changes nothing that matters; exactly 1 may never come,
@@ -125,13 +125,15 @@ def _regularized(op: str, input, other, upper: bool, out) -> Tensor:
     return _finish(op, _RegularizedGamma.apply(a.expand(*shape), x.expand(*shape), upper), out)
 
 
-@checks_out_first
 def gammainc(input, other, *, out=None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
+    if out is not None:
+        rehearse_out(gammainc, locals())
     return _regularized("gammainc", input, other, False, out)
 
 
-@checks_out_first
 def gammaincc(input, other, *, out=None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."""
+    if out is not None:
+        rehearse_out(gammaincc, locals())
     return _regularized("gammaincc", input, other, True, out)

@@ -18,7 +18,7 @@ from ..frontend.ops._pointwise_args import float_operand
 from ..frontend.ops.elementwise import COMPARE, UNARY, where
 from ..frontend.ops.special_functions import _finish
 from ..frontend.tensor import Tensor
-from ..frontend.ops.out_rehearsal import checks_out_first
+from ..frontend.ops.out_rehearsal import rehearse_out
 
 _SWITCH = 30.0  # |x| above which the asymptotic series is used
 _SERIES_TERMS = 80  # enough for the power series to converge at |x| = 30
@@ -51,22 +51,25 @@ def _scaled(order: int, x: Tensor) -> Tensor:
     return where(large, asymptotic, series)
 
 
-@checks_out_first
 def i0e(input, *, out=None) -> Tensor:
     """e^-|x| i0(x), the exponentially scaled modified Bessel function of order 0."""
+    if out is not None:
+        rehearse_out(i0e, locals())
     x = float_operand("i0e", input)
     return _finish("i0e", _scaled(0, x), out)
 
 
-@checks_out_first
 def i1e(input, *, out=None) -> Tensor:
     """e^-|x| i1(x), the exponentially scaled modified Bessel function of order 1 (odd in x)."""
+    if out is not None:
+        rehearse_out(i1e, locals())
     x = float_operand("i1e", input)
     return _finish("i1e", _scaled(1, x), out)
 
 
-@checks_out_first
 def i1(input, *, out=None) -> Tensor:
     """The modified Bessel function of the first kind of order 1 (odd in x)."""
+    if out is not None:
+        rehearse_out(i1, locals())
     x = float_operand("i1", input)
     return _finish("i1", _scaled(1, x) * UNARY["exp"](UNARY["abs"](x)), out)

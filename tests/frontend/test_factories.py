@@ -256,6 +256,19 @@ def test_new_factories_take_sizes_as_varargs_or_one_sequence(name, fill, size):
         np.testing.assert_array_equal(made.numpy(), np.full((2, 3), fill))
 
 
+def test_new_empty_strided_matches_pytorch():
+    """t.new_empty_strided(size, stride) (missing before; found by a probe against PyTorch 2.13):
+    the strides asked for, t's dtype and device unless given, and not requiring grad."""
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference here")
+    for L in (torch, tp):
+        base = L.ones(4, dtype=L.float64, requires_grad=True)
+        made = base.new_empty_strided((2, 3), (1, 2))
+        assert (tuple(made.shape), made.stride(), made.dtype, made.requires_grad) == ((2, 3), (1, 2), L.float64, False)
+        assert base.new_empty_strided([2], [3], dtype=L.int32).dtype == L.int32
+        with pytest.raises(TypeError):
+            base.new_empty_strided((2, 2), (1, 2), L.int32)  # dtype is keyword-only
+
+
 # Found by tools/fuzz_native.py: a narrowing conversion in tp.tensor (1e300 to float32, to
 # bfloat16 or float8) raised NumPy's "overflow encountered in cast" RuntimeWarning, an error under
 # warnings-as-errors; PyTorch converts silently to inf (or the float8 type's overflow value).

@@ -192,10 +192,3 @@ def test_max_pool2d_ties_on_every_device(device, kwargs):
     expected_values.backward(torch.tensor(g))
     np.testing.assert_array_equal(leaf.grad.cpu().numpy(), reference.grad.numpy())
 
-
-def test_with_indices_spellings_are_return_indices():
-    x = tp.tensor(np.random.default_rng(3).standard_normal((1, 2, 6, 6)))
-    for name, args in (("max_pool2d", (2,)), ("adaptive_max_pool2d", (3,))):
-        values, indices = getattr(F, f"{name}_with_indices")(x, *args)
-        want_values, want_indices = getattr(F, name)(x, *args, return_indices=True)
-        assert np.array_equal(values.numpy(), want_values.numpy()) and np.array_equal(indices.numpy(), want_indices.numpy())

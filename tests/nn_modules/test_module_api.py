@@ -271,3 +271,23 @@ def test_forward_not_implemented():
     """Calling a Module without forward names the class."""
     with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
         nn.Module()(tp.zeros(1))
+
+
+def _set_submodule_outcomes(L):
+    """What set_submodule does (the module names after it) or raises, for each kind of target."""
+    outcomes = []
+    for target, module, strict in [("1.0", L.nn.Tanh(), False), ("1.new", L.nn.Tanh(), False),
+                                   ("1.new", L.nn.Tanh(), True), ("5.a", L.nn.Tanh(), False),
+                                   ("0.weight", L.nn.Tanh(), False), ("", L.nn.Tanh(), False), ("1.0", 3, False)]:
+        net = L.nn.Sequential(L.nn.Linear(2, 2), L.nn.Sequential(L.nn.ReLU()))
+        try:
+            net.set_submodule(target, module, strict=strict)
+            outcomes.append([(name, type(child).__name__) for name, child in net.named_modules()])
+        except Exception as error:
+            outcomes.append((type(error).__name__, str(error)))
+    return outcomes
+
+
+def test_set_submodule_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference here")
+    assert _set_submodule_outcomes(tp) == _set_submodule_outcomes(torch)

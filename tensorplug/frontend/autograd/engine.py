@@ -105,7 +105,8 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
         _add_into(leaf.grad, grad)  # grad mode is off here, so this records nothing
     if isinstance(meta, AutogradMeta) and meta.post_accumulate_hooks:
         for hook in tuple(meta.post_accumulate_hooks):
-            hook(leaf)
+            if hook(leaf) is not None:  # it may only act on the leaf (PyTorch's check and words)
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 # Callbacks queued during a backward pass (queue_callback), run once when it ends; one list per

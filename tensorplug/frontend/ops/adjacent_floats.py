@@ -15,7 +15,7 @@ from ._composite import composite
 from ._pointwise_args import check_tensor, inplace_variant, refuse_complex, result_dtype_of
 from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["nextafter"]
 
@@ -54,7 +54,6 @@ def _nextafter(input: Tensor, other: Tensor) -> Tensor:
     return where(either_nan, BINARY["add"](input, other), result)
 
 
-@checks_out_first
 def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The next representable value after ``input`` toward ``other``, elementwise, in the operands'
     promoted floating dtype (broadcast). ``other`` itself where they are equal; NaN where either
@@ -64,6 +63,8 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     >>> (tp.nextafter(one, one * 2) - one).item()
     2.220446049250313e-16
     """
+    if out is not None:
+        rehearse_out(nextafter, locals())
     check_tensor("nextafter", input)
     check_tensor("nextafter", other, "other")
     refuse_complex("nextafter", input, other)

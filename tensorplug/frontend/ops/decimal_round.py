@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._common import write_inplace, write_out
 from .copying import inplace_source
 from .elementwise import UNARY
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["round", "round_method", "round_decimals_"]
 
@@ -33,9 +33,10 @@ def _scaled_round(input, decimals: int):
     return _plain_round(input / scale) * scale
 
 
-@checks_out_first
 def round(input, *, decimals: int = 0, out=None):
     """Round to ``decimals`` decimal places (half to even)."""
+    if out is not None:
+        rehearse_out(round, locals())
     if decimals == 0 and not isinstance(decimals, bool):
         return _plain_round(input, out=out)
     _check_decimals("round", input, decimals)

@@ -9,7 +9,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._common import write_out
 from ._composite import composite
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["diag", "trace"]
 
@@ -47,7 +47,6 @@ def _diag(input: Tensor, diagonal: int) -> Tensor:
     return input.diagonal(diagonal).clone()  # a copy, as PyTorch's diag returns
 
 
-@checks_out_first
 def diag(input, diagonal=0, *, out=None) -> Tensor:
     """For a 1-D ``input``: the square matrix with ``input`` on diagonal ``diagonal`` (above the
     main one when positive). For a 2-D ``input``: a copy of that diagonal, as a vector.
@@ -55,6 +54,8 @@ def diag(input, diagonal=0, *, out=None) -> Tensor:
     >>> tp.diag(tp.tensor([1, 2])).tolist()
     [[1, 0], [0, 2]]
     """
+    if out is not None:
+        rehearse_out(diag, locals())
     if not isinstance(input, Tensor):
         raise TypeError(f"diag(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.ndim not in (1, 2):

@@ -24,7 +24,7 @@ from ._common import (bump_version, check_exact_dtype, check_out, check_same_dev
                       refuse_out_under_autograd)
 from .copying import check_scalar_fits, copy_, fill_, to_dtype
 
-__all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "where"]
+__all__ = ["unary_op", "binary_op", "UNARY", "BINARY", "COMPARE", "ALIASES", "where"]
 
 _FLOATS = frozenset(d for d in _dt.all_dtypes if d.is_floating_point)
 _INTEGRALS = frozenset(d for d in _dt.all_dtypes if not d.is_floating_point)
@@ -428,6 +428,11 @@ BINARY = {
 }
 
 COMPARE = {name: binary_op(name, "to_bool") for name in ("eq", "ne", "lt", "le", "gt", "ge")}
+
+# NumPy's names for ops above, which PyTorch takes too (torch.arcsin, t.fix_()): alias -> op.
+ALIASES = {"absolute": "abs", "negative": "neg", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+           "arctan2": "atan2", "fix": "trunc", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+           "not_equal": "ne"}
 
 WHERE = Operator("where")
 

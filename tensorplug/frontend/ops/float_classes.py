@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from ._common import write_out
 from ._pointwise_args import check_tensor, refuse_complex
 from .elementwise import BINARY, COMPARE, UNARY, where
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["signbit", "isposinf", "isneginf", "isreal", "frexp"]
 
@@ -24,13 +24,14 @@ def _bools_like(input: Tensor, value: bool) -> Tensor:
     return full(input._shape, value, dtype=_dt.bool, device=input._device)
 
 
-@checks_out_first
 def signbit(input, *, out=None) -> Tensor:
     """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit.
 
     >>> tp.signbit(tp.tensor([-0.0, 0.0, -2.0])).tolist()
     [True, False, True]
     """
+    if out is not None:
+        rehearse_out(signbit, locals())
     check_tensor("signbit", input)
     refuse_complex("signbit", input)
     if input._dtype.is_floating_point:
@@ -51,15 +52,17 @@ def _infinity_test(op: str, input, positive: bool, out) -> Tensor:
     return write_out(op, out, COMPARE["eq"](input, float("inf") if positive else float("-inf")))
 
 
-@checks_out_first
 def isposinf(input, *, out=None) -> Tensor:
     """True where ``input`` is +inf."""
+    if out is not None:
+        rehearse_out(isposinf, locals())
     return _infinity_test("isposinf", input, True, out)
 
 
-@checks_out_first
 def isneginf(input, *, out=None) -> Tensor:
     """True where ``input`` is -inf."""
+    if out is not None:
+        rehearse_out(isneginf, locals())
     return _infinity_test("isneginf", input, False, out)
 
 
@@ -77,7 +80,6 @@ def isreal(input) -> Tensor:
     return COMPARE["eq"](imag(input), 0)
 
 
-@checks_out_first
 def frexp(input, *, out=None):
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| <
     1`` and an int32 exponent; zeros, infinities and NaN keep their value with exponent 0. The
@@ -87,6 +89,8 @@ def frexp(input, *, out=None):
     >>> m.tolist(), e.tolist()
     ([0.5, -0.75], [4, 2])
     """
+    if out is not None:
+        rehearse_out(frexp, locals())
     check_tensor("frexp", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")

@@ -17,7 +17,7 @@ from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._composite import composite
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["bincount", "histc", "histogram"]
 
@@ -93,7 +93,6 @@ def _histc(input: Tensor, bins: int, low: float, high: float) -> Tensor:
     return zeros(bins, dtype=dtype, device=input._device).scatter_add(0, position, inside.to(dtype))
 
 
-@checks_out_first
 def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal-width bins over ``[min, max]`` (the data's
     range when ``min == max``); values outside the range, and NaN, are not counted.
@@ -101,6 +100,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:
     >>> tp.histc(tp.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
     [0.0, 2.0, 1.0, 0.0]
     """
+    if out is not None:
+        rehearse_out(histc, locals())
     if not isinstance(input, Tensor):
         raise TypeError(f"histc(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not input._dtype.is_floating_point:
@@ -154,7 +155,6 @@ def _histogram_edges(op: str, input: Tensor, bins, range) -> Tensor:
     return linspace(low, high, count + 1, dtype=input._dtype, device=input._device)
 
 
-@checks_out_first
 def histogram(input, bins, *, range=None, weight=None, density: bool = False, out=None) -> tuple:  # noqa: A002
     """``(hist, bin_edges)``: counts (or summed ``weight``, or a density with ``density``) of
     ``input``'s values in ``bins`` equal-width bins over ``range``, or between the edges ``bins``;
@@ -163,6 +163,8 @@ def histogram(input, bins, *, range=None, weight=None, density: bool = False, ou
     >>> tp.histogram(tp.tensor([1.0, 2.0, 1.0]), bins=2, range=(0.0, 2.0)).hist.tolist()
     [0.0, 3.0]
     """
+    if out is not None:
+        rehearse_out(histogram, locals())
     from ..factories import zeros
     from .elementwise import where
     from .searching import searchsorted

@@ -15,7 +15,7 @@ from ..tensor import Tensor, empty_tensor
 from ._common import check_index_range, check_same_device, is_number, on_common_device
 from ._pointwise_args import check_tensor, inplace_variant, result_dtype_of
 from .elementwise import COMPARE, where
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["index_copy", "index_fill", "index_put", "masked_scatter", "put", "fill", "nonzero_static", "isin"]
 
@@ -36,13 +36,14 @@ def _along(index: Tensor, dim: int, shape: tuple) -> Tensor:
     return index.reshape(view).expand(*shape)
 
 
-@checks_out_first
 def index_copy(input, dim, index, source, *, out=None) -> Tensor:
     """``input`` with the slices ``source[..., i, ...]`` written at ``index[i]`` along ``dim``.
 
     >>> tp.index_copy(tp.zeros(3), 0, tp.tensor([2]), tp.tensor([5.0])).tolist()
     [0.0, 0.0, 5.0]
     """
+    if out is not None:
+        rehearse_out(index_copy, locals())
     from ._common import write_out
     from .indexing import scatter
 

@@ -23,7 +23,7 @@ from ._common import (
     warn_if_expanded, write_out,
 )
 from .copying import copy_, fill_, number_for, to_dtype
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_", "scatter_add", "index_select", "nonzero", "argwhere", "take"]
 
@@ -315,8 +315,9 @@ def _check_gather_args(op: str, input: Tensor, dim, index: Tensor) -> tuple:
     return d, to_dtype(index, _dt.int64)
 
 
-@checks_out_first
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad=False, out=None) -> Tensor:
+    if out is not None:
+        rehearse_out(gather, locals())
     if out is not None:
         return write_out("gather", out, gather(input, dim, index, sparse_grad=sparse_grad), exact_dtype=True)
     d, index = _check_gather_args("gather", input, dim, index)
@@ -374,8 +375,9 @@ def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor) -> Tensor:
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
 
-@checks_out_first
 def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
+    if out is not None:
+        rehearse_out(index_select, locals())
     if out is not None:
         return write_out("index_select", out, index_select(input, dim, index), exact_dtype=True)
     if not isinstance(index, Tensor) or index.ndim > 1:
@@ -394,13 +396,14 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return getitem(reshape(input, (-1,)), index)
 
 
-@checks_out_first
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Coordinates of the non-zero elements, in row-major order.
 
     Composite: positions come from a cumulative sum of the mask, and each non-zero element
     scatters its flat index to its position; a backend needs no dedicated kernel.
     """
+    if out is not None:
+        rehearse_out(nonzero, locals())
     if out is not None:
         if as_tuple:
             raise RuntimeError("nonzero(): out= is not supported with as_tuple=True (the result is a tuple of tensors)")

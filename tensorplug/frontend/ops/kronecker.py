@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from ._composite import composite
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["kron"]
 
@@ -22,7 +22,6 @@ def _kron(input: Tensor, other: Tensor) -> Tensor:
     return (a * b).reshape(tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
-@checks_out_first
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """The Kronecker product: block ``[i]`` of the result is ``input[i] * other`` (the shorter
     shape is padded with leading ones; dtypes promote as in multiplication).
@@ -30,6 +29,8 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     >>> tp.kron(tp.tensor([1, 2]), tp.tensor([1, 10])).tolist()
     [1, 10, 2, 20]
     """
+    if out is not None:
+        rehearse_out(kron, locals())
     for name, value in (("input", input), ("other", other)):
         if not isinstance(value, Tensor):
             raise TypeError(f"kron(): argument '{name}' must be Tensor, not {type(value).__name__}")

@@ -10,7 +10,7 @@ from .. import autocast_hook
 from ..autocast_hook import AUTOCAST_MASK, autocast_function
 from ._common import check_same_device, keyset, write_out
 from .widened_products import widen_for_out_dtype
-from .out_rehearsal import checks_out_first, rehearse_out
+from .out_rehearsal import rehearse_out
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv"]
 
@@ -83,8 +83,8 @@ def _shape_error(op: str, a: Tensor, b: Tensor) -> RuntimeError:
 
 def matmul(input, other, *, out=None) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims."""
-    if out is not None:  # (not the checks_out_first wrapper: a frame on every linear layer's path)
-        rehearse_out(matmul, (input, other), {}, out)
+    if out is not None:
+        rehearse_out(matmul, locals())
     if local_state.include & local_state.mask & AUTOCAST_MASK:
         # Autocast casts here, before the dtype check and the output's allocation (inline, not
         # as a decorator: matmul is on every linear layer's path).
@@ -118,11 +118,12 @@ def matmul(input, other, *, out=None) -> Tensor:
     return write_out("matmul", out, result, exact_dtype=True)
 
 
-@checks_out_first
 @autocast_function("mm")
 def mm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     """The product of two matrices; ``out_dtype=float32`` multiplies float16/bfloat16 ones in
     float32 (frontend/ops/widened_products.py)."""
+    if out is not None:
+        rehearse_out(mm, locals())
     if out_dtype is not None:
         return mm(*widen_for_out_dtype("mm", out_dtype, input, mat2), out=out)
     if not (isinstance(input, Tensor) and isinstance(mat2, Tensor)) and _either_sparse(input, mat2):
@@ -135,10 +136,11 @@ def mm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
-@checks_out_first
 @autocast_function("bmm")
 def bmm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     """The products of two batches of matrices; ``out_dtype`` as :func:`mm`'s."""
+    if out is not None:
+        rehearse_out(bmm, locals())
     if out_dtype is not None:
         return bmm(*widen_for_out_dtype("bmm", out_dtype, input, mat2), out=out)
     _check("bmm", input, mat2)
@@ -152,10 +154,11 @@ def bmm(input, mat2, out_dtype=None, *, out=None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
-@checks_out_first
 @autocast_function("dot")
 def dot(input, tensor, *, out=None) -> Tensor:
     """The inner product of two 1-D tensors (the second is ``tensor``, PyTorch's name)."""
+    if out is not None:
+        rehearse_out(dot, locals())
     other = tensor
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
@@ -168,10 +171,11 @@ def dot(input, tensor, *, out=None) -> Tensor:
     return write_out("dot", out, matmul(input, other), exact_dtype=True)
 
 
-@checks_out_first
 @autocast_function("mv")
 def mv(input, vec, *, out=None) -> Tensor:
     """The product of a matrix and a vector."""
+    if out is not None:
+        rehearse_out(mv, locals())
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv(): expected a 2D matrix and a 1D vector, got {input.ndim}D and {vec.ndim}D")

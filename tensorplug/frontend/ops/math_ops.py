@@ -23,7 +23,7 @@ from .copying import to_dtype
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import nanmean, nansum  # listed here so that `tp.nansum` exists (see __all__)
 from ..autocast_hook import autocast_function
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = [
     "lerp", "nan_to_num", "clamp_min", "clamp_max", "rsub", "var", "std", "var_mean", "std_mean", "norm",
@@ -55,9 +55,10 @@ def _lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
 
 
-@checks_out_first
 def lerp(input, end, weight, *, out=None) -> Tensor:
     """``input + weight * (end - input)`` with broadcasting (floating dtypes)."""
+    if out is not None:
+        rehearse_out(lerp, locals())
     _check_tensor("lerp", input)
     _check_tensor("lerp", end, "end")
     if not (is_number(weight) or isinstance(weight, Tensor)):
@@ -97,10 +98,11 @@ def _nan_to_num(input: Tensor, nan: float, posinf: float, neginf: float) -> Tens
     return where(isinf & (input < 0), neginf, result)
 
 
-@checks_out_first
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
     dtype's largest and lowest finite values)."""
+    if out is not None:
+        rehearse_out(nan_to_num, locals())
     _check_tensor("nan_to_num", input)
     if not (input._dtype.is_floating_point or input._dtype.is_complex):
         return _finish(input.clone(), out, "nan_to_num", exact_dtype=True)
@@ -115,15 +117,17 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     return write_inplace("nan_to_num_", self, nan_to_num(self, nan, posinf, neginf))
 
 
-@checks_out_first
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``max(input, min)`` elementwise (NaN propagates)."""
+    if out is not None:
+        rehearse_out(clamp_min, locals())
     return BINARY["maximum"](input, min, out=out)
 
 
-@checks_out_first
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``min(input, max)`` elementwise (NaN propagates)."""
+    if out is not None:
+        rehearse_out(clamp_max, locals())
     return BINARY["minimum"](input, max, out=out)
 
 
@@ -142,7 +146,6 @@ def positive(input) -> Tensor:
     return input
 
 
-@checks_out_first
 def sgn(input, *, out=None) -> Tensor:
     """The sign of each element, -1, 0 or 1 (0 for NaN): :func:`sign` for real tensors, whose
     gradient is 0; ``z / |z|`` (0 at 0) for complex ones.
@@ -150,6 +153,8 @@ def sgn(input, *, out=None) -> Tensor:
     >>> tp.sgn(tp.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
+    if out is not None:
+        rehearse_out(sgn, locals())
     _check_tensor("sgn", input)
     check_exact_dtype("sgn", out, input._dtype)
     if input._dtype.is_complex:
@@ -172,9 +177,10 @@ def _frac(input: Tensor) -> Tensor:
     return input - UNARY["trunc"](input)
 
 
-@checks_out_first
 def frac(input, *, out=None) -> Tensor:
     """The fractional part ``input - trunc(input)`` (sign of input kept)."""
+    if out is not None:
+        rehearse_out(frac, locals())
     _check_tensor("frac", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"frac(): not implemented for '{input._dtype.name}'")
@@ -237,6 +243,8 @@ def _atanh(input: Tensor) -> Tensor:
 
 def _inverse_hyperbolic(name: str, composite_fn, doc: str):
     def function(input, *, out=None) -> Tensor:
+        if out is not None:
+            rehearse_out(function, locals())
         _check_tensor(name, input)
         x = input
         if not (x._dtype.is_floating_point or x._dtype.is_complex):
@@ -249,7 +257,7 @@ def _inverse_hyperbolic(name: str, composite_fn, doc: str):
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
     inplace.__name__ = inplace.__qualname__ = name + "_"
-    return checks_out_first(function), inplace
+    return function, inplace
 
 
 asinh, _asinh_ = _inverse_hyperbolic("asinh", _asinh, "Elementwise inverse hyperbolic sine (see torch.asinh); real or complex input.")
@@ -281,9 +289,10 @@ def _xlogy(input, other) -> Tensor:
     return where(UNARY["isnan"](other), float("nan"), result)
 
 
-@checks_out_first
 def xlogy(input, other, *, out=None) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (unless other is NaN)."""
+    if out is not None:
+        rehearse_out(xlogy, locals())
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("xlogy(): expected at least one Tensor argument")
     input, other = on_common_device("xlogy", input, other)
@@ -386,7 +395,6 @@ def _var_mean(input: Tensor, dims: tuple, correction, keepdim: bool, whole: bool
     return var, mean
 
 
-@checks_out_first
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1 by default: Bessel's; ``unbiased=False`` is
     ``correction=0``).
@@ -394,15 +402,18 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     >>> tp.var(tp.tensor([1.0, 2.0, 3.0])).item()
     1.0
     """
+    if out is not None:
+        rehearse_out(var, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("var", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("var", input, dim, unbiased, keepdim, correction)
     return _finish(_var_mean(input, dims, correction, bool(keepdim), whole)[0], out, "var")
 
 
-@checks_out_first
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Standard deviation: the square root of :func:`var` (same arguments)."""
+    if out is not None:
+        rehearse_out(std, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("std", dim, axis, keepdim, keepdims)
     dims, correction, whole = _stat_args("std", input, dim, unbiased, keepdim, correction)
@@ -464,13 +475,14 @@ def _root_at_zero_safe(total: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, root)
 
 
-@checks_out_first
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p = 2 or "fro" (Euclidean /
     Frobenius), 1, inf, -inf, 0 (count of non-zeros) or any other number.
 
     ``out`` is keyword-only here (PyTorch's function also takes it fifth, before ``dtype``; its
     Tensor method, which is this same function in tensorplug, takes ``dtype`` fifth)."""
+    if out is not None:
+        rehearse_out(norm, locals())
     if out is not None:
         # The norm's own dtype only: dtype= when given, else the input's (real) dtype.
         return write_out("norm", out, norm(input, p, dim, keepdim, dtype), exact_dtype=True)
@@ -511,9 +523,10 @@ def _logsumexp(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return total if keepdim else squeeze(total, dims)
 
 
-@checks_out_first
 def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow."""
+    if out is not None:
+        rehearse_out(logsumexp, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("logsumexp", dim, axis, keepdim, keepdims)
     _check_tensor("logsumexp", input)
@@ -591,11 +604,12 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
     return scaled_sum(input, matmul(mat1, mat2), beta, alpha)
 
 
-@checks_out_first
 @autocast_function("addmm")
 def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, input broadcast to the product's shape;
     ``out_dtype`` as :func:`mm`'s (``input`` may then have the factors' dtype or ``out_dtype``)."""
+    if out is not None:
+        rehearse_out(addmm, locals())
     if out_dtype is not None:
         from .widened_products import widen_for_out_dtype
 
@@ -634,10 +648,11 @@ def _addmv(input: Tensor, mat: Tensor, vec: Tensor, beta, alpha) -> Tensor:
     return scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
-@checks_out_first
 @autocast_function("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
+    if out is not None:
+        rehearse_out(addmv, locals())
     _check_matrices("addmv", input, mat, vec)
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"addmv(): vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
@@ -649,9 +664,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
     return _finish(_addmv(input, mat, vec, beta, alpha), out, "addmv", exact_dtype=True)
 
 
-@checks_out_first
 def outer(input, vec2, *, out=None) -> Tensor:
     """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
+    if out is not None:
+        rehearse_out(outer, locals())
     _check_tensor("outer", input)
     _check_tensor("outer", vec2, "vec2")
     if input.ndim != 1 or vec2.ndim != 1:
@@ -662,10 +678,11 @@ def outer(input, vec2, *, out=None) -> Tensor:
 ger = outer
 
 
-@checks_out_first
 def vdot(input, other, *, out=None) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors: the dot product that conjugates its
     first argument (the same as ``dot`` for real tensors)."""
+    if out is not None:
+        rehearse_out(vdot, locals())
     from ..complex import conj
     from .linalg import dot
 
@@ -677,10 +694,11 @@ def vdot(input, other, *, out=None) -> Tensor:
     return _finish(dot(conj(input), other), out, "vdot")
 
 
-@checks_out_first
 def inner(input, other, *, out=None) -> Tensor:
     """The sum of products over the last dim of both tensors (no conjugate): the result has shape
     ``input.shape[:-1] + other.shape[:-1]``; a 0-d operand multiplies."""
+    if out is not None:
+        rehearse_out(inner, locals())
     from .linalg import matmul
 
     _check_tensor("inner", input)

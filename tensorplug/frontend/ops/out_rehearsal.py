@@ -2,11 +2,15 @@
 
 Most functions taking ``out=`` learn their result's shape and dtype by computing it, and check
 ``out`` against that result in :func:`write_out`. Rather than repeat each function's shape and
-dtype rules in a second, earlier check, :func:`checks_out_first` rehearses the call on the meta
+dtype rules in a second, earlier check, :func:`rehearse_out` rehearses the call on the meta
 device: the same code runs on meta copies of the arguments (metadata, no memory, kernels that do
 nothing), so every check of ``out`` (type, dtype castability, exact dtype, internal overlap, the
 out-under-autograd error) raises before the real call runs a kernel. The device, which a meta
 copy loses, is compared with the inputs' first.
+
+Each such function opens with ``if out is not None: rehearse_out(itself, locals())``: a test
+that costs the calls without ``out`` (nearly all) nothing, where a wrapping decorator cost every
+call a Python frame.
 
 A rehearsal that meta tensors cannot perform (an op whose result's shape depends on values, a
 check that reads values) is abandoned; that call then checks ``out`` after computing, as before.
@@ -14,39 +18,50 @@ check that reads values) is abandoned; that call then checks ``out`` after compu
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from ..meta_device import ITEM_MESSAGE
 from ..random import Generator
 from ..tensor import Tensor, resolve_device
 
-__all__ = ["checks_out_first", "rehearse_out"]
+__all__ = ["rehearse_out"]
 
 
-def checks_out_first(function):
-    """Decorate a public function taking a keyword ``out``: with ``out`` given, the call is
-    rehearsed on the meta device first, so that a bad ``out`` raises before any kernel runs.
-    (The wrapper costs a call frame, about 0.3 us: the hottest functions call
-    :func:`rehearse_out` themselves instead.)"""
-
-    @functools.wraps(function)
-    def checked(*args, out=None, **kwargs):
-        if out is None:
-            return function(*args, **kwargs)
-        rehearse_out(function, args, kwargs, out)
-        return function(*args, out=out, **kwargs)
-
-    checked.checks_out_first = True
-    return checked
-
-
-def rehearse_out(function, args: tuple, kwargs: dict, out) -> None:
-    """Raise what ``function(*args, out=out, **kwargs)`` would raise about ``out``, without
-    computing anything (a call on meta tensors, which is itself never rehearsed)."""
+def rehearse_out(function, arguments: dict) -> None:
+    """Raise what ``function`` would raise about the ``out`` in ``arguments`` (the caller's
+    ``locals()`` on entry: its parameters by name, so an ``out`` given by position is checked
+    too), without computing anything. A call on meta tensors, which is what a rehearsal runs, is
+    not rehearsed again."""
+    args, kwargs = _call_arguments(function, arguments)
+    out = kwargs.pop("out")
     if not _all_meta((args, kwargs, out)):
         _check_out_devices(function.__name__, out, (args, kwargs), kwargs.get("device"))
-        if not _holds_sparse((args, kwargs)):  # a SparseTensor has no meta copy: checked after
-            _rehearse(function, args, kwargs, out)
+        _rehearse(function, args, kwargs, out)
+
+
+@functools.lru_cache(maxsize=None)
+def _parameters(function) -> tuple:
+    return tuple(inspect.signature(function).parameters.values())
+
+
+def _call_arguments(function, arguments: dict) -> tuple[list, dict]:
+    """The positional and keyword arguments that call ``function`` with the parameter values in
+    ``arguments`` (other names there, such as a closure's, are not parameters and are left out).
+    ``out`` and the parameters after it go by keyword, where the rehearsal replaces ``out``."""
+    args, kwargs = [], {}
+    for parameter in _parameters(function):
+        value = arguments[parameter.name]
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            args.extend(value)
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif parameter.kind is parameter.POSITIONAL_ONLY or (
+                parameter.kind is parameter.POSITIONAL_OR_KEYWORD and parameter.name != "out" and not kwargs):
+            args.append(value)
+        else:
+            kwargs[parameter.name] = value
+    return args, kwargs
 
 
 def _tensors(value):
@@ -59,15 +74,6 @@ def _tensors(value):
     elif isinstance(value, dict):
         for item in value.values():
             yield from _tensors(item)
-
-
-def _holds_sparse(value) -> bool:
-    """Whether ``value`` holds a sparse tensor (tp.sparse's own class, not a Tensor)."""
-    if isinstance(value, (tuple, list)):
-        return any(_holds_sparse(item) for item in value)
-    if isinstance(value, dict):
-        return any(_holds_sparse(item) for item in value.values())
-    return not isinstance(value, Tensor) and getattr(value, "is_sparse", False) is True
 
 
 def _all_meta(value) -> bool:
@@ -99,6 +105,8 @@ def _on_meta(value):
     on its tensors' device; meta draws nothing from the default one)."""
     if isinstance(value, Generator):
         return None
+    if not isinstance(value, Tensor) and getattr(value, "is_sparse", False) is True:  # tp.sparse's own class
+        return type(value)(_on_meta(value._indices_), _on_meta(value._values_), value.shape, value._coalesced)
     if isinstance(value, Tensor):
         from ..extra_factories import empty_strided
 

@@ -14,7 +14,7 @@ from ._common import is_number, write_out
 from ._pointwise_args import check_tensor, float_operand, inplace_variant, promoted_operands, refuse_complex
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .reductions import any as _any
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = [
     "addcmul", "addcdiv", "heaviside", "fmax", "fmin", "gcd", "lcm", "deg2rad", "rad2deg", "float_power", "ldexp",
@@ -51,13 +51,14 @@ def _tensor_operands(op: str, input, tensor1, tensor2) -> tuple:
     return promoted_operands(op, input, tensor1, tensor2, names=("input", "tensor1", "tensor2"), allow_complex=True)
 
 
-@checks_out_first
 def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast, in the three tensors' promoted dtype.
 
     >>> tp.addcmul(tp.tensor([1.0]), tp.tensor([2.0]), tp.tensor([3.0]), value=0.5).tolist()
     [4.0]
     """
+    if out is not None:
+        rehearse_out(addcmul, locals())
     a, t1, t2 = _tensor_operands("addcmul", input, tensor1, tensor2)
     if a._dtype is _dt.bool:
         raise NotImplementedError("addcmul(): not implemented for 'Bool'")
@@ -66,7 +67,6 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     return write_out("addcmul", out, a + (product if scale == 1 else product * scale))
 
 
-@checks_out_first
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 / tensor2`` for floating tensors (PyTorch refuses integer
     tensor1 and tensor2: its old addcdiv truncated).
@@ -74,6 +74,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     >>> tp.addcdiv(tp.tensor([1.0]), tp.tensor([3.0]), tp.tensor([2.0]), value=2).tolist()
     [4.0]
     """
+    if out is not None:
+        rehearse_out(addcdiv, locals())
     for name, t in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
         check_tensor("addcdiv", t, name)
     if not (tensor1._dtype.is_floating_point or tensor1._dtype.is_complex) and not (
@@ -85,7 +87,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     return write_out("addcdiv", out, a + (quotient if scale == 1 else quotient * scale))
 
 
-@checks_out_first
 def heaviside(input, values, *, out=None) -> Tensor:
     """The step function: 0 below 0, ``values`` at 0, 1 above (NaN counts as below); ``input``
     and ``values`` must have one dtype, as in PyTorch.
@@ -93,6 +94,8 @@ def heaviside(input, values, *, out=None) -> Tensor:
     >>> tp.heaviside(tp.tensor([-1.0, 0.0, 2.0]), tp.tensor(0.5)).tolist()
     [0.0, 0.5, 1.0]
     """
+    if out is not None:
+        rehearse_out(heaviside, locals())
     check_tensor("heaviside", input)
     if isinstance(values, Tensor) and values._dtype is not input._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
@@ -109,19 +112,21 @@ def _nan_ignoring(op: str, input, other, keep_first: str, out) -> Tensor:
     return write_out(op, out, where(take_first, a, b))
 
 
-@checks_out_first
 def fmax(input, other, *, out=None) -> Tensor:
     """The elementwise maximum that ignores NaN (NaN only where both are NaN).
 
     >>> tp.fmax(tp.tensor([1.0, float("nan")]), tp.tensor([float("nan"), 2.0])).tolist()
     [1.0, 2.0]
     """
+    if out is not None:
+        rehearse_out(fmax, locals())
     return _nan_ignoring("fmax", input, other, "ge", out)
 
 
-@checks_out_first
 def fmin(input, other, *, out=None) -> Tensor:
     """The elementwise minimum that ignores NaN (NaN only where both are NaN)."""
+    if out is not None:
+        rehearse_out(fmin, locals())
     return _nan_ignoring("fmin", input, other, "le", out)
 
 
@@ -146,23 +151,25 @@ def _gcd(a: Tensor, b: Tensor) -> Tensor:
     return b
 
 
-@checks_out_first
 def gcd(input, other, *, out=None) -> Tensor:
     """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
 
     >>> tp.gcd(tp.tensor([12, -9, 0]), tp.tensor([18, 6, 5])).tolist()
     [6, 3, 5]
     """
+    if out is not None:
+        rehearse_out(gcd, locals())
     return write_out("gcd", out, _gcd(*_integer_operands("gcd", input, other)))
 
 
-@checks_out_first
 def lcm(input, other, *, out=None) -> Tensor:
     """The least common multiple of integer tensors (non-negative; 0 where either is 0).
 
     >>> tp.lcm(tp.tensor([4, -6, 0]), tp.tensor([6, 4, 5])).tolist()
     [12, 12, 0]
     """
+    if out is not None:
+        rehearse_out(lcm, locals())
     a, b = _integer_operands("lcm", input, other)
     divisor = _gcd(a, b)
     safe = where(COMPARE["eq"](divisor, 0), 1, divisor)
@@ -174,19 +181,20 @@ def _angle_conversion(op: str, input, factor: float, out) -> Tensor:
     return write_out(op, out, x * factor)
 
 
-@checks_out_first
 def deg2rad(input, *, out=None) -> Tensor:
     """Degrees to radians (integers give the default float dtype)."""
+    if out is not None:
+        rehearse_out(deg2rad, locals())
     return _angle_conversion("deg2rad", input, math.pi / 180, out)
 
 
-@checks_out_first
 def rad2deg(input, *, out=None) -> Tensor:
     """Radians to degrees (integers give the default float dtype)."""
+    if out is not None:
+        rehearse_out(rad2deg, locals())
     return _angle_conversion("rad2deg", input, 180 / math.pi, out)
 
 
-@checks_out_first
 def float_power(input, exponent, *, out=None) -> Tensor:
     """``input ** exponent`` computed in float64 (complex128 when either is complex), whatever
     the operands' dtypes.
@@ -194,6 +202,8 @@ def float_power(input, exponent, *, out=None) -> Tensor:
     >>> tp.float_power(tp.tensor([2]), 3).dtype
     tensorplug.float64
     """
+    if out is not None:
+        rehearse_out(float_power, locals())
     from ..factories import tensor
 
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
@@ -216,13 +226,14 @@ def _float_power_(self, exponent):
     return inplace_variant(float_power)(self, exponent)
 
 
-@checks_out_first
 def ldexp(input, other, *, out=None) -> Tensor:
     """``input * 2 ** other``, in the operands' promoted floating dtype.
 
     >>> tp.ldexp(tp.tensor([1.0]), tp.tensor([3])).tolist()
     [8.0]
     """
+    if out is not None:
+        rehearse_out(ldexp, locals())
     check_tensor("ldexp", input)
     refuse_complex("ldexp", input, other)
     a, b = promoted_operands("ldexp", input, other, floating=True)

@@ -20,7 +20,7 @@ from .linalg import matmul
 from .math_ops import scaled_sum
 from .widened_products import widen_for_out_dtype
 from ..autocast_hook import autocast_function
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["baddbmm", "addbmm", "addr", "tensordot", "cross"]
 
@@ -61,7 +61,6 @@ def _check_input_fits(op: str, input: Tensor, shape: tuple) -> None:
                            f"{list(shape)}")
 
 
-@checks_out_first
 @autocast_function("baddbmm")
 def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (b, n, m) and
@@ -70,6 +69,8 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None)
     >>> tp.baddbmm(tp.zeros(3, 5), tp.ones(2, 3, 4), tp.ones(2, 4, 5)).shape
     (2, 3, 5)
     """
+    if out is not None:
+        rehearse_out(baddbmm, locals())
     if out_dtype is not None:
         widened = widen_for_out_dtype("baddbmm", out_dtype, batch1, batch2, input)
         return baddbmm(*widened, beta=beta, alpha=alpha, out=out)
@@ -80,7 +81,6 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None)
     return write_out("baddbmm", out, scaled_sum(input, matmul(batch1, batch2), beta, alpha), exact_dtype=True)
 
 
-@checks_out_first
 @autocast_function("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed
@@ -89,6 +89,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     >>> tp.addbmm(tp.zeros(3, 5), tp.ones(2, 3, 4), tp.ones(2, 4, 5))[0, 0].item()
     8.0
     """
+    if out is not None:
+        rehearse_out(addbmm, locals())
     _check_batches("addbmm", input, batch1, batch2)
     _check_factors("addbmm", input._dtype, beta, alpha)
     count, rows, inner = batch1._shape
@@ -100,7 +102,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     return write_out("addbmm", out, scaled_sum(input, matmul(left, right), beta, alpha), exact_dtype=True)
 
 
-@checks_out_first
 @autocast_function("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool
@@ -109,6 +110,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
     >>> tp.addr(tp.zeros(2, 2), tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])).tolist()
     [[3.0, 4.0], [6.0, 8.0]]
     """
+    if out is not None:
+        rehearse_out(addr, locals())
     for name, t in (("input", input), ("vec1", vec1), ("vec2", vec2)):
         check_tensor("addr", t, name)
     check_same_device("addr", input, vec1, vec2)
@@ -149,7 +152,6 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:
     return list(range(a.ndim - count, a.ndim)), list(range(count))
 
 
-@checks_out_first
 def tensordot(a, b, dims=2, out=None) -> Tensor:
     """The sum of products over the last ``dims`` dims of ``a`` and the first of ``b``, or over
     the dims paired in ``dims = (a_dims, b_dims)``: one matrix product.
@@ -157,6 +159,8 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     >>> tp.tensordot(tp.ones(2, 3, 4), tp.ones(3, 4, 5)).shape
     (2, 5)
     """
+    if out is not None:
+        rehearse_out(tensordot, locals())
     check_tensor("tensordot", a, "a")
     check_tensor("tensordot", b, "b")
     check_same_device("tensordot", a, b)
@@ -208,7 +212,6 @@ def _cross(op: str, input, other, dim) -> Tensor:
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-@checks_out_first
 def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     """The cross product of the 3-vectors along ``dim`` (broadcast). Without ``dim``, the first
     dim of size 3, with PyTorch's deprecation warning (``tp.linalg.cross`` uses the last).
@@ -216,6 +219,8 @@ def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     >>> tp.cross(tp.tensor([1.0, 0.0, 0.0]), tp.tensor([0.0, 1.0, 0.0]), dim=0).tolist()
     [0.0, 0.0, 1.0]
     """
+    if out is not None:
+        rehearse_out(cross, locals())
     if axis is not None:
         dim = axis_as_dim("cross", dim, axis, None)
     if dim is None:
@@ -230,9 +235,10 @@ def cross(input, other, dim=None, *, out=None, axis=None) -> Tensor:
     return write_out("cross", out, _cross("cross", input, other, dim))
 
 
-@checks_out_first
 def linalg_cross(input, other, *, dim=-1, out=None, axis=None) -> Tensor:
     """tp.linalg.cross: the cross product of the 3-vectors along ``dim`` (the last by default)."""
+    if out is not None:
+        rehearse_out(linalg_cross, locals())
     if axis is not None:
         dim = axis_as_dim("linalg.cross", dim, axis, -1)
     return write_out("linalg.cross", out, _cross("linalg.cross", input, other, dim))

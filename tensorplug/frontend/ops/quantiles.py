@@ -15,7 +15,7 @@ from ._common import check_same_device, is_number, write_out
 from ._composite import composite
 from ._numpy_names import dim_keywords
 from ..autocast_hook import autocast_function
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["quantile", "nanquantile"]
 
@@ -80,9 +80,10 @@ def _as_q(op: str, q, input: Tensor) -> Tensor:
     return tensor(float(q), dtype=input._dtype, device=input._device)
 
 
-@checks_out_first
 @autocast_function("quantile")
 def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore_nan: bool) -> Tensor:
+    if out is not None:
+        rehearse_out(_quantile_public, locals())
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input._dtype not in (_dt.float32, _dt.float64):
@@ -97,7 +98,6 @@ def _quantile_public(op: str, input, q, dim, keepdim, interpolation, out, ignore
     return write_out(op, out, _quantile(input, q, d, bool(keepdim), interpolation, ignore_nan))
 
 
-@checks_out_first
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """The ``q``-th quantiles of ``input`` (over everything, or along ``dim``); ``q`` is a number
     or a 1-D tensor in [0, 1] (then the quantiles stack along a new first dim). A line holding
@@ -106,14 +106,17 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> tp.quantile(tp.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).item()
     2.5
     """
+    if out is not None:
+        rehearse_out(quantile, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("quantile", dim, axis, keepdim, keepdims)
     return _quantile_public("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
-@checks_out_first
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=None, keepdims=None) -> Tensor:
     """As :func:`quantile`, ignoring NaN (NaN only for lines that are all NaN)."""
+    if out is not None:
+        rehearse_out(nanquantile, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nanquantile", dim, axis, keepdim, keepdims)
     return _quantile_public("nanquantile", input, q, dim, keepdim, interpolation, out, True)

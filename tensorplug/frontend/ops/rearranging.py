@@ -18,7 +18,7 @@ from ..tensor import Tensor, empty_tensor
 from ._common import check_same_device, write_out
 from ._numpy_names import axis_as_dim
 from ._pointwise_args import check_tensor, result_dtype_of
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = [
     "take_along_dim", "repeat_interleave", "rot90", "diag_embed", "diagflat", "block_diag", "cartesian_prod",
@@ -26,7 +26,6 @@ __all__ = [
 ]
 
 
-@checks_out_first
 def take_along_dim(input, indices, dim=None, *, out=None, axis=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast), or at
     flat ``indices`` when ``dim`` is None: NumPy's ``take_along_axis``.
@@ -34,6 +33,8 @@ def take_along_dim(input, indices, dim=None, *, out=None, axis=None) -> Tensor:
     >>> tp.take_along_dim(tp.tensor([[10, 30, 20]]), tp.tensor([[1, 2]]), 1).tolist()
     [[30, 20]]
     """
+    if out is not None:
+        rehearse_out(take_along_dim, locals())
     if axis is not None:
         dim = axis_as_dim("take_along_dim", dim, axis, None)
     from .indexing import gather

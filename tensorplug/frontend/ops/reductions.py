@@ -19,7 +19,7 @@ from ._composite import composite
 from ._numpy_names import axis_as_dim, dim_keywords, required_dim
 from .copying import clone, to_dtype
 from ..autocast_hook import autocast_function
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = [
     "sum", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "mean", "max", "min", "cumsum", "cumprod", "nansum",
@@ -135,12 +135,13 @@ def _out_dtype(op: str, out, dtype) -> _dt.dtype:
     return dtype
 
 
-@checks_out_first
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64.
 
     With ``out=`` the sum is taken in ``out``'s dtype (the input is converted first), as in
     PyTorch: ``sum(float_tensor, 0, out=int64_tensor)`` adds the truncated values."""
+    if out is not None:
+        rehearse_out(sum, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("sum", dim, axis, keepdim, keepdims)
     _check_tensor("sum", input)
@@ -159,11 +160,12 @@ sum = _hotpath.FullReduction(sum, REDUCE["sum"].table, REDUCE["sum"].lookup,
                              frozenset((_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)))
 
 
-@checks_out_first
 @autocast_function("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Product over ``dim`` (all dims when None); with ``out=``, over one ``dim`` in ``out``'s
     dtype, as :func:`sum`."""
+    if out is not None:
+        rehearse_out(prod, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("prod", dim, axis, keepdim, keepdims)
     _check_tensor("prod", input)
@@ -183,11 +185,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
     return result
 
 
-@checks_out_first
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` (all dims when None) of a floating input, or of any input with a
     floating ``dtype``; with ``out=``, computed in ``out``'s dtype (which the result must be
     castable to, so not an integer one)."""
+    if out is not None:
+        rehearse_out(mean, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("mean", dim, axis, keepdim, keepdims)
     _check_tensor("mean", input)
@@ -216,33 +219,37 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
     return _reduce("sum", x, dims, keepdim, x._dtype) / float(count)
 
 
-@checks_out_first
 def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    if out is not None:
+        rehearse_out(amax, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amax", dim, axis, keepdim, keepdims, dim_default=())
     result = _reduce("amax", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
     return result if out is None else write_out("amax", out, result, exact_dtype=True)
 
 
-@checks_out_first
 def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    if out is not None:
+        rehearse_out(amin, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("amin", dim, axis, keepdim, keepdims, dim_default=())
     result = _reduce("amin", input, None if dim == () else dim, keepdim, input._dtype, needs_elements=True)
     return result if out is None else write_out("amin", out, result, exact_dtype=True)
 
 
-@checks_out_first
 def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """Whether every element (along ``dim``) is nonzero."""
+    if out is not None:
+        rehearse_out(all, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("all", dim, axis, keepdim, keepdims)
     return _truth_out("all", out, _reduce("all", input, dim, keepdim, _dt.bool))
 
 
-@checks_out_first
 def any(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None) -> Tensor:
     """Whether any element (along ``dim``) is nonzero."""
+    if out is not None:
+        rehearse_out(any, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("any", dim, axis, keepdim, keepdims)
     return _truth_out("any", out, _reduce("any", input, dim, keepdim, _dt.bool))
@@ -287,9 +294,10 @@ def _nansum(input: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     return sum(_without_nan("nansum", input), dims, keepdim)
 
 
-@checks_out_first
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` with NaN counted as zero."""
+    if out is not None:
+        rehearse_out(nansum, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nansum", dim, axis, keepdim, keepdims)
     _check_tensor("nansum", input)
@@ -303,9 +311,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, k
     return _nansum(x, dims, bool(keepdim))
 
 
-@checks_out_first
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where a slice has none)."""
+    if out is not None:
+        rehearse_out(nanmean, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nanmean", dim, axis, keepdim, keepdims)
     from .elementwise import UNARY
@@ -382,18 +391,20 @@ def _extreme(op: str, reducer: str, arg_op: str, input, dim, keepdim, other):
     return _NAMED_RESULT[op](values, indices)
 
 
-@checks_out_first
 def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other)``: the elementwise maximum."""
+    if out is not None:
+        rehearse_out(max, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("max", dim, axis, keepdim, keepdims)
     result = _extreme("max", "amax", "argmax", input, dim, keepdim, other)
     return result if out is None else _extreme_out("max", out, result)
 
 
-@checks_out_first
 def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):
+    if out is not None:
+        rehearse_out(min, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("min", dim, axis, keepdim, keepdims)
     result = _extreme("min", "amin", "argmin", input, dim, keepdim, other)
@@ -438,9 +449,10 @@ def _scan_out(op: str, input, dim, dtype, out) -> Tensor:
     return write_out(op, out, _scan(op, input, dim, _out_dtype(op, out, dtype)))
 
 
-@checks_out_first
 def cumsum(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative sum along ``dim``; integer and bool inputs give int64."""
+    if out is not None:
+        rehearse_out(cumsum, locals())
     if dim is None or axis is not None:
         dim = required_dim("cumsum", dim, axis)
     if out is not None:
@@ -469,9 +481,10 @@ def cumprod_(self, dim=None, *, dtype=None, axis=None) -> Tensor:
     return write_inplace("cumprod_", self, result)
 
 
-@checks_out_first
 def cumprod(input, dim=None, *, dtype=None, out=None, axis=None) -> Tensor:
     """Inclusive cumulative product along ``dim``; integer and bool inputs give int64."""
+    if out is not None:
+        rehearse_out(cumprod, locals())
     if dim is None or axis is not None:
         dim = required_dim("cumprod", dim, axis)
     if out is not None:

@@ -8,7 +8,7 @@ from ..shapes import normalize_dim
 from ..tensor import Tensor
 from ._common import write_inplace, write_out
 from ._composite import composite
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["renorm"]
 
@@ -44,7 +44,6 @@ def _check(input, p, dim, maxnorm) -> tuple:
     return p, normalize_dim("renorm", dim, input.ndim), maxnorm
 
 
-@checks_out_first
 def renorm(input, p, dim, maxnorm, *, out=None) -> Tensor:
     """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm``, scaled to norm
     ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the other slices unchanged.
@@ -52,6 +51,8 @@ def renorm(input, p, dim, maxnorm, *, out=None) -> Tensor:
     >>> tp.renorm(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), 1, 0, 3).tolist()
     [[1.0, 2.0], [1.2857142686843872, 1.7142857313156128]]
     """
+    if out is not None:
+        rehearse_out(renorm, locals())
     p, d, maxnorm = _check(input, p, dim, maxnorm)
     return write_out("renorm", out, _renorm(input, p, d, maxnorm))
 

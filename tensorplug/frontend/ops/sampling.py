@@ -16,7 +16,7 @@ from .. import dtypes as _dt
 from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import write_out
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["multinomial"]
 
@@ -64,7 +64,6 @@ def _check(input, num_samples: int) -> None:
         raise RuntimeError(f"multinomial(): number of categories cannot exceed 2^24 (got {input._shape[-1]})")
 
 
-@checks_out_first
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> Tensor:
     """``num_samples`` category indices per row of ``input`` (1-D, or 2-D: one row per
     distribution), drawn with probabilities proportional to the row's non-negative weights;
@@ -74,6 +73,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> tp.multinomial(tp.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g).tolist()
     [1, 1]
     """
+    if out is not None:
+        rehearse_out(multinomial, locals())
     num_samples = operator.index(num_samples)
     _check(input, num_samples)
     if generator is not None and generator.device.type != input._device.type:

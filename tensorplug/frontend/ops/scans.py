@@ -19,7 +19,7 @@ from ._numpy_names import axis_as_dim, required_dim
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import COMPARE, UNARY, where
 from .joining import cat
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
 
@@ -77,7 +77,6 @@ def _running_extreme(op: str, input, dim, out, later_wins: str, result_type):
     return result_type(values, indices)
 
 
-@checks_out_first
 def cummax(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running maximum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates).
@@ -85,27 +84,31 @@ def cummax(input, dim=None, *, out=None, axis=None):
     >>> tp.cummax(tp.tensor([1, 3, 2, 3]), 0).indices.tolist()
     [0, 1, 1, 3]
     """
+    if out is not None:
+        rehearse_out(cummax, locals())
     if dim is None or axis is not None:
         dim = required_dim("cummax", dim, axis)
     return _running_extreme("cummax", input, dim, out, "ge", cummax_result)
 
 
-@checks_out_first
 def cummin(input, dim=None, *, out=None, axis=None):
     """``(values, indices)``: the running minimum along ``dim`` and where it was found (the
     latest position on ties; NaN propagates)."""
+    if out is not None:
+        rehearse_out(cummin, locals())
     if dim is None or axis is not None:
         dim = required_dim("cummin", dim, axis)
     return _running_extreme("cummin", input, dim, out, "le", cummin_result)
 
 
-@checks_out_first
 def logcumsumexp(input, dim=None, *, out=None, axis=None) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow, for floating tensors.
 
     >>> [round(v, 4) for v in tp.logcumsumexp(tp.tensor([0.0, 0.0]), 0).tolist()]
     [0.0, 0.6931]
     """
+    if out is not None:
+        rehearse_out(logcumsumexp, locals())
     if dim is None or axis is not None:
         dim = required_dim("logcumsumexp", dim, axis)
     from .special_functions import logaddexp

@@ -14,7 +14,7 @@ from ..meta_device import has_values
 from ..tensor import Tensor
 from ._common import check_same_device, write_out
 from .indexing import _check_gather_args
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["scatter_reduce", "index_reduce"]
 
@@ -166,7 +166,6 @@ def _index_as_scatter(op: str, input: Tensor, dim, index: Tensor, source: Tensor
     return d, spread
 
 
-@checks_out_first
 def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True,
                  out=None) -> Tensor:
     """A copy of ``input`` where slice ``index[i]`` along ``dim`` holds the ``reduce`` ("prod",
@@ -178,6 +177,8 @@ def index_reduce(input: Tensor, dim, index: Tensor, source: Tensor, reduce: str,
     ...                             include_self=False).tolist()
     [[0.0, 0.0], [3.0, 5.0]]
     """
+    if out is not None:
+        rehearse_out(index_reduce, locals())
     d, spread = _index_as_scatter("index_reduce", input, dim, index, source, reduce)
     result = scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
     return write_out("index_reduce", out, result, exact_dtype=True)

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from ..views import reshape, unsqueeze
 from ._common import check_same_device, is_number, write_out
 from ._composite import composite
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["searchsorted", "bucketize"]
 
@@ -137,7 +137,6 @@ def _search(op: str, boundaries, input, out_int32, right, out) -> Tensor:
     return write_out(op, out, result)
 
 
-@checks_out_first
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None) -> Tensor:
     """Indices at which ``input``'s values would be inserted into ``sorted_sequence`` (sorted
     along its last dim) to keep it sorted. ``sorted_sequence`` is 1-D (searched for every
@@ -148,6 +147,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     >>> tp.searchsorted(tp.tensor([1, 3, 5]), tp.tensor([3, 4])).tolist()
     [1, 2]
     """
+    if out is not None:
+        rehearse_out(searchsorted, locals())
     is_right = _resolve_side(side, right)
     if sorter is not None:
         if not isinstance(sorted_sequence, Tensor):
@@ -157,7 +158,6 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search("searchsorted", sorted_sequence, input, out_int32, is_right, out)
 
 
-@checks_out_first
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:
     """The bucket of each value of ``input`` among the sorted 1-D ``boundaries``:
     ``boundaries[i-1] < x <= boundaries[i]`` gives ``i`` (with ``right=True``:
@@ -166,6 +166,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> T
     >>> tp.bucketize(tp.tensor([3, 4]), tp.tensor([1, 3, 5])).tolist()
     [1, 2]
     """
+    if out is not None:
+        rehearse_out(bucketize, locals())
     if not isinstance(boundaries, Tensor):
         raise TypeError(f"bucketize(): argument 'boundaries' must be Tensor, not {type(boundaries).__name__}")
     if boundaries.ndim != 1:

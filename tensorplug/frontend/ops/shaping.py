@@ -17,7 +17,7 @@ from ._common import check_no_internal_overlap, check_no_overlap, check_same_dev
 from ._composite import composite
 from ._numpy_names import axis_as_dim
 from .copying import copy_, number_for, to_dtype
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = [
     "split", "chunk", "unbind", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "tril", "triu", "pad",
@@ -241,16 +241,18 @@ def _check_triangle(op: str, input, diagonal) -> int:
     return operator.index(diagonal)
 
 
-@checks_out_first
 def tril(input, diagonal=0, *, out=None) -> Tensor:
     """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
+    if out is not None:
+        rehearse_out(tril, locals())
     result = _tril(input, _check_triangle("tril", input, diagonal))
     return result if out is None else copy_(out, result)
 
 
-@checks_out_first
 def triu(input, diagonal=0, *, out=None) -> Tensor:
     """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
+    if out is not None:
+        rehearse_out(triu, locals())
     result = _triu(input, _check_triangle("triu", input, diagonal))
     return result if out is None else copy_(out, result)
 
@@ -396,9 +398,10 @@ def _masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return getitem(reshape(x, (-1,)), reshape(m, (-1,)))
 
 
-@checks_out_first
 def masked_select(input, mask, *, out=None) -> Tensor:
     """The elements of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
+    if out is not None:
+        rehearse_out(masked_select, locals())
     _check_tensor("masked_select", input)
     _check_mask("masked_select", input, mask)
     broadcast_shapes(input._shape, mask._shape, op="masked_select")
@@ -508,10 +511,11 @@ def _index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, alpha) ->
     return _index_add_into(input.clone(), dim, index, source, alpha)
 
 
-@checks_out_first
 def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (repeated indices accumulate)."""
+    if out is not None:
+        rehearse_out(index_add, locals())
     d = _check_index_add("index_add", input, dim, index, source)
     return write_out("index_add", out, _index_add(input, d, index, source, alpha), exact_dtype=True)
 
@@ -524,9 +528,10 @@ def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     return _index_add_into(self, d, index, source, alpha)
 
 
-@checks_out_first
 def narrow_copy(input, dim, start, length, *, out=None) -> Tensor:
     """A copy of ``input.narrow(dim, start, length)``."""
+    if out is not None:
+        rehearse_out(narrow_copy, locals())
     _check_tensor("narrow_copy", input)
     # PyTorch resizes a wrongly shaped out= here without its deprecation warning.
     return write_out("narrow_copy", out, input.narrow(dim, start, length).clone(), exact_dtype=True, resize_warns=False)

@@ -20,7 +20,7 @@ from ..views import movedim, reshape, select, slice_dim, squeeze, unsqueeze
 from ._common import keyset, refuse_out_under_autograd
 from ._composite import composite
 from ._numpy_names import axis_as_dim, dim_keywords
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive"]
 
@@ -65,7 +65,6 @@ def _sort(input: Tensor, dim: int, descending: bool, stable: bool) -> tuple:
     return values, indices
 
 
-@checks_out_first
 def sort(input, dim=-1, descending=False, stable=False, *, out=None, axis=None):
     """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal
     values keep their order (every sort is stable).
@@ -73,6 +72,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None, axis=None):
     >>> tp.sort(tp.tensor([3.0, 1.0, 2.0])).indices.tolist()
     [1, 2, 0]
     """
+    if out is not None:
+        rehearse_out(sort, locals())
     if axis is not None:
         dim = axis_as_dim("sort", dim, axis, -1)
     _check_tensor("sort", input)
@@ -89,9 +90,10 @@ def argsort(input, dim=-1, descending=False, stable=False, axis=None) -> Tensor:
     return _sort(input, d, descending, stable)[1]
 
 
-@checks_out_first
 def msort(input, *, out=None) -> Tensor:
     """``input`` sorted along its first dim."""
+    if out is not None:
+        rehearse_out(msort, locals())
     _check_tensor("msort", input)
     values = _sort(input, 0, False, False)[0]
     return values if out is None else out.copy_(values)
@@ -106,10 +108,11 @@ def _topk(input: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> tuple
     return slice_dim(values, dim, 0, k, 1), slice_dim(indices, dim, 0, k, 1)
 
 
-@checks_out_first
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), in order.
     NaN counts as larger than every number."""
+    if out is not None:
+        rehearse_out(topk, locals())
     if axis is not None:
         dim = axis_as_dim("topk", dim, axis, -1)
     _check_tensor("topk", input)
@@ -132,9 +135,10 @@ def _kthvalue(input: Tensor, k: int, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
-@checks_out_first
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The ``k``-th smallest element (1-based) along ``dim``: (values, indices)."""
+    if out is not None:
+        rehearse_out(kthvalue, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("kthvalue", dim, axis, keepdim, keepdims, dim_default=-1)
     _check_tensor("kthvalue", input)
@@ -187,25 +191,28 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     return values, indices
 
 
-@checks_out_first
 def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The lower median: ``median(input)`` over all elements, ``median(input, dim)`` gives
     (values, indices). A line containing NaN has median NaN."""
+    if out is not None:
+        rehearse_out(median, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("median", dim, axis, keepdim, keepdims)
     return _median_public("median", input, dim, keepdim, out, False)
 
 
-@checks_out_first
 def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """As :func:`median`, ignoring NaN (NaN only for lines that are all NaN)."""
+    if out is not None:
+        rehearse_out(nanmedian, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("nanmedian", dim, axis, keepdim, keepdims)
     return _median_public("nanmedian", input, dim, keepdim, out, True)
 
 
-@checks_out_first
 def _median_public(op: str, input, dim, keepdim, out, ignore_nan: bool):
+    if out is not None:
+        rehearse_out(_median_public, locals())
     _check_tensor(op, input)
     if dim is None:
         if input._dtype is _dt.bool:
@@ -256,9 +263,10 @@ def _mode(input: Tensor, dim: int, keepdim: bool) -> tuple:
     return values, indices
 
 
-@checks_out_first
 def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """The most frequent value along ``dim`` (the smallest one on ties): (values, indices)."""
+    if out is not None:
+        rehearse_out(mode, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("mode", dim, axis, keepdim, keepdims, dim_default=-1)
     _check_tensor("mode", input)

@@ -26,7 +26,7 @@ from .copying import to_dtype
 from ._pointwise_args import float_operand, inplace_variant, promoted_operands
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .math_ops import clamp_max, clamp_min
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["erfc", "lgamma", "digamma", "logit", "sinc", "logaddexp", "logaddexp2"]
 
@@ -109,7 +109,6 @@ def _lgamma(input: Tensor) -> Tensor:
     return where(UNARY["isinf"](x), math.inf, result)
 
 
-@checks_out_first
 def lgamma(input, *, out=None) -> Tensor:
     """The log of the absolute value of the gamma function (integers compute in the default
     float dtype).
@@ -117,6 +116,8 @@ def lgamma(input, *, out=None) -> Tensor:
     >>> round(tp.lgamma(tp.tensor(5.0)).item(), 4)  # log(4!)
     3.1781
     """
+    if out is not None:
+        rehearse_out(lgamma, locals())
     return _finish("lgamma", _lgamma(float_operand("lgamma", input)), out)
 
 
@@ -169,13 +170,14 @@ def trigamma(x: Tensor) -> Tensor:
     return where(negative, math.pi ** 2 / (sine * sine) - positive_part, positive_part)
 
 
-@checks_out_first
 def digamma(input, *, out=None) -> Tensor:
     """The logarithmic derivative of the gamma function: -inf at 0, NaN at the negative integers.
 
     >>> round(tp.digamma(tp.tensor(1.0)).item(), 6)  # minus the Euler-Mascheroni constant
     -0.577216
     """
+    if out is not None:
+        rehearse_out(digamma, locals())
     return _finish("digamma", _digamma(float_operand("digamma", input)), out)
 
 
@@ -208,18 +210,18 @@ def _erfc(input: Tensor) -> Tensor:
     return where(far, tail, 1 - UNARY["erf"](x))
 
 
-@checks_out_first
 def erfc(input, *, out=None) -> Tensor:
     """The complementary error function ``1 - erf(input)``, accurate where it is tiny.
 
     >>> tp.erfc(tp.tensor(0.0)).item()
     1.0
     """
+    if out is not None:
+        rehearse_out(erfc, locals())
     return _finish("erfc", _erfc(float_operand("erfc", input)), out)
 
 
 # --- logit, sinc --------------------------------------------------------------------------------
-@checks_out_first
 def logit(input, eps=None, *, out=None) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
     (the gradient is then 0 outside that range, as PyTorch's).
@@ -227,6 +229,8 @@ def logit(input, eps=None, *, out=None) -> Tensor:
     >>> tp.logit(tp.tensor(0.5)).item()
     0.0
     """
+    if out is not None:
+        rehearse_out(logit, locals())
     p = float_operand("logit", input)
     if eps is not None:
         eps = float(eps)
@@ -236,13 +240,14 @@ def logit(input, eps=None, *, out=None) -> Tensor:
     return _finish("logit", UNARY["log"](p) - UNARY["log1p"](-p), out)
 
 
-@checks_out_first
 def sinc(input, *, out=None) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there).
 
     >>> round(tp.sinc(tp.tensor(0.5)).item(), 6)  # 2 / pi
     0.63662
     """
+    if out is not None:
+        rehearse_out(sinc, locals())
     x = float_operand("sinc", input)
     zero = COMPARE["eq"](x, 0)
     safe = where(zero, 1.0, x) * math.pi  # the unused branch stays finite, so its gradient is 0
@@ -265,25 +270,27 @@ def _check_floating(op: str, a: Tensor) -> None:
         raise NotImplementedError(f"{op}(): not implemented for integer or bool tensors (got {a._dtype.name})")
 
 
-@checks_out_first
 def logaddexp(input, other, *, out=None) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow, for floating tensors.
 
     >>> round(tp.logaddexp(tp.tensor(0.0), tp.tensor(0.0)).item(), 6)  # log(2)
     0.693147
     """
+    if out is not None:
+        rehearse_out(logaddexp, locals())
     a, b = promoted_operands("logaddexp", input, other)
     _check_floating("logaddexp", a)
     return _finish("logaddexp", log_add(a, b, "exp", 1.0), out)
 
 
-@checks_out_first
 def logaddexp2(input, other, *, out=None) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow, for floating tensors.
 
     >>> tp.logaddexp2(tp.tensor(1.0), tp.tensor(1.0)).item()
     2.0
     """
+    if out is not None:
+        rehearse_out(logaddexp2, locals())
     a, b = promoted_operands("logaddexp2", input, other)
     _check_floating("logaddexp2", a)
     return _finish("logaddexp2", log_add(a, b, "exp2", 1 / math.log(2)), out)

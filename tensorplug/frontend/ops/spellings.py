@@ -13,18 +13,17 @@ from ..tensor import Tensor
 from ._pointwise_args import check_tensor
 
 __all__ = [
-    "pi", "e", "inf", "nan", "newaxis", "arccos", "arcsin", "arctan", "arctan2", "arccos_", "arcsin_", "arctan_",
-    "fix", "fix_", "adjoint", "ravel", "detach", "detach_", "split_with_sizes", "unsafe_chunk", "unsafe_split",
+    "pi", "e", "inf", "nan", "newaxis", "adjoint", "detach", "detach_", "split_with_sizes", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "get_device", "is_inference", "is_neg", "resolve_neg", "typename", "asarray",
-    "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled", "set_flush_denormal", "i0", "i0_",
-    "igamma", "igammac", "mvlgamma", "empty_permuted", "get_device_module", "is_storage", "addmv_", "conj_physical_",
+    "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled", "set_flush_denormal", "mvlgamma",
+    "empty_permuted", "get_device_module", "is_storage", "addmv_", "conj_physical_",
 ]
 
 #: PyTorch's top-level spellings of in-place methods: ``tp.exp_(x)`` is ``x.exp_()``.
 _INPLACE_FUNCTIONS = (
-    "abs_", "acos_", "acosh_", "arccosh_", "arcsinh_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_",
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_",
     "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_",
-    "expm1_", "fill_", "floor_", "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
+    "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "resize_as_", "round_", "rsqrt_",
     "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 )
@@ -46,11 +45,6 @@ def _alias(target_name: str, name: str):
     return call
 
 
-arccos, arcsin, arctan, arctan2 = (_alias(t, n) for t, n in (("acos", "arccos"), ("asin", "arcsin"), ("atan", "arctan"),
-                                                              ("atan2", "arctan2")))
-arccos_, arcsin_, arctan_ = (_alias(t, n) for t, n in (("acos_", "arccos_"), ("asin_", "arcsin_"), ("atan_", "arctan_")))
-fix, fix_ = _alias("trunc", "fix"), _alias("trunc_", "fix_")
-ravel = _alias("flatten", "ravel")
 detach, detach_ = _alias("detach", "detach"), _alias("detach_", "detach_")
 unsafe_chunk, unsafe_split = _alias("chunk", "unsafe_chunk"), _alias("split", "unsafe_split")
 
@@ -189,22 +183,22 @@ def set_flush_denormal(mode: bool) -> bool:
     return False
 
 
-def i0(input, *, out=None) -> Tensor:
-    from ...special import i0 as _i0
+def _i0(self) -> Tensor:
+    from ...special import i0
 
-    return _i0(input, out=out)
+    return i0(self)
 
 
-def igamma(input, other, *, out=None) -> Tensor:
+def _igamma(self, other) -> Tensor:
     from ...special import gammainc
 
-    return gammainc(input, other, out=out)
+    return gammainc(self, other)
 
 
-def igammac(input, other, *, out=None) -> Tensor:
+def _igammac(self, other) -> Tensor:
     from ...special import gammaincc
 
-    return gammaincc(input, other, out=out)
+    return gammaincc(self, other)
 
 
 def mvlgamma(input, p) -> Tensor:
@@ -223,7 +217,6 @@ def _written_back(func):
     return inplace
 
 
-i0_ = _written_back(i0)
 
 
 def get_device_module(device=None):
@@ -297,14 +290,6 @@ def _new(self, *args, **kwargs) -> Tensor:
     return legacy_construct("new", self.dtype, args, kwargs)
 
 
-def _new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
-                       pin_memory=False) -> Tensor:
-    from ..extra_factories import empty_strided
-
-    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
-                         requires_grad=requires_grad)
-
-
 def _sum_to_size(self, *size) -> Tensor:
     """The sum of ``self`` down to ``size``, a shape ``self`` broadcasts to (leading dims and
     dims of size 1 in ``size`` are summed)."""
@@ -340,24 +325,16 @@ def _complex_of(dtype):
 
 
 TENSOR_METHODS: dict = {
-    "arccos": arccos, "arcsin": arcsin, "arctan": arctan, "arctan2": arctan2, "arccos_": arccos_,
-    "arcsin_": arcsin_, "arctan_": arctan_, "arctan2_": _alias("atan2_", "arctan2_"),
-    "absolute": _alias("abs", "absolute"), "absolute_": _alias("abs_", "absolute_"),
-    "greater": _alias("gt", "greater"), "greater_": _alias("gt_", "greater_"),
-    "greater_equal": _alias("ge", "greater_equal"), "greater_equal_": _alias("ge_", "greater_equal_"),
-    "less": _alias("lt", "less"), "less_": _alias("lt_", "less_"),
-    "less_equal": _alias("le", "less_equal"), "less_equal_": _alias("le_", "less_equal_"),
-    "not_equal": _alias("ne", "not_equal"), "not_equal_": _alias("ne_", "not_equal_"),
-    "negative": _alias("neg", "negative"), "negative_": _alias("neg_", "negative_"),
     "multiply_": _alias("mul_", "multiply_"), "subtract_": _alias("sub_", "subtract_"),
-    "fix": fix, "fix_": fix_, "ravel": ravel, "adjoint": adjoint, "H": property(_H),
+    "adjoint": adjoint, "H": property(_H),
     "split_with_sizes": split_with_sizes, "unsafe_chunk": unsafe_chunk, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": split_with_sizes, "get_device": get_device, "is_neg": is_neg,
-    "resolve_neg": resolve_neg, "i0": i0, "i0_": i0_, "igamma": igamma, "igammac": igammac, "mvlgamma": mvlgamma,
-    "igamma_": _written_back(igamma), "igammac_": _written_back(igammac), "mvlgamma_": _written_back(mvlgamma),
+    "resolve_neg": resolve_neg, "i0": _i0, "i0_": _written_back(_i0), "igamma": _igamma, "igammac": _igammac,
+    "mvlgamma": mvlgamma, "igamma_": _written_back(_igamma), "igammac_": _written_back(_igammac),
+    "mvlgamma_": _written_back(mvlgamma),
     "polygamma_": _written_back(_polygamma), "to_sparse_coo": lambda self: self.to_sparse(),
     "addmv_": addmv_, "conj_physical_": conj_physical_, "xpu": _to_device_type("xpu"), "ipu": _to_device_type("ipu"), "mtia": _to_device_type("mtia"),
-    "new": _new, "new_empty_strided": _new_empty_strided, "sum_to_size": _sum_to_size, "is_set_to": _is_set_to,
+    "new": _new, "sum_to_size": _sum_to_size, "is_set_to": _is_set_to,
     "cfloat": _complex_of(_dt.complex64), "cdouble": _complex_of(_dt.complex128),
     "const_data_ptr": lambda self: self.data_ptr(),
     "to_dense": lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),

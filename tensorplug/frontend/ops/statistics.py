@@ -11,7 +11,7 @@ from ._common import check_same_device, write_out
 from ._numpy_names import dim_keywords
 from ._pointwise_args import check_tensor, float_operand
 from .elementwise import UNARY
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["cov", "corrcoef", "aminmax", "dist"]
 
@@ -100,13 +100,14 @@ def corrcoef(input) -> Tensor:
     return c if c._dtype.is_complex else c.clamp(-1, 1)
 
 
-@checks_out_first
 def aminmax(input, *, dim=None, keepdim=False, out=None, axis=None, keepdims=None):
     """``(min, max)`` of ``input``, over ``dim`` or over every element.
 
     >>> tp.aminmax(tp.tensor([[1, 5], [-2, 3]]), dim=1)
     aminmax(min=tensor([ 1, -2]), max=tensor([5, 3]))
     """
+    if out is not None:
+        rehearse_out(aminmax, locals())
     if axis is not None or keepdims is not None:
         dim, keepdim = dim_keywords("aminmax", dim, axis, keepdim, keepdims)
     from .reductions import amax, amin

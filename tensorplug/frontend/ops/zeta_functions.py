@@ -20,7 +20,7 @@ from ..tensor import Tensor
 from ._pointwise_args import float_operand, promoted_operands
 from .elementwise import BINARY, COMPARE, UNARY, where
 from .special_functions import _digamma, _finish, _lgamma, trigamma
-from .out_rehearsal import checks_out_first
+from .out_rehearsal import rehearse_out
 
 __all__ = ["polygamma"]
 
@@ -70,7 +70,6 @@ def hurwitz_zeta(s: Tensor, q: Tensor) -> Tensor:
     return where(pole, math.inf, where(undefined, math.nan, total))
 
 
-@checks_out_first
 def polygamma(n, input, *, out=None) -> Tensor:
     """The n-th derivative of digamma: ``polygamma(0, x)`` is digamma, ``polygamma(1, x)``
     trigamma, and for n >= 2 ``(-1)^(n+1) n! zeta(n + 1, x)`` (integers compute in the default
@@ -79,6 +78,8 @@ def polygamma(n, input, *, out=None) -> Tensor:
     >>> round(tp.polygamma(1, tp.tensor(1.0)).item(), 6)  # pi^2 / 6
     1.644934
     """
+    if out is not None:
+        rehearse_out(polygamma, locals())
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
     if n < 0:
@@ -99,19 +100,21 @@ def _polygamma_method(input, n):
     return polygamma(n, input)
 
 
-@checks_out_first
 def zeta(input, other, *, out=None) -> Tensor:
     """The Hurwitz zeta function ``sum over k >= 0 of (other + k)^-input`` (``tp.special.zeta``)."""
+    if out is not None:
+        rehearse_out(zeta, locals())
     s, q = promoted_operands("zeta", input, other, floating=True)
     return _finish("zeta", hurwitz_zeta(s, q), out)
 
 
-@checks_out_first
 def multigammaln(input, p, *, out=None) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 * log(pi) + sum over j < p of lgamma(input - j / 2)``. As PyTorch 2.13, the
     domain (input > (p - 1) / 2) is not checked: outside it the sum is what lgamma gives (inf at
     its poles)."""
+    if out is not None:
+        rehearse_out(multigammaln, locals())
     x = float_operand("multigammaln", input)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
