@@ -58,6 +58,7 @@ PROGRAMS = {
     "audio_m5": [],
     "transformer_translation": ["--dropout", "0"],
     "swa_checkpoint_resume": [],
+    "neural_style_transfer": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
