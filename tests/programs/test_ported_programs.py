@@ -59,6 +59,7 @@ PROGRAMS = {
     "transformer_translation": ["--dropout", "0"],
     "swa_checkpoint_resume": [],
     "neural_style_transfer": [],
+    "mixture_of_experts": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
