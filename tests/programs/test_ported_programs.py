@@ -60,6 +60,7 @@ PROGRAMS = {
     "swa_checkpoint_resume": [],
     "neural_style_transfer": [],
     "mixture_of_experts": [],
+    "bilstm_crf": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
