@@ -61,6 +61,7 @@ PROGRAMS = {
     "neural_style_transfer": [],
     "mixture_of_experts": [],
     "bilstm_crf": [],
+    "lora_finetune": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
