@@ -65,6 +65,7 @@ PROGRAMS = {
     "temporal_conv_net": ["--dropout", "0"],
     "gpt_kv_cache_sampling": ["--numpy-sampling"],
     "graph_attention_network": ["--dropout", "0"],
+    "pixelcnn": ["--numpy-sampling"],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
@@ -74,7 +75,7 @@ RANDOM_BY_DEFAULT = ["mnist_cnn", "word_language_model", "word_language_model_tr
                      "makemore_mlp", "mobilenet_v2", "ddpm_toy",
                      "realnvp_flow", "bert_mlm", "gradient_checkpointing", "ppo_actor_critic", "tabular_embeddings",
                      "transformer_translation", "temporal_conv_net",
-                     "gpt_kv_cache_sampling", "graph_attention_network"]
+                     "gpt_kv_cache_sampling", "graph_attention_network", "pixelcnn"]
 # Without PyTorch, the check is that training lowers this loss (first step against last). A
 # policy-gradient loss need not go down (REINFORCE's, PPO's clipped surrogate), nor does DQN's
 # temporal-difference loss (its targets grow as rewards propagate back through the bootstrapped
