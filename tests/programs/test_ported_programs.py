@@ -66,6 +66,7 @@ PROGRAMS = {
     "gpt_kv_cache_sampling": ["--numpy-sampling"],
     "graph_attention_network": ["--dropout", "0"],
     "pixelcnn": ["--numpy-sampling"],
+    "capsule_network": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
