@@ -67,6 +67,7 @@ PROGRAMS = {
     "graph_attention_network": ["--dropout", "0"],
     "pixelcnn": ["--numpy-sampling"],
     "capsule_network": [],
+    "neural_ode": [],
 }
 # Programs whose default run draws from tensorplug's generator (dropout, Categorical.sample,
 # RandomSampler's order, torch.randn/randint/multinomial with a torch.Generator): that run must
