@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from ..frontend import dtypes as _dt
 from ..frontend.tensor import Tensor
+from ._invariants import check_sparse_tensor_invariants
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "addmm", "sum", "softmax", "log_softmax", "to_sparse",
-           "sparse_coo", "strided", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+           "check_sparse_tensor_invariants", "sparse_coo", "strided", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
            "CharTensor", "ShortTensor", "IntTensor", "LongTensor"]
 
 #: The layout objects of sparse COO tensors (``s.layout is tp.sparse_coo``) and of every other

@@ -167,10 +167,36 @@ def test_overflow_in_the_transforms_reruns_on_im2col():
     """Finite inputs near float32's largest value overflow in the Winograd domain (B^T scales by up
     to 25): the result is the direct convolution's, finite where it is."""
     x = np.full((1, 4, 6, 6), 1e37, np.float32)
-    w = np.zeros((4, 4, 3, 3), np.float32)
-    w[:, :, 1, 1] = 1.0  # the identity tap: out = sum of the 4 channels = 4e37
+    # Nearly the identity tap (out = sum of the 4 channels = 4e37): no exact zeros, which would
+    # keep the weight off Winograd before anything overflowed.
+    w = np.full((4, 4, 3, 3), 1e-12, np.float32)
+    w[:, :, 1, 1] = 1.0
     out = F.conv2d(tp.tensor(x), tp.tensor(w), padding=1).numpy()
     np.testing.assert_allclose(out, np.full((1, 4, 6, 6), 4e37, np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mask_type", ["A", "B"])
+def test_masked_weight_leaves_masked_inputs_out_exactly(mask_type):
+    """A weight with exact zeros (PixelCNN's raster-order masks) stays on im2col: an output pixel's
+    input gradient is exactly zero at every pixel its mask hides, as in the float64 reference,
+    and changing those pixels leaves the output bit-identical. Winograd's transforms mix every
+    tap into every transformed value and left ~1e-7 there (found by tests/programs/pixelcnn.py)."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((2, 8, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    w[:, :, 1, 1 + (mask_type == "B"):] = 0
+    w[:, :, 2:] = 0
+    g = np.zeros((2, 8, 8, 8), np.float32)
+    g[:, :, 4, 4] = 1.0
+    out, grad_x, grad_w, _ = _run(x, w, None, g, padding=1)
+    ref_out, ref_grad_x, ref_grad_w, _ = reference(x, w, None, g, padding=(1, 1))
+    np.testing.assert_array_equal(grad_x == 0, ref_grad_x == 0)
+    for ours, theirs in ((out, ref_out), (grad_x, ref_grad_x), (grad_w, ref_grad_w)):
+        _close(ours, theirs, 2e-6)
+    hidden = x.copy()
+    hidden[:, :, 5:] = 100.0  # rows below the centre row, which no output of row 4 may see
+    hidden[:, :, 4, 5:] = 100.0
+    assert np.array_equal(F.conv2d(tp.tensor(hidden), tp.tensor(w), padding=1).numpy()[:, :, 4, 4], out[:, :, 4, 4])
 
 
 def test_winograd_results_do_not_depend_on_the_thread_count():

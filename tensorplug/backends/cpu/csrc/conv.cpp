@@ -17,6 +17,7 @@
 // conv2d also takes bfloat16 where the CPU has bf16 dot products (conv2d_bf16).
 #include <cblas.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -641,6 +642,16 @@ template <class T> bool use_winograd(const ConvGeometry& g) {
            g.d[1] == 1 && g.groups == 1 && g.c >= 4 && g.o >= 4 && g.oh >= 1 && g.ow >= 1;
 }
 
+// Whether the weight holds an exact zero (a PixelCNN or causal mask, a pruned kernel). Such a
+// weight stays on im2col, where a zero tap leaves its input out of every sum as PyTorch's
+// convolutions do; Winograd's transforms mix every tap into every transformed value, so ~1e-7 of
+// a masked input's value reached the output and the input gradient, and an autoregressive
+// model's check that no output depends on a later input failed (found by tests/programs/pixelcnn.py).
+bool has_exact_zero(const ConvGeometry& g, const float* W) {
+    const float* end = W + g.o * g.c * 9;
+    return std::find(W, end, 0.f) != end;
+}
+
 // The U transform of the weight, shared by every task.
 std::unique_ptr<float[]> winograd_weight(const ConvGeometry& g, const float* W) {
     auto U = scratch<float>(wino::kXi * g.o * g.c);
@@ -648,9 +659,11 @@ std::unique_ptr<float[]> winograd_weight(const ConvGeometry& g, const float* W) 
     return U;
 }
 
-// Forward on the Winograd path; false (and out partly written) when a result is not finite.
+// Forward on the Winograd path; false (and out partly written) when a result is not finite, and
+// false at once for a weight with an exact zero.
 bool conv2d_winograd(const ConvGeometry& g, float* out, const float* A, const int64_t* st, const float* W,
                      const float* bias, int64_t bs) {
+    if (has_exact_zero(g, W)) return false;
     const wino::Plan p = wino::plan(g);
     const auto U = winograd_weight(g, W);
     std::atomic<bool> ok{true};
@@ -669,8 +682,10 @@ bool conv2d_winograd(const ConvGeometry& g, float* out, const float* A, const in
     return ok;
 }
 
-// Input gradient on the Winograd path (contiguous grad); false when a result is not finite.
+// Input gradient on the Winograd path (contiguous grad); false when a result is not finite, and
+// false at once for a weight with an exact zero.
 bool conv2d_input_backward_winograd(const ConvGeometry& g, float* out, const float* G, const float* W) {
+    if (has_exact_zero(g, W)) return false;
     const wino::Plan p = wino::plan(g);
     const auto U = winograd_weight(g, W);
     std::atomic<bool> ok{true};
