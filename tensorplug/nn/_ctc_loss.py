@@ -29,6 +29,7 @@ it against torch). As there, the loss has no second derivative.
 from __future__ import annotations
 
 import operator
+import weakref
 
 import numpy as np
 
@@ -275,6 +276,62 @@ def _padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, 
     return padded
 
 
+# Off the CPU, reading the targets back for their checks waits for every kernel queued before
+# (log_softmax's, in a training step), and copying host lengths in is a blocking write: two
+# synchronizations per call, most of a small batch's forward on OpenCL (issue 14). A training
+# loop passes the same targets and lengths call after call, so each device keeps the last ones
+# checked and uploaded, keyed on everything that decides them.
+_checked_targets: dict = {}  # device -> (key, padded targets)
+_uploaded_lengths: dict = {}  # device -> ((input lengths, target lengths), their device tensor)
+
+
+def _targets_key(targets: Tensor, batch: int, target_lengths: list, classes: int, blank: int):
+    """What decides the checks and the padded layout of device targets, or None where they
+    cannot be told apart from later contents (a storage without weak references). The shared
+    version counter moves with every in-place change through any view."""
+    try:
+        storage = weakref.ref(targets._storage)
+    except TypeError:
+        return None
+    return (storage, targets._version_ref, targets._version, targets._offset, targets._shape, targets._stride,
+            targets._dtype, batch, tuple(target_lengths), classes, blank)
+
+
+def _same_targets(key, cached) -> bool:
+    return (cached[0]() is not None and cached[0]() is key[0]() and cached[1] is key[1]
+            and cached[2:] == key[2:])
+
+
+def _checked_padded_targets(op: str, targets: Tensor, batch: int, target_lengths: list, classes: int, blank: int):
+    """``_padded_targets``, without reading device targets back when the same ones, unchanged,
+    passed last time."""
+    device = targets.device
+    if device.type == "cpu" or not has_values(targets):
+        return _padded_targets(op, targets, batch, target_lengths, classes, blank)
+    key = _targets_key(targets, batch, target_lengths, classes, blank)
+    cached = _checked_targets.get(device)
+    if key is not None and cached is not None and _same_targets(key, cached[0]):
+        return cached[1]
+    padded = _padded_targets(op, targets, batch, target_lengths, classes, blank)
+    if key is not None:
+        _checked_targets[device] = (key, padded)
+    return padded
+
+
+def _device_lengths(input_lengths: list, target_lengths: list, device) -> Tensor:
+    """Both lengths as the rows of one int64 tensor on ``device``: one host-to-device copy, none
+    where the last call's lengths were the same (a tensor of the cache's own that nobody is given,
+    remade if it was changed all the same)."""
+    values = (tuple(input_lengths), tuple(target_lengths))
+    cached = _uploaded_lengths.get(device)
+    if cached is not None and cached[0] == values and cached[1]._version == 0:
+        return cached[1]
+    both = tensor(np.array([input_lengths, target_lengths], dtype=np.int64), device=device)
+    if device.type != "cpu":
+        _uploaded_lengths[device] = (values, both)
+    return both
+
+
 def _in_op_layout(t: Tensor, device) -> bool:
     return t._dtype is _dt.int64 and t.device == device and not t.requires_grad
 
@@ -307,7 +364,7 @@ def _checked_ctc_loss(op, log_probs, targets, input_lengths, target_lengths, bla
     if max(input_lengths) > steps:
         raise RuntimeError(f"{op}(): input_lengths must be at most the {steps} frames of log_probs "
                            f"(shape {list(log_probs._shape)}), got {max(input_lengths)}")
-    padded = _padded_targets(op, targets, batch, target_lengths, classes, blank)
+    padded = _checked_padded_targets(op, targets, batch, target_lengths, classes, blank)
     device = x.device
     # Arguments already in the op's layout (int64, on log_probs' device; padded targets of any
     # width, whose values past each length the op never reads) go as they are: making each again
@@ -319,7 +376,7 @@ def _checked_ctc_loss(op, log_probs, targets, input_lengths, target_lengths, bla
     if lengths[0] is None and lengths[1] is None:
         # Both made here: the rows of one tensor, one host-to-device copy (a blocking write each on
         # OpenCL, where the lengths usually come from the host).
-        both = tensor(np.array([input_lengths, target_lengths], dtype=np.int64), device=device)
+        both = _device_lengths(input_lengths, target_lengths, device)
         lengths = [both[0], both[1]]
     for k, values in enumerate((input_lengths, target_lengths)):
         if lengths[k] is None:

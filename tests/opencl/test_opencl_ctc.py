@@ -184,3 +184,30 @@ def test_a_direct_call_with_bad_lengths_or_labels_raises_at_synchronization(form
         ctc._ctc_loss_backward(tp.ones(5, dtype=tp.float64, device=DEV), *args, 0, "none", False).cpu()
     with pytest.raises(ValueError, match="blank 6 is not a class of 6"):
         ctc._ctc_loss(*_tensors(lp, targets, il, tl, tp.float64), 6, "none", False)
+
+
+# --- the frontend's checks off the CPU: kept for unchanged targets and lengths (issue 14) ------
+def test_targets_changed_in_place_are_checked_again():
+    lp, targets, il, tl = _case(5)
+    tl = np.maximum(tl, 1)
+    il[:] = lp.shape[0]
+    log_probs = tp.tensor(lp, device=DEV)
+    device_targets = tp.tensor(targets, device=DEV)
+    first = tp.nn.functional.ctc_loss(log_probs, device_targets, tuple(il), tuple(tl), reduction="none")
+    np.testing.assert_allclose(first.cpu().numpy(), _reference(lp, targets, il, tl, 0)[0], rtol=1e-10)
+    device_targets[0, 0] = 0  # the blank, inside sample 0's length: refused before any kernel
+    with pytest.raises(RuntimeError, match="contains the blank label 0"):
+        tp.nn.functional.ctc_loss(log_probs, device_targets, tuple(il), tuple(tl), reduction="none")
+    device_targets[0, 0] = lp.shape[2]  # past the classes
+    with pytest.raises(IndexError, match="out of bounds"):
+        tp.nn.functional.ctc_loss(log_probs, device_targets, tuple(il), tuple(tl), reduction="none")
+
+
+def test_new_host_lengths_are_used():
+    lp, targets, il, tl = _case(6)
+    log_probs, device_targets = tp.tensor(lp, device=DEV), tp.tensor(targets, device=DEV)
+    for input_lengths, target_lengths in ((il, tl), (il, tl), (np.maximum(il - 1, 0), np.minimum(tl, 2)), (il, tl)):
+        got = tp.nn.functional.ctc_loss(log_probs, device_targets, tp.tensor(input_lengths), tp.tensor(target_lengths),
+                                        reduction="none")
+        want = _reference(lp, targets, input_lengths, target_lengths, 0)[0]
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-10)

@@ -22,6 +22,9 @@ Documented behaviour (docs/backend-contract.md leaves these to each device):
   docs/dtypes.md). uint16/uint32/uint64 are OpenCL C's ushort/uint/ulong and wrap.
 * Streams are in-order command queues on the device's context, each with its own memory pool;
   events are queue markers whose profiling timestamps give device time (storage.py).
+* On PoCL's CPU driver, PoCL's worker threads run under SCHED_BATCH so that a launch does not
+  take the host thread's core (worker_threads.py; ``TENSORPLUG_OPENCL_WORKER_POLICY=normal``
+  leaves them alone).
 """
 from __future__ import annotations
 

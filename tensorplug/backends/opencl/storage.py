@@ -28,7 +28,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from ..api import backend_storage, host_numpy_dtype, is_contiguous
-from . import _source, c_launch
+from . import _source, c_launch, worker_threads
 
 __all__ = ["DeviceState", "OpenCLStream", "OpenCLStorage", "devices", "discover", "allocate", "copy_from_host",
            "to_host", "synchronize", "memory_stats", "reset_peak_memory_stats", "empty_cache", "numpy_dtype",
@@ -47,6 +47,7 @@ _ERR_INDEX, _ERR_ZERO_DIV = 1, 2
 # 3.0 on CPUs its LLVM 14 does not know reports "unknown target CPU 'generic'") is left out, with
 # the reason kept for tp.backends.status().
 _PROBE = "__kernel void probe(__global int* x) { x[get_global_id(0)] += 1; }"
+_POCL = "Portable Computing Language"  # PoCL's platform name
 
 
 class OpenCLStream:
@@ -167,10 +168,14 @@ _skipped: list[str] = []
 def _candidates():
     found = []
     for p, platform in enumerate(cl.get_platforms()):
+        threads_before = worker_threads.thread_ids()
         try:
             platform_devices = platform.get_devices()
         except cl.Error:  # a platform without devices raises DEVICE_NOT_FOUND
             continue
+        # PoCL starts its CPU driver's workers when it first lists its devices (worker_threads.py).
+        if platform.name.strip() == _POCL and all(dev.type & cl.device_type.CPU for dev in platform_devices):
+            worker_threads.yield_to_host(worker_threads.thread_ids() - threads_before)
         for d, dev in enumerate(platform_devices):
             found.append((f"{p}:{d}", f"{platform.name.strip()} / {dev.name.strip()}", dev))
     return found
