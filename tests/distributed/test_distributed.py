@@ -154,3 +154,11 @@ def test_device_mesh_and_hybrid_sharding_on_four_ranks_match_numpy_sgd():
     status, output = run_ranks("fsdp_mesh.py", n=4)
     assert status == 0, output
     assert output.count("FSDP mesh OK") == 4, output
+
+
+def test_powersgd_hooks_match_numpy_whole_batch_gradients():
+    """PowerSGD on 2 ranks: exact at full rank (per-gradient and batched hooks) and for rank-1
+    gradients at rank 1; below full rank, the gradient plus the error a rank keeps is its own."""
+    status, output = run_ranks("ddp_powersgd.py")
+    assert status == 0, output
+    assert output.count("PowerSGD OK") == 2, output
