@@ -227,6 +227,9 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: _Size, stride: Any, sto
 def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None = ...) -> Tensor:
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
 
+def asarray(obj: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., copy: _bool | None = ..., requires_grad: _bool = ...) -> Tensor:
+    """torch.asarray: the array API's ``asarray`` (a tensor is returned itself and a CPU buffer is shared unless ``dtype``/``device`` ask for a conversion or ``copy=True``; ``copy=False`` refuses any copy), and ``requires_grad=True`` marks the result (``obj`` itself when it is returned)."""
+
 def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``asin`` of ``input`` (see torch.asin)."""
 
