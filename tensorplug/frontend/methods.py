@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import _hotpath
 from . import dtypes as _dt
-from . import extra_factories, factories, factory_options, legacy, printing, shared_memory, storage, views
+from . import extra_factories, factories, factory_options, legacy, printing, random_fills, shared_memory, storage, views
 from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
@@ -469,6 +469,8 @@ def _attach() -> None:
         setattr(T, name, getattr(indexing, name))
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
+    for name in random_fills.__all__:
+        setattr(T, name, getattr(random_fills, name))
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)

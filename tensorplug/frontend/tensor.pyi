@@ -264,6 +264,8 @@ class Tensor:
         """See torch.Tensor.broadcast_to."""
     def byte(self) -> Tensor:
         """See torch.Tensor.byte."""
+    def cauchy_(self, median: Any = ..., sigma: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Fill with Cauchy draws: ``median + sigma * tan(pi * (u - 1/2))``."""
     def ceil(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``ceil`` of ``input`` (see torch.ceil)."""
     def ceil_(self) -> Tensor:
@@ -431,6 +433,8 @@ class Tensor:
         """Elementwise ``expm1`` of ``input`` (see torch.expm1)."""
     def expm1_(self) -> Tensor:
         """In-place version of ``expm1``."""
+    def exponential_(self, lambd: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Fill with draws of rate ``lambd``: ``-log(1 - u) / lambd``."""
     def fill_(self, value: _TensorOrNumber) -> Tensor:
         """See torch.Tensor.fill_."""
     def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
@@ -485,6 +489,8 @@ class Tensor:
         """Elementwise ``ge`` of ``input`` and ``other`` with broadcasting (see torch.ge)."""
     def ge_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``ge``."""
+    def geometric_(self, p: Any, *, generator: _Generator | None = ...) -> Tensor:
+        """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...): ``floor(log(1 - u) / log(1 - p)) + 1``, computed in float64 for any dtype but bool."""
     def ger(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
         """The outer product of two 1-D tensors: ``input[i] * vec2[j]``."""
     grad: Tensor | None
@@ -648,6 +654,8 @@ class Tensor:
         """In-place version of ``log2``."""
     def log_(self) -> Tensor:
         """In-place version of ``log``."""
+    def log_normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
+        """Fill with ``exp`` of normal draws of ``mean`` and ``std``."""
     def log_softmax(self, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
         """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
     def logaddexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
