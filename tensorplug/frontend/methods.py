@@ -197,6 +197,18 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
                                          requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
 
 
+def _sum_to_size(self, *size):
+    """``self`` summed over the dims that broadcasting ``size`` to ``self``'s shape would add or
+    stretch (``expand``'s gradient); ``self`` itself when ``size`` is its shape."""
+    from .autograd.views import sum_to_shape
+
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    lead = self.ndim - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self._shape[lead:])):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
+    return sum_to_shape(self, shape) if shape != self._shape else self
+
+
 def _new_filled(factory):
     def new(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         return factory(*sizes, size=size, dtype=dtype or self._dtype, device=device or self._device,
@@ -473,6 +485,8 @@ def _attach() -> None:
         setattr(T, name, getattr(random_fills, name))
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
+    T.sum_to_size = _sum_to_size
+    T.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
     T.new_full, T.new_tensor = _new_full, _new_tensor
 

@@ -972,6 +972,8 @@ class Tensor:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
+    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> Tensor:
+        """See torch.Tensor.split_with_sizes."""
     def sqrt(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sqrt`` of ``input`` (see torch.sqrt)."""
     def sqrt_(self) -> Tensor:
@@ -1000,6 +1002,8 @@ class Tensor:
         """``input - alpha * other``."""
     def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
+    def sum_to_size(self, *size: Any) -> Tensor:
+        """``self`` summed over the dims that broadcasting ``size`` to ``self``'s shape would add or stretch (``expand``'s gradient); ``self`` itself when ``size`` is its shape."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
     def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:
