@@ -720,9 +720,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
                                                    requires_grad=requires_grad))
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"randperm(): n must be a non-negative integer, got {n!r}")
+    wanted = _dt.int64 if dtype is None else dtype
+    if wanted is _dt.bool:  # PyTorch has no bool kernel (a permutation of 0 and 1 is no permutation)
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     keys = random_(empty_tensor((n,), _dt.int64, resolve_device(device)), 0, 1 << 62, generator=generator)
     order = keys.argsort(stable=True)
-    wanted = _dt.int64 if dtype is None else dtype
     return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 
