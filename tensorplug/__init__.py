@@ -20,7 +20,7 @@ from .frontend.dtypes import (
     uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
 )
 from .frontend.factories import (
-    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, frombuffer, full, full_like, linspace, logspace, ones,
+    arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, frombuffer, full, full_like, linspace, logspace, ones,
     ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from .frontend.methods import add, clamp, clip, div, sub, true_divide

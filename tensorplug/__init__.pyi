@@ -272,7 +272,7 @@ def as_tensor(data: Any, dtype: _dtype | None = ..., device: _DeviceLike | None 
     """Like ``tensor`` but shares memory with ``data`` when it can (a CPU tensor or NumPy array)."""
 
 def asarray(obj: Any, *, dtype: _dtype | None = ..., device: _DeviceLike | None = ..., copy: _bool | None = ..., requires_grad: _bool = ...) -> Tensor:
-    """A tensor of ``obj`` that shares its memory where it can (a tensor, a NumPy array on the CPU); ``copy=True`` always copies, ``copy=False`` refuses to."""
+    """torch.asarray: the array API's ``asarray`` (a tensor is returned itself and a CPU buffer is shared unless ``dtype``/``device`` ask for a conversion or ``copy=True``; ``copy=False`` refuses any copy), and ``requires_grad=True`` marks the result (``obj`` itself when it is returned)."""
 
 def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``asin`` of ``input`` (see torch.asin)."""

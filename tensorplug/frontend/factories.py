@@ -21,7 +21,7 @@ from .tensor import Tensor, empty_tensor, make_tensor, resolve_device
 from .ops.out_rehearsal import rehearse_out
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "frombuffer", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
+    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "empty", "zeros", "ones", "full", "arange", "linspace", "logspace",
     "eye", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
     "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli",
 ]
@@ -228,6 +228,17 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, np.ndarray) and resolve_device(device).type == "cpu" and dtype is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """torch.asarray: the array API's ``asarray`` (a tensor is returned itself and a CPU buffer is
+    shared unless ``dtype``/``device`` ask for a conversion or ``copy=True``; ``copy=False``
+    refuses any copy), and ``requires_grad=True`` marks the result (``obj`` itself when it is
+    returned)."""
+    from ..array_api import asarray as array_api_asarray  # (tp.array_api is built on this module)
+
+    result = array_api_asarray(obj, dtype=dtype, device=device, copy=copy)
+    return result.requires_grad_() if requires_grad else result
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -709,9 +720,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
                                                    requires_grad=requires_grad))
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"randperm(): n must be a non-negative integer, got {n!r}")
+    wanted = _dt.int64 if dtype is None else dtype
+    if wanted is _dt.bool:  # PyTorch has no bool kernel (a permutation of 0 and 1 is no permutation)
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     keys = random_(empty_tensor((n,), _dt.int64, resolve_device(device)), 0, 1 << 62, generator=generator)
     order = keys.argsort(stable=True)
-    wanted = _dt.int64 if dtype is None else dtype
     return _finish(order if wanted is _dt.int64 else order.to(wanted), requires_grad)
 
 

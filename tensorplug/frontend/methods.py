@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import _hotpath
 from . import dtypes as _dt
-from . import extra_factories, factories, factory_options, legacy, printing, shared_memory, storage, views
+from . import extra_factories, factories, factory_options, legacy, printing, random_fills, shared_memory, storage, views
 from .ops import copying, decimal_round, indexing, linalg, reductions
 from .autocast_hook import autocast_front
 from .meta_device import ITEM_MESSAGE, has_values
@@ -195,6 +195,18 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
     dtype and device unless given."""
     return extra_factories.empty_strided(size, stride, dtype=dtype or self._dtype, device=device or self._device,
                                          requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def _sum_to_size(self, *size):
+    """``self`` summed over the dims that broadcasting ``size`` to ``self``'s shape would add or
+    stretch (``expand``'s gradient); ``self`` itself when ``size`` is its shape."""
+    from .autograd.views import sum_to_shape
+
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    lead = self.ndim - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self._shape[lead:])):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
+    return sum_to_shape(self, shape) if shape != self._shape else self
 
 
 def _new_filled(factory):
@@ -469,8 +481,12 @@ def _attach() -> None:
         setattr(T, name, getattr(indexing, name))
     T.scatter_add_ = lambda self, dim, index, src: indexing.scatter_(self, dim, index, src, reduce="add")
     T.uniform_, T.normal_, T.random_ = factories.uniform_, factories.normal_, factories.random_
+    for name in random_fills.__all__:
+        setattr(T, name, getattr(random_fills, name))
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
+    T.sum_to_size = _sum_to_size
+    T.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
     T.new_full, T.new_tensor = _new_full, _new_tensor
 
@@ -487,14 +503,14 @@ def _attach() -> None:
     from ..nn import functional as nn_functional
     from .ops import (
         adjacent_floats, closeness, diagonals, differences, float_classes, histograms, index_updates, kronecker, math_ops, pointwise,
-        inplace_views, products, quantiles, random_fills, rearranging, renorming, sampling, scans, scatter_reduce, shaping,
+        inplace_views, products, quantiles, rearranging, renorming, sampling, scans, scatter_reduce, shaping,
         sorting, special_functions, spellings, stacking, statistics, type_queries, view_scatters, zeta_functions,
     )
 
     for module in (shaping, math_ops, sorting, nn_functional, linalg_aliases, closeness, diagonals, differences,
                    histograms, kronecker, quantiles, sampling, scatter_reduce, special_functions, pointwise,
                    float_classes, products, stacking, rearranging, scans, statistics, index_updates, type_queries,
-                   zeta_functions, adjacent_floats, renorming, view_scatters, spellings, random_fills, inplace_views):
+                   zeta_functions, adjacent_floats, renorming, view_scatters, spellings, inplace_views):
         for name, func in module.TENSOR_METHODS.items():
             setattr(T, name, func)
 

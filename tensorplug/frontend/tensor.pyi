@@ -272,7 +272,7 @@ class Tensor:
     def byte(self) -> Tensor:
         """See torch.Tensor.byte."""
     def cauchy_(self, median: Any = ..., sigma: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
-        """Cauchy numbers: median + sigma tan(pi (u - 1/2))."""
+        """Fill with Cauchy draws: ``median + sigma * tan(pi * (u - 1/2))``."""
     def cdouble(self, memory_format: Any = ...) -> Tensor:
         """See torch.Tensor.cdouble."""
     def ceil(self, *, out: Tensor | None = ...) -> Tensor:
@@ -449,7 +449,7 @@ class Tensor:
     def expm1_(self) -> Tensor:
         """In-place version of ``expm1``."""
     def exponential_(self, lambd: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
-        """Exponential numbers of rate ``lambd``: -log(1 - u) / lambd."""
+        """Fill with draws of rate ``lambd``: ``-log(1 - u) / lambd``."""
     def fill_(self, value: _TensorOrNumber) -> Tensor:
         """``fill_``: PyTorch's other name for ``fill_``."""
     def fill_diagonal_(self, fill_value: Any, wrap: Any = ...) -> Tensor:
@@ -505,7 +505,7 @@ class Tensor:
     def ge_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``ge``."""
     def geometric_(self, p: Any, *, generator: _Generator | None = ...) -> Tensor:
-        """The number of Bernoulli(p) trials up to the first success (1, 2, ...): 1 + floor(log(v) / log(1 - p)) with v = 1 - u in (0, 1]; integer tensors take them too."""
+        """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...): ``floor(log(1 - u) / log(1 - p)) + 1``, computed in float64 for any dtype but bool."""
     def geqrf(self, *, out: Tensor | None = ...) -> tensorplug.linalg._results.geqrf:
         """LAPACK's QR decomposition of ``input`` (``(*, m, n)``) in its compact form: ``a`` holds R on and above the diagonal and the Householder vectors below it, ``tau`` their scales; use ``linalg.householder_product(a, tau)`` for Q. Not differentiable (as in PyTorch)."""
     def ger(self, vec2: Tensor, *, out: Tensor | None = ...) -> Tensor:
@@ -738,7 +738,7 @@ class Tensor:
     def log_(self) -> Tensor:
         """In-place version of ``log``."""
     def log_normal_(self, mean: Any = ..., std: Any = ..., *, generator: _Generator | None = ...) -> Tensor:
-        """exp of normal numbers of the given mean and standard deviation."""
+        """Fill with ``exp`` of normal draws of ``mean`` and ``std``."""
     def log_softmax(self, dim: _Dims | None = ..., dtype: _dtype | None = ..., axis: _Dims | None = ...) -> Tensor:
         """torch.log_softmax: ``F.log_softmax`` with ``dim`` required (or NumPy's ``axis``)."""
     def logaddexp(self, other: _TensorOrNumber, *, out: Tensor | None = ...) -> Tensor:
@@ -1086,7 +1086,7 @@ class Tensor:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
-    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
+    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> Tensor:
         """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
     def sqrt(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sqrt`` of ``input`` (see torch.sqrt)."""
@@ -1121,7 +1121,7 @@ class Tensor:
     def sum(self, dim: _Dims | None = ..., keepdim: _bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ..., axis: _Dims | None = ..., keepdims: _bool | None = ...) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool inputs sum to int64."""
     def sum_to_size(self, *size: Any) -> Tensor:
-        """The sum of ``self`` down to ``size``, a shape ``self`` broadcasts to (leading dims and dims of size 1 in ``size`` are summed)."""
+        """``self`` summed over the dims that broadcasting ``size`` to ``self``'s shape would add or stretch (``expand``'s gradient); ``self`` itself when ``size`` is its shape."""
     def svd(self, some: Any = ..., compute_uv: Any = ..., *, out: Tensor | None = ...) -> tensorplug.linalg._results.svd:
         """torch.svd: ``(U, S, V)`` with ``input = U diag(S) V^T`` (V, not Vh); ``some=False`` gives square U and V; without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
     def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:

@@ -14,6 +14,8 @@ def _cases(L):
     x = L.arange(6.0).reshape(2, 3)
     x_grad = L.arange(6.0).reshape(2, 3).requires_grad_()
     square = L.eye(3) * 2
+    positive = x > 0
+    probabilities = L.tensor([0.2, 0.8])
     sparse = L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0]]), L.tensor([1.0, 2.0]), (2, 2), check_invariants=True)
 
     return {
@@ -35,6 +37,13 @@ def _cases(L):
         "F.normalize into int64 by position": (lambda o: L.nn.functional.normalize(x, 2.0, 1, 1e-12, o),
                                                L.zeros(2, 3, dtype=L.int64)),
         "tensordot into int64 by position": (lambda o: L.tensordot(x, x, 2, o), L.zeros((), dtype=L.int64)),
+        # the result's shape depends on values (no rehearsal): the other checks come first
+        "nonzero into float32": (lambda o: L.nonzero(x, out=o), L.zeros(1, dtype=L.float32)),
+        "masked_select into int64": (lambda o: L.masked_select(x, positive, out=o), L.zeros(1, dtype=L.int64)),
+        "masked_select requiring grad": (lambda o: L.masked_select(x_grad, positive, out=o), L.zeros(0)),
+        "multinomial into float32": (lambda o: L.multinomial(probabilities, 2, out=o), L.zeros(2)),
+        # its bin edges depend on values, its shapes do not: rehearsed with placeholder edges
+        "histogram's counts into int64": (lambda o: L.histogram(x, bins=3, out=o), (L.zeros(3, dtype=L.int64), L.zeros(4))),
         # a sparse operand is rehearsed as a sparse tensor of meta indices and values
         "mm of a sparse matrix into int64": (lambda o: L.mm(sparse, square[:2, :2], out=o), L.zeros(2, 2, dtype=L.int64)),
         "matmul by a sparse matrix into int64": (lambda o: L.matmul(x.T, sparse, out=o), L.zeros(3, 2, dtype=L.int64)),
@@ -120,3 +129,22 @@ def test_factories_with_device_and_out():
         torch.zeros(3, out=torch.empty(3), device="meta")
     with pytest.raises(RuntimeError, match="on meta"):
         tp.zeros(3, out=tp.empty(3), device="meta")
+
+
+def test_randperm_refuses_bool_as_pytorch_does():
+    torch = torch_or_skip()
+    for L in (torch, tp):
+        for call in (lambda: L.randperm(4, dtype=L.bool), lambda: L.randperm(4, out=L.zeros(4, dtype=L.bool))):
+            with pytest.raises(NotImplementedError, match="randperm"):
+                call()
+
+
+def test_masked_select_resizes_out_as_pytorch_does():
+    torch = torch_or_skip()
+    results = []
+    for L in (torch, tp):
+        x = L.tensor([[1.0, -2.0], [0.5, 3.0]])
+        out = L.zeros(0)
+        assert L.masked_select(x, x > 0, out=out) is out
+        results.append(out.tolist())
+    assert results[0] == results[1]

@@ -142,9 +142,9 @@ def _histogram_edges(op: str, input: Tensor, bins, range) -> Tensor:
         raise RuntimeError(f"{op}: bins must be > 0, but got {count}")
     if range is not None:
         low, high = (float(v) for v in range)
-    elif input.numel():
+    elif input.numel() and has_values(input):
         low, high = float(input.min().item()), float(input.max().item())
-    else:
+    else:  # no values (a meta tensor: only the shapes, which do not depend on the range)
         low, high = 0.0, 1.0
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"{op}: range [{low:g}, {high:g}] is not finite")
@@ -184,7 +184,6 @@ def histogram(input, bins, *, range=None, weight=None, density: bool = False, ou
             raise RuntimeError(f"{op}: input tensor and weight tensor should have the same dtype, but got "
                                f"input({input._dtype.name}) and weight({weight._dtype.name})")
         check_same_device(op, input, weight)
-    refuse_data_dependent(op, input)
     edges = _histogram_edges(op, input, bins, range)
     count = edges._shape[0] - 1
     values = input.reshape(-1)

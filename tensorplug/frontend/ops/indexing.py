@@ -19,7 +19,7 @@ from ..meta_device import has_values, refuse_data_dependent
 from ..tensor import Tensor, empty_tensor
 from ..views import expand, permute, reshape, select, slice_dim, unsqueeze
 from ._common import (
-    bump_version, check_index_range, check_no_internal_overlap, check_no_overlap, check_same_device, is_number, keyset,
+    bump_version, check_exact_dtype, check_index_range, check_no_internal_overlap, check_no_overlap, check_same_device, is_number, keyset,
     warn_if_expanded, write_out,
 )
 from .copying import copy_, fill_, number_for, to_dtype
@@ -404,11 +404,12 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """
     if out is not None:
         rehearse_out(nonzero, locals())
-    if out is not None:
         if as_tuple:
             raise RuntimeError("nonzero(): out= is not supported with as_tuple=True (the result is a tuple of tensors)")
-        # Indices are int64 and only int64: PyTorch refuses any other out= dtype.
-        return write_out("nonzero", out, nonzero(input), exact_dtype=True)
+        # Indices are int64 and only int64: PyTorch refuses any other out= dtype. Checked before
+        # computing, which the rehearsal cannot do here (the result's shape depends on values).
+        check_exact_dtype("nonzero", out, _dt.int64)
+        return write_out("nonzero", out, nonzero(input))
     from ..factories import arange
     from .elementwise import BINARY, COMPARE, where
     from .reductions import cumsum

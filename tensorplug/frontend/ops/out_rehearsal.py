@@ -13,7 +13,10 @@ that costs the calls without ``out`` (nearly all) nothing, where a wrapping deco
 call a Python frame.
 
 A rehearsal that meta tensors cannot perform (an op whose result's shape depends on values, a
-check that reads values) is abandoned; that call then checks ``out`` after computing, as before.
+check that reads values) is abandoned. The public functions where that happens, ``nonzero`` and
+``masked_select``, check ``out``'s dtype and the out-under-autograd error themselves before
+computing; all that is left for after is resizing ``out`` to the result, which cannot fail.
+A sparse operand is rehearsed as a sparse tensor of meta indices and values.
 """
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             result = _without_replacement(probs, num_samples, generator)
     if input.ndim == 1:
         result = result.reshape(num_samples)
-    return write_out("multinomial", out, result)
+    return write_out("multinomial", out, result, exact_dtype=True)  # int64 only, as PyTorch
 
 
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).

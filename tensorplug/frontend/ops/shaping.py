@@ -13,7 +13,10 @@ from ..shapes import broadcast_shapes, normalize_dim, normalize_dims
 from ..meta_device import refuse_data_dependent
 from ..tensor import Tensor
 from ..views import as_strided, expand, movedim, reshape, select, slice_dim, swapaxes, unsqueeze
-from ._common import check_no_internal_overlap, check_no_overlap, check_same_device, is_number, warn_if_expanded, write_out
+from ._common import (
+    check_exact_dtype, check_no_internal_overlap, check_no_overlap, check_same_device, is_number, refuse_out_under_autograd,
+    warn_if_expanded, write_out,
+)
 from ._composite import composite
 from ._numpy_names import axis_as_dim
 from .copying import copy_, number_for, to_dtype
@@ -406,8 +409,12 @@ def masked_select(input, mask, *, out=None) -> Tensor:
     _check_mask("masked_select", input, mask)
     broadcast_shapes(input._shape, mask._shape, op="masked_select")
     refuse_data_dependent("masked_select()", input, mask)
-    result = _masked_select(input, mask)
-    return result if out is None else out.copy_(result)
+    if out is not None:
+        # Before computing, which the rehearsal cannot do here (the result's shape depends on
+        # values); out= is then resized to the result, as PyTorch does.
+        check_exact_dtype("masked_select", out, input._dtype)
+        refuse_out_under_autograd("masked_select", out, input)
+    return write_out("masked_select", out, _masked_select(input, mask))
 
 
 @composite("masked_fill")

@@ -14,7 +14,7 @@ from ._pointwise_args import check_tensor
 
 __all__ = [
     "pi", "e", "inf", "nan", "newaxis", "adjoint", "detach", "detach_", "split_with_sizes", "unsafe_chunk", "unsafe_split",
-    "unsafe_split_with_sizes", "get_device", "is_inference", "is_neg", "resolve_neg", "typename", "asarray",
+    "unsafe_split_with_sizes", "get_device", "is_inference", "is_neg", "resolve_neg", "typename",
     "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled", "set_flush_denormal", "mvlgamma",
     "empty_permuted", "get_device_module", "is_storage", "addmv_", "conj_physical_",
 ]
@@ -114,29 +114,6 @@ def typename(obj) -> str:
     cls = obj if isinstance(obj, type) else type(obj)
     module = cls.__module__
     return cls.__qualname__ if module in ("builtins", None) else f"{module}.{cls.__qualname__}"
-
-
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
-    """A tensor of ``obj`` that shares its memory where it can (a tensor, a NumPy array on the
-    CPU); ``copy=True`` always copies, ``copy=False`` refuses to."""
-    from ..factories import as_tensor
-
-    result = as_tensor(obj, dtype=dtype, device=device)
-    shares = isinstance(obj, Tensor) and result is obj or _shares_numpy(obj, result)
-    if copy is False and not shares:
-        raise ValueError(f"asarray(): copy=False, but {type(obj).__name__} data cannot be used without a copy "
-                         f"(as {result.dtype} on {result.device})")
-    if copy and (shares or result is obj):
-        result = result.clone()
-    if requires_grad:
-        result = result.detach().requires_grad_(True) if result is obj else result.requires_grad_(True)
-    return result
-
-
-def _shares_numpy(obj, result: Tensor) -> bool:
-    import numpy as np
-
-    return isinstance(obj, np.ndarray) and result.device.type == "cpu" and np.shares_memory(obj, result.numpy())
 
 
 def set_default_tensor_type(t) -> None:
@@ -290,20 +267,6 @@ def _new(self, *args, **kwargs) -> Tensor:
     return legacy_construct("new", self.dtype, args, kwargs)
 
 
-def _sum_to_size(self, *size) -> Tensor:
-    """The sum of ``self`` down to ``size``, a shape ``self`` broadcasts to (leading dims and
-    dims of size 1 in ``size`` are summed)."""
-    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-    shape = tuple(self.shape)
-    lead = len(shape) - len(size)
-    if lead < 0 or any(s != 1 and s != d for s, d in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
-    summed = [i for i in range(len(shape)) if i < lead or size[i - lead] == 1 and shape[i] != 1]
-    result = self.sum(dim=summed, keepdim=True) if summed else self
-    return result.reshape(size) if lead else result
-
-
 def _is_set_to(self, other) -> bool:
     """Whether both tensors view the same memory with the same shape, strides and offset."""
     return (self._storage is other._storage and self._offset == other._offset and self._shape == other._shape
@@ -327,14 +290,14 @@ def _complex_of(dtype):
 TENSOR_METHODS: dict = {
     "multiply_": _alias("mul_", "multiply_"), "subtract_": _alias("sub_", "subtract_"),
     "adjoint": adjoint, "H": property(_H),
-    "split_with_sizes": split_with_sizes, "unsafe_chunk": unsafe_chunk, "unsafe_split": unsafe_split,
+    "unsafe_chunk": unsafe_chunk, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": split_with_sizes, "get_device": get_device, "is_neg": is_neg,
     "resolve_neg": resolve_neg, "i0": _i0, "i0_": _written_back(_i0), "igamma": _igamma, "igammac": _igammac,
     "mvlgamma": mvlgamma, "igamma_": _written_back(_igamma), "igammac_": _written_back(_igammac),
     "mvlgamma_": _written_back(mvlgamma),
     "polygamma_": _written_back(_polygamma), "to_sparse_coo": lambda self: self.to_sparse(),
     "addmv_": addmv_, "conj_physical_": conj_physical_, "xpu": _to_device_type("xpu"), "ipu": _to_device_type("ipu"), "mtia": _to_device_type("mtia"),
-    "new": _new, "sum_to_size": _sum_to_size, "is_set_to": _is_set_to,
+    "new": _new, "is_set_to": _is_set_to,
     "cfloat": _complex_of(_dt.complex64), "cdouble": _complex_of(_dt.complex128),
     "const_data_ptr": lambda self: self.data_ptr(),
     "to_dense": lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
