@@ -131,6 +131,25 @@ def test_softmax_edge_rows(log):
     _close(got, _ref((torch.log_softmax if log else torch.softmax)(torch.tensor(x).double(), 1)), 1e-6)
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_masked_long_rows(log):
+    """Rows long enough for the kernels' blocks of exps, masked with -inf and holding values far
+    below their row's maximum (exps under float32's smallest normal), over the last dim and dim 0:
+    PyTorch's values in float64, and a masked element's result is exactly 0 (-inf for log)."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((16, 300)).astype(np.float32) * 30  # dim 0: 16 lines, two vectors of them
+    x[:, ::7] = -np.inf
+    x[1, 5], x[2, 6], x[3, 8] = -1e30, -95.0, -87.0
+    x[4, 200], x[5, 260] = np.nan, np.inf
+    fn, ref_fn = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
+    for dim in (1, 0):
+        xs = np.ascontiguousarray(x if dim == 1 else x.T)
+        got = fn(tp.tensor(xs, device=DEV), dim)
+        _close(got, _ref(ref_fn(torch.tensor(xs).double(), dim)), 2e-5)
+        masked = _host(got)[np.isneginf(xs) & ~np.isnan(_host(got))]
+        assert masked.size and np.all(masked == (-np.inf if log else 0.0))
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float16", "bfloat16"])
 def test_softmax_other_dtypes(dtype):
     """float64 and the 16-bit floats (computed in float32, stored once) keep their dtype."""
