@@ -288,7 +288,30 @@ __kernel void im2col(__global T* col, long ocol, long scn, long sck, long scl, _
             src.append(_gelu(DTYPES[dtype][1] == "float"))
     if dtype in CONV_COLS:
         src.append(_convolutions(dtype))
+    if dtype == "int64":
+        src.append(_INDEX_EXTREMES)
     return "".join(src)
+
+
+# index_extremes (frontend/ops/_index_extremes.py) of a contiguous int64 index: one work-item in
+# order, for the targets of a loss (its range check in one launch, where the decomposition takes six).
+_INDEX_EXTREMES = """
+/* o[0], o[1] = the least and the greatest of n > 0 values, those equal to ignore counted as 0
+   where has_ignore. */
+__kernel void index_extremes(__global long* o, long oo, __global const long* a, long oa, long n, int has_ignore,
+                             long ignore) {
+    if (get_global_id(0) != 0) return;
+    long low = 0, high = 0;
+    for (long j = 0; j < n; ++j) {
+        long v = a[oa + j];
+        v = (has_ignore && v == ignore) ? 0 : v;
+        low = (j == 0 || v < low) ? v : low;
+        high = (j == 0 || v > high) ? v : high;
+    }
+    o[oo] = low;
+    o[oo + 1] = high;
+}
+"""
 
 
 def _pooling(dtype: str) -> str:
