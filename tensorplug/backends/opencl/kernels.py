@@ -531,10 +531,12 @@ _SPLIT_TARGET_ITEMS, _SPLIT_CHUNK, _SPLIT_MAX_PARTS = 1024, 4096, 1024
 # On PoCL (compact-kernel states) a CPU core runs a whole work-group, so _loop_global's small
 # groups spread even a few outputs over the cores: the split, a second launch and a partials
 # buffer, pays only below this many outputs (amax over the rows of 128x10000: two launches into
-# one 256-item group, on one core, 0.29 ms at load 4.7; one launch of 32 groups, 0.23 ms).
+# one 256-item group, on one core, 0.29 ms at load 4.7; one launch of 32 groups, 0.23 ms). Groups
+# of 4 for a thousand items cost PoCL more per group than they save: medium counts take 64.
 _LOOP_SPLIT_BELOW = 16
 # Work-group size of PoCL's reduction kernels when they have few work-items, each a long loop.
 _LOOP_GROUP = 4
+_LOOP_GROUP_MEDIUM = 64
 
 
 def _split_parts(name: str, nout: int, nred: int, target_items: int = _SPLIT_TARGET_ITEMS) -> int:
@@ -545,11 +547,13 @@ def _split_parts(name: str, nout: int, nred: int, target_items: int = _SPLIT_TAR
 
 def _loop_global(items: int, state) -> tuple:
     """Global and local sizes for reduction kernels whose work-items each loop over a run: on
-    PoCL, groups of _LOOP_GROUP while there are fewer than 8 full groups of the usual size (one
-    256-item group would keep every item on one core); elsewhere _global's."""
+    PoCL, while there are fewer than 8 full groups of the usual size (one 256-item group would
+    keep every item on one core), groups of _LOOP_GROUP, or of _LOOP_GROUP_MEDIUM from 8 such
+    groups on; elsewhere _global's."""
     if not state.compact_kernels or items >= 8 * state.group:
         return _global(items, state)
-    return ((items + _LOOP_GROUP - 1) // _LOOP_GROUP * _LOOP_GROUP,), (_LOOP_GROUP,)
+    group = _LOOP_GROUP if items < 8 * _LOOP_GROUP_MEDIUM else _LOOP_GROUP_MEDIUM
+    return ((items + group - 1) // group * group,), (group,)
 
 
 def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, dims_args: tuple, k_shape, k_o) -> None:
