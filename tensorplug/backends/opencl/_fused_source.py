@@ -540,10 +540,12 @@ _GELU_DTYPES = ("float32", "float64")
 # t P(t) e^(-x^2 / 2) with t = 1 / (1 + p |x| / sqrt 2) (absolute error below 7.5e-8), PyTorch's own
 # erf formula, evaluated on the tail: no cancellation in 1 + erf(x) for negative x, and e^(-x^2 / 2)
 # is also the gradient's density. erf's two branches (a polynomial below 1, this formula with a
-# sign above) and a second exp for the density cost twice the work per element.
+# sign above) and a second exp for the density cost twice the work per element. -x^2 / 2 is never
+# above 0, so the exp is float_exp_shifted's (0 for |x| > 13.2, where e^(-x^2 / 2) < 1.2e-38):
+# process CPU time of gelu over 128x10000, 1.22-1.26 -> 0.99-1.03 ms at load 9.
 _NORMAL_TAIL = """
 #pragma OPENCL FP_CONTRACT ON
-float tp_normal_tail(float x, float e) {
+""" + float_exp_shifted("tp_fexp_shifted", "float", "int") + """float tp_normal_tail(float x, float e) {
     float a = x < 0.0f ? -x : x;
     float t = 1.0f / (1.0f + 0.2316418882663604f * a);
     float q = 0.5307027145f;
@@ -562,7 +564,7 @@ def _gelu(single: bool) -> str:
     it calls one at a time), and the erf form's CDF with _NORMAL_TAIL."""
     tanh = "tp_ftanh" if single else "tanh"
     if single:
-        cdf = """C e = tp_fexp(x * x * -0.5f), tail = tp_normal_tail(x, e);
+        cdf = """C e = tp_fexp_shifted(x * x * -0.5f), tail = tp_normal_tail(x, e);
         C cdf = x < 0.0f ? tail : 1.0f - tail;"""
         density = "e * 0.3989422804014327f"
     else:
