@@ -513,7 +513,8 @@ def _reduce(name: str):
             _too_many_dims(name)
         dims_args = (len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0), len(r_shape), *_pad(r_shape, 1),
                      *_pad(r_a, 0))
-        parts = _split_parts(name, nout, nred, _LOOP_SPLIT_BELOW if state.compact_kernels else _SPLIT_TARGET_ITEMS)
+        split_below = _LOOP_SPLIT_PER_CORE * state.compute_units if state.compact_kernels else _SPLIT_TARGET_ITEMS
+        parts = _split_parts(name, nout, nred, split_below)
         if parts > 1:
             _split_reduce(state, name, out, a, nout, nred, parts, dims_args, k_shape, k_o)
             return
@@ -530,10 +531,11 @@ def _reduce(name: str):
 _SPLIT_TARGET_ITEMS, _SPLIT_CHUNK, _SPLIT_MAX_PARTS = 1024, 4096, 1024
 # On PoCL (compact-kernel states) a CPU core runs a whole work-group, so _loop_global's small
 # groups spread even a few outputs over the cores: the split, a second launch and a partials
-# buffer, pays only below this many outputs (amax over the rows of 128x10000: two launches into
-# one 256-item group, on one core, 0.29 ms at load 4.7; one launch of 32 groups, 0.23 ms). Groups
-# of 4 for a thousand items cost PoCL more per group than they save: medium counts take 64.
-_LOOP_SPLIT_BELOW = 16
+# buffer, pays only below this many outputs per core (amax over the rows of 128x10000 on 2 cores:
+# two launches into one 256-item group, on one core, 0.29 ms at load 4.7; one launch of 32
+# groups, 0.23 ms). Groups of 4 for a thousand items cost PoCL more per group than they save:
+# medium counts take 64.
+_LOOP_SPLIT_PER_CORE = 8
 # Work-group size of PoCL's reduction kernels when they have few work-items, each a long loop.
 _LOOP_GROUP = 4
 _LOOP_GROUP_MEDIUM = 64
