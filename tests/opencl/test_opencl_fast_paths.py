@@ -319,6 +319,18 @@ def test_whole_reductions_match_numpy(dtype, n):
     assert x.sum().dtype == (tp.int64 if dtype in ("int32", "uint8", "bool") else x.dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_row_extremes_with_nan_and_inf_match_numpy(dtype):
+    """amax/amin over rows long enough for the kernels' two vectors of lanes: a NaN in the first,
+    a middle or the last element makes its row NaN; a row of -inf and a row holding +inf keep them."""
+    x = np.random.default_rng(9).standard_normal((7, 1000)).astype(dtype)
+    x[1, 17], x[2, 999], x[3, 0] = np.nan, np.nan, np.nan
+    x[4], x[5, 500] = -np.inf, np.inf
+    t = tp.tensor(x, device=DEV)
+    for name in ("amax", "amin"):
+        np.testing.assert_array_equal(_host(getattr(t, name)(1)), getattr(np, name)(x, 1))
+
+
 def test_kernels_launch_through_the_c_module_unless_told_not_to():
     """Kernels are _opencl_launch.Kernel objects where the module is built; TENSORPLUG_OPENCL_LAUNCH=pyopencl
     keeps PyOpenCL's call, and both compute the same (subprocess: the choice is made once)."""

@@ -28,7 +28,8 @@ DEV = "opencl"
 FUSED = ["relu", "relu_backward", "softmax", "log_softmax", "log_softmax_backward", "cross_entropy", "nll_loss",
          "layer_norm", "max_pool2d", "max_pool2d_with_indices", "max_pool2d_backward",
          "max_pool2d_with_indices_backward", "conv2d", "conv2d_input_backward", "conv2d_weight_backward", "adam_step_",
-         "sgd_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward"]
+         "sgd_step_", "linear", "smooth_l1_loss", "smooth_l1_loss_backward", "avg_pool2d", "avg_pool2d_backward",
+         "index_extremes"]
 # The whole-sequence recurrent ops, whose kernels are in recurrent.py (tested in test_opencl_recurrent.py).
 RECURRENT = ["lstm_sequence_forward", "lstm_sequence_backward", "gru_sequence_forward", "gru_sequence_backward",
              "rnn_sequence_forward", "rnn_sequence_backward"]
@@ -129,6 +130,25 @@ def test_softmax_edge_rows(log):
     got = (F.log_softmax if log else F.softmax)(t, 1)
     _close(got, _host(get_operator(name).decomposition(t, 1)), 1e-6)
     _close(got, _ref((torch.log_softmax if log else torch.softmax)(torch.tensor(x).double(), 1)), 1e-6)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_masked_long_rows(log):
+    """Rows long enough for the kernels' blocks of exps, masked with -inf and holding values far
+    below their row's maximum (exps under float32's smallest normal), over the last dim and dim 0:
+    PyTorch's values in float64, and a masked element's result is exactly 0 (-inf for log)."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((16, 300)).astype(np.float32) * 30  # dim 0: 16 lines, two vectors of them
+    x[:, ::7] = -np.inf
+    x[1, 5], x[2, 6], x[3, 8] = -1e30, -95.0, -87.0
+    x[4, 200], x[5, 260] = np.nan, np.inf
+    fn, ref_fn = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
+    for dim in (1, 0):
+        xs = np.ascontiguousarray(x if dim == 1 else x.T)
+        got = fn(tp.tensor(xs, device=DEV), dim)
+        _close(got, _ref(ref_fn(torch.tensor(xs).double(), dim)), 2e-5)
+        masked = _host(got)[np.isneginf(xs) & ~np.isnan(_host(got))]
+        assert masked.size and np.all(masked == (-np.inf if log else 0.0))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float16", "bfloat16"])
@@ -237,6 +257,35 @@ def test_losses_edge_values():
         _close(got, _host(want).reshape(_host(got).shape), 0)
         ref = torch.nn.functional.cross_entropy(torch.tensor(x).double(), torch.tensor(target), reduction=reduction)
         _close(got, _ref(ref), 1e-6)
+
+
+def test_index_extremes_match_numpy():
+    """The range check's [min, max] in one kernel: ignored values count as 0, a strided index and
+    other dtypes take the decomposition; NumPy's extremes."""
+    from tensorplug.frontend.ops._index_extremes import index_extremes
+
+    values = np.array([[5, -100, 2], [9, -3, 7]])
+    cases = [(values, -100, [-3, 9]), (values, None, [-100, 9]), (np.array([-100, -100]), -100, [0, 0]),
+             (np.array([4]), 7, [4, 4])]
+    for array, ignore, want in cases:
+        got = index_extremes(tp.tensor(array, device=DEV), ignore)
+        assert got.dtype == tp.int64 and _host(got).tolist() == want
+    masked = np.where(values == -100, 0, values)
+    strided = index_extremes(tp.tensor(values, device=DEV).t(), -100)
+    assert _host(strided).tolist() == [masked.min(), masked.max()]
+    small = index_extremes(tp.tensor(values.astype(np.int32), device=DEV), -100)
+    assert small.dtype == tp.int32 and _host(small).tolist() == [masked.min(), masked.max()]
+
+
+@pytest.mark.parametrize("bad", [5, -1])
+def test_class_losses_refuse_targets_out_of_range(bad):
+    """A target outside [0, C) that is not ignore_index raises before any loss kernel runs,
+    naming the op and the class dim, as PyTorch's IndexError does."""
+    x = tp.tensor(np.zeros((3, 5), dtype=np.float32), device=DEV)
+    target = tp.tensor(np.array([0, bad, -100]), device=DEV)
+    for fn in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(IndexError, match=rf"{fn.__name__}\(\): index {bad} is out of bounds for dimension 1 with size 5"):
+            fn(x, target)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float16", "bfloat16"])

@@ -305,27 +305,47 @@ C tp_remainder(C a, C b) {
 """
 
 
-def float_exp(name: str, real: str, integer: str) -> str:
-    """OpenCL C for ``real name(real x)``: Cephes expf with operators and bit casts only, for
-    ``float`` or a float vector (``integer`` its int type of as many lanes). The input is clamped
-    to [-104, 89] (a NaN passes: both comparisons are false), n = round(x / ln 2) comes from adding
-    1.5 * 2^23 (the FMA rounds once; the integer is the low bits of the sum), and overflow to inf
-    and underflow through the subnormals to 0 happen in the two scale factors 2^(n/2): no selects
-    for the special values (the CPU's exp8 does the same; with them and rounding through an int
-    conversion, the exp kernel took 1.5-2x the CPU time on PoCL)."""
-    return f"""{real} {name}({real} x) {{
-    {real} xc = x > 89.0f ? ({real})(89.0f) : x;
-    xc = xc < -104.0f ? ({real})(-104.0f) : xc;
-    {real} big = xc * 1.44269504088896341f + 12582912.0f;
+def _exp_polynomial(real: str, integer: str) -> str:
+    """Cephes expf's core on ``xc``: n = round(xc / ln 2) from adding 1.5 * 2^23 (the FMA rounds
+    once; the integer is the low bits of the sum), and y = exp(xc - n ln 2) in [sqrt(1/2), sqrt(2)]."""
+    return f"""{real} big = xc * 1.44269504088896341f + 12582912.0f;
     {real} nf = big - 12582912.0f;
     {integer} n = as_{integer}(big) - 0x4B400000;
     {real} r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
     {real} y = 1.9875691500e-4f;
     y = y * r + 1.3981999507e-3f; y = y * r + 8.3334519073e-3f; y = y * r + 4.1665795894e-2f;
     y = y * r + 1.6666665459e-1f; y = y * r + 5.0000001201e-1f;
-    y = (y * (r * r) + r) + 1.0f;
+    y = (y * (r * r) + r) + 1.0f;"""
+
+
+def float_exp(name: str, real: str, integer: str) -> str:
+    """OpenCL C for ``real name(real x)``: Cephes expf with operators and bit casts only, for
+    ``float`` or a float vector (``integer`` its int type of as many lanes). The input is clamped
+    to [-104, 89] (a NaN passes: both comparisons are false), and overflow to inf and underflow
+    through the subnormals to 0 happen in the two scale factors 2^(n/2): no selects for the
+    special values (the CPU's exp8 does the same; with them and rounding through an int
+    conversion, the exp kernel took 1.5-2x the CPU time on PoCL)."""
+    return f"""{real} {name}({real} x) {{
+    {real} xc = x > 89.0f ? ({real})(89.0f) : x;
+    xc = xc < -104.0f ? ({real})(-104.0f) : xc;
+    {_exp_polynomial(real, integer)}
     {integer} n1 = n >> 1, n2 = n - n1;
     return (y * as_{real}((n1 + 127) << 23)) * as_{real}((n2 + 127) << 23);
+}}
+"""
+
+
+def float_exp_shifted(name: str, real: str, integer: str) -> str:
+    """``float_exp`` for x <= 0 or NaN, as x - max(row) in a softmax: 2^n is one normal float
+    for every x >= ln(2^-126), and below it the result is 0 (a subnormal exp is under 1.2e-38,
+    nothing beside a row's largest exp of 1; -inf gives 0 exactly, NaN stays NaN). Without the
+    clamps and the split scale it is 19 vector instructions instead of 25: the sum of exps in
+    softmax over 128x10000 float32 took 0.76 ms instead of 1.04 (load 4.4)."""
+    return f"""{real} {name}({real} x) {{
+    {real} xc = x;
+    {_exp_polynomial(real, integer)}
+    y = y * as_{real}((n + 127) << 23);
+    return x < -87.33654475f ? ({real})(0.0f) : y;
 }}
 """
 
@@ -684,7 +704,8 @@ def reduce(dtype: str, fp64: bool) -> str:
         bodies["amax"] = (dtype, "C s = LD(a, base);", "if (x > s) s = x;", "s")
         bodies["amin"] = (dtype, "C s = LD(a, base);", "if (x < s) s = x;", "s")
     # Contiguous runs in vector lanes: sums (_SUM_UNROLLED) and floating maxima and minima.
-    unrolled = {"sum": _SUM_UNROLLED}
+    blocks = _SUM_BLOCKS if k == "f" and DTYPES[dtype][1] == "float" and acc == "double" else ""
+    unrolled = {"sum": _SUM_UNROLLED.replace("SUM_BLOCKS", blocks)}
     if k == "f":
         unrolled["amax"] = _extreme_unrolled(DTYPES[dtype][1], ">")
         unrolled["amin"] = _extreme_unrolled(DTYPES[dtype][1], "<")
@@ -757,6 +778,7 @@ __kernel void {name}(__global T* o, long oo, __global const T* a, long oa, long 
 _SUM_UNROLLED = """if (inner_st == 1) {
 #ifdef __OPENCL_VERSION__
             ACC8 pv = 0;
+            SUM_BLOCKS
             for (; j + 8 <= jend; j += 8) {
                 __global const T* q = a + ia + j;
                 pv += (ACC8)((ACC)LD(q, 0), (ACC)LD(q, 1), (ACC)LD(q, 2), (ACC)LD(q, 3),
@@ -775,22 +797,53 @@ _SUM_UNROLLED = """if (inner_st == 1) {
         }"""
 
 
+# float32 (and the 16-bit floats, computed in float) summed into double: blocks of 16 vectors
+# add in float first, the block's sum then into the double lanes (16 float roundings per lane
+# before each double add, where PyTorch adds whole runs in float). The conversion and the wide
+# add per vector doubled the loop's instructions: process CPU time of a sum of 1e6 float32 (in cache),
+# 132-169 -> 80-106 us at load 9.5 (with the small work-groups of kernels._loop_global).
+_SUM_BLOCKS = """for (; j + 128 <= jend; j += 128) {
+                float8 b0 = 0, b1 = 0;
+                for (int u = 0; u < 128; u += 16) {
+                    __global const T* q = a + ia + j + u;
+                    b0 += (float8)(LD(q, 0), LD(q, 1), LD(q, 2), LD(q, 3), LD(q, 4), LD(q, 5), LD(q, 6), LD(q, 7));
+                    b1 += (float8)(LD(q, 8), LD(q, 9), LD(q, 10), LD(q, 11), LD(q, 12), LD(q, 13), LD(q, 14), LD(q, 15));
+                }
+                float8 bv = b0 + b1;
+                pv += (ACC8)((ACC)bv.s0, (ACC)bv.s1, (ACC)bv.s2, (ACC)bv.s3, (ACC)bv.s4, (ACC)bv.s5, (ACC)bv.s6,
+                             (ACC)bv.s7);
+            }"""
+
+
 def _extreme_unrolled(compute: str, better: str) -> str:
-    """amax's (``better`` ">") or amin's contiguous run in the 8 lanes of a vector, each lane
-    NaN-sticky as the scalar loop, then folded into s: one select chain per work-item ran at
-    several cycles an element (amax over the rows of 128x10000, 1.09 ms against PyTorch's 0.09).
-    Operators only: a double8 must not reach PoCL's library (lanewise)."""
-    loads = ", ".join(f"LD(q, {q})" for q in range(8))
-    fold = " ".join(f"x = m8.s{q}; s = (x != x || x {better} s) ? x : s;" for q in range(8))
+    """amax's (``better`` ">") or amin's contiguous run in the lanes of two vectors, then folded
+    into s. A lane keeps its extreme ignoring NaN (a compare and a select) and whether it saw a
+    NaN (a compare and an or), and the fold makes s NaN if any lane did: one select chain that
+    tested for NaN too was a dependency of 4-5 cycles per 8 elements, which bounded amax over
+    the rows of 128x10000 (1.09 ms as a scalar chain; process CPU time per call 0.22-0.27 ms
+    with one vector chain, 0.09-0.11 ms now, load 7). Operators only: a double8 must not reach
+    PoCL's library (lanewise)."""
+    flags = "long" if compute == "double" else "int"
+
+    def load(first: int) -> str:
+        return f"({compute}8)(" + ", ".join(f"LD(q, {first + q})" for q in range(8)) + ")"
+
+    fold = " ".join(f"x = m0.s{q}; s = (x != x || x {better} s) ? x : s; x = m1.s{q}; s = (x != x || x {better} s) ? x : s;"
+                    for q in range(8))
+    seen = " | ".join(f"nan8.s{q}" for q in range(8))
     return f"""if (inner_st == 1) {{
 #ifdef __OPENCL_VERSION__
-            {compute}8 m8 = ({compute}8)(s);
-            for (; j + 8 <= jend; j += 8) {{
+            {compute}8 m0 = ({compute}8)(s), m1 = m0;
+            {flags}8 nan8 = 0;
+            for (; j + 16 <= jend; j += 16) {{
                 __global const T* q = a + ia + j;
-                {compute}8 v = ({compute}8)({loads});
-                m8 = (v != v || v {better} m8) ? v : m8;
+                {compute}8 v0 = {load(0)}, v1 = {load(8)};
+                nan8 |= (v0 != v0) | (v1 != v1);
+                m0 = v0 {better} m0 ? v0 : m0;
+                m1 = v1 {better} m1 ? v1 : m1;
             }}
             {{ C x; {fold} }}
+            if ({seen}) s = (C)NAN;
 #endif
         }}"""
 

@@ -3,8 +3,8 @@ composite ops"): relu and its gradient, softmax and log_softmax (and log_softmax
 cross_entropy and nll_loss,
 layer_norm, max_pool2d (with its indices and both forms of its gradient), avg_pool2d and its
 gradient, conv2d and both halves of its gradient, adam_step_, sgd_step_, linear, smooth_l1_loss
-with its gradient, gelu with its gradient, and linear_param_grads (a small layer's weight and
-bias gradients).
+with its gradient, gelu with its gradient, linear_param_grads (a small layer's weight and
+bias gradients) and index_extremes (the index range check's minimum and maximum).
 
 Each adapter takes the op's own arguments, allocates its result with ``new_empty`` and returns it;
 a case it does not cover (a dtype, more dims than the strided kernels take) runs the op's
@@ -214,6 +214,23 @@ def _cross_entropy_backward(grad, input, target, weight, reduction, ignore_index
         state.queue, g, l, *_operand(out), *_operand(grad), sgn, sgr, mode, den.buffer, *_operand(input),
         *input.stride(), *_operand(target), stn, st_r, w_buf, w_off, w_st, int(weight is not None), n, c, r,
         int(ignore_index), int(smoothing != 0.0), smoothing / c, 1.0 - smoothing)
+    return out
+
+
+# Index tensors up to this many elements take index_extremes's one-work-item kernel (a loss's
+# targets); larger ones the decomposition's parallel reductions.
+_INDEX_EXTREMES_ONE_ITEM = 1 << 16
+
+
+def _index_extremes(index, ignore):
+    """The range check's [min, max] (frontend/ops/_index_extremes.py) in one launch."""
+    n = math.prod(index.shape)
+    if index.dtype.name != "int64" or not is_contiguous(index) or not 0 < n <= _INDEX_EXTREMES_ONE_ITEM:
+        return _decomposition("index_extremes")(index, ignore)
+    out = index.new_empty((2,))
+    state = _state(index)
+    _fk(state, "int64", "index_extremes")(state.queue, (1,), (1,), *_operand(out), *_operand(index), n,
+                                          int(ignore is not None), 0 if ignore is None else int(ignore))
     return out
 
 
@@ -914,6 +931,6 @@ def table(vector: bool = True) -> dict:
         "conv2d_input_backward": _conv2d_input_backward, "conv2d_weight_backward": _conv2d_weight_backward,
         "adam_step_": _adam_step, "sgd_step_": _sgd_step, "linear": _linear, "smooth_l1_loss": _smooth_l1_loss,
         "smooth_l1_loss_backward": _smooth_l1_loss_backward, "gelu": _gelu, "gelu_backward": _gelu_backward,
-        "linear_param_grads": _linear_param_grads,
+        "linear_param_grads": _linear_param_grads, "index_extremes": _index_extremes,
     }
     return {name: _decomposing_float8(name, adapter) for name, adapter in adapters.items()}

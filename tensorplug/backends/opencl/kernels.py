@@ -513,12 +513,13 @@ def _reduce(name: str):
             _too_many_dims(name)
         dims_args = (len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0), *_pad(k_a, 0), len(r_shape), *_pad(r_shape, 1),
                      *_pad(r_a, 0))
-        parts = _split_parts(name, nout, nred)
+        split_below = _LOOP_SPLIT_PER_CORE * state.compute_units if state.compact_kernels else _SPLIT_TARGET_ITEMS
+        parts = _split_parts(name, nout, nred, split_below)
         if parts > 1:
             _split_reduce(state, name, out, a, nout, nred, parts, dims_args, k_shape, k_o)
             return
         knl = _kernel(state, "reduce", a.dtype.name, f"r_{name}")
-        g, l = _global(nout, state)
+        g, l = _loop_global(nout, state)
         knl(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), backend_storage(a).buffer,
             a.storage_offset(), nout, nred, *dims_args)
 
@@ -528,12 +529,33 @@ def _reduce(name: str):
 # A reduction is split when its outputs alone would leave the device idle: each work-item then
 # reduces a range of at least _SPLIT_CHUNK elements, with at most _SPLIT_MAX_PARTS per output.
 _SPLIT_TARGET_ITEMS, _SPLIT_CHUNK, _SPLIT_MAX_PARTS = 1024, 4096, 1024
+# On PoCL (compact-kernel states) a CPU core runs a whole work-group, so _loop_global's small
+# groups spread even a few outputs over the cores: the split, a second launch and a partials
+# buffer, pays only below this many outputs per core (amax over the rows of 128x10000 on 2 cores:
+# two launches into one 256-item group, on one core, 0.29 ms at load 4.7; one launch of 32
+# groups, 0.23 ms). Groups of 4 for a thousand items cost PoCL more per group than they save:
+# medium counts take 64.
+_LOOP_SPLIT_PER_CORE = 8
+# Work-group size of PoCL's reduction kernels when they have few work-items, each a long loop.
+_LOOP_GROUP = 4
+_LOOP_GROUP_MEDIUM = 64
 
 
-def _split_parts(name: str, nout: int, nred: int) -> int:
-    if name in ("argmax", "argmin") or nout >= _SPLIT_TARGET_ITEMS or nred < 2 * _SPLIT_CHUNK:
+def _split_parts(name: str, nout: int, nred: int, target_items: int = _SPLIT_TARGET_ITEMS) -> int:
+    if name in ("argmax", "argmin") or nout >= target_items or nred < 2 * _SPLIT_CHUNK:
         return 1
     return min(_SPLIT_MAX_PARTS, nred // _SPLIT_CHUNK, max(1, _SPLIT_TARGET_ITEMS // nout))
+
+
+def _loop_global(items: int, state) -> tuple:
+    """Global and local sizes for reduction kernels whose work-items each loop over a run: on
+    PoCL, while there are fewer than 8 full groups of the usual size (one 256-item group would
+    keep every item on one core), groups of _LOOP_GROUP, or of _LOOP_GROUP_MEDIUM from 8 such
+    groups on; elsewhere _global's."""
+    if not state.compact_kernels or items >= 8 * state.group:
+        return _global(items, state)
+    group = _LOOP_GROUP if items < 8 * _LOOP_GROUP_MEDIUM else _LOOP_GROUP_MEDIUM
+    return ((items + group - 1) // group * group,), (group,)
 
 
 def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, dims_args: tuple, k_shape, k_o) -> None:
@@ -543,11 +565,11 @@ def _split_reduce(state, name: str, out, a, nout: int, nred: int, parts: int, di
     parts = -(-nred // chunk)  # every part non-empty
     partials = state.allocate(nout * parts * 8)
     first = _kernel(state, "reduce", a.dtype.name, f"rp_{name}")
-    g, l = _global(nout * parts, state)
+    g, l = _loop_global(nout * parts, state)
     first(state.queue, g, l, partials.buffer, backend_storage(a).buffer, a.storage_offset(), nout, nred, parts, chunk,
           *dims_args)
     second = _kernel(state, "reduce", a.dtype.name, f"rf_{name}")
-    g, l = _global(nout, state)
+    g, l = _loop_global(nout, state)
     second(state.queue, g, l, backend_storage(out).buffer, out.storage_offset(), partials.buffer, nout, parts,
            len(k_shape), *_pad(k_shape, 1), *_pad(k_o, 0))
 

@@ -96,6 +96,7 @@ class DeviceState:
         self.max_alloc = int(device.max_mem_alloc_size)
         self.global_mem = int(device.global_mem_size)
         self.max_work_group = int(device.max_work_group_size)
+        self.compute_units = int(device.max_compute_units)  # PoCL: the CPU's cores it runs groups on
         self.group = min(256, self.max_work_group)  # work-group size of the 1-d kernels
         self.strided_run = _source.STRIDED_RUN  # elements per work-item of the strided kernels (TP_RUN)
         self.programs: dict = {}  # (family, key) -> built pyopencl.Program

@@ -12,6 +12,7 @@ from ...dispatcher import local_state
 from .. import dtypes as _dt
 from ..meta_device import has_values
 from ..tensor import Tensor
+from ._index_extremes import index_extremes
 
 __all__ = [
     "keyset", "is_number", "check_same_device", "check_out", "refuse_out_under_autograd", "check_exact_dtype", "bump_version", "check_no_internal_overlap", "write_out",
@@ -226,20 +227,16 @@ def check_index_range(op: str, index: Tensor, size: int, dim: int, *, ignore=Non
 
     The ops that use this (index_select, index_add, gather, scatter, nll_loss) take no negative
     indices in PyTorch; checking here gives every backend the same error, and an asynchronous
-    device no chance to read out of bounds. It reads the two extremes back from the device in one
-    host read (a synchronization on an asynchronous device). Inside ``trusted_indices()`` it
+    device no chance to read out of bounds. It reads the two extremes (the op index_extremes, one
+    kernel where the backend fuses it) back from the device in one host read (a synchronization
+    on an asynchronous device). Inside ``trusted_indices()`` it
     checks nothing: the losses check their target once and then gather and scatter indices
     derived from it (the kernels still record anything out of range). A meta index has no values
     to check (frontend/meta_device.py).
     """
     if index.numel() == 0 or getattr(_TRUST, "on", False) or not has_values(index):
         return
-    from .elementwise import COMPARE, where
-    from .reductions import amax, amin
-    from .joining import stack
-
-    values = index if ignore is None else where(COMPARE["eq"](index, ignore), 0, index)
-    low, high = (int(v) for v in stack([amin(values), amax(values)]).tolist())
+    low, high = (int(v) for v in index_extremes(index, ignore).tolist())
     bad = low if low < 0 else high if high >= size else None
     if bad is not None:
         raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size} (index shape {list(index._shape)})")
