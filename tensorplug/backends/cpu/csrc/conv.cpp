@@ -14,7 +14,8 @@
 //   conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
 //     grad_weight[g] = sum over images of grad[g] @ im2col(a)[g]^T (computed transposed, in per-chunk partials).
 // grad_input, grad_weight, grad and weight are contiguous; a may have any strides.
-// conv2d also takes bfloat16 where the CPU has bf16 dot products (conv2d_bf16).
+// conv2d also takes bfloat16 where the CPU has bf16 dot products (conv2d_bf16). One-group bf16
+// and strided float32 forwards run DirectConv (conv_direct.h) on AVX-512 instead of im2col.
 #include <cblas.h>
 
 #include <atomic>
@@ -897,8 +898,8 @@ template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a
     });
 }
 
-// bfloat16 (autocast's convolutions) where the CPU has bf16 dot products: per task of images,
-// im2col of the bf16 input and bf16_gemm (float32 sums), the bias added in float32 and each
+// bfloat16 (autocast's convolutions) where the CPU has bf16 dot products: DirectConv for one
+// group; otherwise, per task of images, im2col of the bf16 input and bf16_gemm (float32 sums), the bias added in float32 and each
 // result rounded once, as the float32 kernels on widened copies did, without the copies and at
 // about twice sgemm's arithmetic speed.
 void conv2d_bf16(const ConvGeometry& g, Operand& out, Operand& a, Operand& weight, const Operand* bias) {
