@@ -1,5 +1,6 @@
 """bfloat16 conv2d on the CPU (autocast's convolutions): on a CPU with bf16 dot products it runs
-im2col and the native bf16 GEMM, elsewhere the float32 kernels on widened copies; either way each
+the direct kernel (one group, AVX-512) or im2col and the native bf16 GEMM, elsewhere the float32
+kernels on widened copies (TENSORPLUG_CPU_LANES=8 or 1 reach the last two); either way each
 result is the float64 convolution of the bf16 operands rounded once, within float32 summation."""
 import numpy as np
 import pytest

@@ -14,7 +14,8 @@
 //   conv2d_weight_backward(dtype, shape, weight_shape, grad_weight, grad, a, stride, padding, dilation, groups)
 //     grad_weight[g] = sum over images of grad[g] @ im2col(a)[g]^T (computed transposed, in per-chunk partials).
 // grad_input, grad_weight, grad and weight are contiguous; a may have any strides.
-// conv2d also takes bfloat16 where the CPU has bf16 dot products (conv2d_bf16).
+// conv2d also takes bfloat16 where the CPU has bf16 dot products (conv2d_bf16). One-group bf16
+// and strided float32 forwards run DirectConv (conv_direct.h) on AVX-512 instead of im2col.
 #include <cblas.h>
 
 #include <algorithm>
@@ -25,17 +26,14 @@
 #include <vector>
 
 #include "bf16_gemm.h"
+#include "conv_direct.h"
+#include "conv_geometry.h"
 #include "families.h"
 #include "simd.h"
 
 namespace tp {
 
 namespace {
-
-struct ConvGeometry {
-    int64_t n, c, h, w, o, cg, kh, kw, oh, ow, groups;
-    int64_t s[2], p[2], d[2];
-};
 
 // C (m, n) = A (m, k) @ B (k, n) + beta * C, row-major, A or B transposed as asked, with the
 // OpenBLAS thread count parallel_tasks chose (one inside its parallel chunks).
@@ -835,6 +833,16 @@ void conv2d_weight_backward_T(const ConvGeometry& g, Operand& out, Operand& grad
     });
 }
 
+// Forward on DirectConv (conv_direct.h): the weight packed once, tasks of images in parallel.
+template <class B> void conv2d_direct(const ConvGeometry& g, bool bf16, Operand& out, Operand& a, Operand& weight,
+                                      const Operand* bias) {
+    std::vector<float> b;
+    if (bias)
+        for (int64_t oc = 0; oc < g.o; ++oc) b.push_back(static_cast<float>(reinterpret_cast<const B*>(bias->data)[oc * bias->strides[0]]));
+    const DirectConv conv(g, bf16, weight.data, bias ? b.data() : nullptr);
+    parallel_tasks(g.n, [&](int64_t, int64_t t0, int64_t t1) { conv.run(a.data, a.strides, t0, t1, out.data); });
+}
+
 template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a, Operand& weight, const Operand* bias) {
     const T* A = reinterpret_cast<const T*>(a.data);
     const T* Wt = reinterpret_cast<const T*>(weight.data);
@@ -857,6 +865,10 @@ template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a
     if constexpr (std::is_same_v<T, float>)
         if (use_winograd<T>(g) && conv2d_winograd(g, O, A, st, Wt, B, bs)) return;
 #endif
+    // Strided float32 convolutions: im2col's copy and sgemm's packing cost about as much as the
+    // arithmetic (docs/performance.md); stride 1 has Winograd or im2col.
+    if (std::is_same_v<T, float> && (g.s[0] > 1 || g.s[1] > 1) && direct_conv_applies(g, false))
+        return conv2d_direct<T>(g, false, out, a, weight, bias);
     // Small output planes make thin gemms: several images then share one gemm (columns side by
     // side, K x (batch * plane)) whose result is copied into place.
     const int64_t batch = direct ? 1 : images_per_gemm(g);
@@ -901,8 +913,8 @@ template <class T> void conv2d_T(const ConvGeometry& g, Operand& out, Operand& a
     });
 }
 
-// bfloat16 (autocast's convolutions) where the CPU has bf16 dot products: per task of images,
-// im2col of the bf16 input and bf16_gemm (float32 sums), the bias added in float32 and each
+// bfloat16 (autocast's convolutions) where the CPU has bf16 dot products: DirectConv for one
+// group; otherwise, per task of images, im2col of the bf16 input and bf16_gemm (float32 sums), the bias added in float32 and each
 // result rounded once, as the float32 kernels on widened copies did, without the copies and at
 // about twice sgemm's arithmetic speed.
 void conv2d_bf16(const ConvGeometry& g, Operand& out, Operand& a, Operand& weight, const Operand* bias) {
@@ -913,6 +925,7 @@ void conv2d_bf16(const ConvGeometry& g, Operand& out, Operand& a, Operand& weigh
     const int64_t* st = a.strides;
     const int64_t og = g.o / g.groups, k = g.cg * g.kh * g.kw, plane = g.oh * g.ow, batch = images_per_gemm(g);
     const int64_t bs = bias ? bias->strides[0] : 0;
+    if (direct_conv_applies(g, true)) return conv2d_direct<bf16_t>(g, true, out, a, weight, bias);
     parallel_tasks((g.n + batch - 1) / batch, [&](int64_t, int64_t t0, int64_t t1) {
         auto col = scratch<uint16_t>(k * plane * batch);
         auto acc = scratch<float>(og * plane * batch);

@@ -1,4 +1,5 @@
 // copy(shape, dst_dtype, dst, src_dtype, src) with conversion; fill(dtype, shape, out, value)
+#include "bf16_round.h"
 #include "families.h"
 
 namespace tp {
@@ -17,6 +18,11 @@ template <class D, class S> void copy_loop(const Loop<2>& L) {
         if (s[0] == sd && s[1] == ss) {
             D* d = reinterpret_cast<D*>(p[0]);
             const S* a = reinterpret_cast<const S*>(p[1]);
+#ifdef TP_X86_SIMD
+            // autocast's float32 -> bfloat16 input casts
+            if constexpr (std::is_same_v<D, bf16_t> && std::is_same_v<S, float>)
+                if (have_avx512()) return round_to_bf16(a, -0.0f, reinterpret_cast<uint16_t*>(d), n);
+#endif
             for (int64_t i = 0; i < n; ++i) d[i] = convert<D>(a[i]);
             return;
         }
