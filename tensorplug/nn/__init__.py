@@ -25,6 +25,7 @@ from .padding import __all__ as _padding_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ._multihead_attention import MultiheadAttention
 from .adaptive import AdaptiveLogSoftmaxWithLoss
+from ._linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from ._sync_batchnorm import SyncBatchNorm
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
@@ -40,7 +41,8 @@ __all__ = (
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-     "attention", "parallel", "DataParallel", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss"]
+     "attention", "parallel", "DataParallel", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss",
+     "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
     + _activation_all + _layers_all + _loss_all + _padding_all + _extra_layers_all
     + _lazy_all
 )

@@ -69,7 +69,7 @@ __all__ = (
     + _margin_losses.__all__ + _max_unpool.__all__ + _pdist.__all__ + _pool_indices.__all__ + _rms_norm.__all__ + _shrink.__all__
     + _upsample.__all__
     + ["linear", "bilinear", "embedding", "one_hot", "pad", "scaled_dot_product_attention", "pairwise_distance",
-       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward"]
+       "pixel_shuffle", "pixel_unshuffle", "multi_head_attention_forward", "linear_cross_entropy"]
 )
 
 
@@ -380,3 +380,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                    add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
                    attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
                    average_attn_weights, is_causal)
+
+
+# Last: the module builds on linear and cross_entropy above.
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
