@@ -127,6 +127,15 @@ def test_ddp_comm_hooks_match_numpy_whole_batch_gradients():
     assert output.count("DDP hooks OK") == 2, output
 
 
+def test_ddp_comm_hook_types_install_the_builtin_hooks():
+    """register_ddp_comm_hook with every DDPCommHookType: the averaging types give NumPy's
+    whole-batch gradients, PowerSGD's at the type's rank from iteration 1000, NOOP each rank's own,
+    the quantization types a NotImplementedError naming them."""
+    status, output = run_ranks("ddp_hook_types.py")
+    assert status == 0, output
+    assert output.count("DDP hook types OK") == 2, output
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ddp_join_with_uneven_inputs_matches_numpy_sgd(ranks):
     """Rank r has 3 + 2r batches under model.join(): nobody hangs, and the final parameters equal

@@ -1,6 +1,7 @@
 """tp.distributed's names that need no process group (probe batch (b), issue 13): Backend,
 the launcher queries, constants, and PyTorch's ValueError before init_process_group."""
 import datetime
+import inspect
 
 import pytest
 
@@ -86,3 +87,16 @@ def test_distributed_c10d_names_exist_in_torch_and_small_queries_match():
     assert dist.is_backend_available("nccl") is False and dist.is_backend_available("carrier-pigeon") is False
     assert dist.is_ucc_available() is False and dist.default_pg_timeout == reference.default_pg_timeout
     assert issubclass(dist.QueueEmptyError, dist.DistStoreError) and issubclass(dist.DistNetworkError, dist.DistError)
+
+
+def test_ddp_comm_hook_types_are_pytorchs():
+    if torch is None:
+        pytest.skip("PyTorch 2.13 is the reference here")
+    from torch.distributed.algorithms import ddp_comm_hooks as theirs
+
+    from tensorplug.distributed.algorithms import ddp_comm_hooks as ours
+
+    assert list(ours.DDPCommHookType.__members__) == list(theirs.DDPCommHookType.__members__)
+    assert (list(inspect.signature(ours.register_ddp_comm_hook).parameters)
+            == list(inspect.signature(theirs.register_ddp_comm_hook).parameters))
+    assert inspect.signature(ours.register_ddp_comm_hook).parameters["state"].default is None
