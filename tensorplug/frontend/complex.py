@@ -17,7 +17,7 @@ import math
 import warnings
 
 from .. import dispatcher
-from ..dispatcher import AUTOGRAD, COMPLEX, ExcludeKeys, local_state
+from ..dispatcher import AUTOGRAD, COMPLEX, local_state
 from . import dtypes as _dt
 from .autograd.graph import Node, gradient_edge, set_history
 from .tensor import Tensor, make_tensor

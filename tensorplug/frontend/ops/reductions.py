@@ -16,7 +16,7 @@ from ..tensor import Tensor, empty_tensor, make_tensor
 from ..views import expand, reshape, squeeze
 from ._common import check_cast, keyset, write_out
 from ._composite import composite
-from ._numpy_names import axis_as_dim, dim_keywords, required_dim
+from ._numpy_names import dim_keywords, required_dim
 from .copying import clone, to_dtype
 from ..autocast_hook import autocast_function
 from .out_rehearsal import rehearse_out

@@ -1,6 +1,5 @@
 """Run under mpiexec -n 2: DistributedDataParallel with each rank training on half of every batch
 ends with the parameters of one process training on the whole batch (MLP and CNN, 5 steps)."""
-import copy
 import sys
 
 import numpy as np

@@ -3,7 +3,6 @@ The mesh's groups, coordinates and sub-meshes are checked against the row-major 
 FSDP's HYBRID_SHARD and _HYBRID_SHARD_ZERO2 (shards over a row, replicas down a column, each of
 the 4 ranks on a quarter of every batch) must end at NumPy float64's whole-batch SGD, as must
 hybrid sharding given the groups as a pair."""
-import numpy as np
 
 import tensorplug as tp
 import tensorplug.distributed as dist
