@@ -58,6 +58,7 @@ __device__ __forceinline__ long tp_dim3(const dim3 v, int d) { return d == 0 ? v
 #define get_global_size(d) (tp_dim3(gridDim, (d)) * tp_dim3(blockDim, (d)))
 #define as_float(x) __uint_as_float((uint)(x))
 #define as_uint(x) __float_as_uint(x)
+#define as_int(x) __float_as_int(x)
 #define mul_hi(a, b) __umulhi((a), (b))
 #define mad(a, b, c) ((a) * (b) + (c))
 #define convert_float_rtz(d) __double2float_rz(d)
