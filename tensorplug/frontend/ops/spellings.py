@@ -21,10 +21,11 @@ __all__ = [
 
 #: PyTorch's top-level spellings of in-place methods: ``tp.exp_(x)`` is ``x.exp_()``.
 _INPLACE_FUNCTIONS = (
-    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_",
-    "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_",
-    "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
-    "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "resize_as_", "round_", "rsqrt_",
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_",
+    "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
+    "floor_", "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "resize_as_", "round_", "rsqrt_",
     "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 )
 __all__ += list(_INPLACE_FUNCTIONS)
