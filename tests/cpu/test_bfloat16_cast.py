@@ -24,7 +24,7 @@ def _edge_values() -> np.ndarray:
 def test_float32_to_bfloat16_matches_torch():
     torch = torch_or_skip()
     rng = np.random.default_rng(9)
-    # 37 values: two full vectors and a masked tail of 5, edges in both
+    # 37 values: a 32-value step (two vectors, one store), edges in it, and a masked tail of 5
     values = np.concatenate([_edge_values(), rng.standard_normal(19).astype(np.float32) * 1e3])
     result = tp.tensor(values).to(tp.bfloat16)
     expected = torch.tensor(values).to(torch.bfloat16)

@@ -23,7 +23,8 @@ def _reference(x, w, b, stride, padding, dilation):
     ((2, 5, 9, 11), (3, 5, 2, 2), (2, 2), (0, 0), (2, 1)),       # dilation, no padding
     ((3, 1, 8, 8), (17, 1, 1, 1), (3, 3), (0, 0), (1, 1)),       # 1x1 taps, one phase read
     ((1, 4, 6, 7), (9, 4, 3, 3), (2, 2), (3, 3), (1, 1)),        # padding past the kernel
-], ids=["bench", "stride-2x3", "dilated", "1x1-stride-3", "wide-padding"])
+    ((2, 3, 6, 41), (20, 3, 2, 3), (1, 2), (1, 2), (1, 1)),      # rows over 16 phase columns, 20 channels
+], ids=["bench", "stride-2x3", "dilated", "1x1-stride-3", "wide-padding", "wide-rows"])
 def test_strided_conv2d_matches_float64(shape, weight, stride, padding, dilation):
     rng = np.random.default_rng(7)
     x, w, b = rng.standard_normal(shape), rng.standard_normal(weight), rng.standard_normal(weight[0])

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "simd.h"
+#include "transpose16.h"
 
 namespace tp {
 
@@ -25,8 +26,6 @@ bool have_bf16_dot() {
 
 namespace {
 
-#define TP_BF16 __attribute__((target("avx512f,avx512bf16")))
-
 constexpr int kRows = 12;
 constexpr int kCols = 32;
 // Pairs of k per pass over c: a panel's block of b (128 x 32 words, 16 KB) stays in L1 while
@@ -35,36 +34,9 @@ constexpr int64_t kDepth = 128;
 // Products below this many multiply-adds run on the calling thread.
 constexpr int64_t kParallelWork = int64_t(1) << 21;
 
-// r[j] = column j of the 16 x 16 words r[0..16): pairs of rows interleaved by words, then by
-// word pairs, then the 128-bit lanes gathered across four registers.
-TP_BF16 inline void transpose16(__m512i* r) {
-    __m512i t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    // u[4 * i + c]'s lane L: column 4 * L + c of rows 4 * i .. 4 * i + 3
-    __m512i u[16];
-    for (int i = 0; i < 16; i += 4) {
-        u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-        u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-        u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-        u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-    }
-    for (int c = 0; c < 4; ++c) {
-        const __m512i even0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), odd0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xdd);
-        const __m512i even1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
-        const __m512i odd1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xdd);
-        r[c] = _mm512_shuffle_i32x4(even0, even1, 0x88);
-        r[4 + c] = _mm512_shuffle_i32x4(odd0, odd1, 0x88);
-        r[8 + c] = _mm512_shuffle_i32x4(even0, even1, 0xdd);
-        r[12 + c] = _mm512_shuffle_i32x4(odd0, odd1, 0xdd);
-    }
-}
-
 // pack's full strips of lines with adjacent k values, `full` whole pairs a line: 16 lines x 16
-// pairs at a time through transpose16 (scalar word moves were 14% of a linear layer's time).
-template <int W> TP_BF16 void pack_adjacent(const uint16_t* base, int64_t lines, int64_t full, uint32_t* out) {
+// pairs at a time through transpose16_words (scalar word moves were 14% of a linear layer's time).
+template <int W> TP_BF16_DOT void pack_adjacent(const uint16_t* base, int64_t lines, int64_t full, uint32_t* out) {
     for (int64_t p0 = 0; p0 < full; p0 += 16) {
         const int64_t pairs = std::min<int64_t>(16, full - p0);
         const __mmask16 live = pairs == 16 ? 0xffff : static_cast<__mmask16>((1u << pairs) - 1);
@@ -73,7 +45,7 @@ template <int W> TP_BF16 void pack_adjacent(const uint16_t* base, int64_t lines,
             __m512i r[16];
             for (int i = 0; i < 16; ++i)
                 r[i] = i < rows ? _mm512_maskz_loadu_epi32(live, base + (g + i) * lines + 2 * p0) : _mm512_setzero_si512();
-            transpose16(r);
+            transpose16_words(r);
             const __mmask16 cols = rows == 16 ? 0xffff : static_cast<__mmask16>((1u << rows) - 1);
             for (int64_t j = 0; j < pairs; ++j) _mm512_mask_storeu_epi32(out + (p0 + j) * W + g, cols, r[j]);
         }
@@ -86,7 +58,7 @@ template <int W> TP_BF16 void pack_adjacent(const uint16_t* base, int64_t lines,
 // layer's weight as b) are read one at a time, a pair per word; otherwise the loop runs across
 // the lines (a row-major b: two rows interleaved, W adjacent elements at a time).
 template <int W>
-TP_BF16 void pack(const uint16_t* x, int64_t lines, int64_t step, int64_t first, int64_t count, int64_t k,
+TP_BF16_DOT void pack(const uint16_t* x, int64_t lines, int64_t step, int64_t first, int64_t count, int64_t k,
                   uint32_t* out) {
     const int64_t full = k / 2, pairs = (k + 1) / 2, live = std::max<int64_t>(0, std::min<int64_t>(W, count - first));
     const uint16_t* base = x + first * lines;
@@ -128,7 +100,7 @@ TP_BF16 void pack(const uint16_t* x, int64_t lines, int64_t step, int64_t first,
 
 // c rows [0, R) x columns [0, cols) (+)= strip a @ panel b over `pairs` pairs.
 template <int R>
-TP_BF16 void micro_kernel(const uint32_t* a, const uint32_t* b, int64_t pairs, float* c, int64_t ldc, int cols,
+TP_BF16_DOT void micro_kernel(const uint32_t* a, const uint32_t* b, int64_t pairs, float* c, int64_t ldc, int cols,
                           bool accumulate) {
     const __mmask16 m0 = cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1);
     const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);

@@ -10,6 +10,7 @@
 #include "bf16_gemm.h"
 #include "bf16_round.h"
 #include "simd.h"
+#include "transpose16.h"
 
 namespace tp {
 
@@ -17,16 +18,22 @@ namespace tp {
 
 namespace {
 
-// Output channels a micro-kernel keeps (its strip of the weight) and 16-word vectors of output
-// positions: 8 x 3 accumulators leave registers for the three vectors of the input, and a step
-// has 24 multiply-adds against 3 loads and 8 broadcasts.
-constexpr int kStripRows = 8;
-constexpr int kMaxVectors = 3;
-constexpr int64_t kBlockPositions = 16 * kMaxVectors;
+// A micro-kernel's accumulators: R vectors of 16 output channels (its strip of the weight) for P
+// positions of an output row, R * P <= kMaxAccumulators, which leaves registers for the R weight
+// vectors and a broadcast input word.
+// Two vectors: two weight loads and P broadcasts a step for 2 * P multiply-adds (four vectors of 7
+// measured the same, within the noise of a busy machine).
+constexpr int kMaxVectors = 2;
+constexpr int kMaxPositions = 14;
+constexpr int kMaxAccumulators = 28;
 
-using BlockFn = void (*)(const uint32_t*, const uint32_t*, const int64_t*, int64_t, float*, int64_t);
+using BlockFn = void (*)(const uint32_t*, int64_t, const uint32_t*, const int64_t*, int64_t, float*, int64_t);
 
-#define TP_BF16_DOT __attribute__((target("avx2,fma,avx512f,avx512dq,avx512bw,avx512vl,avx512bf16")))
+inline float load_word_as_float(const uint32_t* p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+}
 
 namespace fma32 {
 #define TP_DIRECT_TARGET TP_AVX512
@@ -49,12 +56,50 @@ template <int64_t kStep, class Word> inline void copy_words(uint32_t* d, int64_t
     for (int64_t i = 0; i < count; ++i) d[i] = word(i * (kStep ? kStep : step));
 }
 
+// d0[x] = row[2x - p1] and d1[x] = row[2x + 1 - p1] for x < wq, zeros outside [0, w): a float32
+// row's two column phases of stride 2 from one read of it, sixteen columns of each at a time
+// (reading the row once per phase, eight and then one word at a time, was 12% of a call).
+TP_AVX512 void copy_column_pairs(const float* row, int64_t w, int64_t p1, int64_t wq, uint32_t* d0, uint32_t* d1) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (int64_t x0 = 0; x0 < wq; x0 += 16) {
+        // Lanes [from, to) of the 32 words from row + i0 lie in the row; the rest (padding) load as
+        // zeros and are never touched, so no lane reads outside it.
+        const int64_t i0 = 2 * x0 - p1, from = std::clamp<int64_t>(-i0, 0, 32), to = std::clamp<int64_t>(w - i0, 0, 32);
+        const uint64_t live = to > from ? ((uint64_t(1) << (to - from)) - 1) << from : 0;
+        const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(live), row + i0);
+        const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(live >> 16), row + i0 + 16);
+        const __mmask16 out = wq - x0 >= 16 ? 0xffff : static_cast<__mmask16>((1u << (wq - x0)) - 1);
+        _mm512_mask_storeu_ps(reinterpret_cast<float*>(d0 + x0), out, _mm512_permutex2var_ps(lo, even, hi));
+        _mm512_mask_storeu_ps(reinterpret_cast<float*>(d1 + x0), out, _mm512_permutex2var_ps(lo, odd, hi));
+    }
+}
+
 // Image n's phases (conv_direct.h) into q, units x s0 x s1 planes of hq x wq words: rows outside
 // the input and columns in the padding are zeros. AVX-512 lets the compiler gather a stride-2
 // row and interleave two bf16 channels sixteen words at a time (SSE took 15% of a call).
 TP_AVX512 void copy_phases(const ConvGeometry& g, bool bf16, int64_t units, int64_t hq, int64_t wq, const void* in,
                            const int64_t* st, int64_t n, uint32_t* q) {
     const int64_t plane_words = hq * wq, cstep = g.s[1] * st[3];
+    if (!bf16 && g.s[1] == 2 && st[3] == 1) {
+        for (int64_t u = 0; u < units; ++u)
+            for (int64_t a = 0; a < g.s[0]; ++a) {
+                uint32_t* even = q + (u * g.s[0] + a) * 2 * plane_words;
+                for (int64_t y = 0; y < hq; ++y) {
+                    uint32_t* d0 = even + y * wq;
+                    uint32_t* d1 = d0 + plane_words;
+                    const int64_t ih = y * g.s[0] + a - g.p[0];
+                    if (ih < 0 || ih >= g.h) {
+                        std::fill(d0, d0 + wq, 0u);
+                        std::fill(d1, d1 + wq, 0u);
+                    } else {
+                        copy_column_pairs(static_cast<const float*>(in) + n * st[0] + u * st[1] + ih * st[2], g.w,
+                                          g.p[1], wq, d0, d1);
+                    }
+                }
+            }
+        return;
+    }
     for (int64_t u = 0; u < units; ++u)
         for (int64_t a = 0; a < g.s[0]; ++a)
             for (int64_t b = 0; b < g.s[1]; ++b) {
@@ -92,6 +137,53 @@ TP_AVX512 void copy_phases(const ConvGeometry& g, bool bf16, int64_t units, int6
             }
 }
 
+// Input rows [first, last) of image n (row r: channel r / h, input row r % h) towards L2, for a
+// contiguous row: the phase copy of the next image then finds them there instead of waiting on
+// memory (its first load was 7% of a stride-2 call's samples).
+void prefetch_rows(const ConvGeometry& g, const void* in, const int64_t* st, int64_t n, int64_t first, int64_t last,
+                   int64_t element_bytes) {
+    if (st[3] != 1) return;
+    for (int64_t r = first; r < last; ++r) {
+        const char* row = static_cast<const char*>(in) + (n * st[0] + (r / g.h) * st[1] + (r % g.h) * st[2]) * element_bytes;
+        for (int64_t b = 0; b < g.w * element_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T1);
+    }
+}
+
+// n split into ceil(n / most) parts of sizes differing by at most one.
+std::vector<int64_t> balanced_parts(int64_t n, int64_t most) {
+    const int64_t parts = (n + most - 1) / most;
+    std::vector<int64_t> sizes(parts, n / parts);
+    for (int64_t i = 0; i < n % parts; ++i) ++sizes[i];
+    return sizes;
+}
+
+// One image's results, channels in lanes ([position][vectors * 16] floats, positions rounded up to
+// a 16 x 16 tile), into its output planes with the bias: float32, or bf16 rounded once.
+TP_AVX512 void write_output(const float* c, int64_t positions, int64_t vectors, int64_t channels, const float* bias,
+                            bool bf16, void* out) {
+    const int64_t ldc = vectors * 16;
+    for (int64_t p0 = 0; p0 < positions; p0 += 16) {
+        const int64_t live = std::min<int64_t>(16, positions - p0);
+        const __mmask16 mask = live == 16 ? 0xffff : static_cast<__mmask16>((1u << live) - 1);
+        for (int64_t v = 0; v < vectors; ++v) {
+            __m512i r[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(c + (p0 + i) * ldc + 16 * v);
+            transpose16_words(r);
+            // Unrolled with constant indices, so that r stays in registers.
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; ++i) {
+                const int64_t o = 16 * v + i, at = o * positions + p0;
+                if (o >= channels) break;
+                const float add = bias ? bias[o] : -0.0f;  // -0 adds nothing, even to -0
+                const __m512 x = _mm512_add_ps(_mm512_castsi512_ps(r[i]), _mm512_set1_ps(add));
+                if (bf16) _mm512_mask_cvtepi32_storeu_epi16(static_cast<uint16_t*>(out) + at, mask, bf16_words(x));
+                else _mm512_mask_storeu_ps(static_cast<float*>(out) + at, mask, x);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 struct DirectConv::Plan {
@@ -101,11 +193,13 @@ struct DirectConv::Plan {
     int64_t hq, wq;     // a phase's rows and columns
     int64_t plane;      // hq * wq
     int64_t planes;     // units * s0 * s1
-    int64_t padded;     // output positions computed (oh rows of wq), rounded up to a vector
+    int64_t vectors;    // output channels in 16-lane vectors, the last one zero-padded
     int64_t steps;      // taps * units
     std::vector<int64_t> off;     // per step: where its words start in the phase copy
-    std::vector<uint32_t> weight; // per strip of kStripRows output channels: [step][kStripRows]
+    std::vector<uint32_t> weight; // [step][vectors * 16]
     std::vector<float> bias;      // o values, or empty
+    std::vector<int64_t> strips;  // vectors per strip, in order
+    std::vector<int64_t> runs;    // positions per block of an output row, in order
 };
 
 bool direct_conv_applies(const ConvGeometry& g, bool bf16) {
@@ -121,12 +215,11 @@ DirectConv::DirectConv(const ConvGeometry& g, bool bf16, const void* weight, con
     p.wq = g.ow + (g.kw - 1) * g.d[1] / g.s[1];
     p.plane = p.hq * p.wq;
     p.planes = p.units * g.s[0] * g.s[1];
-    p.padded = (g.oh * p.wq + 15) / 16 * 16;
-    const int64_t taps = g.kh * g.kw;
+    p.vectors = (g.o + 15) / 16;
+    const int64_t taps = g.kh * g.kw, ldw = p.vectors * 16;
     p.steps = taps * p.units;
     p.off.resize(p.steps);
-    const int64_t strips = (g.o + kStripRows - 1) / kStripRows;
-    p.weight.assign(strips * p.steps * kStripRows, 0u);
+    p.weight.assign(p.steps * ldw, 0u);
     const float* wf = static_cast<const float*>(weight);
     const uint16_t* wh = static_cast<const uint16_t*>(weight);
     for (int64_t ki = 0; ki < g.kh; ++ki)
@@ -137,7 +230,7 @@ DirectConv::DirectConv(const ConvGeometry& g, bool bf16, const void* weight, con
                 const int64_t k = tap * p.units + u;
                 p.off[k] = (u * g.s[0] * g.s[1] + phase) * p.plane + (yy / g.s[0]) * p.wq + xx / g.s[1];
                 for (int64_t o = 0; o < g.o; ++o) {
-                    uint32_t& dst = p.weight[((o / kStripRows) * p.steps + k) * kStripRows + o % kStripRows];
+                    uint32_t& dst = p.weight[k * ldw + o];
                     if (!bf16) {
                         std::memcpy(&dst, wf + ((o * g.c + u) * g.kh + ki) * g.kw + kj, 4);
                         continue;
@@ -149,6 +242,8 @@ DirectConv::DirectConv(const ConvGeometry& g, bool bf16, const void* weight, con
             }
         }
     if (bias) p.bias.assign(bias, bias + g.o);
+    p.strips = balanced_parts(p.vectors, kMaxVectors);
+    p.runs = balanced_parts(g.ow, std::min<int64_t>(kMaxPositions, kMaxAccumulators / p.strips.front()));
 }
 
 DirectConv::~DirectConv() = default;
@@ -156,39 +251,29 @@ DirectConv::~DirectConv() = default;
 void DirectConv::run(const void* in, const int64_t* st, int64_t n0, int64_t n1, void* out) const {
     const Plan& p = *plan_;
     const ConvGeometry& g = p.g;
-    // The last phase's last taps read past it, by up to a vector and a tap column offset: zeros,
-    // in dropped positions.
-    const int64_t words = p.planes * p.plane, slack = p.wq - g.ow + 16;
-    std::unique_ptr<uint32_t[]> q(new uint32_t[words + slack]);
-    std::fill(q.get() + words, q.get() + words + slack, 0u);
-    std::unique_ptr<float[]> c(new float[g.o * p.padded]);
+    const int64_t positions = g.oh * g.ow, ldc = p.vectors * 16;
+    std::unique_ptr<uint32_t[]> q(new uint32_t[p.planes * p.plane]);
+    // Rows past the last position fill write_output's last tile: zeros, never stored.
+    std::unique_ptr<float[]> c(new float[(positions + 15) / 16 * 16 * ldc]());
     const auto& blocks = p.bf16 ? dot16::kBlocks : fma32::kBlocks;
+    const size_t image_bytes = size_t(g.o * positions) * (p.bf16 ? 2 : 4);
     for (int64_t n = n0; n < n1; ++n) {
         copy_phases(g, p.bf16, p.units, p.hq, p.wq, in, st, n, q.get());
-        // Position blocks outside, strips inside: a block's words stay in cache for every strip.
-        for (int64_t pos = 0; pos < p.padded; pos += kBlockPositions) {
-            const int64_t vectors = std::min<int64_t>(kMaxVectors, (p.padded - pos) / 16);
-            for (int64_t o0 = 0; o0 < g.o; o0 += kStripRows) {
-                const int64_t rows = std::min<int64_t>(kStripRows, g.o - o0);
-                blocks[(rows - 1) * kMaxVectors + vectors - 1](p.weight.data() + o0 * p.steps, q.get() + pos,
-                                                               p.off.data(), p.steps, c.get() + o0 * p.padded + pos,
-                                                               p.padded);
+        const int64_t rows = g.c * g.h, rows_per_step = (rows + g.oh - 1) / g.oh;
+        for (int64_t y = 0; y < g.oh; ++y) {
+            if (n + 1 < n1)
+                prefetch_rows(g, in, st, n + 1, std::min(rows, y * rows_per_step), std::min(rows, (y + 1) * rows_per_step),
+                              p.bf16 ? 2 : 4);
+            for (int64_t x = 0, i = 0; x < g.ow; x += p.runs[i++]) {
+                const uint32_t* at = q.get() + y * p.wq + x;
+                float* dst = c.get() + (y * g.ow + x) * ldc;
+                for (int64_t v = 0, s = 0; v < p.vectors; v += p.strips[s++])
+                    blocks[(p.strips[s] - 1) * kMaxPositions + p.runs[i] - 1](
+                        p.weight.data() + 16 * v, ldc, at, p.off.data(), p.steps, dst + 16 * v, ldc);
             }
         }
-        // Each output row is the first ow of its wq computed positions, plus the bias.
-        for (int64_t o = 0; o < g.o; ++o) {
-            const float add = p.bias.empty() ? -0.0f : p.bias[o];  // -0 adds nothing, even to -0
-            for (int64_t y = 0; y < g.oh; ++y) {
-                const float* src = c.get() + o * p.padded + y * p.wq;
-                const int64_t at = ((n * g.o + o) * g.oh + y) * g.ow;
-                if (p.bf16) {
-                    round_to_bf16(src, add, static_cast<uint16_t*>(out) + at, g.ow);
-                } else {
-                    float* dst = static_cast<float*>(out) + at;
-                    for (int64_t x = 0; x < g.ow; ++x) dst[x] = src[x] + add;
-                }
-            }
-        }
+        write_output(c.get(), positions, p.vectors, g.o, p.bias.empty() ? nullptr : p.bias.data(), p.bf16,
+                     static_cast<char*>(out) + n * image_bytes);
     }
 }
 

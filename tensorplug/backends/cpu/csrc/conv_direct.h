@@ -3,9 +3,11 @@
 // stride phases, zero-padded: for stride (s0, s1), phase (a, b) of channel c holds
 // in[c][y * s0 + a - p0][x * s1 + b - p1] at row y, column x, so every kernel tap reads a phase at
 // stride 1 and, with each phase's rows laid end to end, a tap's values for consecutive output
-// positions are consecutive words. A micro-kernel then runs a GEMM whose B rows are those words
-// read in place at each tap's offset: no im2col buffer and no packing of B. Positions in the
-// phase's extra columns (one per tap column past the first) are computed and dropped.
+// positions are consecutive words. A micro-kernel then runs a GEMM with output channels in the
+// vector lanes (16 a vector, the weight zero-padded to a multiple of 16) and a block of positions of
+// one output row broadcast from those words, read in place at each tap's offset: no im2col buffer,
+// no packing of the input and no lane spent on a position that is dropped. Each image's results
+// are then transposed 16 x 16 into its output planes.
 // bfloat16 packs two adjacent channels into one word (the instruction's pairs), so k runs over
 // (tap, channel pair); float32 over (tap, channel).
 #pragma once

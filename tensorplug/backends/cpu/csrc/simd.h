@@ -48,6 +48,8 @@ inline bool have_avx512() {
 
 #define TP_AVX2 __attribute__((target("avx2,fma")))
 #define TP_AVX512 __attribute__((target("avx2,fma,avx512f,avx512dq,avx512bw,avx512vl")))
+// TP_AVX512 plus the bf16 dot product (vdpbf16ps); every CPU with it has the rest (Cooper Lake, Zen 4).
+#define TP_BF16_DOT __attribute__((target("avx2,fma,avx512f,avx512dq,avx512bw,avx512vl,avx512bf16")))
 
 // The lane-wise function that elementwise kernels map over a run (lanesN::map_function).
 enum class LaneFunction { exp, log, sigmoid, tanh, erf };
