@@ -18,7 +18,7 @@ from .layers import __all__ as _layers_all
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss_all
 from .module import Module, RemovableHandle
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding_all
@@ -37,7 +37,8 @@ from .lazy import *  # noqa: F401,F403
 from .lazy import __all__ as _lazy_all
 
 __all__ = (
-    ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "Sequential", "ModuleList",
+    ["functional", "init", "utils", "Module", "RemovableHandle", "Parameter", "Buffer", "UninitializedParameter",
+     "UninitializedBuffer", "Sequential", "ModuleList",
      "ModuleDict", "ParameterList", "ParameterDict", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
      "LSTMCell", "GRUCell", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
      "Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",

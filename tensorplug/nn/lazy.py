@@ -16,7 +16,7 @@ from .layers import (
     Linear,
 )
 from .module import Module
-from .parameter import Parameter, replace_tensor_data
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy, replace_tensor_data
 
 __all__ = [
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
@@ -31,7 +31,7 @@ class _LazyModule:
     cls_to_become: type = Module
 
     def has_uninitialized_params(self) -> bool:
-        return True
+        return any(is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
 
     def _infer(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -47,15 +47,20 @@ class _LazyModule:
 
 
 def _give_shape(param: Tensor, shape: tuple) -> None:
-    replace_tensor_data(param, empty(shape, dtype=param._dtype, device=param._device))
+    if is_lazy(param):
+        param.materialize(shape)
+    else:
+        replace_tensor_data(param, empty(shape, dtype=param._dtype, device=param._device))
 
 
 def _empty_placeholders(module: Module, *names: str) -> None:
-    """Empty the named tensors (those that exist) until the first input gives their shape."""
+    """Empty the named tensors (those that exist) until the first input gives their shape; they
+    are UninitializedParameter (or UninitializedBuffer) until then, as in PyTorch."""
     for name in names:
         value = getattr(module, name)
         if value is not None:
             replace_tensor_data(value, empty((0,), dtype=value._dtype, device=value._device))
+            value.__class__ = UninitializedParameter if isinstance(value, Parameter) else UninitializedBuffer
 
 
 class LazyLinear(_LazyModule, Linear):
@@ -77,6 +82,7 @@ class LazyLinear(_LazyModule, Linear):
             self.bias = Parameter(empty((0,), device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
+        _empty_placeholders(self, "weight", "bias")
 
     def reset_parameters(self) -> None:
         if self.in_features:  # nothing to initialize before the shapes are known
@@ -180,6 +186,8 @@ class _LazyNorm(_LazyModule):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                  bias=True):
         self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        _empty_placeholders(self, *(name for name in ("weight", "bias", "running_mean", "running_var")
+                                    if getattr(self, name, None) is not None))
 
     def reset_parameters(self) -> None:
         if self.num_features:

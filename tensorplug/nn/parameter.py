@@ -10,7 +10,8 @@ from ..frontend.factories import empty
 from ..frontend.printing import tensor_repr
 from ..frontend.tensor import Tensor, replace_tensor_data
 
-__all__ = ["Parameter", "Buffer", "replace_tensor_data"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "UninitializedTensorMixin", "is_lazy",
+           "replace_tensor_data"]
 
 
 class Parameter(Tensor):
@@ -59,6 +60,44 @@ class Parameter(Tensor):
             result.grad = self.grad.detach().clone()
         memo[id(self)] = result
         return result
+
+
+class UninitializedTensorMixin:
+    """What a lazy module's placeholders are until its first input gives their shape: an empty
+    tensor of this class, which then becomes ``cls_to_become`` in place (the object keeps its
+    identity, so an optimizer made before the first call trains it)."""
+
+    __slots__ = ()
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Gives the placeholder ``shape`` (uninitialized values) and its final class."""
+        replace_tensor_data(self, empty(tuple(shape), dtype=dtype or self._dtype, device=device or self._device))
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A lazy module's parameter before its first input (``isinstance(p, Parameter)`` holds)."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A lazy module's buffer (running statistics) before its first input."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is a lazy module's placeholder that has no shape yet."""
+    return isinstance(param, UninitializedTensorMixin)
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:

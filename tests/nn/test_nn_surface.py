@@ -224,3 +224,22 @@ def test_errors_match_pytorch(index):
     torch = torch_or_skip()
     call, error, words = ERRORS[index]
     assert_same_error(torch, call, error, words)
+
+
+@pytest.mark.parametrize("make,shape", [("LazyLinear(3)", (2, 4)), ("LazyConv2d(4, 3)", (1, 2, 5, 5)),
+                                        ("LazyBatchNorm1d()", (4, 3))])
+def test_lazy_placeholders_are_uninitialized_until_the_first_input_as_pytorch(make, shape):
+    torch = pytest.importorskip("torch", reason="PyTorch 2.13 is the reference for the lazy placeholders' classes")
+    kinds = []
+    for lib in (tp, torch):
+        module = eval(f"lib.nn.{make}")
+        named = lambda: list(module.named_parameters()) + list(module.named_buffers())
+        before = [(n, type(t).__name__, lib.nn.parameter.is_lazy(t)) for n, t in named()]
+        assert module.has_uninitialized_params()
+        module(lib.ones(*shape))
+        after = [(n, type(t).__name__, tuple(t.shape)) for n, t in named()]
+        kinds.append((type(module).__name__, before, after))
+    assert kinds[0] == kinds[1]
+    weight = tp.nn.LazyLinear(3).weight
+    assert isinstance(weight, tp.nn.Parameter) and isinstance(weight, tp.nn.UninitializedParameter)
+    assert repr(weight) == "<UninitializedParameter>"
