@@ -166,8 +166,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, out_dtype: Any = ..., *, be
 def addmv(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
 
-def addmv_(input: Tensor, mat: Any, vec: Tensor, *, beta: _Number = ..., alpha: _Number = ...) -> Tensor:
-    """See torch.addmv_."""
+def addmv_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``addmv_``: PyTorch's other name for ``addmv_``."""
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: _Number = ..., alpha: _Number = ..., out: Tensor | None = ...) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, in the three tensors' promoted dtype; bool tensors combine with ``and``/``or``, as in PyTorch."""

@@ -486,7 +486,6 @@ def _attach() -> None:
     T.bernoulli, T.bernoulli_ = factories.bernoulli, factories.bernoulli_
     T.new_empty, T.new_empty_strided = _new_empty, _new_empty_strided
     T.sum_to_size = _sum_to_size
-    T.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
     T.new_zeros, T.new_ones = _new_filled(factories.zeros), _new_filled(factories.ones)
     T.new_full, T.new_tensor = _new_full, _new_tensor
 

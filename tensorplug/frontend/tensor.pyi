@@ -546,15 +546,15 @@ class Tensor:
         """In-place version of ``hypot``."""
     def i0(self) -> Tensor:
         """The modified Bessel function of the first kind of order 0: its power series ``sum (x^2 / 4)^k / (k!)^2`` up to |x| = 30 (terms are positive, so it loses no digits), and Hankel's asymptotic series ``e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! (8|x|)^k)`` above."""
-    def i0_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def i0_(self) -> Tensor:
         """In-place version of ``i0``."""
     def igamma(self, other: _TensorOrNumber) -> Tensor:
         """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
-    def igamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def igamma_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``igamma``."""
     def igammac(self, other: _TensorOrNumber) -> Tensor:
         """The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."""
-    def igammac_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def igammac_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of ``igammac``."""
     @property
     def imag(self) -> Tensor:
@@ -841,7 +841,7 @@ class Tensor:
         """The product of a matrix and a vector."""
     def mvlgamma(self, p: Any) -> Tensor:
         """See torch.Tensor.mvlgamma."""
-    def mvlgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def mvlgamma_(self, p: Any) -> Tensor:
         """In-place version of ``mvlgamma``."""
     def nan_to_num(self, nan: Any = ..., posinf: Any = ..., neginf: Any = ..., *, out: Tensor | None = ...) -> Tensor:
         """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and lowest finite values)."""
@@ -932,7 +932,7 @@ class Tensor:
         """torch.pinverse: :func:`tp.linalg.pinv` with relative cutoff ``rcond``."""
     def polygamma(self, n: Any) -> Tensor:
         """``Tensor.polygamma(n)``: the tensor first, as PyTorch's method takes it."""
-    def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def polygamma_(self, n: Any) -> Tensor:
         """In-place version of ``polygamma``."""
     def positive(self) -> Tensor:
         """``input`` itself (``+input``); bool tensors are rejected as in PyTorch."""
@@ -1086,7 +1086,7 @@ class Tensor:
         """Sort ``input`` along ``dim``: (values, indices). NaN sorts as the largest value; equal values keep their order (every sort is stable)."""
     def split(self, split_size: Any, dim: _Dims = ...) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along ``dim``: of ``split_size_or_sections`` elements each (the last may be smaller), or of the listed sizes."""
-    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> Tensor:
+    def split_with_sizes(self, split_sizes: Any, dim: _Dims = ...) -> tuple[Any, ...]:
         """``split`` into pieces of the given sizes (which must add up to the dim's size)."""
     def sqrt(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``sqrt`` of ``input`` (see torch.sqrt)."""

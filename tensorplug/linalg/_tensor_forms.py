@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..frontend.ops._common import write_out
 from ..frontend.tensor import Tensor
 from ..frontend.ops.out_rehearsal import rehearse_out
 from ._checks import check_tensor
@@ -25,8 +26,7 @@ def tensorinv(A, ind=2, *, out=None) -> Tensor:
     if math.prod(rows) != math.prod(cols):
         raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {math.prod(cols)} != {math.prod(rows)}")
-    result = inv(A.reshape(math.prod(rows), math.prod(cols))).reshape(cols + rows)
-    return result if out is None else out.resize_(result.shape).copy_(result)
+    return write_out("linalg.tensorinv", out, inv(A.reshape(math.prod(rows), math.prod(cols))).reshape(cols + rows))
 
 
 def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
@@ -44,8 +44,8 @@ def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
         raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
                            f"== prod(self.shape[:other.ndim]) with self.shape[:other.ndim] == other.shape; got self of "
                            f"shape {list(A._shape)} and other of shape {list(B._shape)}")
-    result = solve(A.reshape(math.prod(rhs), math.prod(unknowns)), B.reshape(-1)).reshape(unknowns)
-    return result if out is None else out.resize_(result.shape).copy_(result)
+    return write_out("linalg.tensorsolve", out,
+                     solve(A.reshape(math.prod(rhs), math.prod(unknowns)), B.reshape(-1)).reshape(unknowns))
 
 
 def vander(x, *, N=None) -> Tensor:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from ..frontend import dtypes as _dt
 from ..frontend.factories import full_like, tensor as _tensor, zeros
+from ..frontend.ops._common import write_out
 from ..frontend.ops.joining import stack
 from ..frontend.tensor import Tensor
 from ..frontend.ops.out_rehearsal import rehearse_out
@@ -68,7 +69,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None) -> linalg_chole
     check_square("linalg.cholesky_ex", A)
     L, info = _with_info(lambda M: cholesky(M, upper=upper), A, (A,), lambda flat, i: flat[0][i],
                          lambda a: first_non_positive_minor(a, upper), check_errors)
-    return linalg_cholesky_ex(*_written(out, L, info))
+    return linalg_cholesky_ex(*_written("linalg.cholesky_ex", out, L, info))
 
 
 def inv_ex(A, *, check_errors=False, out=None) -> linalg_inv_ex:
@@ -79,7 +80,7 @@ def inv_ex(A, *, check_errors=False, out=None) -> linalg_inv_ex:
     check_tensor("linalg.inv_ex", A)
     check_square("linalg.inv_ex", A)
     X, info = _with_info(inv, A, (A,), lambda flat, i: flat[0][i], _zero_pivot, check_errors)
-    return linalg_inv_ex(*_written(out, X, info))
+    return linalg_inv_ex(*_written("linalg.inv_ex", out, X, info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None) -> linalg_solve_ex:
@@ -97,16 +98,14 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None) -> linalg_solve_e
         A, B = A.expand(batch + A._shape[-2:]), B.expand(batch + B._shape[-2:])
     X, info = _with_info(lambda M, R: solve(M, R, left=left), A, (A, B), lambda flat, i: flat[1][i], _zero_pivot,
                          check_errors)
-    return linalg_solve_ex(*_written(out, X, info))
+    return linalg_solve_ex(*_written("linalg.solve_ex", out, X, info))
 
 
 def _zero_pivot(a) -> int:
     return first_zero_pivot(a) or a.shape[-1]  # a NaN rather than a zero pivot: the last one
 
 
-def _written(out, result: Tensor, info: Tensor) -> tuple:
+def _written(op: str, out, result: Tensor, info: Tensor) -> tuple:
     if out is None:
         return result, info
-    out[0].resize_(result.shape).copy_(result)
-    out[1].resize_(info.shape).copy_(info)
-    return tuple(out)
+    return tuple(write_out(op, o, r) for o, r in zip(out, (result, info)))

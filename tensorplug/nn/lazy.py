@@ -77,12 +77,11 @@ class LazyLinear(_LazyModule, Linear):
         Module.__init__(self)
         self.in_features = 0
         self.out_features = out_features
-        self.weight = Parameter(empty((0,), device=device, dtype=dtype))
+        self.weight = UninitializedParameter(empty((0,), device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(empty((0,), device=device, dtype=dtype))
+            self.bias = UninitializedParameter(empty((0,), device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
-        _empty_placeholders(self, "weight", "bias")
 
     def reset_parameters(self) -> None:
         if self.in_features:  # nothing to initialize before the shapes are known

@@ -39,6 +39,7 @@ from ...frontend.factories import empty, tensor as _tensor
 from ...frontend.ops.joining import cat
 from ...frontend.tensor import Tensor
 from ...frontend.views import as_strided
+from ...func._pytree import tree_map
 from ...nn.module import Module
 from ...nn.parameter import Parameter
 from .api import CPUOffload, MixedPrecision, ShardingStrategy
@@ -157,6 +158,10 @@ class FullyShardedDataParallel(Module):
         dist.all_gather_single(full, shard.detach().contiguous(), group=self.process_group)
         return full
 
+    def _cast_input(self, value):
+        """A forward argument in the compute dtype where it is a floating-point tensor."""
+        return value.to(self._param_dtype) if isinstance(value, Tensor) and value.is_floating_point() else value
+
     def _compute_copy(self, shard: Tensor) -> Tensor:
         """The shard in the dtype forward and backward compute in (itself without mixed precision)."""
         return shard if self._param_dtype is None else shard.detach().to(self._param_dtype)
@@ -193,7 +198,7 @@ class FullyShardedDataParallel(Module):
     # --- the wrapper -------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         if self._cast_inputs:
-            args, kwargs = _cast_floating((args, kwargs), self._param_dtype)
+            args, kwargs = tree_map(self._cast_input, (args, kwargs))
         full = _GatherShards.apply(self.flat_param_shard, self)
         self._point_names_at(full)
         if self.sharding_strategy not in (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_SHARD):
@@ -307,17 +312,6 @@ def _cast_buffers(module: Module, mixed_precision: MixedPrecision | None) -> dic
                 owner._buffers[name] = b.detach().to(mixed_precision.buffer_dtype)
     return former
 
-
-def _cast_floating(value, dtype):
-    """``value`` (a forward's arguments: tensors inside tuples, lists and dicts) with its
-    floating-point tensors cast to ``dtype``."""
-    if isinstance(value, Tensor):
-        return value.to(dtype) if value.is_floating_point() else value
-    if isinstance(value, (tuple, list)):
-        return type(value)(_cast_floating(v, dtype) for v in value)
-    if isinstance(value, dict):
-        return {k: _cast_floating(v, dtype) for k, v in value.items()}
-    return value
 
 
 def _shard_and_replicate_groups(strategy: ShardingStrategy, process_group, device_mesh):

@@ -10,6 +10,7 @@ grad refuses them (docs/deviations.md): use the out-of-place op.
 from __future__ import annotations
 
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..shapes import contiguous_layout
 from ..tensor import Tensor
 from ._pointwise_args import check_tensor
 
@@ -49,9 +50,7 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
     check_tensor("resize_", self, "self")
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    count = 1
-    for s in sizes:
-        count *= s
+    strides, count = contiguous_layout(sizes)
     available = self.untyped_storage().nbytes() // self.element_size() - self._offset
     if count > available:
         with no_grad():
@@ -61,11 +60,7 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
                 block[:kept].copy_(as_strided(self, (kept,), (1,), self._offset))
         self._storage, self._offset = block._storage, 0
         self._version_ref[0] += 1
-    stride, step = [], 1
-    for s in reversed(sizes):
-        stride.append(step)
-        step *= max(s, 1)
-    self._shape, self._stride = sizes, tuple(reversed(stride))
+    self._shape, self._stride = sizes, strides
     return self
 
 

@@ -911,6 +911,10 @@ def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return write_inplace("addmm_", self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
+def _addmv_(self, mat, vec, *, beta=1, alpha=1):
+    return write_inplace("addmv_", self, addmv(self, mat, vec, beta=beta, alpha=alpha))
+
+
 #: Tensor methods this module provides: name -> function (attached by frontend.methods).
 TENSOR_METHODS: dict = {
     "lerp": lerp,
@@ -929,6 +933,7 @@ TENSOR_METHODS: dict = {
     "addmm": addmm,
     "addmm_": _addmm_,
     "addmv": addmv,
+    "addmv_": _addmv_,
     "outer": outer,
     "vdot": vdot,
     "inner": inner,

@@ -10,18 +10,18 @@ import warnings
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._pointwise_args import check_tensor
+from ._pointwise_args import check_tensor, inplace_variant
 
 __all__ = [
     "pi", "e", "inf", "nan", "newaxis", "adjoint", "detach", "detach_", "split_with_sizes", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "get_device", "is_inference", "is_neg", "resolve_neg", "typename",
     "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled", "set_flush_denormal", "mvlgamma",
-    "empty_permuted", "get_device_module", "is_storage", "addmv_", "conj_physical_",
+    "empty_permuted", "get_device_module", "is_storage", "conj_physical_",
 ]
 
 #: PyTorch's top-level spellings of in-place methods: ``tp.exp_(x)`` is ``x.exp_()``.
 _INPLACE_FUNCTIONS = (
-    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
     "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_",
     "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
     "floor_", "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
@@ -185,16 +185,6 @@ def mvlgamma(input, p) -> Tensor:
     return multigammaln(input, p)
 
 
-def _written_back(func):
-    """The in-place form ``self.op_(...)`` of ``func(self, ...)``."""
-
-    def inplace(self, *args, **kwargs):
-        return self.copy_(func(self, *args, **kwargs))
-
-    inplace.__name__ = inplace.__qualname__ = func.__name__ + "_"
-    return inplace
-
-
 
 
 def get_device_module(device=None):
@@ -218,12 +208,11 @@ def is_storage(obj) -> bool:
     return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
-def addmv_(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
-    return input.copy_(input.addmv(mat, vec, beta=beta, alpha=alpha))
+def _conj_physical(input) -> Tensor:
+    return input.conj_physical()
 
 
-def conj_physical_(input) -> Tensor:
-    return input.copy_(input.conj_physical())
+conj_physical_ = inplace_variant(_conj_physical, "conj_physical_")
 
 
 def _polygamma(self, n) -> Tensor:
@@ -293,11 +282,11 @@ TENSOR_METHODS: dict = {
     "adjoint": adjoint, "H": property(_H),
     "unsafe_chunk": unsafe_chunk, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": split_with_sizes, "get_device": get_device, "is_neg": is_neg,
-    "resolve_neg": resolve_neg, "i0": _i0, "i0_": _written_back(_i0), "igamma": _igamma, "igammac": _igammac,
-    "mvlgamma": mvlgamma, "igamma_": _written_back(_igamma), "igammac_": _written_back(_igammac),
-    "mvlgamma_": _written_back(mvlgamma),
-    "polygamma_": _written_back(_polygamma), "to_sparse_coo": lambda self: self.to_sparse(),
-    "addmv_": addmv_, "conj_physical_": conj_physical_, "xpu": _to_device_type("xpu"), "ipu": _to_device_type("ipu"), "mtia": _to_device_type("mtia"),
+    "resolve_neg": resolve_neg, "i0": _i0, "i0_": inplace_variant(_i0, "i0_"), "igamma": _igamma,
+    "igammac": _igammac, "mvlgamma": mvlgamma, "igamma_": inplace_variant(_igamma, "igamma_"),
+    "igammac_": inplace_variant(_igammac, "igammac_"), "mvlgamma_": inplace_variant(mvlgamma, "mvlgamma_"),
+    "polygamma_": inplace_variant(_polygamma, "polygamma_"), "to_sparse_coo": lambda self: self.to_sparse(),
+    "conj_physical_": conj_physical_, "split_with_sizes": split_with_sizes, "xpu": _to_device_type("xpu"), "ipu": _to_device_type("ipu"), "mtia": _to_device_type("mtia"),
     "new": _new, "is_set_to": _is_set_to,
     "cfloat": _complex_of(_dt.complex64), "cdouble": _complex_of(_dt.complex128),
     "const_data_ptr": lambda self: self.data_ptr(),
